@@ -1,0 +1,74 @@
+//! Argon2id: password to key-wrapping key.
+
+use zeroize::Zeroizing;
+
+use crate::format::{KDF_SALT_LEN, KEY_LEN, MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES};
+
+/// Argon2id cost parameters, stored in each password slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KdfParams {
+    /// Memory in KiB.
+    pub m_kib: u32,
+    /// Passes over memory.
+    pub t: u32,
+    /// Lanes (computed in parallel).
+    pub p: u32,
+}
+
+impl Default for KdfParams {
+    /// RFC 9106's second recommended option: m = 64 MiB, t = 3, p = 4.
+    fn default() -> Self {
+        KdfParams { m_kib: 64 * 1024, t: 3, p: 4 }
+    }
+}
+
+impl KdfParams {
+    /// The cheapest parameters Argon2id accepts. For tests only: they give
+    /// a password no protection against guessing.
+    pub const INSECURE_FOR_TESTS: KdfParams = KdfParams { m_kib: 8, t: 1, p: 1 };
+
+    /// Whether a reader accepts these parameters: a hostile archive must not
+    /// make it allocate or compute without bound.
+    pub fn within_limits(&self) -> bool {
+        self.m_kib <= MAX_KDF_MEMORY_KIB && self.t <= MAX_KDF_PASSES && self.p <= MAX_KDF_LANES
+    }
+
+    /// Derives a 256-bit key from `password` and `salt`. `None` when
+    /// Argon2 rejects the parameters (e.g. memory below 8 KiB per lane).
+    pub(crate) fn derive(
+        &self,
+        password: &[u8],
+        salt: &[u8; KDF_SALT_LEN],
+    ) -> Option<Zeroizing<[u8; KEY_LEN]>> {
+        if !self.within_limits() {
+            return None;
+        }
+        let params = argon2::Params::new(self.m_kib, self.t, self.p, Some(KEY_LEN)).ok()?;
+        let argon = argon2::Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, params);
+        let mut out = Zeroizing::new([0u8; KEY_LEN]);
+        argon.hash_password_into(password, salt, out.as_mut()).ok()?;
+        Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn derivation_is_deterministic_and_salted() {
+        let p = KdfParams { m_kib: 64, t: 1, p: 2 };
+        let a = p.derive(b"pw", &[1; KDF_SALT_LEN]).unwrap();
+        assert_eq!(*a, *p.derive(b"pw", &[1; KDF_SALT_LEN]).unwrap());
+        assert_ne!(*a, *p.derive(b"pw", &[2; KDF_SALT_LEN]).unwrap());
+        assert_ne!(*a, *p.derive(b"pX", &[1; KDF_SALT_LEN]).unwrap());
+    }
+
+    #[test]
+    fn hostile_parameters_are_refused() {
+        let huge = KdfParams { m_kib: u32::MAX, t: 1, p: 1 };
+        assert!(huge.derive(b"pw", &[0; KDF_SALT_LEN]).is_none());
+        let zero = KdfParams { m_kib: 8, t: 0, p: 1 };
+        assert!(zero.derive(b"pw", &[0; KDF_SALT_LEN]).is_none());
+    }
+}

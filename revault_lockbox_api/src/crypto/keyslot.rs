@@ -1,0 +1,86 @@
+//! Wrapping the content key into password slots, and unwrapping it.
+
+use chacha20poly1305::aead::{AeadInOut, KeyInit};
+use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce, Tag};
+use zeroize::Zeroizing;
+
+use super::{random_bytes, AuthFailed, ContentKey, KdfParams, Password};
+use crate::format::{Header, KeySlot, PasswordSlot, KEY_LEN};
+
+/// Seals `key` into a new password slot of `header` (whose id and version
+/// the slot binds).
+pub(crate) fn wrap_password_slot(
+    header: &Header,
+    key: &ContentKey,
+    password: &Password,
+    params: KdfParams,
+) -> std::io::Result<PasswordSlot> {
+    let mut slot = PasswordSlot {
+        m_kib: params.m_kib,
+        t: params.t,
+        p: params.p,
+        salt: Default::default(),
+        nonce: Default::default(),
+        wrapped_key: [0; KEY_LEN + 16],
+    };
+    random_bytes(&mut slot.salt)?;
+    random_bytes(&mut slot.nonce)?;
+    let kek = params.derive(password.expose(), &slot.salt).ok_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, "invalid Argon2id parameters")
+    })?;
+    let cipher = ChaCha20Poly1305::new(&Key::from(*kek));
+    let mut buf = Zeroizing::new(*key.0);
+    let tag = cipher
+        .encrypt_inout_detached(&Nonce::from(slot.nonce), &slot.aad(header), buf.as_mut_slice().into())
+        .expect("32-byte message");
+    slot.wrapped_key[..KEY_LEN].copy_from_slice(buf.as_ref());
+    slot.wrapped_key[KEY_LEN..].copy_from_slice(&tag);
+    Ok(slot)
+}
+
+/// Tries every password slot of `header`; the first that opens gives the
+/// content key. Fails the same way for a wrong password and a damaged slot.
+pub(crate) fn unwrap_content_key(header: &Header, password: &Password) -> Result<ContentKey, AuthFailed> {
+    for slot in &header.slots {
+        let KeySlot::Password(slot) = slot else { continue };
+        let params = KdfParams { m_kib: slot.m_kib, t: slot.t, p: slot.p };
+        let Some(kek) = params.derive(password.expose(), &slot.salt) else { continue };
+        let cipher = ChaCha20Poly1305::new(&Key::from(*kek));
+        let mut key = Zeroizing::new([0u8; KEY_LEN]);
+        key.copy_from_slice(&slot.wrapped_key[..KEY_LEN]);
+        let tag = Tag::try_from(&slot.wrapped_key[KEY_LEN..]).expect("16-byte tag");
+        let opened = cipher.decrypt_inout_detached(
+            &Nonce::from(slot.nonce),
+            &slot.aad(header),
+            key.as_mut_slice().into(),
+            &tag,
+        );
+        if opened.is_ok() {
+            return Ok(ContentKey(key));
+        }
+    }
+    Err(AuthFailed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{ArchiveId, VERSION};
+
+    fn header() -> Header {
+        Header { version: VERSION, flags: 0, archive_id: ArchiveId([3; 16]), slots: vec![] }
+    }
+
+    #[test]
+    fn wrap_then_unwrap() {
+        let mut h = header();
+        let key = ContentKey::random().unwrap();
+        let pw = Password::from("correct horse");
+        let slot = wrap_password_slot(&h, &key, &pw, KdfParams::INSECURE_FOR_TESTS).unwrap();
+        h.slots.push(KeySlot::Password(slot));
+        assert_eq!(*unwrap_content_key(&h, &pw).unwrap().0, *key.0);
+        assert!(unwrap_content_key(&h, &Password::from("wrong")).is_err());
+        h.archive_id.0[0] ^= 1;
+        assert!(unwrap_content_key(&h, &pw).is_err(), "slot is bound to the archive id");
+    }
+}

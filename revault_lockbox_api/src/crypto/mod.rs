@@ -1,0 +1,21 @@
+//! Keys and sealing: the password KDF, the random content key and the key
+//! slots that wrap it, the per-session key schedule, and page sealing.
+//!
+//! Secrets live in zeroizing types with redacted `Debug`. Every nonce is a
+//! [`PageNonce`] built in one place; see `schedule` for why none repeats.
+
+mod kdf;
+mod keyslot;
+mod schedule;
+mod secret;
+
+pub use kdf::KdfParams;
+pub(crate) use keyslot::{unwrap_content_key, wrap_password_slot};
+pub(crate) use schedule::{PageNonce, SessionKeys};
+pub use secret::Password;
+pub(crate) use secret::{random_bytes, ContentKey};
+
+/// Authentication failed: a tag did not verify. Deliberately carries no
+/// detail of what inside the sealed data was wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct AuthFailed;

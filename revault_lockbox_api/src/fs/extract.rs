@@ -1,0 +1,495 @@
+//! Safe extraction.
+//!
+//! # Security
+//! - Every entry path is checked before anything is written: absolute
+//!   paths, `..`, `.` and empty components are refused, as are entries
+//!   below a symbolic link of the same archive.
+//! - Parents are created component by component and never followed
+//!   through a symbolic link, whether the archive or the destination put
+//!   it there; symbolic links from the archive are created last.
+//! - Files are written to a temporary name in their directory, checked
+//!   against their SHA-256, synced and renamed into place: no byte that
+//!   failed authentication sits under a final name.
+//! - Existing paths are refused unless overwriting was asked for.
+//! - Owners are not restored; permission bits and mtimes are.
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsStr;
+use std::fs::{self, DirBuilder};
+use std::io::{Read, Seek, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use filetime::FileTime;
+use sha2::{Digest, Sha256};
+use tempfile::NamedTempFile;
+
+use crate::format::{Entry, EntryKind};
+use crate::writer::show;
+use crate::{check_entry_path, Archive, Error, Progress, Result};
+
+/// How to extract. Every setter's doc states its default.
+#[derive(Debug, Clone)]
+pub struct ExtractOptions {
+    overwrite: bool,
+    sync: bool,
+    keep_going: bool,
+    only: Vec<Vec<u8>>,
+    progress: Option<Arc<Progress>>,
+}
+
+impl Default for ExtractOptions {
+    fn default() -> Self {
+        ExtractOptions { overwrite: false, sync: true, keep_going: false, only: Vec::new(), progress: None }
+    }
+}
+
+impl ExtractOptions {
+    /// Defaults: no overwriting, files synced, stop at the first damaged
+    /// page, everything extracted.
+    pub fn new() -> ExtractOptions {
+        ExtractOptions::default()
+    }
+
+    /// Replace existing files and links (never a directory with a file).
+    /// Default: off; an existing path is an error and nothing is written.
+    pub fn overwrite(mut self, yes: bool) -> Self {
+        self.overwrite = yes;
+        self
+    }
+
+    /// `fsync` each file before renaming it into place, so that a crash
+    /// never leaves an empty or partial file under its final name.
+    /// Default: on.
+    pub fn sync(mut self, yes: bool) -> Self {
+        self.sync = yes;
+        self
+    }
+
+    /// Restore every intact file when some pages are damaged, and report the
+    /// damaged ones in [`ExtractReport::damaged`]. Default: off (stop at the
+    /// first failure).
+    pub fn keep_going(mut self, yes: bool) -> Self {
+        self.keep_going = yes;
+        self
+    }
+
+    /// Extract only these stored paths, and everything below those that are
+    /// directories. Each must match an entry. Default: everything.
+    pub fn only(mut self, paths: Vec<Vec<u8>>) -> Self {
+        self.only = paths;
+        self
+    }
+
+    /// Counters updated as files are written. Default: none.
+    pub fn progress(mut self, progress: Arc<Progress>) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+}
+
+/// What an extraction did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ExtractReport {
+    /// Entries restored.
+    pub entries: u64,
+    /// Bytes of file content written.
+    pub bytes: u64,
+    /// With `keep_going`: entries not restored, with the reason.
+    pub damaged: Vec<(String, String)>,
+}
+
+/// A file whose bytes are streamed from the data pages.
+struct FileJob {
+    entry: usize,
+    start: u64,
+    size: u64,
+}
+
+/// A file being written under a temporary name.
+struct OpenFile {
+    job: usize,
+    tmp: NamedTempFile,
+    hasher: Sha256,
+    written: u64,
+}
+
+impl<R: Read + Seek> Archive<R> {
+    /// Restores the archive's entries under `dest`, which must exist.
+    /// See the module's security rules.
+    pub fn extract(&mut self, dest: &Path, options: &ExtractOptions) -> Result<ExtractReport> {
+        let md = fs::metadata(dest).map_err(Error::io("opening destination", dest))?;
+        if !md.is_dir() {
+            return Err(Error::InvalidInput(format!("destination {} is not a directory", dest.display())));
+        }
+        let entries = self.entries().to_vec();
+        let selected = select(&entries, &options.only)?;
+        check_paths(&entries, &selected)?;
+        let mut x = Extraction {
+            dest,
+            options,
+            entries: &entries,
+            verified: HashSet::new(),
+            report: ExtractReport::default(),
+            dirs: Vec::new(),
+        };
+        x.check_targets(&selected)?;
+
+        // Hard links whose target is not extracted become copies of it, so
+        // that `extract ARCHIVE some/path` gives whole files.
+        let mut link_to: HashMap<&[u8], usize> = HashMap::new();
+        let mut jobs = Vec::new();
+        let mut links = Vec::new();
+        let mut symlinks = Vec::new();
+        for &i in &selected {
+            let e = &entries[i];
+            match &e.kind {
+                EntryKind::Dir => x.make_dir(i)?,
+                EntryKind::File { size, location, .. } => {
+                    link_to.insert(&e.path, i);
+                    jobs.push(FileJob { entry: i, start: self.stream_offset(location), size: *size });
+                }
+                EntryKind::Hardlink { target } => match link_to.get(target.as_slice()) {
+                    Some(&t) => links.push((i, t)),
+                    None => {
+                        let t = entries.iter().position(|c| &c.path == target).expect("checked target");
+                        let EntryKind::File { size, location, .. } = &entries[t].kind else {
+                            unreachable!("checked target")
+                        };
+                        link_to.insert(target, i);
+                        jobs.push(FileJob { entry: i, start: self.stream_offset(location), size: *size });
+                    }
+                },
+                EntryKind::Symlink { .. } => symlinks.push(i),
+            }
+        }
+        jobs.sort_by_key(|j| j.start);
+        x.write_files(self, &jobs)?;
+        for (i, target) in links {
+            x.make_hardlink(i, target)?;
+        }
+        for i in symlinks {
+            x.make_symlink(i)?;
+        }
+        x.finish_dirs()?;
+        Ok(x.report)
+    }
+}
+
+/// Indices of the entries to extract, in archive order.
+fn select(entries: &[Entry], only: &[Vec<u8>]) -> Result<Vec<usize>> {
+    if only.is_empty() {
+        return Ok((0..entries.len()).collect());
+    }
+    let only: Vec<&[u8]> = only.iter().map(|p| p.strip_suffix(b"/").unwrap_or(p)).collect();
+    let mut used = vec![false; only.len()];
+    let picked = entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| {
+            let mut hit = false;
+            for (k, p) in only.iter().enumerate() {
+                if e.path == *p || (e.path.starts_with(p) && e.path.get(p.len()) == Some(&b'/')) {
+                    used[k] = true;
+                    hit = true;
+                }
+            }
+            hit
+        })
+        .map(|(i, _)| i)
+        .collect();
+    if let Some(k) = used.iter().position(|u| !u) {
+        return Err(Error::InvalidInput(format!("{}: not found in the archive", show(only[k]))));
+    }
+    Ok(picked)
+}
+
+/// Refuses unsafe paths, paths below the archive's own symbolic links, and
+/// hard links to anything but an earlier file, before anything is written.
+fn check_paths(entries: &[Entry], selected: &[usize]) -> Result<()> {
+    let symlinks: HashSet<&[u8]> = entries
+        .iter()
+        .filter(|e| matches!(e.kind, EntryKind::Symlink { .. }))
+        .map(|e| e.path.as_slice())
+        .collect();
+    let mut files_before: HashSet<&[u8]> = HashSet::new();
+    for e in entries {
+        let unsafe_path = |reason| Error::UnsafePath { path: show(&e.path), reason };
+        check_entry_path(&e.path).map_err(unsafe_path)?;
+        let mut prefix_end = e.path.iter().enumerate().filter(|(_, &b)| b == b'/').map(|(i, _)| i);
+        if prefix_end.any(|i| symlinks.contains(&e.path[..i])) {
+            return Err(unsafe_path("it lies below a symbolic link of the archive"));
+        }
+        match &e.kind {
+            EntryKind::File { .. } => {
+                files_before.insert(&e.path);
+            }
+            EntryKind::Hardlink { target } if !files_before.contains(target.as_slice()) => {
+                return Err(unsafe_path("hard link to something that is not an earlier file"));
+            }
+            _ => {}
+        }
+    }
+    let _ = selected;
+    Ok(())
+}
+
+struct Extraction<'a> {
+    dest: &'a Path,
+    options: &'a ExtractOptions,
+    entries: &'a [Entry],
+    /// Directories under `dest` known to be real directories.
+    verified: HashSet<PathBuf>,
+    report: ExtractReport,
+    dirs: Vec<usize>,
+}
+
+impl Extraction<'_> {
+    fn target(&self, i: usize) -> PathBuf {
+        self.dest.join(OsStr::from_bytes(&self.entries[i].path))
+    }
+
+    /// Refuses existing targets up front (unless overwriting), so that a
+    /// refused extraction writes nothing.
+    fn check_targets(&self, selected: &[usize]) -> Result<()> {
+        for &i in selected {
+            let path = self.target(i);
+            let Ok(md) = fs::symlink_metadata(&path) else { continue };
+            let is_dir_entry = matches!(self.entries[i].kind, EntryKind::Dir);
+            let ok = if is_dir_entry { md.is_dir() } else { self.options.overwrite && !md.is_dir() };
+            if !ok {
+                return Err(Error::AlreadyExists { path });
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes sure every parent of entry `i` is a real directory under
+    /// `dest`, creating missing ones, never following a symbolic link.
+    fn ensure_parents(&mut self, i: usize) -> Result<()> {
+        let path = &self.entries[i].path;
+        for (end, _) in path.iter().enumerate().filter(|(_, &b)| b == b'/') {
+            let dir = self.dest.join(OsStr::from_bytes(&path[..end]));
+            if self.verified.contains(&dir) {
+                continue;
+            }
+            match fs::symlink_metadata(&dir) {
+                Ok(md) if md.is_dir() => {}
+                Ok(md) if md.file_type().is_symlink() => {
+                    return Err(Error::UnsafePath {
+                        path: show(path),
+                        reason: "a parent directory is a symbolic link",
+                    });
+                }
+                Ok(_) => {
+                    return Err(Error::UnsafePath { path: show(path), reason: "a parent is not a directory" })
+                }
+                Err(_) => fs::create_dir(&dir).map_err(Error::io("creating directory", &dir))?,
+            }
+            self.verified.insert(dir);
+        }
+        Ok(())
+    }
+
+    fn make_dir(&mut self, i: usize) -> Result<()> {
+        self.ensure_parents(i)?;
+        let path = self.target(i);
+        match fs::symlink_metadata(&path) {
+            Ok(md) if md.is_dir() => {}
+            Ok(_) => return Err(Error::AlreadyExists { path }),
+            Err(_) => {
+                DirBuilder::new().mode(0o700).create(&path).map_err(Error::io("creating directory", &path))?
+            }
+        }
+        self.verified.insert(path);
+        self.dirs.push(i);
+        self.report.entries += 1;
+        Ok(())
+    }
+
+    /// Streams the pages the jobs need, in order, writing each file to a
+    /// temporary name and renaming it into place once its checksum matches.
+    fn write_files<R: Read + Seek>(&mut self, archive: &mut Archive<R>, jobs: &[FileJob]) -> Result<()> {
+        let mut pages: Vec<u64> = Vec::new();
+        for job in jobs.iter().filter(|j| j.size > 0) {
+            let (first, _) = archive.locate(job.start);
+            let (last, _) = archive.locate(job.start + job.size - 1);
+            pages.extend(first..=last);
+        }
+        pages.sort_unstable();
+        pages.dedup();
+        let bounds: HashMap<u64, (u64, u64)> =
+            pages.iter().map(|&p| (p, (archive.page_start(p), archive.page_start(p + 1)))).collect();
+
+        let mut next = 0usize;
+        let mut open: Vec<OpenFile> = Vec::new();
+        // Empty files need no pages.
+        for (k, job) in jobs.iter().enumerate() {
+            if job.size == 0 {
+                let f = self.open_file(job, k)?;
+                self.finish_file(jobs, f)?;
+            }
+        }
+        archive.for_each_page(pages.iter().copied(), |number, page| {
+            let (page_start, page_end) = bounds[&number];
+            let page = match page {
+                Ok(p) => p,
+                Err(e) if self.options.keep_going => {
+                    // Every file with bytes in this page is damaged: those
+                    // being written, and those that start here.
+                    for f in open.drain(..) {
+                        self.report
+                            .damaged
+                            .push((show(&self.entries[jobs[f.job].entry].path), e.to_string()));
+                    }
+                    while next < jobs.len() && jobs[next].start < page_end {
+                        if jobs[next].size > 0 {
+                            self.report
+                                .damaged
+                                .push((show(&self.entries[jobs[next].entry].path), e.to_string()));
+                        }
+                        next += 1;
+                    }
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            };
+            // Open the files that start in this page.
+            while next < jobs.len() && jobs[next].start < page_end {
+                if jobs[next].size > 0 {
+                    open.push(self.open_file(&jobs[next], next)?);
+                }
+                next += 1;
+            }
+            let mut k = 0;
+            while k < open.len() {
+                let job = &jobs[open[k].job];
+                let from = (job.start + open[k].written).max(page_start);
+                let to = (job.start + job.size).min(page_end);
+                if from < to {
+                    let bytes = &page[(from - page_start) as usize..(to - page_start) as usize];
+                    let f = &mut open[k];
+                    f.tmp.write_all(bytes).map_err(Error::io("writing", f.tmp.path()))?;
+                    f.hasher.update(bytes);
+                    f.written += bytes.len() as u64;
+                }
+                if open[k].written == job.size {
+                    let f = open.swap_remove(k);
+                    self.finish_file(jobs, f)?;
+                } else {
+                    k += 1;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn open_file(&mut self, job: &FileJob, k: usize) -> Result<OpenFile> {
+        self.ensure_parents(job.entry)?;
+        let path = self.target(job.entry);
+        let dir = path.parent().expect("entry paths have a parent under dest");
+        let tmp = tempfile::Builder::new()
+            .prefix(".lockbox-")
+            .suffix(".tmp")
+            .tempfile_in(dir)
+            .map_err(Error::io("creating a temporary file in", dir))?;
+        Ok(OpenFile { job: k, tmp, hasher: Sha256::new(), written: 0 })
+    }
+
+    fn finish_file(&mut self, jobs: &[FileJob], f: OpenFile) -> Result<()> {
+        let job = &jobs[f.job];
+        let entry = &self.entries[job.entry];
+        let sha = match &entry.kind {
+            EntryKind::File { sha256, .. } => *sha256,
+            EntryKind::Hardlink { target } => {
+                match self.entries.iter().find(|e| &e.path == target).map(|e| &e.kind) {
+                    Some(EntryKind::File { sha256, .. }) => *sha256,
+                    _ => unreachable!("checked target"),
+                }
+            }
+            _ => unreachable!("only files are written"),
+        };
+        if f.hasher.finalize()[..] != sha {
+            let err = Error::ChecksumMismatch { path: show(&entry.path) };
+            if self.options.keep_going {
+                self.report.damaged.push((show(&entry.path), err.to_string()));
+                return Ok(());
+            }
+            return Err(err);
+        }
+        let path = self.target(job.entry);
+        let file = f.tmp.as_file();
+        file.set_permissions(fs::Permissions::from_mode(entry.mode))
+            .map_err(Error::io("setting permissions of", &path))?;
+        let mtime = FileTime::from_unix_time(entry.mtime_secs, entry.mtime_nanos);
+        filetime::set_file_handle_times(file, None, Some(mtime))
+            .map_err(Error::io("setting mtime of", &path))?;
+        if self.options.sync {
+            file.sync_data().map_err(Error::io("syncing", &path))?;
+        }
+        let persisted =
+            if self.options.overwrite { f.tmp.persist(&path) } else { f.tmp.persist_noclobber(&path) };
+        persisted.map_err(|e| {
+            if e.error.kind() == std::io::ErrorKind::AlreadyExists {
+                Error::AlreadyExists { path: path.clone() }
+            } else {
+                Error::io("renaming into place", &path)(e.error)
+            }
+        })?;
+        self.report.entries += 1;
+        self.report.bytes += job.size;
+        if let Some(p) = &self.options.progress {
+            p.bytes_in.fetch_add(job.size, Ordering::Relaxed);
+            p.entries.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    fn make_hardlink(&mut self, i: usize, target: usize) -> Result<()> {
+        self.ensure_parents(i)?;
+        let (path, original) = (self.target(i), self.target(target));
+        if self.options.overwrite && fs::symlink_metadata(&path).is_ok() {
+            fs::remove_file(&path).map_err(Error::io("replacing", &path))?;
+        }
+        fs::hard_link(&original, &path).map_err(Error::io("creating hard link", &path))?;
+        self.report.entries += 1;
+        Ok(())
+    }
+
+    fn make_symlink(&mut self, i: usize) -> Result<()> {
+        self.ensure_parents(i)?;
+        let path = self.target(i);
+        let entry = &self.entries[i];
+        let EntryKind::Symlink { target } = &entry.kind else { unreachable!("symlinks only") };
+        if self.options.overwrite && fs::symlink_metadata(&path).is_ok() {
+            fs::remove_file(&path).map_err(Error::io("replacing", &path))?;
+        }
+        std::os::unix::fs::symlink(OsStr::from_bytes(target), &path)
+            .map_err(Error::io("creating symbolic link", &path))?;
+        let mtime = FileTime::from_unix_time(entry.mtime_secs, entry.mtime_nanos);
+        filetime::set_symlink_file_times(&path, mtime, mtime)
+            .map_err(Error::io("setting mtime of", &path))?;
+        self.report.entries += 1;
+        Ok(())
+    }
+
+    /// Directory modes and mtimes last, deepest first: writing into a
+    /// directory changes its mtime, and a read-only mode would stop writes.
+    fn finish_dirs(&mut self) -> Result<()> {
+        let mut dirs = std::mem::take(&mut self.dirs);
+        dirs.sort_by_key(|&i| std::cmp::Reverse(self.entries[i].path.len()));
+        for i in dirs {
+            let path = self.target(i);
+            let e = &self.entries[i];
+            fs::set_permissions(&path, fs::Permissions::from_mode(e.mode))
+                .map_err(Error::io("setting permissions of", &path))?;
+            let mtime = FileTime::from_unix_time(e.mtime_secs, e.mtime_nanos);
+            filetime::set_file_mtime(&path, mtime).map_err(Error::io("setting mtime of", &path))?;
+        }
+        Ok(())
+    }
+}

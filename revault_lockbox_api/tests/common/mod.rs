@@ -1,0 +1,82 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use revault_lockbox_api::{create_archive, Archive, CreateOptions, ExtractOptions, KdfParams, Password};
+
+pub fn password() -> Password {
+    Password::from("test password")
+}
+
+/// Options with the cheapest Argon2id cost: tests are about the format, not
+/// about the KDF.
+pub fn cheap() -> CreateOptions {
+    CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS)
+}
+
+/// What a tree looks like: per relative path, kind, content digest or link
+/// target, mode, mtime, and which hard-link group it is in.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Snapshot(pub BTreeMap<PathBuf, String>);
+
+pub fn snapshot(root: &Path) -> Snapshot {
+    let mut out = BTreeMap::new();
+    let mut inodes: HashMap<(u64, u64), PathBuf> = HashMap::new();
+    for item in walkdir::WalkDir::new(root).sort_by_file_name().min_depth(1) {
+        let item = item.unwrap();
+        let rel = item.path().strip_prefix(root).unwrap().to_path_buf();
+        let md = fs::symlink_metadata(item.path()).unwrap();
+        let ft = md.file_type();
+        let mtime = format!("{}.{:09}", md.mtime(), md.mtime_nsec());
+        let desc = if ft.is_symlink() {
+            format!("link {:?} {mtime}", fs::read_link(item.path()).unwrap())
+        } else if ft.is_dir() {
+            format!("dir {:o} {mtime}", md.mode() & 0o7777)
+        } else {
+            let link = if md.nlink() > 1 {
+                let first = inodes.entry((md.dev(), md.ino())).or_insert_with(|| rel.clone());
+                format!(" linked-to {first:?}")
+            } else {
+                String::new()
+            };
+            let digest = sha256_hex(&fs::read(item.path()).unwrap());
+            format!("file {:o} {} {digest} {mtime}{link}", md.mode() & 0o7777, md.len())
+        };
+        out.insert(rel, desc);
+    }
+    Snapshot(out)
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Archives `inputs` of `base` into `dir/a.lbox` and returns its path.
+pub fn archive_of(dir: &Path, base: &Path, inputs: &[&str], options: CreateOptions) -> PathBuf {
+    let archive = dir.join("a.lbox");
+    let inputs: Vec<PathBuf> = inputs.iter().map(PathBuf::from).collect();
+    create_archive(&archive, base, &inputs, &password(), options).unwrap();
+    archive
+}
+
+pub fn open(archive: &Path) -> Archive<fs::File> {
+    Archive::open(fs::File::open(archive).unwrap(), &password()).unwrap()
+}
+
+/// Extracts into a new directory `dir/name` and returns it.
+pub fn extract_to(archive: &Path, dir: &Path, name: &str) -> PathBuf {
+    let out = dir.join(name);
+    fs::create_dir(&out).unwrap();
+    open(archive).extract(&out, &ExtractOptions::new().sync(false)).unwrap();
+    out
+}
+
+/// Every file under `root` (recursively), for "nothing written" checks.
+pub fn all_paths(root: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(root).min_depth(1).into_iter().map(|e| e.unwrap().into_path()).collect()
+}
