@@ -101,7 +101,8 @@ fn every_truncation_is_detected() {
 
 #[test]
 fn other_files_and_versions_are_refused_clearly() {
-    let err = Archive::open(Cursor::new(b"just some text, not an archive at all".to_vec()), &password()).unwrap_err();
+    let err = Archive::open(Cursor::new(b"just some text, not an archive at all".to_vec()), &password())
+        .unwrap_err();
     assert!(err.to_string().contains("not a lockbox archive"), "{err}");
     let work = tempfile::tempdir().unwrap();
     small_tree(work.path());
@@ -188,17 +189,25 @@ fn missing_and_unreadable_inputs_fail_and_leave_old_archive_intact() {
     small_tree(work.path());
     let archive = archive_of(work.path(), work.path(), &["t"], cheap());
     let before = fs::read(&archive).unwrap();
-    let err = create_archive(&archive, work.path(), &["t".into(), "missing".into()], &password(), cheap()).unwrap_err();
+    let err = create_archive(&archive, work.path(), &["t".into(), "missing".into()], &password(), cheap())
+        .unwrap_err();
     assert!(err.to_string().contains("missing"), "{err}");
     // /proc/self/mem opens but every read at offset 0 fails, even for root.
-    let err = create_archive(&archive, Path::new("/"), &[PathBuf::from("proc/self/mem")], &password(), cheap())
-        .unwrap_err();
+    let err =
+        create_archive(&archive, Path::new("/"), &[PathBuf::from("proc/self/mem")], &password(), cheap())
+            .unwrap_err();
     assert!(matches!(&err, Error::Io { path, .. } if path == Path::new("/proc/self/mem")), "{err}");
     assert_eq!(fs::read(&archive).unwrap(), before, "the old archive is untouched");
     let names: Vec<_> = fs::read_dir(work.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names.len(), 2, "no temporary files left: {names:?}");
-    let err = create_archive(&work.path().join("no/such/dir/a.lbox"), work.path(), &["t".into()], &password(), cheap())
-        .unwrap_err();
+    let err = create_archive(
+        &work.path().join("no/such/dir/a.lbox"),
+        work.path(),
+        &["t".into()],
+        &password(),
+        cheap(),
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("no/such/dir"), "{err}");
 }
 

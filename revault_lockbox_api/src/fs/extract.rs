@@ -28,6 +28,7 @@ use sha2::{Digest, Sha256};
 use tempfile::NamedTempFile;
 
 use crate::format::{Entry, EntryKind};
+use crate::pipeline::OrderedPool;
 use crate::writer::show;
 use crate::{check_entry_path, Archive, Error, Progress, Result};
 
@@ -108,14 +109,85 @@ struct FileJob {
     entry: usize,
     start: u64,
     size: u64,
+    sha256: [u8; 32],
 }
 
-/// A file being written under a temporary name.
+/// Files up to this size are gathered in memory and written, synced and
+/// renamed by the placing threads; larger ones are streamed to a temporary
+/// file as their pages arrive.
+const BUFFERED_FILE_MAX: u64 = 256 << 10;
+/// Threads that write, sync and rename files. Syncing is I/O-bound, and the
+/// file system commits concurrent syncs together, so more threads than
+/// cores pays off.
+const PLACING_THREADS: usize = 8;
+/// Files handed to the placing threads and not yet placed.
+const PLACING_IN_FLIGHT: usize = 64;
+
+/// Where a file's bytes go while it is being extracted.
+enum Sink {
+    Buffer(Vec<u8>),
+    Temp(NamedTempFile),
+}
+
+/// A file being extracted.
 struct OpenFile {
     job: usize,
-    tmp: NamedTempFile,
+    sink: Sink,
     hasher: Sha256,
     written: u64,
+}
+
+/// Everything a placing thread needs to put one checked file in place.
+struct Placement {
+    sink: Sink,
+    path: PathBuf,
+    mode: u32,
+    mtime: FileTime,
+    sync: bool,
+    overwrite: bool,
+}
+
+impl Placement {
+    /// Writes (if buffered), sets mode and mtime, syncs, and renames the
+    /// file into place.
+    fn place(self) -> Result<()> {
+        let path = &self.path;
+        let tmp = match self.sink {
+            Sink::Temp(tmp) => tmp,
+            Sink::Buffer(bytes) => {
+                let mut tmp = temp_beside(path)?;
+                tmp.write_all(&bytes).map_err(Error::io("writing", tmp.path()))?;
+                tmp
+            }
+        };
+        let file = tmp.as_file();
+        file.set_permissions(fs::Permissions::from_mode(self.mode))
+            .map_err(Error::io("setting permissions of", path))?;
+        filetime::set_file_handle_times(file, None, Some(self.mtime))
+            .map_err(Error::io("setting mtime of", path))?;
+        if self.sync {
+            file.sync_data().map_err(Error::io("syncing", path))?;
+        }
+        let persisted = if self.overwrite { tmp.persist(path) } else { tmp.persist_noclobber(path) };
+        persisted.map_err(|e| {
+            if e.error.kind() == std::io::ErrorKind::AlreadyExists {
+                Error::AlreadyExists { path: path.clone() }
+            } else {
+                Error::io("renaming into place", path)(e.error)
+            }
+        })?;
+        Ok(())
+    }
+}
+
+/// A new temporary file in the directory of `path`.
+fn temp_beside(path: &Path) -> Result<NamedTempFile> {
+    let dir = path.parent().expect("entry paths have a parent under dest");
+    tempfile::Builder::new()
+        .prefix(".lockbox-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(Error::io("creating a temporary file in", dir))
 }
 
 impl<R: Read + Seek> Archive<R> {
@@ -136,6 +208,7 @@ impl<R: Read + Seek> Archive<R> {
             verified: HashSet::new(),
             report: ExtractReport::default(),
             dirs: Vec::new(),
+            placing: OrderedPool::new(PLACING_THREADS),
         };
         x.check_targets(&selected)?;
 
@@ -149,19 +222,21 @@ impl<R: Read + Seek> Archive<R> {
             let e = &entries[i];
             match &e.kind {
                 EntryKind::Dir => x.make_dir(i)?,
-                EntryKind::File { size, location, .. } => {
+                EntryKind::File { size, location, sha256 } => {
                     link_to.insert(&e.path, i);
-                    jobs.push(FileJob { entry: i, start: self.stream_offset(location), size: *size });
+                    let start = self.stream_offset(location);
+                    jobs.push(FileJob { entry: i, start, size: *size, sha256: *sha256 });
                 }
                 EntryKind::Hardlink { target } => match link_to.get(target.as_slice()) {
                     Some(&t) => links.push((i, t)),
                     None => {
                         let t = entries.iter().position(|c| &c.path == target).expect("checked target");
-                        let EntryKind::File { size, location, .. } = &entries[t].kind else {
+                        let EntryKind::File { size, location, sha256 } = &entries[t].kind else {
                             unreachable!("checked target")
                         };
                         link_to.insert(target, i);
-                        jobs.push(FileJob { entry: i, start: self.stream_offset(location), size: *size });
+                        let start = self.stream_offset(location);
+                        jobs.push(FileJob { entry: i, start, size: *size, sha256: *sha256 });
                     }
                 },
                 EntryKind::Symlink { .. } => symlinks.push(i),
@@ -169,6 +244,9 @@ impl<R: Read + Seek> Archive<R> {
         }
         jobs.sort_by_key(|j| j.start);
         x.write_files(self, &jobs)?;
+        while let Some(placed) = x.placing.pop() {
+            placed?;
+        }
         for (i, target) in links {
             x.make_hardlink(i, target)?;
         }
@@ -246,6 +324,7 @@ struct Extraction<'a> {
     verified: HashSet<PathBuf>,
     report: ExtractReport,
     dirs: Vec<usize>,
+    placing: OrderedPool<Result<()>>,
 }
 
 impl Extraction<'_> {
@@ -373,7 +452,10 @@ impl Extraction<'_> {
                 if from < to {
                     let bytes = &page[(from - page_start) as usize..(to - page_start) as usize];
                     let f = &mut open[k];
-                    f.tmp.write_all(bytes).map_err(Error::io("writing", f.tmp.path()))?;
+                    match &mut f.sink {
+                        Sink::Buffer(buf) => buf.extend_from_slice(bytes),
+                        Sink::Temp(tmp) => tmp.write_all(bytes).map_err(Error::io("writing", tmp.path()))?,
+                    }
                     f.hasher.update(bytes);
                     f.written += bytes.len() as u64;
                 }
@@ -390,30 +472,20 @@ impl Extraction<'_> {
 
     fn open_file(&mut self, job: &FileJob, k: usize) -> Result<OpenFile> {
         self.ensure_parents(job.entry)?;
-        let path = self.target(job.entry);
-        let dir = path.parent().expect("entry paths have a parent under dest");
-        let tmp = tempfile::Builder::new()
-            .prefix(".lockbox-")
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .map_err(Error::io("creating a temporary file in", dir))?;
-        Ok(OpenFile { job: k, tmp, hasher: Sha256::new(), written: 0 })
+        let sink = if job.size <= BUFFERED_FILE_MAX {
+            Sink::Buffer(Vec::with_capacity(job.size as usize))
+        } else {
+            Sink::Temp(temp_beside(&self.target(job.entry))?)
+        };
+        Ok(OpenFile { job: k, sink, hasher: Sha256::new(), written: 0 })
     }
 
+    /// Checks a complete file against its SHA-256 and hands it to the
+    /// placing threads; a mismatch never reaches its final name.
     fn finish_file(&mut self, jobs: &[FileJob], f: OpenFile) -> Result<()> {
         let job = &jobs[f.job];
         let entry = &self.entries[job.entry];
-        let sha = match &entry.kind {
-            EntryKind::File { sha256, .. } => *sha256,
-            EntryKind::Hardlink { target } => {
-                match self.entries.iter().find(|e| &e.path == target).map(|e| &e.kind) {
-                    Some(EntryKind::File { sha256, .. }) => *sha256,
-                    _ => unreachable!("checked target"),
-                }
-            }
-            _ => unreachable!("only files are written"),
-        };
-        if f.hasher.finalize()[..] != sha {
+        if f.hasher.finalize()[..] != job.sha256 {
             let err = Error::ChecksumMismatch { path: show(&entry.path) };
             if self.options.keep_going {
                 self.report.damaged.push((show(&entry.path), err.to_string()));
@@ -421,25 +493,18 @@ impl Extraction<'_> {
             }
             return Err(err);
         }
-        let path = self.target(job.entry);
-        let file = f.tmp.as_file();
-        file.set_permissions(fs::Permissions::from_mode(entry.mode))
-            .map_err(Error::io("setting permissions of", &path))?;
-        let mtime = FileTime::from_unix_time(entry.mtime_secs, entry.mtime_nanos);
-        filetime::set_file_handle_times(file, None, Some(mtime))
-            .map_err(Error::io("setting mtime of", &path))?;
-        if self.options.sync {
-            file.sync_data().map_err(Error::io("syncing", &path))?;
+        let placement = Placement {
+            sink: f.sink,
+            path: self.target(job.entry),
+            mode: entry.mode,
+            mtime: FileTime::from_unix_time(entry.mtime_secs, entry.mtime_nanos),
+            sync: self.options.sync,
+            overwrite: self.options.overwrite,
+        };
+        self.placing.submit(move || placement.place());
+        while self.placing.in_flight() >= PLACING_IN_FLIGHT {
+            self.placing.pop().expect("in flight")?;
         }
-        let persisted =
-            if self.options.overwrite { f.tmp.persist(&path) } else { f.tmp.persist_noclobber(&path) };
-        persisted.map_err(|e| {
-            if e.error.kind() == std::io::ErrorKind::AlreadyExists {
-                Error::AlreadyExists { path: path.clone() }
-            } else {
-                Error::io("renaming into place", &path)(e.error)
-            }
-        })?;
         self.report.entries += 1;
         self.report.bytes += job.size;
         if let Some(p) = &self.options.progress {
