@@ -42,6 +42,8 @@ mod fs;
 mod pipeline;
 mod profile;
 mod reader;
+mod stream;
+mod verify;
 mod writer;
 
 use std::sync::atomic::AtomicU64;
@@ -52,6 +54,7 @@ pub use format::{Entry, EntryKind};
 pub use fs::{create_archive, write_archive, CreateReport, ExtractOptions, ExtractReport};
 pub use profile::{Tuning, WorkloadProfile};
 pub use reader::{Archive, ArchiveInfo, EntryReader};
+pub use verify::{Damage, VerifyReport};
 pub use writer::{ArchiveWriter, CreateOptions};
 
 /// Metadata stored with each entry.

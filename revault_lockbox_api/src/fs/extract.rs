@@ -29,6 +29,7 @@ use tempfile::NamedTempFile;
 
 use crate::format::{Entry, EntryKind};
 use crate::pipeline::OrderedPool;
+use crate::stream::{Span, SpanVisitor};
 use crate::writer::show;
 use crate::{check_entry_path, Archive, Error, Progress, Result};
 
@@ -131,10 +132,8 @@ enum Sink {
 
 /// A file being extracted.
 struct OpenFile {
-    job: usize,
     sink: Sink,
     hasher: Sha256,
-    written: u64,
 }
 
 /// Everything a placing thread needs to put one checked file in place.
@@ -243,7 +242,9 @@ impl<R: Read + Seek> Archive<R> {
             }
         }
         jobs.sort_by_key(|j| j.start);
-        x.write_files(self, &jobs)?;
+        let spans: Vec<Span> = jobs.iter().map(|j| Span { start: j.start, size: j.size }).collect();
+        let pages = self.pages_of(&spans);
+        self.stream_spans(&spans, &pages, &mut FileWriter { x: &mut x, jobs: &jobs, open: HashMap::new() })?;
         while let Some(placed) = x.placing.pop() {
             placed?;
         }
@@ -327,6 +328,47 @@ struct Extraction<'a> {
     placing: OrderedPool<Result<()>>,
 }
 
+/// Writes the files of an extraction as their bytes arrive.
+struct FileWriter<'x, 'a> {
+    x: &'x mut Extraction<'a>,
+    jobs: &'x [FileJob],
+    open: HashMap<usize, OpenFile>,
+}
+
+impl SpanVisitor for FileWriter<'_, '_> {
+    fn begin(&mut self, span: usize) -> Result<()> {
+        let f = self.x.open_file(&self.jobs[span])?;
+        self.open.insert(span, f);
+        Ok(())
+    }
+
+    fn bytes(&mut self, span: usize, bytes: &[u8]) -> Result<()> {
+        let f = self.open.get_mut(&span).expect("begun");
+        match &mut f.sink {
+            Sink::Buffer(buf) => buf.extend_from_slice(bytes),
+            Sink::Temp(tmp) => tmp.write_all(bytes).map_err(Error::io("writing", tmp.path()))?,
+        }
+        f.hasher.update(bytes);
+        Ok(())
+    }
+
+    fn end(&mut self, span: usize) -> Result<()> {
+        let f = self.open.remove(&span).expect("begun");
+        self.x.finish_file(&self.jobs[span], f)
+    }
+
+    fn damaged(&mut self, span: usize, error: &Error) -> bool {
+        self.open.remove(&span);
+        if self.x.options.keep_going {
+            self.x
+                .report
+                .damaged
+                .push((show(&self.x.entries[self.jobs[span].entry].path), error.to_string()));
+        }
+        self.x.options.keep_going
+    }
+}
+
 impl Extraction<'_> {
     fn target(&self, i: usize) -> PathBuf {
         self.dest.join(OsStr::from_bytes(&self.entries[i].path))
@@ -390,100 +432,19 @@ impl Extraction<'_> {
         Ok(())
     }
 
-    /// Streams the pages the jobs need, in order, writing each file to a
-    /// temporary name and renaming it into place once its checksum matches.
-    fn write_files<R: Read + Seek>(&mut self, archive: &mut Archive<R>, jobs: &[FileJob]) -> Result<()> {
-        let mut pages: Vec<u64> = Vec::new();
-        for job in jobs.iter().filter(|j| j.size > 0) {
-            let (first, _) = archive.locate(job.start);
-            let (last, _) = archive.locate(job.start + job.size - 1);
-            pages.extend(first..=last);
-        }
-        pages.sort_unstable();
-        pages.dedup();
-        let bounds: HashMap<u64, (u64, u64)> =
-            pages.iter().map(|&p| (p, (archive.page_start(p), archive.page_start(p + 1)))).collect();
-
-        let mut next = 0usize;
-        let mut open: Vec<OpenFile> = Vec::new();
-        // Empty files need no pages.
-        for (k, job) in jobs.iter().enumerate() {
-            if job.size == 0 {
-                let f = self.open_file(job, k)?;
-                self.finish_file(jobs, f)?;
-            }
-        }
-        archive.for_each_page(pages.iter().copied(), |number, page| {
-            let (page_start, page_end) = bounds[&number];
-            let page = match page {
-                Ok(p) => p,
-                Err(e) if self.options.keep_going => {
-                    // Every file with bytes in this page is damaged: those
-                    // being written, and those that start here.
-                    for f in open.drain(..) {
-                        self.report
-                            .damaged
-                            .push((show(&self.entries[jobs[f.job].entry].path), e.to_string()));
-                    }
-                    while next < jobs.len() && jobs[next].start < page_end {
-                        if jobs[next].size > 0 {
-                            self.report
-                                .damaged
-                                .push((show(&self.entries[jobs[next].entry].path), e.to_string()));
-                        }
-                        next += 1;
-                    }
-                    return Ok(());
-                }
-                Err(e) => return Err(e),
-            };
-            // Open the files that start in this page.
-            while next < jobs.len() && jobs[next].start < page_end {
-                if jobs[next].size > 0 {
-                    open.push(self.open_file(&jobs[next], next)?);
-                }
-                next += 1;
-            }
-            let mut k = 0;
-            while k < open.len() {
-                let job = &jobs[open[k].job];
-                let from = (job.start + open[k].written).max(page_start);
-                let to = (job.start + job.size).min(page_end);
-                if from < to {
-                    let bytes = &page[(from - page_start) as usize..(to - page_start) as usize];
-                    let f = &mut open[k];
-                    match &mut f.sink {
-                        Sink::Buffer(buf) => buf.extend_from_slice(bytes),
-                        Sink::Temp(tmp) => tmp.write_all(bytes).map_err(Error::io("writing", tmp.path()))?,
-                    }
-                    f.hasher.update(bytes);
-                    f.written += bytes.len() as u64;
-                }
-                if open[k].written == job.size {
-                    let f = open.swap_remove(k);
-                    self.finish_file(jobs, f)?;
-                } else {
-                    k += 1;
-                }
-            }
-            Ok(())
-        })
-    }
-
-    fn open_file(&mut self, job: &FileJob, k: usize) -> Result<OpenFile> {
+    fn open_file(&mut self, job: &FileJob) -> Result<OpenFile> {
         self.ensure_parents(job.entry)?;
         let sink = if job.size <= BUFFERED_FILE_MAX {
             Sink::Buffer(Vec::with_capacity(job.size as usize))
         } else {
             Sink::Temp(temp_beside(&self.target(job.entry))?)
         };
-        Ok(OpenFile { job: k, sink, hasher: Sha256::new(), written: 0 })
+        Ok(OpenFile { sink, hasher: Sha256::new() })
     }
 
     /// Checks a complete file against its SHA-256 and hands it to the
     /// placing threads; a mismatch never reaches its final name.
-    fn finish_file(&mut self, jobs: &[FileJob], f: OpenFile) -> Result<()> {
-        let job = &jobs[f.job];
+    fn finish_file(&mut self, job: &FileJob, f: OpenFile) -> Result<()> {
         let entry = &self.entries[job.entry];
         if f.hasher.finalize()[..] != job.sha256 {
             let err = Error::ChecksumMismatch { path: show(&entry.path) };

@@ -1,0 +1,156 @@
+//! Reading only what is needed: one file, a subtree, and salvaging what is
+//! intact from a damaged archive.
+
+mod common;
+
+use std::cell::Cell;
+use std::fs;
+use std::io::{self, Cursor, Read, Seek, SeekFrom};
+use std::path::Path;
+use std::rc::Rc;
+
+use common::*;
+use revault_lockbox_api::format::TRAILER_LEN;
+use revault_lockbox_api::{Archive, ArchiveWriter, ExtractOptions, Metadata};
+
+/// Counts the bytes read through it.
+struct Counting<R> {
+    inner: R,
+    read: Rc<Cell<u64>>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.set(self.read.get() + n as u64);
+        Ok(n)
+    }
+}
+
+impl<R: Seek> Seek for Counting<R> {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        self.inner.seek(to)
+    }
+}
+
+fn meta() -> Metadata {
+    Metadata { mode: 0o644, mtime_secs: 1_700_000_000, ..Metadata::default() }
+}
+
+#[test]
+fn one_small_file_reads_little_of_a_large_archive() {
+    let mut w = ArchiveWriter::new(Vec::new(), &password(), cheap()).unwrap();
+    w.add_file("before.bin", &meta(), 1 << 30, corpora::RandomReader::new(1, 1 << 30)).unwrap();
+    let small: Vec<u8> = {
+        let mut v = Vec::new();
+        corpora::TextReader::new(2, 10 << 10).read_to_end(&mut v).unwrap();
+        v
+    };
+    w.add_file("small.txt", &meta(), small.len() as u64, &small[..]).unwrap();
+    w.add_file("after.bin", &meta(), 64 << 20, corpora::RandomReader::new(3, 64 << 20)).unwrap();
+    let bytes = w.finish().unwrap();
+    assert!(bytes.len() as u64 >= 1 << 30);
+
+    let read = Rc::new(Cell::new(0));
+    let source = Counting { inner: Cursor::new(bytes), read: Rc::clone(&read) };
+    let mut archive = Archive::open(source, &password()).unwrap();
+    let mut got = Vec::new();
+    archive.open_file("small.txt").unwrap().read_to_end(&mut got).unwrap();
+    assert_eq!(got, small);
+    assert!(read.get() <= 2 << 20, "read {} bytes to get a 10 KiB file", read.get());
+}
+
+/// Many small files over many 16 KiB pages.
+fn many_files(root: &Path) -> Vec<String> {
+    let dir = root.join("t");
+    fs::create_dir_all(dir.join("sub")).unwrap();
+    let mut names = Vec::new();
+    for i in 0..120 {
+        let name = if i % 3 == 0 { format!("t/sub/f{i:03}") } else { format!("t/f{i:03}") };
+        let mut content = Vec::new();
+        corpora::RandomReader::new(i, 2000 + i * 97).read_to_end(&mut content).unwrap();
+        fs::write(root.join(&name), content).unwrap();
+        names.push(name);
+    }
+    fs::hard_link(root.join("t/f001"), root.join("t/sub/link-to-f001")).unwrap();
+    names
+}
+
+#[test]
+fn keep_going_restores_every_intact_file_and_lists_the_rest() {
+    let work = tempfile::tempdir().unwrap();
+    let names = many_files(work.path());
+    let archive = archive_of(work.path(), work.path(), &["t"], cheap().page_size(16 << 10));
+    let mut bytes = fs::read(&archive).unwrap();
+    let info = open(&archive).info();
+    let data_end = bytes.len() - TRAILER_LEN - info.index_bytes as usize;
+    let data_start = data_end - info.stored_page_bytes as usize;
+    bytes[(data_start + data_end) / 2] ^= 0x10;
+    fs::write(&archive, &bytes).unwrap();
+
+    // Without --keep-going: stops, nothing unauthenticated under a final name.
+    let dest = work.path().join("strict");
+    fs::create_dir(&dest).unwrap();
+    let err = open(&archive).extract(&dest, &ExtractOptions::new().sync(false)).unwrap_err();
+    assert!(err.is_authentication(), "{err}");
+
+    let dest = work.path().join("salvage");
+    fs::create_dir(&dest).unwrap();
+    let report = open(&archive).extract(&dest, &ExtractOptions::new().sync(false).keep_going(true)).unwrap();
+    let damaged: Vec<&str> = report.damaged.iter().map(|(p, _)| p.as_str()).collect();
+    assert!(!damaged.is_empty() && damaged.len() < 12, "one page holds a few files: {damaged:?}");
+    assert!(report.damaged.iter().all(|(_, why)| why.contains("page")), "{:?}", report.damaged);
+    for name in &names {
+        let restored = dest.join(name);
+        if damaged.contains(&name.as_str()) {
+            assert!(!restored.exists(), "{name} is damaged but was written");
+        } else {
+            assert_eq!(fs::read(&restored).unwrap(), fs::read(work.path().join(name)).unwrap(), "{name}");
+        }
+    }
+
+    // verify reports the same entries, naming the page.
+    let verified = open(&archive).verify().unwrap();
+    assert!(!verified.is_ok());
+    let mut by_verify: Vec<&str> = verified.damaged.iter().map(|d| d.path.as_str()).collect();
+    let mut by_extract = damaged.clone();
+    by_verify.sort();
+    by_extract.sort();
+    assert_eq!(by_verify, by_extract);
+    assert_eq!(verified.damaged_pages.len(), 1, "{:?}", verified.damaged_pages);
+}
+
+#[test]
+fn verify_passes_an_intact_archive() {
+    let work = tempfile::tempdir().unwrap();
+    many_files(work.path());
+    let archive = archive_of(work.path(), work.path(), &["t"], cheap().page_size(16 << 10));
+    let report = open(&archive).verify().unwrap();
+    assert!(report.is_ok(), "{report:?}");
+    assert_eq!(report.files, 120);
+    assert!(report.pages > 10);
+}
+
+#[test]
+fn partial_extract_takes_only_the_named_paths() {
+    let work = tempfile::tempdir().unwrap();
+    many_files(work.path());
+    let archive = archive_of(work.path(), work.path(), &["t"], cheap().page_size(16 << 10));
+    let dest = work.path().join("out");
+    fs::create_dir(&dest).unwrap();
+    let only = vec![b"t/sub".to_vec(), b"t/f002".to_vec()];
+    open(&archive).extract(&dest, &ExtractOptions::new().sync(false).only(only)).unwrap();
+    let mut got: Vec<String> = all_paths(&dest)
+        .iter()
+        .map(|p| p.strip_prefix(&dest).unwrap().to_string_lossy().into_owned())
+        .collect();
+    got.sort();
+    assert_eq!(got.len(), 2 + 1 + 40 + 1, "{got:?}");
+    assert!(got.iter().all(|p| p.starts_with("t/sub") || p == "t" || p == "t/f002"), "{got:?}");
+    // The hard link's target was not selected: it comes back as a copy.
+    assert_eq!(fs::read(dest.join("t/sub/link-to-f001")).unwrap(), fs::read(work.path().join("t/f001")).unwrap());
+    let err = open(&archive)
+        .extract(&dest, &ExtractOptions::new().only(vec![b"t/nope".to_vec()]))
+        .unwrap_err();
+    assert!(err.to_string().contains("t/nope"), "{err}");
+}
