@@ -15,7 +15,7 @@ use crate::format::DecodeError;
 #[non_exhaustive]
 pub enum Error {
     /// An I/O operation failed on `path`.
-    #[error("{action} {}: {source}", path.display())]
+    #[error("{action} {}", path.display())]
     Io {
         /// What was being done ("reading", "creating", ...).
         action: &'static str,
@@ -26,7 +26,7 @@ pub enum Error {
         source: io::Error,
     },
     /// I/O on a stream with no path (a pipe, a caller's reader or writer).
-    #[error("{action}: {source}")]
+    #[error("{action}")]
     Stream {
         /// What was being done.
         action: &'static str,

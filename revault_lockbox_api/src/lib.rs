@@ -52,7 +52,7 @@ pub use crypto::{KdfParams, Password};
 pub use error::{Error, Result};
 pub use format::{Entry, EntryKind};
 pub use fs::{create_archive, write_archive, CreateReport, ExtractOptions, ExtractReport};
-pub use profile::{Tuning, WorkloadProfile};
+pub use profile::{zstd_levels, Tuning, WorkloadProfile};
 pub use reader::{Archive, ArchiveInfo, EntryReader};
 pub use verify::{Damage, VerifyReport};
 pub use writer::{ArchiveWriter, CreateOptions};

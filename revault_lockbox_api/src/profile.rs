@@ -26,6 +26,11 @@ pub enum WorkloadProfile {
     Archival,
 }
 
+/// The zstd levels a [`Tuning`] accepts.
+pub fn zstd_levels() -> std::ops::RangeInclusive<i32> {
+    zstd::compression_level_range()
+}
+
 /// The knobs a profile sets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tuning {

@@ -24,6 +24,7 @@ pub struct CreateOptions {
     pub(crate) kdf: KdfParams,
     pub(crate) progress: Option<Arc<Progress>>,
     pub(crate) unchecked_paths: bool,
+    pub(crate) skip_files: Vec<(u64, u64)>,
 }
 
 impl Default for CreateOptions {
@@ -41,6 +42,7 @@ impl CreateOptions {
             kdf: KdfParams::default(),
             progress: None,
             unchecked_paths: false,
+            skip_files: Vec::new(),
         }
     }
 
@@ -83,6 +85,15 @@ impl CreateOptions {
     /// Default: none.
     pub fn progress(mut self, progress: Arc<Progress>) -> Self {
         self.progress = Some(progress);
+        self
+    }
+
+    /// Never archives the file with this device and inode number: the
+    /// archive itself when it is streamed into the tree being archived
+    /// (`create -o - . > x.lbox`). [`create_archive`](crate::create_archive)
+    /// skips its own output without being told. Default: none.
+    pub fn skip_file(mut self, dev: u64, ino: u64) -> Self {
+        self.skip_files.push((dev, ino));
         self
     }
 
@@ -318,7 +329,12 @@ impl<W: Write> ArchiveWriter<W> {
 
     /// Writes the last page, the index and the trailer, flushes, and returns
     /// the output. The archive is complete only once this returns `Ok`.
-    pub fn finish(mut self) -> Result<W> {
+    pub fn finish(self) -> Result<W> {
+        self.finish_counted().map(|(out, _)| out)
+    }
+
+    /// [`finish`](Self::finish), also returning the archive's length.
+    pub(crate) fn finish_counted(mut self) -> Result<(W, u64)> {
         if !self.page.is_empty() {
             self.flush_page()?;
         }
@@ -349,7 +365,7 @@ impl<W: Write> ArchiveWriter<W> {
         self.write(&sealed, "writing the index")?;
         self.write(&trailer.encode(), "writing the trailer")?;
         self.out.flush().map_err(Error::stream("flushing the archive"))?;
-        Ok(self.out)
+        Ok((self.out, self.position))
     }
 }
 

@@ -15,6 +15,17 @@ impl Password {
         Password(Zeroizing::new(bytes.into()))
     }
 
+    /// Compares two passwords in constant time (for "enter it again").
+    pub fn ct_eq(&self, other: &Password) -> bool {
+        use subtle::ConstantTimeEq;
+        self.0.len() == other.0.len() && bool::from(self.0.as_slice().ct_eq(other.0.as_slice()))
+    }
+
+    /// Whether the password is empty.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     pub(crate) fn expose(&self) -> &[u8] {
         &self.0
     }

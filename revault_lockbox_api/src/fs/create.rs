@@ -93,6 +93,9 @@ fn walk_into<W: Write>(
     if !meta.is_dir() {
         return Err(Error::InvalidInput(format!("{} is not a directory", base_dir.display())));
     }
+    let mut skip = skip.to_vec();
+    skip.extend_from_slice(&options.skip_files);
+    let skip = &skip[..];
     let stored: Vec<Vec<u8>> = inputs.iter().map(|p| stored_name(p)).collect::<Result<_>>()?;
     for input in inputs {
         let full = base_dir.join(input);
@@ -109,8 +112,8 @@ fn walk_into<W: Write>(
         walk.add_tree(&base_dir.join(input), name)?;
     }
     let Walk { writer, mut report, .. } = walk;
-    let out = writer.finish()?;
-    report.archive_bytes = 0;
+    let (out, archive_bytes) = writer.finish_counted()?;
+    report.archive_bytes = archive_bytes;
     Ok((out, report))
 }
 

@@ -349,6 +349,9 @@ impl SpanVisitor for FileWriter<'_, '_> {
             Sink::Temp(tmp) => tmp.write_all(bytes).map_err(Error::io("writing", tmp.path()))?,
         }
         f.hasher.update(bytes);
+        if let Some(p) = &self.x.options.progress {
+            p.bytes_in.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        }
         Ok(())
     }
 
@@ -469,7 +472,6 @@ impl Extraction<'_> {
         self.report.entries += 1;
         self.report.bytes += job.size;
         if let Some(p) = &self.options.progress {
-            p.bytes_in.fetch_add(job.size, Ordering::Relaxed);
             p.entries.fetch_add(1, Ordering::Relaxed);
         }
         Ok(())

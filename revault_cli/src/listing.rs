@@ -1,0 +1,179 @@
+//! Text shapes of `list -l` and `info`: mode strings, UTC timestamps, and
+//! the JSON of `info --json`, written by hand to keep dependencies few.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use revault_lockbox_api::{ArchiveInfo, Entry, EntryKind};
+
+/// One `list -l` line: `MODE SIZE YYYY-MM-DD HH:MM:SS PATH[ -> TARGET]`,
+/// path and target as raw bytes.
+pub fn write_long(out: &mut impl Write, e: &Entry) -> io::Result<()> {
+    let (kind, size, target) = match &e.kind {
+        EntryKind::Dir => ('d', 0, None),
+        EntryKind::File { size, .. } => ('-', *size, None),
+        EntryKind::Symlink { target } => ('l', 0, Some(target)),
+        EntryKind::Hardlink { target } => ('h', 0, Some(target)),
+    };
+    write!(out, "{} {size:>12} {} ", mode_string(kind, e.mode), utc(e.mtime_secs))?;
+    out.write_all(&e.path)?;
+    if let Some(t) = target {
+        out.write_all(b" -> ")?;
+        out.write_all(t)?;
+    }
+    out.write_all(b"\n")
+}
+
+/// `ls`-style mode: kind character, then `rwx` triplets with setuid,
+/// setgid and sticky bits shown as `s`/`S` and `t`/`T`.
+pub fn mode_string(kind: char, mode: u32) -> String {
+    let mut s = String::with_capacity(10);
+    s.push(kind);
+    let special = [(0o4000, 's', 'S'), (0o2000, 's', 'S'), (0o1000, 't', 'T')];
+    for (i, (bit, on_x, off_x)) in special.into_iter().enumerate() {
+        let shift = 6 - 3 * i;
+        let perms = (mode >> shift) & 0o7;
+        s.push(if perms & 4 != 0 { 'r' } else { '-' });
+        s.push(if perms & 2 != 0 { 'w' } else { '-' });
+        let x = perms & 1 != 0;
+        s.push(match (mode & bit != 0, x) {
+            (true, true) => on_x,
+            (true, false) => off_x,
+            (false, true) => 'x',
+            (false, false) => '-',
+        });
+    }
+    s
+}
+
+/// `secs` since the Unix epoch as `YYYY-MM-DD HH:MM:SS` in UTC.
+pub fn utc(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}", rem / 3600, rem / 60 % 60, rem % 60)
+}
+
+/// Proleptic Gregorian date of a day count since 1970-01-01 (Howard
+/// Hinnant's `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+/// Content bytes per archive byte (0 for an empty archive).
+pub fn ratio(info: &ArchiveInfo) -> f64 {
+    if info.archive_bytes == 0 {
+        0.0
+    } else {
+        info.content_bytes as f64 / info.archive_bytes as f64
+    }
+}
+
+/// `info` as aligned text.
+pub fn info_text(info: &ArchiveInfo) -> String {
+    let mut s = String::new();
+    let mut line = |k: &str, v: String| {
+        let _ = writeln!(s, "{k:<18} {v}");
+    };
+    line("format version", info.version.to_string());
+    for (i, k) in info.kdf.iter().enumerate() {
+        let name =
+            if info.kdf.len() > 1 { format!("password slot {}", i + 1) } else { "password slot".into() };
+        line(&name, format!("Argon2id, {} MiB, {} passes, {} lanes", k.m_kib as f64 / 1024.0, k.t, k.p));
+    }
+    line("files", info.files.to_string());
+    line("directories", info.dirs.to_string());
+    line("symbolic links", info.symlinks.to_string());
+    line("hard links", info.hardlinks.to_string());
+    line("content", format!("{} ({} bytes)", indicatif::HumanBytes(info.content_bytes), info.content_bytes));
+    line(
+        "archive size",
+        format!("{} ({} bytes)", indicatif::HumanBytes(info.archive_bytes), info.archive_bytes),
+    );
+    line("compression ratio", format!("{:.2}", ratio(info)));
+    line(
+        "data pages",
+        format!("{} ({} stored uncompressed), {} bytes", info.pages, info.raw_pages, info.stored_page_bytes),
+    );
+    line("index", format!("{} bytes", info.index_bytes));
+    line("write sessions", info.sessions.to_string());
+    s
+}
+
+/// `info` as one JSON object.
+pub fn info_json(info: &ArchiveInfo) -> String {
+    let kdf: Vec<String> = info
+        .kdf
+        .iter()
+        .map(|k| {
+            format!(
+                r#"{{"algorithm": "argon2id", "memory_kib": {}, "passes": {}, "lanes": {}}}"#,
+                k.m_kib, k.t, k.p
+            )
+        })
+        .collect();
+    let fields = [
+        ("version", info.version.to_string()),
+        ("kdf", format!("[{}]", kdf.join(", "))),
+        ("files", info.files.to_string()),
+        ("dirs", info.dirs.to_string()),
+        ("symlinks", info.symlinks.to_string()),
+        ("hardlinks", info.hardlinks.to_string()),
+        ("content_bytes", info.content_bytes.to_string()),
+        ("archive_bytes", info.archive_bytes.to_string()),
+        ("compression_ratio", format!("{:.4}", ratio(info))),
+        ("pages", info.pages.to_string()),
+        ("raw_pages", info.raw_pages.to_string()),
+        ("stored_page_bytes", info.stored_page_bytes.to_string()),
+        ("index_bytes", info.index_bytes.to_string()),
+        ("sessions", info.sessions.to_string()),
+    ];
+    let body: Vec<String> = fields.iter().map(|(k, v)| format!("  \"{k}\": {v}")).collect();
+    format!("{{\n{}\n}}\n", body.join(",\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_read_like_ls() {
+        assert_eq!(mode_string('-', 0o644), "-rw-r--r--");
+        assert_eq!(mode_string('d', 0o755), "drwxr-xr-x");
+        assert_eq!(mode_string('l', 0o777), "lrwxrwxrwx");
+        assert_eq!(mode_string('-', 0o4755), "-rwsr-xr-x");
+        assert_eq!(mode_string('-', 0o2644), "-rw-r-Sr--");
+        assert_eq!(mode_string('d', 0o1777), "drwxrwxrwt");
+        assert_eq!(mode_string('d', 0o1776), "drwxrwxrwT");
+        assert_eq!(mode_string('h', 0), "h---------");
+    }
+
+    #[test]
+    fn utc_times_match_known_dates() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00");
+        assert_eq!(utc(1_000_000_000), "2001-09-09 01:46:40");
+        assert_eq!(utc(951_782_400), "2000-02-29 00:00:00");
+        assert_eq!(utc(4_102_444_799), "2099-12-31 23:59:59");
+        assert_eq!(utc(-1), "1969-12-31 23:59:59");
+        assert_eq!(utc(-86_400 * 365), "1969-01-01 00:00:00");
+    }
+
+    #[test]
+    fn json_has_every_key() {
+        let info = ArchiveInfo::default();
+        let json = info_json(&info);
+        for key in ["version", "kdf", "files", "content_bytes", "archive_bytes", "compression_ratio"] {
+            assert!(json.contains(&format!("\"{key}\": ")), "{key} missing in {json}");
+        }
+        assert!(json.starts_with('{') && json.ends_with("}\n"));
+    }
+}

@@ -1,0 +1,318 @@
+//! `lockbox`: the command-line face of `revault_lockbox_api`.
+//!
+//! This binary owns everything the library must not: flag parsing, reading
+//! passwords, drawing progress, and turning errors into one-line messages
+//! and exit codes. Archive logic stays in the library.
+//!
+//! # Exit codes
+//!
+//! | code | meaning |
+//! |------|---------|
+//! | 0    | success |
+//! | 1    | any other failure: I/O error, missing input, existing file without `--overwrite`, path not in the archive |
+//! | 2    | usage error: bad flags (clap), no password available, empty or mismatched password, archive to a terminal, KDF cost out of range |
+//! | 3    | authentication failure: wrong password, archive tampered with, malformed or truncated, checksum mismatch, damaged entries reported by `extract --keep-going` or `verify` |
+//! | 141  | `create -o -` whose stdout closed early (broken pipe): the archive was not delivered; nothing is printed. `list`, `cat` and `info` cut off by `\| head` exit 0 quietly |
+//!
+//! # Passwords
+//!
+//! Taken from, in order: `--password-file FILE` (its first line), the
+//! environment variable `LOCKBOX_PASSWORD`, or a no-echo prompt when stdin
+//! is a terminal (`create` asks twice).
+#![forbid(unsafe_code)]
+
+mod commands;
+mod listing;
+mod password;
+mod progress;
+
+use std::ffi::OsString;
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::{Args, Parser, Subcommand};
+use revault_lockbox_api::{Error, WorkloadProfile};
+
+/// Encrypted, compressed, page-oriented archives (.lbox).
+#[derive(Debug, Parser)]
+#[command(name = "lockbox", version, max_term_width = 100)]
+#[command(
+    after_help = "Password: --password-file FILE, else $LOCKBOX_PASSWORD, else a prompt on the terminal.\n\
+Exit codes: 0 ok, 1 failure, 2 usage error, 3 wrong password or damaged archive."
+)]
+struct Cli {
+    #[command(flatten)]
+    global: GlobalArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Options every command takes.
+#[derive(Debug, Args)]
+struct GlobalArgs {
+    /// Read the password from the first line of FILE (a trailing newline is
+    /// not part of it).
+    #[arg(long, value_name = "FILE", global = true)]
+    password_file: Option<PathBuf>,
+    /// Show no progress bar.
+    #[arg(short, long, global = true)]
+    quiet: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Create an archive from files and directories.
+    Create(CreateArgs),
+    /// List the paths in an archive.
+    #[command(visible_alias = "ls")]
+    List(ListArgs),
+    /// Extract an archive's entries.
+    #[command(visible_alias = "x")]
+    Extract(ExtractArgs),
+    /// Write one file's content to stdout.
+    Cat(CatArgs),
+    /// Show facts about an archive: format version, KDF cost, counts, sizes.
+    Info(InfoArgs),
+    /// Authenticate every page and check every file's SHA-256; write nothing.
+    Verify(VerifyArgs),
+}
+
+#[derive(Debug, Args)]
+struct CreateArgs {
+    /// Archive to write; `-` streams it to stdout. A file is written under a
+    /// temporary name and renamed into place when complete.
+    #[arg(short, long, value_name = "ARCHIVE")]
+    output: PathBuf,
+    /// Take PATHs relative to DIR, and store them under those relative names.
+    #[arg(short = 'C', long = "directory", value_name = "DIR", default_value = ".")]
+    directory: PathBuf,
+    /// Tuning preset for page size, compression level and threads.
+    #[arg(long, value_name = "NAME", value_parser = profile_parser(), default_value = "balanced")]
+    profile: WorkloadProfile,
+    /// zstd level for data pages, overriding the profile's (e.g. 1 fast ... 19 small).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    level: Option<i32>,
+    /// Argon2id memory cost in MiB [default: 64]. Lowering any KDF cost makes
+    /// guessing the password cheaper for whoever holds the archive.
+    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u32).range(1..))]
+    kdf_memory: Option<u32>,
+    /// Argon2id passes [default: 3]. Lowering makes guessing cheaper.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    kdf_passes: Option<u32>,
+    /// Argon2id lanes [default: 4]. Lowering makes guessing cheaper.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    kdf_lanes: Option<u32>,
+    /// Files and directories to archive (directories recursively; symbolic
+    /// links are stored, not followed).
+    #[arg(value_name = "PATH", required = true)]
+    paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct ListArgs {
+    /// The archive.
+    archive: PathBuf,
+    /// Long format: mode, size, mtime (UTC), path, link target.
+    #[arg(short, long)]
+    long: bool,
+}
+
+#[derive(Debug, Args)]
+struct ExtractArgs {
+    /// The archive.
+    archive: PathBuf,
+    /// Extract into DIR, which must exist.
+    #[arg(short = 'C', long = "directory", value_name = "DIR", default_value = ".")]
+    directory: PathBuf,
+    /// Replace existing files and links (never a directory).
+    #[arg(long)]
+    overwrite: bool,
+    /// Do not fsync each file before renaming it into place (faster; a crash
+    /// may then leave empty files behind).
+    #[arg(long)]
+    no_sync: bool,
+    /// Restore every intact entry when some are damaged, list the damaged
+    /// ones, and exit with code 3.
+    #[arg(long)]
+    keep_going: bool,
+    /// Tuning preset for reading [default: extract-many].
+    #[arg(long, value_name = "NAME", value_parser = profile_parser())]
+    profile: Option<WorkloadProfile>,
+    /// Extract only these stored paths (and everything below directories).
+    #[arg(value_name = "PATH")]
+    paths: Vec<OsString>,
+}
+
+#[derive(Debug, Args)]
+struct CatArgs {
+    /// The archive.
+    archive: PathBuf,
+    /// Stored path of a file (or hard link).
+    path: OsString,
+}
+
+#[derive(Debug, Args)]
+struct VerifyArgs {
+    /// The archive.
+    archive: PathBuf,
+}
+
+#[derive(Debug, Args)]
+struct InfoArgs {
+    /// The archive.
+    archive: PathBuf,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+fn profile_parser() -> impl TypedValueParser<Value = WorkloadProfile> {
+    PossibleValuesParser::new(WorkloadProfile::ALL.map(WorkloadProfile::name))
+        .map(|name| WorkloadProfile::from_name(&name).expect("clap checked the name"))
+}
+
+/// A mistake in how lockbox was called, found after parsing (exit code 2).
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// Exit code for damaged archives and wrong passwords.
+const EXIT_AUTH: u8 = 3;
+/// Exit code after a broken pipe on stdout while streaming an archive: the
+/// archive was not delivered, and what a shell reports for a process killed
+/// by SIGPIPE. Readers (`list`, `cat`, `info`) cut off by `| head` exit 0.
+const EXIT_BROKEN_PIPE: u8 = 141;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let strict_extract = matches!(&cli.command, Command::Extract(a) if !a.keep_going);
+    let writes_archive = matches!(&cli.command, Command::Create(_));
+    let result = match cli.command {
+        Command::Create(args) => commands::create(&cli.global, args),
+        Command::List(args) => commands::list(&cli.global, args),
+        Command::Extract(args) => commands::extract(&cli.global, args),
+        Command::Cat(args) => commands::cat(&cli.global, args),
+        Command::Info(args) => commands::info(&cli.global, args),
+        Command::Verify(args) => commands::verify(&cli.global, args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => report(&err, strict_extract, writes_archive),
+    }
+}
+
+/// Prints `err` as one line and picks the exit code. `strict_extract`:
+/// the command was `extract` without `--keep-going`, which damage to some
+/// pages could use. `writes_archive`: the command was `create`, for which a
+/// broken pipe means the archive was not delivered.
+fn report(err: &anyhow::Error, strict_extract: bool, writes_archive: bool) -> ExitCode {
+    if is_broken_pipe(err) {
+        return ExitCode::from(if writes_archive { EXIT_BROKEN_PIPE } else { 0 });
+    }
+    let lib = library_error(err);
+    let hint = match lib {
+        Some(Error::AlreadyExists { .. }) => " (use --overwrite to replace it)",
+        Some(Error::Tampered { what }) if strict_extract && what.starts_with("page") => {
+            " (--keep-going restores the entries that are intact)"
+        }
+        Some(Error::ChecksumMismatch { .. }) if strict_extract => {
+            " (--keep-going restores the entries that are intact)"
+        }
+        _ => "",
+    };
+    eprintln!("lockbox: {}{hint}", message(err));
+    if err.downcast_ref::<UsageError>().is_some() {
+        ExitCode::from(2)
+    } else if lib.is_some_and(Error::is_authentication) {
+        ExitCode::from(EXIT_AUTH)
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// `err` and its causes joined by `: `, skipping a cause whose text an
+/// outer message already includes (several library errors print their
+/// source and also return it from `source()`).
+fn message(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let part = cause.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
+}
+
+/// The library error in `err`'s chain, also when it travelled inside an
+/// `io::Error` (as `EntryReader` reports a checksum mismatch).
+fn library_error(err: &anyhow::Error) -> Option<&Error> {
+    err.chain().find_map(|cause| {
+        cause.downcast_ref::<Error>().or_else(|| {
+            cause
+                .downcast_ref::<io::Error>()
+                .and_then(io::Error::get_ref)
+                .and_then(|inner| inner.downcast_ref::<Error>())
+        })
+    })
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain()
+        .filter_map(|cause| cause.downcast_ref::<io::Error>())
+        .any(|e| e.kind() == io::ErrorKind::BrokenPipe)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn messages_do_not_repeat_causes() {
+        let io = io::Error::from(io::ErrorKind::NotFound);
+        let lib = Error::Stream { action: "seeking in the archive", source: io };
+        let err = anyhow::Error::new(lib).context("opening a.lbox");
+        let text = message(&err);
+        assert!(text.starts_with("opening a.lbox: seeking in the archive: "), "{text}");
+        assert_eq!(text.matches("not found").count(), 1, "{text}");
+    }
+
+    #[test]
+    fn exit_codes_follow_the_table() {
+        let code = |e: anyhow::Error| format!("{:?}", report(&e, false, true));
+        assert_eq!(code(Error::WrongPassword.into()), format!("{:?}", ExitCode::from(3)));
+        let inside_io = io::Error::other(Error::ChecksumMismatch { path: "a".into() });
+        assert_eq!(
+            code(anyhow::Error::new(inside_io).context("reading a")),
+            format!("{:?}", ExitCode::from(3))
+        );
+        assert_eq!(code(UsageError("no".into()).into()), format!("{:?}", ExitCode::from(2)));
+        let missing = Error::AlreadyExists { path: "x".into() };
+        assert_eq!(code(missing.into()), format!("{:?}", ExitCode::FAILURE));
+        let pipe = Error::from(io::Error::from(io::ErrorKind::BrokenPipe));
+        let pipe = anyhow::Error::new(pipe).context("writing");
+        assert_eq!(code(pipe), format!("{:?}", ExitCode::from(141)));
+        let pipe = anyhow::Error::new(io::Error::from(io::ErrorKind::BrokenPipe));
+        assert_eq!(format!("{:?}", report(&pipe, false, false)), format!("{:?}", ExitCode::SUCCESS));
+    }
+}

@@ -1,0 +1,94 @@
+//! Where the password comes from: a file, the environment, or the terminal.
+//!
+//! Each source's bytes go into a [`Password`] as soon as they are read, so
+//! they are wiped on drop; nothing here prints a password.
+
+use std::io::IsTerminal;
+use std::os::unix::ffi::OsStringExt;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use revault_lockbox_api::Password;
+
+use crate::UsageError;
+
+/// The environment variable holding the password.
+pub const ENV_VAR: &str = "LOCKBOX_PASSWORD";
+
+/// Whether the password protects a new archive (asked twice, never empty)
+/// or opens an existing one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    Create,
+    Open,
+}
+
+/// Gets the password: `file` (first line), then `$LOCKBOX_PASSWORD`, then a
+/// no-echo prompt when stdin is a terminal.
+pub fn get(file: Option<&Path>, purpose: Purpose) -> Result<Password> {
+    let (password, empty) = if let Some(path) = file {
+        let bytes =
+            std::fs::read(path).with_context(|| format!("reading password file {}", path.display()))?;
+        let line = first_line(bytes);
+        let empty = line.is_empty();
+        (Password::new(line), empty)
+    } else if let Some(value) = std::env::var_os(ENV_VAR) {
+        let bytes = value.into_vec();
+        let empty = bytes.is_empty();
+        (Password::new(bytes), empty)
+    } else if std::io::stdin().is_terminal() {
+        return prompt(purpose);
+    } else {
+        return Err(UsageError(
+            "no password: use --password-file, LOCKBOX_PASSWORD, or run on a terminal".into(),
+        )
+        .into());
+    };
+    if empty && purpose == Purpose::Create {
+        return Err(UsageError("refusing an empty password".into()).into());
+    }
+    Ok(password)
+}
+
+/// The first line of `bytes`, without its `\n` or `\r\n`. Truncates in
+/// place rather than copying: `Password` wipes the whole allocation on drop,
+/// the cut-off rest included.
+fn first_line(mut bytes: Vec<u8>) -> Vec<u8> {
+    let end = bytes.iter().position(|&b| b == b'\n').unwrap_or(bytes.len());
+    let end = if end > 0 && bytes[end - 1] == b'\r' { end - 1 } else { end };
+    bytes.truncate(end);
+    bytes
+}
+
+fn prompt(purpose: Purpose) -> Result<Password> {
+    let first = rpassword::prompt_password("Password: ").context("reading the password from the terminal")?;
+    if purpose == Purpose::Open {
+        return Ok(Password::from(first));
+    }
+    let second =
+        rpassword::prompt_password("Repeat password: ").context("reading the password from the terminal")?;
+    let (same, empty) = (first == second, first.is_empty());
+    let (password, _repeat) = (Password::from(first), Password::from(second));
+    if !same {
+        return Err(UsageError("the passwords do not match".into()).into());
+    }
+    if empty {
+        return Err(UsageError("refusing an empty password".into()).into());
+    }
+    Ok(password)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_line_strips_line_endings() {
+        assert_eq!(first_line(b"secret\n".to_vec()), b"secret");
+        assert_eq!(first_line(b"secret\r\nmore\n".to_vec()), b"secret");
+        assert_eq!(first_line(b"no newline".to_vec()), b"no newline");
+        assert_eq!(first_line(b" spaces kept \n".to_vec()), b" spaces kept ");
+        assert_eq!(first_line(b"\n".to_vec()), b"");
+        assert_eq!(first_line(b"\xff\xfe\n".to_vec()), b"\xff\xfe");
+    }
+}

@@ -1,0 +1,127 @@
+//! A progress bar on stderr, fed by polling the library's [`Progress`]
+//! counters from a thread: the library stays free of terminal code and pays
+//! only for a few relaxed atomic adds.
+
+use std::io::IsTerminal;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use revault_lockbox_api::Progress;
+
+const POLL: Duration = Duration::from_millis(100);
+
+/// Which counters to show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Job {
+    /// Bytes read from input files, entries archived.
+    Create,
+    /// Bytes written to extracted files, files restored.
+    Extract,
+}
+
+/// A running display; dropping it stops and clears the bar.
+pub struct Display {
+    stop: Option<mpsc::Sender<bool>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// Whether to draw at all: only on a terminal and without `--quiet`.
+fn wanted(quiet: bool) -> bool {
+    !quiet && std::io::stderr().is_terminal()
+}
+
+impl Display {
+    /// Starts drawing `counters`. `total` runs on a thread of its own (it
+    /// may walk the input tree) and returns the expected content bytes;
+    /// until it returns, a spinner shows.
+    pub fn start(job: Job, counters: Arc<Progress>, total: impl FnOnce() -> u64 + Send + 'static) -> Display {
+        let (tx, rx) = mpsc::channel::<bool>();
+        let thread = std::thread::spawn(move || {
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            bar.set_style(
+                ProgressStyle::with_template("{elapsed:>4} {spinner} {bytes} {binary_bytes_per_sec} {msg}")
+                    .expect("valid template"),
+            );
+            bar.enable_steady_tick(POLL);
+            let update = |bar: &ProgressBar| {
+                bar.set_position(counters.bytes_in.load(Ordering::Relaxed));
+                let entries = counters.entries.load(Ordering::Relaxed);
+                match job {
+                    Job::Create => bar.set_message(format!("{entries} entries")),
+                    Job::Extract => bar.set_message(format!("{entries} files")),
+                }
+            };
+            // The total may take a while (a walk of the input tree): compute
+            // it aside, so that stopping never waits for it.
+            let (total_tx, total_rx) = mpsc::channel();
+            std::thread::spawn(move || total_tx.send(total()));
+            let mut total_rx = Some(total_rx);
+            let success = loop {
+                if let Some(total) = total_rx.as_ref().and_then(|rx| rx.try_recv().ok()) {
+                    bar.set_style(bar_style());
+                    bar.set_length(total);
+                    total_rx = None;
+                }
+                update(&bar);
+                match rx.recv_timeout(POLL) {
+                    Err(RecvTimeoutError::Timeout) => continue,
+                    Ok(success) => break success,
+                    Err(RecvTimeoutError::Disconnected) => break false,
+                }
+            };
+            if success {
+                update(&bar);
+                bar.abandon();
+            } else {
+                bar.finish_and_clear();
+            }
+        });
+        Display { stop: Some(tx), thread: Some(thread) }
+    }
+
+    /// Stops and leaves the final state of the bar on screen.
+    pub fn finish(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(true);
+        }
+        self.join();
+    }
+
+    fn join(&mut self) {
+        self.stop.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Display {
+    fn drop(&mut self) {
+        self.join();
+    }
+}
+
+fn bar_style() -> ProgressStyle {
+    ProgressStyle::with_template(
+        "{elapsed:>4} {wide_bar} {bytes}/{total_bytes} {binary_bytes_per_sec} ETA {eta} {msg}",
+    )
+    .expect("valid template")
+}
+
+/// Starts a display when [`wanted`].
+pub fn maybe_start(
+    quiet: bool,
+    job: Job,
+    total: impl FnOnce() -> u64 + Send + 'static,
+) -> Option<(Arc<Progress>, Display)> {
+    if !wanted(quiet) {
+        return None;
+    }
+    let counters = Arc::new(Progress::default());
+    let display = Display::start(job, Arc::clone(&counters), total);
+    Some((counters, display))
+}
