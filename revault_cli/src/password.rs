@@ -26,16 +26,12 @@ pub enum Purpose {
 /// Gets the password: `file` (first line), then `$LOCKBOX_PASSWORD`, then a
 /// no-echo prompt when stdin is a terminal.
 pub fn get(file: Option<&Path>, purpose: Purpose) -> Result<Password> {
-    let (password, empty) = if let Some(path) = file {
+    let password = if let Some(path) = file {
         let bytes =
             std::fs::read(path).with_context(|| format!("reading password file {}", path.display()))?;
-        let line = first_line(bytes);
-        let empty = line.is_empty();
-        (Password::new(line), empty)
+        Password::new(first_line(bytes))
     } else if let Some(value) = std::env::var_os(ENV_VAR) {
-        let bytes = value.into_vec();
-        let empty = bytes.is_empty();
-        (Password::new(bytes), empty)
+        Password::new(value.into_vec())
     } else if std::io::stdin().is_terminal() {
         return prompt(purpose);
     } else {
@@ -44,7 +40,7 @@ pub fn get(file: Option<&Path>, purpose: Purpose) -> Result<Password> {
         )
         .into());
     };
-    if empty && purpose == Purpose::Create {
+    if password.is_empty() && purpose == Purpose::Create {
         return Err(UsageError("refusing an empty password".into()).into());
     }
     Ok(password)
@@ -67,12 +63,11 @@ fn prompt(purpose: Purpose) -> Result<Password> {
     }
     let second =
         rpassword::prompt_password("Repeat password: ").context("reading the password from the terminal")?;
-    let (same, empty) = (first == second, first.is_empty());
-    let (password, _repeat) = (Password::from(first), Password::from(second));
-    if !same {
+    let (password, repeat) = (Password::from(first), Password::from(second));
+    if !password.ct_eq(&repeat) {
         return Err(UsageError("the passwords do not match".into()).into());
     }
-    if empty {
+    if password.is_empty() {
         return Err(UsageError("refusing an empty password".into()).into());
     }
     Ok(password)
