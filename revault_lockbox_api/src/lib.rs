@@ -39,6 +39,8 @@ mod crypto;
 mod error;
 pub mod format;
 mod fs;
+#[doc(hidden)]
+pub mod fuzz;
 mod pipeline;
 mod profile;
 mod reader;
