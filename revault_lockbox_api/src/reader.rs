@@ -108,7 +108,9 @@ impl<R: Read + Seek> Archive<R> {
         let consistent = index.pages.len() as u64 == trailer.page_count
             && first_sealed == data_start
             && index.sessions.last().map(|s| s.salt) == Some(trailer.session_salt)
-            && index.pages.last().is_none_or(|p| p.offset + u64::from(p.stored_len) <= trailer.index_offset);
+            && index.pages.last().is_none_or(|p| {
+                p.offset.checked_add(u64::from(p.stored_len)).is_some_and(|end| end <= trailer.index_offset)
+            });
         if !consistent {
             return Err(DecodeError { what: "index", why: "does not match the trailer" }.into());
         }
@@ -351,7 +353,10 @@ impl<R> EntryReader<'_, R> {
 
 impl<R: Read + Seek> Read for EntryReader<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.pos >= self.size || buf.is_empty() {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        if self.pos >= self.size {
             self.check_digest()?;
             return Ok(0);
         }

@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 use crate::crypto::{random_bytes, wrap_password_slot, ContentKey, KdfParams, Password, SessionKeys};
 use crate::format::{
     ArchiveId, Entry, EntryKind, FileLocation, Header, Index, KeySlot, PageRecord, Session, Trailer,
-    HEADER_PREFIX_LEN, MAX_PATH_LEN, SESSION_SALT_LEN, VERSION,
+    HEADER_PREFIX_LEN, MAX_INDEX_PLAIN_LEN, MAX_INDEX_STORED_LEN, MAX_PATH_LEN, SESSION_SALT_LEN, VERSION,
 };
 use crate::pipeline::{seal_data_page, OrderedPool, SealedPage};
 use crate::{check_entry_path, Error, Metadata, Progress, Result, Tuning, WorkloadProfile};
@@ -348,6 +348,12 @@ impl<W: Write> ArchiveWriter<W> {
         };
         let plain = index.encode();
         let mut sealed = zstd::bulk::compress(&plain, 3).map_err(Error::stream("compressing the index"))?;
+        if plain.len() as u64 > MAX_INDEX_PLAIN_LEN || sealed.len() as u64 >= MAX_INDEX_STORED_LEN {
+            return Err(Error::InvalidInput(format!(
+                "too many entries for one archive: the index would take {} bytes (limit {MAX_INDEX_PLAIN_LEN})",
+                plain.len()
+            )));
+        }
         let mut trailer = Trailer {
             archive_id: self.archive_id,
             session_salt: self.session_salt,

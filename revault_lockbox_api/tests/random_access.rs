@@ -156,3 +156,22 @@ fn partial_extract_takes_only_the_named_paths() {
         open(&archive).extract(&dest, &ExtractOptions::new().only(vec![b"t/nope".to_vec()])).unwrap_err();
     assert!(err.to_string().contains("t/nope"), "{err}");
 }
+
+#[test]
+fn keep_going_skips_hard_links_to_damaged_files() {
+    let mut w = ArchiveWriter::new(Vec::new(), &password(), cheap().page_size(16 << 10)).unwrap();
+    w.add_file("a", &meta(), 200_000, corpora::RandomReader::new(7, 200_000)).unwrap();
+    w.add_hardlink("b", &meta(), "a").unwrap();
+    w.add_file("c", &meta(), 5, &b"fine\n"[..]).unwrap();
+    let mut bytes = w.finish().unwrap();
+    let info = Archive::open(Cursor::new(bytes.clone()), &password()).unwrap().info();
+    let data_end = bytes.len() - TRAILER_LEN - info.index_bytes as usize;
+    bytes[data_end - info.stored_page_bytes as usize + 40_000] ^= 1;
+    let work = tempfile::tempdir().unwrap();
+    let mut archive = Archive::open(Cursor::new(bytes), &password()).unwrap();
+    let report = archive.extract(work.path(), &ExtractOptions::new().sync(false).keep_going(true)).unwrap();
+    let damaged: Vec<&str> = report.damaged.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(damaged, ["a", "b"]);
+    assert!(!work.path().join("a").exists() && !work.path().join("b").exists());
+    assert_eq!(fs::read(work.path().join("c")).unwrap(), b"fine\n");
+}

@@ -122,6 +122,14 @@ fn one_file_reads_and_seeks() {
     let mut got = Vec::new();
     r.read_to_end(&mut got).unwrap();
     assert_eq!(got, expected);
+    // A zero-length read mid-file is not the end of the file.
+    let mut r = a.open_file("tree/sub/big.bin").unwrap();
+    let mut head = vec![0; 1000];
+    r.read_exact(&mut head).unwrap();
+    assert_eq!(r.read(&mut []).unwrap(), 0);
+    let mut rest = Vec::new();
+    r.read_to_end(&mut rest).unwrap();
+    assert_eq!([head, rest].concat(), expected);
     r.seek(SeekFrom::Start(1_000_000)).unwrap();
     let mut chunk = vec![0; 200_000];
     r.read_exact(&mut chunk).unwrap();

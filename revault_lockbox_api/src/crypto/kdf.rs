@@ -2,7 +2,7 @@
 
 use zeroize::Zeroizing;
 
-use crate::format::{KDF_SALT_LEN, KEY_LEN, MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES};
+use crate::format::{KDF_SALT_LEN, KEY_LEN, MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES, MAX_KDF_WORK};
 
 /// Argon2id cost parameters, stored in each password slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,7 +30,10 @@ impl KdfParams {
     /// Whether a reader accepts these parameters: a hostile archive must not
     /// make it allocate or compute without bound.
     pub fn within_limits(&self) -> bool {
-        self.m_kib <= MAX_KDF_MEMORY_KIB && self.t <= MAX_KDF_PASSES && self.p <= MAX_KDF_LANES
+        self.m_kib <= MAX_KDF_MEMORY_KIB
+            && self.t <= MAX_KDF_PASSES
+            && self.p <= MAX_KDF_LANES
+            && u64::from(self.m_kib) * u64::from(self.t) <= MAX_KDF_WORK
     }
 
     /// Derives a 256-bit key from `password` and `salt`. `None` when
@@ -68,6 +71,9 @@ mod tests {
     fn hostile_parameters_are_refused() {
         let huge = KdfParams { m_kib: u32::MAX, t: 1, p: 1 };
         assert!(huge.derive(b"pw", &[0; KDF_SALT_LEN]).is_none());
+        let long = KdfParams { m_kib: 1 << 20, t: 5, p: 1 };
+        assert!(!long.within_limits(), "memory times passes is capped too");
+        assert!(KdfParams::default().within_limits());
         let zero = KdfParams { m_kib: 8, t: 0, p: 1 };
         assert!(zero.derive(b"pw", &[0; KDF_SALT_LEN]).is_none());
     }

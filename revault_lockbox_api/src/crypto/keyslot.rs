@@ -5,7 +5,7 @@ use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce, Tag};
 use zeroize::Zeroizing;
 
 use super::{random_bytes, AuthFailed, ContentKey, KdfParams, Password};
-use crate::format::{Header, KeySlot, PasswordSlot, KEY_LEN};
+use crate::format::{Header, KeySlot, PasswordSlot, KEY_LEN, MAX_PASSWORD_SLOTS_TRIED};
 
 /// Seals `key` into a new password slot of `header` (whose id and version
 /// the slot binds).
@@ -41,8 +41,11 @@ pub(crate) fn wrap_password_slot(
 /// Tries every password slot of `header`; the first that opens gives the
 /// content key. Fails the same way for a wrong password and a damaged slot.
 pub(crate) fn unwrap_content_key(header: &Header, password: &Password) -> Result<ContentKey, AuthFailed> {
-    for slot in &header.slots {
-        let KeySlot::Password(slot) = slot else { continue };
+    let password_slots = header.slots.iter().filter_map(|s| match s {
+        KeySlot::Password(p) => Some(p),
+        _ => None,
+    });
+    for slot in password_slots.take(MAX_PASSWORD_SLOTS_TRIED) {
         let params = KdfParams { m_kib: slot.m_kib, t: slot.t, p: slot.p };
         let Some(kek) = params.derive(password.expose(), &slot.salt) else { continue };
         let cipher = ChaCha20Poly1305::new(&Key::from(*kek));

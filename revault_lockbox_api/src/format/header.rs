@@ -11,8 +11,8 @@
 
 use super::codec::{malformed, Decoder, Encoder};
 use super::{
-    labels, DecodeError, ARCHIVE_ID_LEN, KDF_SALT_LEN, KEY_LEN, MAGIC, MAX_KEY_SLOTS, MAX_KEY_SLOT_LEN,
-    NONCE_LEN, TAG_LEN, VERSION,
+    labels, DecodeError, ARCHIVE_ID_LEN, KDF_SALT_LEN, KEY_LEN, MAGIC, MAX_KEY_SLOTS, MAX_KEY_SLOT_BLOCK_LEN,
+    MAX_KEY_SLOT_LEN, NONCE_LEN, TAG_LEN, VERSION,
 };
 
 /// Random id of one archive, bound into every page, index and key slot so
@@ -128,7 +128,7 @@ impl Header {
         }
         let archive_id = ArchiveId(d.array()?);
         let slots_len = d.u32()? as usize;
-        if slots_len > 2 + MAX_KEY_SLOTS * (3 + MAX_KEY_SLOT_LEN) {
+        if slots_len > MAX_KEY_SLOT_BLOCK_LEN {
             return Err(malformed("key slots", "length over its limit"));
         }
         let header = Header { version, flags, archive_id, slots: Vec::new() };

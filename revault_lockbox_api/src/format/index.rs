@@ -172,7 +172,10 @@ impl Index {
             if page.offset < next_offset {
                 return Err(malformed("page record", "pages overlap"));
             }
-            next_offset = page.offset + u64::from(page.stored_len);
+            next_offset = page
+                .offset
+                .checked_add(u64::from(page.stored_len))
+                .ok_or_else(|| malformed("page record", "offset out of range"))?;
             pages.push(page);
         }
         let entry_count = checked_count(d.u64()?, MIN_ENTRY_LEN, &d)?;
@@ -326,6 +329,13 @@ mod tests {
         if let EntryKind::File { size, .. } = &mut index.entries[1].kind {
             *size = 1601;
         }
+        assert!(Index::decode(&index.encode()).is_err());
+    }
+
+    #[test]
+    fn page_offsets_near_the_top_do_not_overflow() {
+        let mut index = sample();
+        index.pages[0].offset = u64::MAX - 10;
         assert!(Index::decode(&index.encode()).is_err());
     }
 

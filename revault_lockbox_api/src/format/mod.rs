@@ -45,8 +45,14 @@ pub const DIGEST_LEN: usize = 32;
 
 /// Most key slots one archive may carry.
 pub const MAX_KEY_SLOTS: usize = 16;
-/// Largest key-slot body accepted (a password slot uses 92 bytes).
+/// Largest key-slot body accepted (a password slot's body is 88 bytes).
 pub const MAX_KEY_SLOT_LEN: usize = 1024;
+/// Largest key-slot block: the count and `MAX_KEY_SLOTS` slots of the
+/// largest size, each with its kind and length.
+pub const MAX_KEY_SLOT_BLOCK_LEN: usize = 2 + MAX_KEY_SLOTS * (3 + MAX_KEY_SLOT_LEN);
+/// Password slots a reader tries before giving up: each try costs a full
+/// Argon2id derivation.
+pub const MAX_PASSWORD_SLOTS_TRIED: usize = 4;
 /// Argon2id memory cost limit a reader accepts, in KiB (1 GiB): a hostile
 /// archive must not make the reader allocate more.
 pub const MAX_KDF_MEMORY_KIB: u32 = 1 << 20;
@@ -54,8 +60,13 @@ pub const MAX_KDF_MEMORY_KIB: u32 = 1 << 20;
 pub const MAX_KDF_PASSES: u32 = 64;
 /// Argon2id lane limit a reader accepts.
 pub const MAX_KDF_LANES: u32 = 64;
+/// Argon2id work limit a reader accepts: memory (KiB) times passes, 4 GiB
+/// passes in all (about 3 s on the development machine; the default costs
+/// 192 MiB passes).
+pub const MAX_KDF_WORK: u64 = 4 << 20;
 
-/// Largest plaintext of one page (writers use 64 KiB to 8 MiB).
+/// Largest plaintext of one page (the presets use 64 KiB to 8 MiB; writers
+/// accept 4 KiB to this).
 pub const MAX_PAGE_PLAIN_LEN: u32 = 16 << 20;
 /// Largest stored page: a page is stored raw when zstd does not shrink it, so
 /// stored bytes never exceed the plaintext plus the tag.

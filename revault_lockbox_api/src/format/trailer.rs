@@ -13,8 +13,8 @@
 
 use super::codec::{malformed, Decoder, Encoder};
 use super::{
-    ArchiveId, DecodeError, ARCHIVE_ID_LEN, MAX_INDEX_PLAIN_LEN, MAX_INDEX_STORED_LEN, SESSION_SALT_LEN,
-    TAG_LEN, TRAILER_MAGIC, VERSION,
+    ArchiveId, DecodeError, ARCHIVE_ID_LEN, MAX_INDEX_PLAIN_LEN, MAX_INDEX_STORED_LEN,
+    MAX_KEY_SLOT_BLOCK_LEN, SESSION_SALT_LEN, TAG_LEN, TRAILER_MAGIC, VERSION,
 };
 
 /// Length of the trailer body, before its tag.
@@ -97,8 +97,11 @@ impl Trailer {
             tag: d.array()?,
         };
         d.finish()?;
-        if t.index_stored_len > MAX_INDEX_STORED_LEN || t.index_plain_len > MAX_INDEX_PLAIN_LEN {
-            return Err(malformed("trailer", "index length over its limit"));
+        if t.index_stored_len > MAX_INDEX_STORED_LEN
+            || t.index_plain_len > MAX_INDEX_PLAIN_LEN
+            || t.key_slots_len as usize > MAX_KEY_SLOT_BLOCK_LEN
+        {
+            return Err(malformed("trailer", "index or key-slot length over its limit"));
         }
         let index_end = t.index_offset.checked_add(t.index_stored_len);
         let slots_end = t.key_slots_offset.checked_add(u64::from(t.key_slots_len));

@@ -208,6 +208,7 @@ impl<R: Read + Seek> Archive<R> {
             report: ExtractReport::default(),
             dirs: Vec::new(),
             placing: OrderedPool::new(PLACING_THREADS),
+            lost: HashSet::new(),
         };
         x.check_targets(&selected)?;
 
@@ -326,6 +327,9 @@ struct Extraction<'a> {
     report: ExtractReport,
     dirs: Vec<usize>,
     placing: OrderedPool<Result<()>>,
+    /// Entries not restored because their content was damaged: hard links
+    /// to them are not restored either.
+    lost: HashSet<usize>,
 }
 
 /// Writes the files of an extraction as their bytes arrive.
@@ -362,6 +366,7 @@ impl SpanVisitor for FileWriter<'_, '_> {
 
     fn damaged(&mut self, span: usize, error: &Error) -> bool {
         self.open.remove(&span);
+        self.x.lost.insert(self.jobs[span].entry);
         if self.x.options.keep_going {
             self.x
                 .report
@@ -451,6 +456,7 @@ impl Extraction<'_> {
         let entry = &self.entries[job.entry];
         if f.hasher.finalize()[..] != job.sha256 {
             let err = Error::ChecksumMismatch { path: show(&entry.path) };
+            self.lost.insert(job.entry);
             if self.options.keep_going {
                 self.report.damaged.push((show(&entry.path), err.to_string()));
                 return Ok(());
@@ -478,6 +484,11 @@ impl Extraction<'_> {
     }
 
     fn make_hardlink(&mut self, i: usize, target: usize) -> Result<()> {
+        if self.lost.contains(&target) {
+            let why = format!("its target {} is damaged", show(&self.entries[target].path));
+            self.report.damaged.push((show(&self.entries[i].path), why));
+            return Ok(());
+        }
         self.ensure_parents(i)?;
         let (path, original) = (self.target(i), self.target(target));
         if self.options.overwrite && fs::symlink_metadata(&path).is_ok() {
