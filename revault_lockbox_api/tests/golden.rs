@@ -10,8 +10,11 @@ use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, EntryKind, KdfP
 const V1: &str = "tests/golden/v1.lbox";
 const PASSWORD: &str = "golden v1";
 
-/// What v1.lbox holds: (path, mode, mtime, content or link target).
-fn expected() -> Vec<(&'static [u8], &'static str, u32, i64, Vec<u8>)> {
+/// One entry of v1.lbox: path, kind, mode, mtime, content or link target.
+type Expected = (&'static [u8], &'static str, u32, i64, Vec<u8>);
+
+/// What v1.lbox holds.
+fn expected() -> Vec<Expected> {
     let big: Vec<u8> = (0..10_000u32).flat_map(|i| i.to_le_bytes()).collect();
     vec![
         (b"docs", "dir", 0o755, 1_700_000_000, vec![]),
