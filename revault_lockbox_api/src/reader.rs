@@ -205,6 +205,11 @@ impl<R: Read + Seek> Archive<R> {
         Ok(())
     }
 
+    /// The reading knobs in effect (from the profile given to `open_with`).
+    pub fn tuning(&self) -> &Tuning {
+        &self.tuning
+    }
+
     /// Every entry, in archive order.
     pub fn entries(&self) -> &[Entry] {
         &self.index.entries

@@ -117,10 +117,12 @@ struct FileJob {
 /// renamed by the placing threads; larger ones are streamed to a temporary
 /// file as their pages arrive.
 const BUFFERED_FILE_MAX: u64 = 256 << 10;
-/// Threads that write, sync and rename files. Syncing is I/O-bound, and the
-/// file system commits concurrent syncs together, so more threads than
-/// cores pays off.
-const PLACING_THREADS: usize = 8;
+/// Threads that write, sync and rename files when each file is synced:
+/// syncing is I/O-bound, and the file system commits concurrent syncs
+/// together, so more threads than cores pays off. Without syncing the work
+/// is CPU time in the kernel, and more threads than cores only contend for
+/// directory locks.
+const SYNCING_PLACING_THREADS: usize = 8;
 /// Files handed to the placing threads and not yet placed.
 const PLACING_IN_FLIGHT: usize = 64;
 
@@ -207,7 +209,11 @@ impl<R: Read + Seek> Archive<R> {
             verified: HashSet::new(),
             report: ExtractReport::default(),
             dirs: Vec::new(),
-            placing: OrderedPool::new(PLACING_THREADS),
+            placing: OrderedPool::new(if options.sync {
+                SYNCING_PLACING_THREADS
+            } else {
+                self.tuning().threads
+            }),
             lost: HashSet::new(),
         };
         x.check_targets(&selected)?;
