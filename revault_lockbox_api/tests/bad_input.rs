@@ -60,16 +60,22 @@ fn only_authentic_files(dest: &Path, src: &Path) {
     }
 }
 
+/// A work dir with `small_tree`, the archive's bytes, and an empty
+/// extraction destination.
+fn small_archive() -> (tempfile::TempDir, Vec<u8>, PathBuf) {
+    let work = tempfile::tempdir().unwrap();
+    small_tree(work.path());
+    let archive = archive_of(work.path(), work.path(), &["t"], cheap());
+    let dest = work.path().join("out");
+    fs::create_dir(&dest).unwrap();
+    (work, fs::read(&archive).unwrap(), dest)
+}
+
 /// Every single-bit flip at every byte offset is detected, and no file
 /// that failed authentication ends up under its final name.
 #[test]
 fn every_flipped_byte_is_detected() {
-    let work = tempfile::tempdir().unwrap();
-    small_tree(work.path());
-    let archive = archive_of(work.path(), work.path(), &["t"], cheap());
-    let original = fs::read(&archive).unwrap();
-    let dest = work.path().join("out");
-    fs::create_dir(&dest).unwrap();
+    let (work, original, dest) = small_archive();
     for offset in 0..original.len() {
         for bit in [0x01u8, 0x80] {
             let mut bytes = original.clone();
@@ -86,12 +92,7 @@ fn every_flipped_byte_is_detected() {
 
 #[test]
 fn every_truncation_is_detected() {
-    let work = tempfile::tempdir().unwrap();
-    small_tree(work.path());
-    let archive = archive_of(work.path(), work.path(), &["t"], cheap());
-    let original = fs::read(&archive).unwrap();
-    let dest = work.path().join("out");
-    fs::create_dir(&dest).unwrap();
+    let (_work, original, dest) = small_archive();
     for len in 0..original.len() {
         let err = open_and_extract(original[..len].to_vec(), &dest, &password()).unwrap_err();
         assert!(err.is_authentication(), "truncated to {len}: {err}");
