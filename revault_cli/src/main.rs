@@ -130,8 +130,8 @@ struct ExtractArgs {
     /// Replace existing files and links (never a directory).
     #[arg(long)]
     overwrite: bool,
-    /// Do not fsync each file before renaming it into place (faster; a crash
-    /// may then leave empty files behind).
+    /// Do not sync files to disk before renaming them into place (faster; a
+    /// crash may then leave empty files behind).
     #[arg(long)]
     no_sync: bool,
     /// Restore every intact entry when some are damaged, list the damaged
