@@ -242,7 +242,7 @@ impl<W: Write> ArchiveWriter<W> {
             }
             let start = self.page.len();
             let room = (page_size - start) as u64;
-            let n = fill(content, &mut self.page, page_size)
+            let n = fill(content, &mut self.page, page_size, size_hint.saturating_sub(size))
                 .map_err(Error::io("reading", std::ffi::OsStr::from_bytes(path)))?;
             hasher.update(&self.page[start..]);
             size += n as u64;
@@ -377,13 +377,22 @@ impl<W: Write> ArchiveWriter<W> {
 
 /// Reads from `content` into `page` until it holds `page_size` bytes or the
 /// content ends; returns how many bytes were added. Reads straight into the
-/// page with large reads: small ones cost more in system time than the
-/// compression does.
-fn fill(content: &mut dyn Read, page: &mut Vec<u8>, page_size: usize) -> io::Result<usize> {
+/// page with large reads (small ones cost more in system time than the
+/// compression does), and zeroes only the room it expects to need: `hint`
+/// bytes plus one to see the end, growing if the content is longer.
+fn fill(content: &mut dyn Read, page: &mut Vec<u8>, page_size: usize, hint: u64) -> io::Result<usize> {
     let start = page.len();
-    page.resize(page_size, 0);
     let mut filled = start;
-    while filled < page_size {
+    let mut want = (hint.saturating_add(1).max(MIN_READ as u64) as usize).min(page_size - start);
+    page.resize(start + want, 0);
+    loop {
+        if filled == page.len() {
+            if page.len() == page_size {
+                break;
+            }
+            want = (want * 2).min(page_size - start);
+            page.resize(start + want, 0);
+        }
         match content.read(&mut page[filled..]) {
             Ok(0) => break,
             Ok(n) => filled += n,
@@ -398,6 +407,9 @@ fn fill(content: &mut dyn Read, page: &mut Vec<u8>, page_size: usize) -> io::Res
     Ok(filled - start)
 }
 
+/// Smallest read into a page.
+const MIN_READ: usize = 16 << 10;
+
 /// A stored path for messages: UTF-8 where it is, escaped bytes elsewhere.
 pub(crate) fn show(path: &[u8]) -> String {
     String::from_utf8_lossy(path).into_owned()
@@ -406,5 +418,36 @@ pub(crate) fn show(path: &[u8]) -> String {
 impl From<io::Error> for Error {
     fn from(source: io::Error) -> Error {
         Error::Stream { action: "I/O", source }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Yields its bytes a few at a time, like a pipe.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = buf.len().min(self.0.len()).min(7);
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn fill_takes_everything_whatever_the_hint() {
+        let data: Vec<u8> = (0..100_000u32).map(|i| i as u8).collect();
+        for (hint, page_size) in
+            [(0, 1 << 20), (10, 1 << 20), (100_000, 1 << 20), (1 << 30, 1 << 20), (5, 40_000)]
+        {
+            let mut page = b"prefix".to_vec();
+            let n = fill(&mut Trickle(&data), &mut page, page_size, hint).unwrap();
+            let expect = data.len().min(page_size - 6);
+            assert_eq!(n, expect, "hint {hint}");
+            assert_eq!(&page[6..], &data[..expect]);
+        }
     }
 }

@@ -55,15 +55,75 @@ pub fn create_archive(
     if let Ok(old) = fs::metadata(archive) {
         skip.push((old.dev(), old.ino()));
     }
-    let out = BufWriter::with_capacity(1 << 20, tmp);
+    let out = BufWriter::with_capacity(1 << 20, SyncingWriter::new(tmp)?);
     let (out, report) = walk_into(out, base_dir, inputs, password, options, &skip)?;
-    let tmp = out.into_inner().map_err(|e| Error::io("writing", archive)(e.into_error()))?;
+    let tmp = out.into_inner().map_err(|e| Error::io("writing", archive)(e.into_error()))?.finish();
     tmp.as_file().sync_all().map_err(Error::io("syncing", tmp.path()))?;
     tmp.persist(archive).map_err(|e| Error::io("renaming the finished archive to", archive)(e.error))?;
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
     }
     Ok(report)
+}
+
+/// Writes to a temporary file and, every [`SYNC_EVERY`] bytes, has a
+/// background thread sync what was written so far: the disk works while
+/// pages are compressed, and the final sync has little left to do.
+struct SyncingWriter {
+    tmp: tempfile::NamedTempFile,
+    unsynced: u64,
+    kick: Option<std::sync::mpsc::SyncSender<()>>,
+    syncer: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Bytes written between background syncs.
+const SYNC_EVERY: u64 = 64 << 20;
+
+impl SyncingWriter {
+    fn new(tmp: tempfile::NamedTempFile) -> Result<SyncingWriter> {
+        let file = tmp.as_file().try_clone().map_err(Error::io("opening", tmp.path()))?;
+        let (kick, kicks) = std::sync::mpsc::sync_channel::<()>(1);
+        let syncer = std::thread::Builder::new()
+            .name("lockbox-sync".into())
+            .spawn(move || {
+                // Errors surface in the final, foreground sync.
+                while kicks.recv().is_ok() {
+                    let _ = file.sync_data();
+                }
+            })
+            .map_err(Error::stream("starting the sync thread"))?;
+        Ok(SyncingWriter { tmp, unsynced: 0, kick: Some(kick), syncer: Some(syncer) })
+    }
+
+    /// Stops the background syncs and returns the file. (Dropped without
+    /// this, the writer's closed channel ends the thread after its current
+    /// sync.)
+    fn finish(mut self) -> tempfile::NamedTempFile {
+        self.kick = None;
+        if let Some(t) = self.syncer.take() {
+            let _ = t.join();
+        }
+        self.tmp
+    }
+}
+
+impl Write for SyncingWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.tmp.write(buf)?;
+        self.unsynced += n as u64;
+        if self.unsynced >= SYNC_EVERY {
+            self.unsynced = 0;
+            if let Some(kick) = &self.kick {
+                // A sync already queued covers this data too.
+                let _ = kick.try_send(());
+            }
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.tmp.flush()
+    }
 }
 
 /// Streams an archive of `inputs` to `out` (a pipe, stdout, a socket): the
