@@ -175,3 +175,22 @@ fn keep_going_skips_hard_links_to_damaged_files() {
     assert!(!work.path().join("a").exists() && !work.path().join("b").exists());
     assert_eq!(fs::read(work.path().join("c")).unwrap(), b"fine\n");
 }
+
+/// More files than one sync batch holds: every batch is synced and renamed.
+#[test]
+fn synced_extraction_places_every_batch() {
+    let mut w = ArchiveWriter::new(Vec::new(), &password(), cheap()).unwrap();
+    w.add_dir("d", &meta()).unwrap();
+    for i in 0..4500u32 {
+        let body = format!("file {i}\n");
+        w.add_file(format!("d/{i:05}"), &meta(), body.len() as u64, body.as_bytes()).unwrap();
+    }
+    let bytes = w.finish().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let mut archive = Archive::open(Cursor::new(bytes), &password()).unwrap();
+    let report = archive.extract(work.path(), &ExtractOptions::new()).unwrap();
+    assert_eq!(report.entries, 4501);
+    let names = fs::read_dir(work.path().join("d")).unwrap().count();
+    assert_eq!(names, 4500, "no temporary files left, none missing");
+    assert_eq!(fs::read_to_string(work.path().join("d/04499")).unwrap(), "file 4499\n");
+}

@@ -205,6 +205,18 @@ const SYNC_BATCH_FILES: usize = 4096;
 /// leave behind under temporary names.
 const SYNC_BATCH_BYTES: u64 = 256 << 20;
 
+/// Syncs the file systems a batch of written files is on, then renames
+/// them into place. Runs on a thread of its own while extraction goes on.
+fn sync_and_rename(batch: Vec<Written>) -> Result<()> {
+    let mut synced = HashSet::new();
+    for w in &batch {
+        if synced.insert(w.dev) {
+            sync_file_system(w.path.parent().expect("entry paths have a parent under dest"))?;
+        }
+    }
+    batch.into_iter().try_for_each(Written::rename)
+}
+
 /// Flushes the file system holding `dir` (`syncfs`): the data of every
 /// file written there is on disk when it returns.
 fn sync_file_system(dir: &Path) -> Result<()> {
@@ -247,6 +259,7 @@ impl<R: Read + Seek> Archive<R> {
             }),
             lost: HashSet::new(),
             pending: Vec::new(),
+            syncing: OrderedPool::new(1),
             pending_bytes: 0,
         };
         x.check_targets(&selected)?;
@@ -285,7 +298,7 @@ impl<R: Read + Seek> Archive<R> {
         let spans: Vec<Span> = jobs.iter().map(|j| Span { start: j.start, size: j.size }).collect();
         let pages = self.pages_of(&spans);
         self.stream_spans(&spans, &pages, &mut FileWriter { x: &mut x, jobs: &jobs, open: HashMap::new() })?;
-        x.flush_placed()?;
+        x.place_all()?;
         for (i, target) in links {
             x.make_hardlink(i, target)?;
         }
@@ -370,6 +383,8 @@ struct Extraction<'a> {
     placing: OrderedPool<Result<Option<Written>>>,
     /// Files written and waiting for their batch's sync and rename.
     pending: Vec<Written>,
+    /// The batch being synced and renamed, at most one at a time.
+    syncing: OrderedPool<Result<()>>,
     pending_bytes: u64,
     /// Entries not restored because their content was damaged: hard links
     /// to them are not restored either.
@@ -554,16 +569,21 @@ impl Extraction<'_> {
         while self.placing.in_flight() > 0 {
             self.take_placed()?;
         }
-        let pending = std::mem::take(&mut self.pending);
         self.pending_bytes = 0;
-        let mut synced = HashSet::new();
-        for w in &pending {
-            if synced.insert(w.dev) {
-                let dir = w.path.parent().expect("entry paths have a parent under dest");
-                sync_file_system(dir)?;
-            }
+        if self.pending.is_empty() {
+            return Ok(());
         }
-        pending.into_iter().try_for_each(Written::rename)
+        self.syncing.pop().transpose()?;
+        let batch = std::mem::take(&mut self.pending);
+        self.syncing.submit(move || sync_and_rename(batch));
+        Ok(())
+    }
+
+    /// Waits until every file is renamed into place.
+    fn place_all(&mut self) -> Result<()> {
+        self.flush_placed()?;
+        self.syncing.pop().transpose()?;
+        Ok(())
     }
 
     fn make_hardlink(&mut self, i: usize, target: usize) -> Result<()> {
