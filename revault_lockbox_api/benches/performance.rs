@@ -1,1 +1,275 @@
-fn main() {}
+//! Criterion benches of lockbox's hot paths, through the public API:
+//!
+//! - `page`: sealing and opening 64 KiB and 1 MiB pages on one worker
+//!   (compress + SHA-256 + ChaCha20-Poly1305 and back), text and random;
+//! - `zstd`: one page at each profile's page size and level;
+//! - `kdf`: the default Argon2id cost (m=64 MiB, t=3, p=4);
+//! - `small_tree`: create and extract of `small-tree` at size factor 0.1;
+//! - `list`: opening an archive of 50,000 entries and walking its index;
+//! - `read_one`: one 64 KiB file out of a 256 MiB archive.
+//!
+//! Everything except `kdf` uses [`KdfParams::INSECURE_FOR_TESTS`] so that
+//! the KDF does not hide what is measured. Files go under Cargo's
+//! target tmp dir (a real disk: syncing costs what it costs). The whole run
+//! takes about three minutes on a 2-core machine.
+//!
+//! ```text
+//! cargo bench -p revault_lockbox_api --bench performance [-- FILTER]
+//! ```
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{self, Cursor, Read};
+use std::time::Duration;
+
+use criterion::{
+    criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput,
+};
+use revault_lockbox_api::{
+    create_archive, Archive, ArchiveWriter, CreateOptions, ExtractOptions, KdfParams, Metadata, Password,
+    WorkloadProfile,
+};
+
+const KIB: usize = 1 << 10;
+const MIB: usize = 1 << 20;
+
+fn password() -> Password {
+    Password::from("performance bench")
+}
+
+fn cheap() -> CreateOptions {
+    CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS)
+}
+
+fn meta() -> Metadata {
+    Metadata { mode: 0o644, mtime_secs: 1_700_000_000, ..Metadata::default() }
+}
+
+fn text(seed: u64, len: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(len);
+    corpora::TextReader::new(seed, len as u64).read_to_end(&mut out).expect("text generator");
+    out
+}
+
+fn random(seed: u64, len: usize) -> Vec<u8> {
+    let mut out = vec![0; len];
+    corpora::Rng::new(seed).fill(&mut out);
+    out
+}
+
+fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("lockbox-perf-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .expect("creating a scratch directory")
+}
+
+/// An archive holding `data` as one file `f`, written in `page`-byte pages.
+fn one_file_archive(data: &[u8], options: CreateOptions) -> Vec<u8> {
+    let mut w = ArchiveWriter::new(Vec::with_capacity(data.len() + MIB), &password(), options).unwrap();
+    w.add_file("f", &meta(), data.len() as u64, data).unwrap();
+    w.finish().unwrap()
+}
+
+/// Reads all of file `path` with large reads; returns its length.
+fn read_file<R: Read + io::Seek>(archive: &mut Archive<R>, path: &str, buf: &mut [u8]) -> u64 {
+    let mut r = archive.open_file(path).unwrap();
+    let mut total = 0;
+    loop {
+        match r.read(buf).unwrap() {
+            0 => return total,
+            n => total += n as u64,
+        }
+    }
+}
+
+/// Seal and open of whole pages on one worker thread: 8 MiB per iteration,
+/// so per-archive costs (header, index, thread start) are small next to the
+/// pages. Text pages are compressed (level 3); random ones are detected
+/// and stored raw, so they measure hashing and the AEAD alone.
+fn pages(c: &mut Criterion) {
+    let len = 8 * MIB;
+    let inputs = [("text", text(1, len)), ("random", random(2, len))];
+    let mut g = c.benchmark_group("page");
+    g.throughput(Throughput::Bytes(len as u64)).sample_size(10).measurement_time(Duration::from_secs(3));
+    let mut buf = vec![0u8; 256 * KIB];
+    for page in [64 * KIB, MIB] {
+        let options = cheap().page_size(page).threads(1);
+        for (kind, data) in &inputs {
+            let label = format!("{kind}/{}KiB", page / KIB);
+            g.bench_function(BenchmarkId::new("seal", &label), |b| {
+                b.iter(|| one_file_archive(data, options.clone()))
+            });
+            let archive = one_file_archive(data, options.clone());
+            g.bench_function(BenchmarkId::new("open", &label), |b| {
+                b.iter(|| {
+                    let mut a = Archive::open(Cursor::new(&archive[..]), &password()).unwrap();
+                    assert_eq!(read_file(&mut a, "f", &mut buf), len as u64);
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
+/// zstd on one text page at each profile's page size and level (profiles
+/// sharing both are measured once). Level 19 runs at about 1 MB/s, so the
+/// `archival` bench compresses the first 2 MiB of its 8 MiB page: a whole
+/// page would take minutes at criterion's minimum of 10 samples.
+fn zstd_levels(c: &mut Criterion) {
+    let mut g = c.benchmark_group("zstd");
+    g.sample_size(10).measurement_time(Duration::from_secs(3)).sampling_mode(SamplingMode::Flat);
+    let mut seen = HashSet::new();
+    for profile in WorkloadProfile::ALL {
+        let t = profile.tuning();
+        if !seen.insert((t.page_size, t.zstd_level)) {
+            continue;
+        }
+        let len = if t.zstd_level >= 10 { t.page_size.min(2 * MIB) } else { t.page_size };
+        let page = text(3, len);
+        let label = if len < t.page_size {
+            format!("{}/{}KiB-of-{}KiB/level{}", profile.name(), len / KIB, t.page_size / KIB, t.zstd_level)
+        } else {
+            format!("{}/{}KiB/level{}", profile.name(), len / KIB, t.zstd_level)
+        };
+        g.throughput(Throughput::Bytes(page.len() as u64));
+        let mut compressor = zstd::bulk::Compressor::new(t.zstd_level).unwrap();
+        let frame = compressor.compress(&page).unwrap();
+        g.bench_function(BenchmarkId::new("compress", &label), |b| {
+            b.iter(|| compressor.compress(&page).unwrap())
+        });
+        let mut decompressor = zstd::bulk::Decompressor::new().unwrap();
+        g.bench_function(BenchmarkId::new("decompress", &label), |b| {
+            b.iter(|| decompressor.decompress(&frame, page.len()).unwrap())
+        });
+    }
+    g.finish();
+}
+
+/// The default password KDF, as paid by every create (wrapping the content
+/// key) and every open (unwrapping it).
+fn kdf(c: &mut Criterion) {
+    let mut g = c.benchmark_group("kdf");
+    g.sample_size(10).measurement_time(Duration::from_secs(4)).sampling_mode(SamplingMode::Flat);
+    let p = KdfParams::default();
+    let label = format!("argon2id-m{}MiB-t{}-p{}", p.m_kib / 1024, p.t, p.p);
+    g.bench_function(BenchmarkId::new("new_archive", label), |b| {
+        b.iter(|| ArchiveWriter::new(io::sink(), &password(), CreateOptions::new()).unwrap())
+    });
+    g.finish();
+}
+
+/// Create and extract of `small-tree` at size factor 0.1 (200 files of
+/// about 1 KiB), syncing as the defaults do.
+fn small_tree(c: &mut Criterion) {
+    let dir = scratch();
+    let corpus = corpora::find("small-tree").unwrap().generate(&dir.path().join("src"), 0.1).unwrap();
+    let archive = dir.path().join("small-tree.lbox");
+    create_archive(&archive, &corpus.root, &corpus.inputs, &password(), cheap()).unwrap();
+
+    let mut g = c.benchmark_group("small_tree");
+    g.sample_size(20).measurement_time(Duration::from_secs(5));
+    g.throughput(Throughput::Elements(corpus.files));
+    g.bench_function("create", |b| {
+        b.iter(|| create_archive(&archive, &corpus.root, &corpus.inputs, &password(), cheap()).unwrap())
+    });
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    // Extractions are deleted only at the end: on ext4, creating files soon
+    // after deleting many costs a scan for inodes not recently freed.
+    let mut done = Vec::new();
+    g.bench_function("extract", |b| {
+        b.iter_batched(
+            || tempfile::tempdir_in(&out).unwrap(),
+            |dest| {
+                let mut a = Archive::open(File::open(&archive).unwrap(), &password()).unwrap();
+                a.extract(dest.path(), &ExtractOptions::new()).unwrap();
+                done.push(dest);
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    g.finish();
+    drop(done);
+}
+
+/// Listing reads only the index: open an archive of 50,000 tiny files in
+/// 500 directories and walk every entry.
+fn list(c: &mut Criterion) {
+    const FILES: usize = 50_000;
+    let mut w = ArchiveWriter::new(Vec::new(), &password(), cheap()).unwrap();
+    let (m, d) = (meta(), Metadata { mode: 0o755, ..meta() });
+    for i in 0..FILES {
+        if i % 100 == 0 {
+            w.add_dir(format!("dir-{:03}", i / 100), &d).unwrap();
+        }
+        let body = format!("file {i}\n");
+        w.add_file(format!("dir-{:03}/file-{i:05}.txt", i / 100), &m, body.len() as u64, body.as_bytes())
+            .unwrap();
+    }
+    let archive = w.finish().unwrap();
+
+    let mut g = c.benchmark_group("list");
+    g.sample_size(20).measurement_time(Duration::from_secs(4));
+    g.throughput(Throughput::Elements(FILES as u64));
+    g.bench_function("open_and_walk/50k_entries", |b| {
+        b.iter(|| {
+            let a = Archive::open(Cursor::new(&archive[..]), &password()).unwrap();
+            a.entries().iter().map(|e| e.path.len()).sum::<usize>()
+        })
+    });
+    g.finish();
+}
+
+/// One 64 KiB file out of a 256 MiB archive (4,096 such files of text,
+/// `Balanced` pages). Each iteration reads a different file on a page not
+/// in the reader's cache, so every read opens a page from disk.
+fn read_one(c: &mut Criterion) {
+    const FILES: usize = 4096;
+    const FILE_LEN: usize = 64 * KIB;
+    let dir = scratch();
+    let path = dir.path().join("large.lbox");
+    let mut w =
+        ArchiveWriter::new(io::BufWriter::new(File::create(&path).unwrap()), &password(), cheap()).unwrap();
+    let mut data = vec![0u8; FILE_LEN];
+    for i in 0..FILES {
+        let mut r = corpora::TextReader::new(1000 + i as u64, FILE_LEN as u64);
+        r.read_exact(&mut data).unwrap();
+        w.add_file(name(i), &meta(), FILE_LEN as u64, &data[..]).unwrap();
+    }
+    w.finish().unwrap();
+    fn name(i: usize) -> String {
+        format!("data/part-{i:04}.txt")
+    }
+    // Consecutive picks are 37 files (more than two 1 MiB pages) apart.
+    let pick = |n: usize| name(n * 37 % FILES);
+
+    let mut g = c.benchmark_group("read_one");
+    g.sample_size(30).measurement_time(Duration::from_secs(4));
+    g.throughput(Throughput::Bytes(FILE_LEN as u64));
+    let mut buf = vec![0u8; 256 * KIB];
+    let mut archive = Archive::open(File::open(&path).unwrap(), &password()).unwrap();
+    let mut n = 0;
+    g.bench_function("open_file/64KiB_of_256MiB", |b| {
+        b.iter(|| {
+            n += 1;
+            assert_eq!(read_file(&mut archive, &pick(n), &mut buf), FILE_LEN as u64);
+        })
+    });
+    g.bench_function("open_archive_and_file/64KiB_of_256MiB", |b| {
+        b.iter(|| {
+            n += 1;
+            let mut a = Archive::open(File::open(&path).unwrap(), &password()).unwrap();
+            assert_eq!(read_file(&mut a, &pick(n), &mut buf), FILE_LEN as u64);
+        })
+    });
+    g.finish();
+    drop(archive);
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().warm_up_time(Duration::from_secs(1));
+    targets = pages, zstd_levels, kdf, small_tree, list, read_one
+}
+criterion_main!(benches);
