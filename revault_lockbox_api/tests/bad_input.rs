@@ -255,3 +255,23 @@ fn pages_swapped_or_taken_from_another_archive_are_detected() {
     assert!(matches!(&err, Error::Tampered { what } if what == "page 1"), "{err}");
     only_authentic_files(&dest, work.path());
 }
+
+/// The index and trailer (or the trailer alone) of another archive made
+/// with the same password and the same content, spliced onto this one.
+#[test]
+fn index_or_trailer_from_another_archive_is_detected() {
+    let (work, a, dest) = small_archive();
+    let other = work.path().join("other");
+    fs::create_dir(&other).unwrap();
+    let b = fs::read(archive_of(&other, work.path(), &["t"], cheap())).unwrap();
+    assert_eq!(a.len(), b.len(), "same content, same layout");
+    let info = Archive::open(Cursor::new(a.clone()), &password()).unwrap().info();
+    let index_start = a.len() - TRAILER_LEN - info.index_bytes as usize;
+    for from in [index_start, a.len() - TRAILER_LEN] {
+        let mut spliced = a[..from].to_vec();
+        spliced.extend_from_slice(&b[from..]);
+        let err = open_and_extract(spliced, &dest, &password()).unwrap_err();
+        assert!(matches!(err, Error::Tampered { .. }), "splice at {from}: {err}");
+        assert!(all_paths(&dest).is_empty());
+    }
+}
