@@ -138,6 +138,15 @@ impl<W: Write> ArchiveWriter<W> {
     /// Starts an archive protected by `password`; writes the header at once.
     pub fn new(mut out: W, password: &Password, options: CreateOptions) -> Result<Self> {
         options.tuning.validate()?;
+        if !options.kdf.is_valid() {
+            return Err(Error::InvalidInput(format!(
+                "invalid or too costly Argon2id parameters {:?} (a reader accepts at most {} MiB, {} passes, {} lanes)",
+                options.kdf,
+                crate::format::MAX_KDF_MEMORY_KIB / 1024,
+                crate::format::MAX_KDF_PASSES,
+                crate::format::MAX_KDF_LANES
+            )));
+        }
         let mut id = [0u8; 16];
         let mut session_salt = [0u8; SESSION_SALT_LEN];
         random_bytes(&mut id).map_err(Error::stream("drawing random bytes"))?;

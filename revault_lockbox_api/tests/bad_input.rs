@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use common::*;
 use revault_lockbox_api::format::TRAILER_LEN;
 use revault_lockbox_api::{
-    create_archive, Archive, ArchiveWriter, Error, ExtractOptions, Metadata, Password,
+    create_archive, Archive, ArchiveWriter, Error, ExtractOptions, KdfParams, Metadata, Password,
 };
 
 fn small_tree(root: &Path) {
@@ -273,5 +273,13 @@ fn index_or_trailer_from_another_archive_is_detected() {
         let err = open_and_extract(spliced, &dest, &password()).unwrap_err();
         assert!(matches!(err, Error::Tampered { .. }), "splice at {from}: {err}");
         assert!(all_paths(&dest).is_empty());
+    }
+}
+
+#[test]
+fn unusable_kdf_parameters_are_refused_before_writing() {
+    for kdf in [KdfParams { m_kib: 8, t: 0, p: 1 }, KdfParams { m_kib: 2 << 20, t: 1, p: 1 }] {
+        let err = ArchiveWriter::new(Vec::new(), &password(), cheap().kdf(kdf)).err().expect("refused");
+        assert!(matches!(err, Error::InvalidInput(_)), "{err}");
     }
 }

@@ -37,6 +37,11 @@ impl KdfParams {
             && u64::from(self.m_kib) * u64::from(self.t) <= MAX_KDF_WORK
     }
 
+    /// Whether Argon2id accepts these parameters and a reader would too.
+    pub fn is_valid(&self) -> bool {
+        self.within_limits() && argon2::Params::new(self.m_kib, self.t, self.p, Some(KEY_LEN)).is_ok()
+    }
+
     /// Derives a 256-bit key from `password` and `salt`. `None` when
     /// Argon2 rejects the parameters (e.g. memory below 8 KiB per lane).
     pub(crate) fn derive(
