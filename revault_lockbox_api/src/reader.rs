@@ -210,6 +210,15 @@ impl<R: Read + Seek> Archive<R> {
         &self.tuning
     }
 
+    /// Runs `f` with the entries moved out of the archive, so that `f` can
+    /// borrow them while reading pages, without a copy of the index.
+    pub(crate) fn with_entries<T>(&mut self, f: impl FnOnce(&mut Self, &[Entry]) -> T) -> T {
+        let entries = std::mem::take(&mut self.index.entries);
+        let result = f(self, &entries);
+        self.index.entries = entries;
+        result
+    }
+
     /// Every entry, in archive order.
     pub fn entries(&self) -> &[Entry] {
         &self.index.entries

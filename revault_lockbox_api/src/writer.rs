@@ -177,6 +177,11 @@ impl<W: Write> ArchiveWriter<W> {
         })
     }
 
+    /// Whether an entry was added under `path`.
+    pub fn contains(&self, path: impl AsRef<[u8]>) -> bool {
+        self.kinds.contains_key(path.as_ref())
+    }
+
     /// Adds a directory.
     pub fn add_dir(&mut self, path: impl AsRef<[u8]>, meta: &Metadata) -> Result<()> {
         self.push_entry(path.as_ref(), meta, EntryKind::Dir)

@@ -139,7 +139,10 @@ fn partial_extract_takes_only_the_named_paths() {
     let dest = work.path().join("out");
     fs::create_dir(&dest).unwrap();
     let only = vec![b"t/sub".to_vec(), b"t/f002".to_vec()];
-    open(&archive).extract(&dest, &ExtractOptions::new().sync(false).only(only)).unwrap();
+    let mut a = open(&archive);
+    let before = a.entries().to_vec();
+    a.extract(&dest, &ExtractOptions::new().sync(false).only(only)).unwrap();
+    assert_eq!(a.entries(), before, "extraction leaves the archive's index as it was");
     let mut got: Vec<String> = all_paths(&dest)
         .iter()
         .map(|p| p.strip_prefix(&dest).unwrap().to_string_lossy().into_owned())

@@ -1,6 +1,6 @@
 //! Walks input paths (tar semantics) and streams them into an archive.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::os::unix::ffi::OsStrExt;
@@ -165,7 +165,6 @@ fn walk_into<W: Write>(
         writer: ArchiveWriter::new(out, password, options)?,
         report: CreateReport::default(),
         links: HashMap::new(),
-        seen: HashSet::new(),
         skip,
     };
     for (input, name) in inputs.iter().zip(stored) {
@@ -200,7 +199,6 @@ struct Walk<'a, W: Write> {
     report: CreateReport,
     /// First stored path of each multiply-linked file, by (device, inode).
     links: HashMap<(u64, u64), Vec<u8>>,
-    seen: HashSet<Vec<u8>>,
     skip: &'a [(u64, u64)],
 }
 
@@ -219,7 +217,8 @@ impl<W: Write> Walk<'_, W> {
                 }
                 stored.extend_from_slice(c.as_os_str().as_bytes());
             }
-            if stored.is_empty() || !self.seen.insert(stored.clone()) {
+            // An input named twice, or inside another input, is stored once.
+            if stored.is_empty() || self.writer.contains(&stored) {
                 continue;
             }
             self.add_one(item.path(), stored)?;

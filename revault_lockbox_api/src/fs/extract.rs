@@ -242,13 +242,21 @@ impl<R: Read + Seek> Archive<R> {
         if !md.is_dir() {
             return Err(Error::InvalidInput(format!("destination {} is not a directory", dest.display())));
         }
-        let entries = self.entries().to_vec();
-        let selected = select(&entries, &options.only)?;
-        check_paths(&entries, &selected)?;
+        self.with_entries(|archive, entries| archive.extract_entries(entries, dest, options))
+    }
+
+    fn extract_entries(
+        &mut self,
+        entries: &[Entry],
+        dest: &Path,
+        options: &ExtractOptions,
+    ) -> Result<ExtractReport> {
+        let selected = select(entries, &options.only)?;
+        check_paths(entries, &selected)?;
         let mut x = Extraction {
             dest,
             options,
-            entries: &entries,
+            entries,
             verified: HashSet::new(),
             report: ExtractReport::default(),
             dirs: Vec::new(),
