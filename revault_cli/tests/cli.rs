@@ -120,21 +120,27 @@ fn non_dirs(root: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// `lockbox create` at the cheap KDF cost, with `extra` flags; must succeed.
+fn create(archive: &Path, dir: &Path, input: &str, extra: &[&str]) {
+    lockbox()
+        .arg("create")
+        .args(CHEAP)
+        .args(extra)
+        .arg("-o")
+        .arg(archive)
+        .arg("-C")
+        .arg(dir)
+        .arg(input)
+        .assert()
+        .success();
+}
+
 /// A temp dir holding `tree` and its archive `tree.lbox`.
 fn archived_tree() -> (TempDir, PathBuf) {
     let work = TempDir::new().unwrap();
     make_tree(work.path());
     let archive = work.path().join("tree.lbox");
-    lockbox()
-        .arg("create")
-        .args(CHEAP)
-        .arg("-o")
-        .arg(&archive)
-        .arg("-C")
-        .arg(work.path())
-        .arg("tree")
-        .assert()
-        .success();
+    create(&archive, work.path(), "tree", &[]);
     (work, archive)
 }
 
@@ -238,16 +244,7 @@ fn archived_two_files() -> (TempDir, PathBuf) {
     fs::write(work.path().join("d/a.txt"), b"small and intact\n").unwrap();
     corpora::write_random_file(&work.path().join("d/big.bin"), 42, 400_000).unwrap();
     let archive = work.path().join("d.lbox");
-    lockbox()
-        .arg("create")
-        .args(CHEAP)
-        .args(["--profile", "random-read", "-o"])
-        .arg(&archive)
-        .arg("-C")
-        .arg(work.path())
-        .arg("d")
-        .assert()
-        .success();
+    create(&archive, work.path(), "d", &["--profile", "random-read"]);
     (work, archive)
 }
 
@@ -483,16 +480,7 @@ fn closed_stdout_exits_quietly() {
     let work = TempDir::new().unwrap();
     corpora::write_text_file(&work.path().join("big.txt"), 1, 4 << 20).unwrap();
     let archive = work.path().join("big.lbox");
-    lockbox()
-        .arg("create")
-        .args(CHEAP)
-        .arg("-o")
-        .arg(&archive)
-        .arg("-C")
-        .arg(work.path())
-        .arg("big.txt")
-        .assert()
-        .success();
+    create(&archive, work.path(), "big.txt", &[]);
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_lockbox"))
         .env("LOCKBOX_PASSWORD", PASSWORD)
         .arg("cat")
