@@ -51,8 +51,7 @@ impl<R: Read + Seek> Archive<R> {
         let mut written = vec![0u64; spans.len()];
         let mut open: Vec<usize> = Vec::new();
         let mut next = 0usize;
-        for (i, span) in spans.iter().enumerate().filter(|(_, s)| s.size == 0) {
-            let _ = span;
+        for (i, _) in spans.iter().enumerate().filter(|(_, s)| s.size == 0) {
             visitor.begin(i)?;
             visitor.end(i)?;
         }

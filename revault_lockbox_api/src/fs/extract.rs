@@ -252,7 +252,7 @@ impl<R: Read + Seek> Archive<R> {
         options: &ExtractOptions,
     ) -> Result<ExtractReport> {
         let selected = select(entries, &options.only)?;
-        check_paths(entries, &selected)?;
+        check_paths(entries)?;
         let mut x = Extraction {
             dest,
             options,
@@ -352,7 +352,9 @@ fn select(entries: &[Entry], only: &[Vec<u8>]) -> Result<Vec<usize>> {
 
 /// Refuses unsafe paths, paths below the archive's own symbolic links, and
 /// hard links to anything but an earlier file, before anything is written.
-fn check_paths(entries: &[Entry], selected: &[usize]) -> Result<()> {
+/// Every entry is checked, not only those selected: an archive holding one
+/// hostile path is not trusted for any.
+fn check_paths(entries: &[Entry]) -> Result<()> {
     let symlinks: HashSet<&[u8]> = entries
         .iter()
         .filter(|e| matches!(e.kind, EntryKind::Symlink { .. }))
@@ -376,7 +378,6 @@ fn check_paths(entries: &[Entry], selected: &[usize]) -> Result<()> {
             _ => {}
         }
     }
-    let _ = selected;
     Ok(())
 }
 
