@@ -160,9 +160,8 @@ impl<R: Read + Seek> Archive<R> {
             .ok_or_else(|| Error::InvalidInput(format!("page {number} does not exist")))
     }
 
-    fn keys_for(&self, page: u64) -> &SessionKeys {
-        let i = self.index.sessions.partition_point(|s| s.first_page <= page);
-        &self.session_keys[i.saturating_sub(1)]
+    fn keys_for(&self, page: u64) -> &Arc<SessionKeys> {
+        &self.session_keys[self.index.session_of(page)]
     }
 
     fn read_sealed(&mut self, number: u64, record: &PageRecord) -> Result<Vec<u8>> {
@@ -183,10 +182,7 @@ impl<R: Read + Seek> Archive<R> {
         let mut pool: OrderedPool<(u64, Result<Vec<u8>>)> = OrderedPool::new(self.tuning.threads);
         for number in pages {
             let record = *self.page_record(number)?;
-            let keys = Arc::clone(
-                &self.session_keys
-                    [self.index.sessions.partition_point(|s| s.first_page <= number).saturating_sub(1)],
-            );
+            let keys = Arc::clone(self.keys_for(number));
             let id = self.archive_id;
             match self.read_sealed(number, &record) {
                 Ok(bytes) => {
@@ -217,6 +213,11 @@ impl<R: Read + Seek> Archive<R> {
         let result = f(self, &entries);
         self.index.entries = entries;
         result
+    }
+
+    /// Number of data pages.
+    pub(crate) fn page_count(&self) -> u64 {
+        self.index.pages.len() as u64
     }
 
     /// Every entry, in archive order.

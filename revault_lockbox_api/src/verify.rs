@@ -103,7 +103,7 @@ impl<R: Read + Seek> Archive<R> {
         let spans: Vec<Span> = files.iter().map(|f| f.0).collect();
         let paths: Vec<Vec<u8>> = files.iter().map(|f| f.1.clone()).collect();
         let digests: Vec<[u8; 32]> = files.iter().map(|f| f.2).collect();
-        let all_pages: Vec<u64> = (0..self.info().pages).collect();
+        let all_pages: Vec<u64> = (0..self.page_count()).collect();
         let mut checker = Checker {
             paths: &paths,
             digests: &digests,

@@ -191,10 +191,9 @@ impl Index {
         Ok(Index { sessions, pages, entries })
     }
 
-    /// Salt of the session that sealed data page `page`.
-    pub fn session_salt(&self, page: u64) -> &[u8; SESSION_SALT_LEN] {
-        let i = self.sessions.partition_point(|s| s.first_page <= page);
-        &self.sessions[i.saturating_sub(1)].salt
+    /// Position in `sessions` of the session that sealed data page `page`.
+    pub fn session_of(&self, page: u64) -> usize {
+        self.sessions.partition_point(|s| s.first_page <= page).saturating_sub(1)
     }
 }
 
@@ -330,6 +329,13 @@ mod tests {
             *size = 1601;
         }
         assert!(Index::decode(&index.encode()).is_err());
+    }
+
+    #[test]
+    fn pages_belong_to_the_session_that_started_before_them() {
+        let mut index = sample();
+        index.sessions.push(Session { first_page: 1, salt: [5; SESSION_SALT_LEN] });
+        assert_eq!([0, 1, 7].map(|p| index.session_of(p)), [0, 1, 1]);
     }
 
     #[test]
