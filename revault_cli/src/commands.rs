@@ -1,7 +1,6 @@
 //! One function per subcommand: gather the password and options, call the
 //! library, print what it returns.
 
-use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Read, Write};
 use std::os::unix::ffi::OsStringExt;
@@ -11,9 +10,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use revault_lockbox_api::format::{MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES};
+use revault_lockbox_api::limits::{MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES};
 use revault_lockbox_api::{
-    create_archive, write_archive, Archive, CreateOptions, Entry, EntryKind, ExtractOptions, KdfParams,
+    create_archive, write_archive, Archive, CreateOptions, EntryPath, ExtractOptions, KdfParams, OpenOptions,
     WorkloadProfile,
 };
 
@@ -122,13 +121,17 @@ fn open_archive(path: &Path, g: &GlobalArgs, profile: WorkloadProfile) -> Result
         anyhow::bail!("opening {}: not a seekable file; lockbox reads archives from files (save a piped archive to a file first)", path.display());
     }
     let password = password::get(g.password_file.as_deref(), Purpose::Open)?;
-    Archive::open_with(file, &password, profile).with_context(|| format!("opening {}", path.display()))
+    Archive::open_with(file, &password, OpenOptions::new().profile(profile))
+        .with_context(|| format!("opening {}", path.display()))
 }
 
 pub fn list(g: &GlobalArgs, a: ListArgs) -> Result<ExitCode> {
     let archive = open_archive(&a.archive, g, WorkloadProfile::Balanced)?;
     let mut out = BufWriter::new(io::stdout().lock());
-    for e in archive.entries() {
+    let reading = || format!("reading the index of {}", a.archive.display());
+    for e in archive.entries().with_context(reading)? {
+        let e = e.with_context(reading)?;
+        let e = &e;
         if a.long {
             listing::write_long(&mut out, e)
         } else {
@@ -142,14 +145,12 @@ pub fn list(g: &GlobalArgs, a: ListArgs) -> Result<ExitCode> {
 
 pub fn extract(g: &GlobalArgs, a: ExtractArgs) -> Result<ExitCode> {
     let profile = a.profile.unwrap_or(WorkloadProfile::ExtractMany);
-    let mut archive = open_archive(&a.archive, g, profile)?;
+    let archive = open_archive(&a.archive, g, profile)?;
     let only: Vec<Vec<u8>> = a.paths.into_iter().map(|p| filter_path(p.into_vec())).collect();
-    let mut options = ExtractOptions::new()
-        .overwrite(a.overwrite)
-        .sync(!a.no_sync)
-        .keep_going(a.keep_going)
-        .only(only.clone());
-    let total = selected_bytes(archive.entries(), &only);
+    let mut options =
+        ExtractOptions::new().overwrite(a.overwrite).sync(!a.no_sync).keep_going(a.keep_going).only(only);
+    // All of the content for a whole extraction; at most that for a part.
+    let total = archive.content_bytes();
     let display = progress::maybe_start(g.quiet, Job::Extract, move || total);
     if let Some((counters, _)) = &display {
         options = options.progress(Arc::clone(counters));
@@ -163,8 +164,8 @@ pub fn extract(g: &GlobalArgs, a: ExtractArgs) -> Result<ExitCode> {
     if report.damaged.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
-    for (path, why) in &report.damaged {
-        eprintln!("lockbox: damaged, not restored: {path}: {why}");
+    for d in &report.damaged {
+        eprintln!("lockbox: damaged, not restored: {}: {}", d.path, d.reason);
     }
     eprintln!(
         "lockbox: extracting {}: {} damaged entries not restored, {} restored",
@@ -187,40 +188,10 @@ fn filter_path(mut p: Vec<u8>) -> Vec<u8> {
     p
 }
 
-/// Content bytes an extraction with filter `only` writes, as the library
-/// counts them: selected files, and the targets of selected hard links
-/// whose target is not selected (those become copies).
-fn selected_bytes(entries: &[Entry], only: &[Vec<u8>]) -> u64 {
-    let picked = |path: &[u8]| {
-        only.is_empty()
-            || only
-                .iter()
-                .any(|p| path == p.as_slice() || (path.starts_with(p) && path.get(p.len()) == Some(&b'/')))
-    };
-    let size_of = |path: &[u8]| {
-        entries.iter().find(|e| e.path == path).map_or(0, |e| match e.kind {
-            EntryKind::File { size, .. } => size,
-            _ => 0,
-        })
-    };
-    let mut copied = HashSet::new();
-    let mut total = 0;
-    for e in entries.iter().filter(|e| picked(&e.path)) {
-        match &e.kind {
-            EntryKind::File { size, .. } => total += size,
-            EntryKind::Hardlink { target } if !picked(target) && copied.insert(target) => {
-                total += size_of(target)
-            }
-            _ => {}
-        }
-    }
-    total
-}
-
 pub fn cat(g: &GlobalArgs, a: CatArgs) -> Result<ExitCode> {
-    let mut archive = open_archive(&a.archive, g, WorkloadProfile::RandomRead)?;
+    let archive = open_archive(&a.archive, g, WorkloadProfile::RandomRead)?;
     let path = a.path.into_vec();
-    let what = || format!("reading {} from {}", String::from_utf8_lossy(&path), a.archive.display());
+    let what = || format!("reading {} from {}", EntryPath(path.clone()), a.archive.display());
     let mut reader = archive.open_file(&path).with_context(what)?;
     let mut out = io::stdout().lock();
     let mut buf = vec![0u8; 256 << 10];
@@ -241,7 +212,7 @@ pub fn cat(g: &GlobalArgs, a: CatArgs) -> Result<ExitCode> {
 
 pub fn info(g: &GlobalArgs, a: InfoArgs) -> Result<ExitCode> {
     let archive = open_archive(&a.archive, g, WorkloadProfile::Balanced)?;
-    let info = archive.info();
+    let info = archive.info().with_context(|| format!("reading {}", a.archive.display()))?;
     let text = if a.json { listing::info_json(&info) } else { listing::info_text(&info) };
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes()).and_then(|()| out.flush()).context("writing to stdout")?;
@@ -249,7 +220,7 @@ pub fn info(g: &GlobalArgs, a: InfoArgs) -> Result<ExitCode> {
 }
 
 pub fn verify(g: &GlobalArgs, a: VerifyArgs) -> Result<ExitCode> {
-    let mut archive = open_archive(&a.archive, g, WorkloadProfile::ExtractMany)?;
+    let archive = open_archive(&a.archive, g, WorkloadProfile::ExtractMany)?;
     let report = archive.verify().with_context(|| format!("verifying {}", a.archive.display()))?;
     for d in &report.damaged {
         eprintln!("lockbox: damaged: {}: {}", d.path, d.reason);

@@ -12,8 +12,9 @@ pub fn write_long(out: &mut impl Write, e: &Entry) -> io::Result<()> {
     let (kind, size, target) = match &e.kind {
         EntryKind::Dir => ('d', 0, None),
         EntryKind::File { size, .. } => ('-', *size, None),
-        EntryKind::Symlink { target } => ('l', 0, Some(target)),
-        EntryKind::Hardlink { target } => ('h', 0, Some(target)),
+        EntryKind::Symlink { target, .. } => ('l', 0, Some(target)),
+        EntryKind::Hardlink { target, size, .. } => ('h', *size, Some(target)),
+        _ => ('?', 0, None),
     };
     write!(out, "{} {size:>12} {} ", mode_string(kind, e.mode), utc(e.mtime_secs))?;
     out.write_all(&e.path)?;
@@ -106,6 +107,7 @@ pub fn info_text(info: &ArchiveInfo) -> String {
     );
     line("index", format!("{} bytes", info.index_bytes));
     line("write sessions", info.sessions.to_string());
+    line("key slots in use", info.key_slots.to_string());
     s
 }
 
@@ -136,6 +138,7 @@ pub fn info_json(info: &ArchiveInfo) -> String {
         ("stored_page_bytes", info.stored_page_bytes.to_string()),
         ("index_bytes", info.index_bytes.to_string()),
         ("sessions", info.sessions.to_string()),
+        ("key_slots", info.key_slots.to_string()),
     ];
     let body: Vec<String> = fields.iter().map(|(k, v)| format!("  \"{k}\": {v}")).collect();
     format!("{{\n{}\n}}\n", body.join(",\n"))

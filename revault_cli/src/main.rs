@@ -222,10 +222,7 @@ fn report(err: &anyhow::Error, strict_extract: bool, writes_archive: bool) -> Ex
     let lib = library_error(err);
     let hint = match lib {
         Some(Error::AlreadyExists { .. }) => " (use --overwrite to replace it)",
-        Some(Error::Tampered { what }) if strict_extract && what.starts_with("page") => {
-            " (--keep-going restores the entries that are intact)"
-        }
-        Some(Error::ChecksumMismatch { .. }) if strict_extract => {
+        Some(Error::DamagedPage { .. } | Error::ChecksumMismatch { .. }) if strict_extract => {
             " (--keep-going restores the entries that are intact)"
         }
         _ => "",
@@ -301,7 +298,7 @@ mod tests {
     fn exit_codes_follow_the_table() {
         let code = |e: anyhow::Error| format!("{:?}", report(&e, false, true));
         assert_eq!(code(Error::WrongPassword.into()), format!("{:?}", ExitCode::from(3)));
-        let inside_io = io::Error::other(Error::ChecksumMismatch { path: "a".into() });
+        let inside_io = io::Error::other(Error::ChecksumMismatch { path: b"a"[..].into() });
         assert_eq!(
             code(anyhow::Error::new(inside_io).context("reading a")),
             format!("{:?}", ExitCode::from(3))

@@ -248,6 +248,15 @@ fn archived_two_files() -> (TempDir, PathBuf) {
     (work, archive)
 }
 
+/// The trailer's length and where data pages start (FORMAT.md §2, §3).
+const TRAILER_LEN: u64 = 116;
+const DATA_START: u64 = 32 + 16 * 4096;
+
+/// The middle of the data pages of an archive `len` bytes long.
+fn mid_data(len: u64) -> u64 {
+    DATA_START + (len - DATA_START) / 2
+}
+
 fn flip(archive: &Path, at: u64) -> Vec<u8> {
     let original = fs::read(archive).unwrap();
     let mut bytes = original.clone();
@@ -260,7 +269,7 @@ fn flip(archive: &Path, at: u64) -> Vec<u8> {
 fn flipped_byte_exits_3_and_leaves_no_files() {
     let (work, archive) = archived_two_files();
     let len = fs::metadata(&archive).unwrap().len();
-    let trailer = revault_lockbox_api::format::TRAILER_LEN as u64;
+    let trailer = TRAILER_LEN;
     // Magic, index, trailer: the archive does not open, nothing is written.
     for (n, at) in [2, len - trailer - 8, len - trailer + 20, len - 1].into_iter().enumerate() {
         let original = flip(&archive, at);
@@ -273,7 +282,7 @@ fn flipped_byte_exits_3_and_leaves_no_files() {
     }
     // A data page of big.bin: extraction stops; big.bin never appears, not
     // even partly or under a temporary name.
-    flip(&archive, len / 2);
+    flip(&archive, mid_data(len));
     let dst = empty_dir(&work, "dst-page");
     let out = run(lockbox().arg("extract").arg(&archive).arg("-C").arg(&dst));
     assert_eq!(code(&out), 3, "{}", stderr(&out));
@@ -289,7 +298,7 @@ fn flipped_byte_exits_3_and_leaves_no_files() {
 fn keep_going_restores_intact_files_and_lists_damaged_ones() {
     let (work, archive) = archived_two_files();
     let len = fs::metadata(&archive).unwrap().len();
-    flip(&archive, len / 2);
+    flip(&archive, mid_data(len));
     let dst = empty_dir(&work, "dst");
     let out = run(lockbox().arg("extract").arg("--keep-going").arg(&archive).arg("-C").arg(&dst));
     assert_eq!(code(&out), 3, "{}", stderr(&out));
@@ -415,7 +424,7 @@ fn info_json_reports_counts_and_the_stored_kdf_cost() {
     let json = String::from_utf8(out.stdout).unwrap();
     assert!(json.trim_start().starts_with('{') && json.trim_end().ends_with('}'), "{json}");
     for pair in [
-        "\"version\": 1,",
+        "\"version\": 2,",
         "\"files\": 5,",
         "\"dirs\": 5,",
         "\"symlinks\": 1,",
@@ -513,7 +522,7 @@ fn verify_passes_intact_and_names_damaged_entries() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(stderr(&out).contains("OK: 2 files"), "{}", stderr(&out));
     let len = fs::metadata(&archive).unwrap().len();
-    flip(&archive, len / 2);
+    flip(&archive, mid_data(len));
     let before: Vec<_> = fs::read_dir(work.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     let out = run(lockbox().arg("verify").arg(&archive));
     assert_eq!(code(&out), 3, "{}", stderr(&out));

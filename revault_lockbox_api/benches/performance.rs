@@ -27,7 +27,7 @@ use criterion::{
 };
 use revault_lockbox_api::{
     create_archive, Archive, ArchiveWriter, CreateOptions, ExtractOptions, KdfParams, Metadata, Password,
-    WorkloadProfile,
+    ReadAt, WorkloadProfile,
 };
 
 const KIB: usize = 1 << 10;
@@ -42,7 +42,7 @@ fn cheap() -> CreateOptions {
 }
 
 fn meta() -> Metadata {
-    Metadata { mode: 0o644, mtime_secs: 1_700_000_000, ..Metadata::default() }
+    Metadata::new(0o644, 0, 0, 1_700_000_000, 0)
 }
 
 fn text(seed: u64, len: usize) -> Vec<u8> {
@@ -72,7 +72,7 @@ fn one_file_archive(data: &[u8], options: CreateOptions) -> Vec<u8> {
 }
 
 /// Reads all of file `path` with large reads; returns its length.
-fn read_file<R: Read + io::Seek>(archive: &mut Archive<R>, path: &str, buf: &mut [u8]) -> u64 {
+fn read_file<R: ReadAt>(archive: &Archive<R>, path: &str, buf: &mut [u8]) -> u64 {
     let mut r = archive.open_file(path).unwrap();
     let mut total = 0;
     loop {
@@ -103,8 +103,8 @@ fn pages(c: &mut Criterion) {
             let archive = one_file_archive(data, options.clone());
             g.bench_function(BenchmarkId::new("open", &label), |b| {
                 b.iter(|| {
-                    let mut a = Archive::open(Cursor::new(&archive[..]), &password()).unwrap();
-                    assert_eq!(read_file(&mut a, "f", &mut buf), len as u64);
+                    let a = Archive::open(Cursor::new(&archive[..]), &password()).unwrap();
+                    assert_eq!(read_file(&a, "f", &mut buf), len as u64);
                 })
             });
         }
@@ -121,7 +121,7 @@ fn zstd_levels(c: &mut Criterion) {
     g.sample_size(10).measurement_time(Duration::from_secs(3)).sampling_mode(SamplingMode::Flat);
     let mut seen = HashSet::new();
     for profile in WorkloadProfile::ALL {
-        let t = profile.tuning();
+        let t = profile.create_tuning();
         if !seen.insert((t.page_size, t.zstd_level)) {
             continue;
         }
@@ -182,7 +182,7 @@ fn small_tree(c: &mut Criterion) {
         b.iter_batched(
             || tempfile::tempdir_in(&out).unwrap(),
             |dest| {
-                let mut a = Archive::open(File::open(&archive).unwrap(), &password()).unwrap();
+                let a = Archive::open(File::open(&archive).unwrap(), &password()).unwrap();
                 a.extract(dest.path(), &ExtractOptions::new()).unwrap();
                 done.push(dest);
             },
@@ -198,7 +198,7 @@ fn small_tree(c: &mut Criterion) {
 fn list(c: &mut Criterion) {
     const FILES: usize = 50_000;
     let mut w = ArchiveWriter::new(Vec::new(), &password(), cheap()).unwrap();
-    let (m, d) = (meta(), Metadata { mode: 0o755, ..meta() });
+    let (m, d) = (meta(), Metadata::new(0o755, 0, 0, 1_700_000_000, 0));
     for i in 0..FILES {
         if i % 100 == 0 {
             w.add_dir(format!("dir-{:03}", i / 100), &d).unwrap();
@@ -215,7 +215,7 @@ fn list(c: &mut Criterion) {
     g.bench_function("open_and_walk/50k_entries", |b| {
         b.iter(|| {
             let a = Archive::open(Cursor::new(&archive[..]), &password()).unwrap();
-            a.entries().iter().map(|e| e.path.len()).sum::<usize>()
+            a.entries().unwrap().map(|e| e.unwrap().path.len()).sum::<usize>()
         })
     });
     g.finish();
@@ -248,19 +248,19 @@ fn read_one(c: &mut Criterion) {
     g.sample_size(30).measurement_time(Duration::from_secs(4));
     g.throughput(Throughput::Bytes(FILE_LEN as u64));
     let mut buf = vec![0u8; 256 * KIB];
-    let mut archive = Archive::open(File::open(&path).unwrap(), &password()).unwrap();
+    let archive = Archive::open(File::open(&path).unwrap(), &password()).unwrap();
     let mut n = 0;
     g.bench_function("open_file/64KiB_of_256MiB", |b| {
         b.iter(|| {
             n += 1;
-            assert_eq!(read_file(&mut archive, &pick(n), &mut buf), FILE_LEN as u64);
+            assert_eq!(read_file(&archive, &pick(n), &mut buf), FILE_LEN as u64);
         })
     });
     g.bench_function("open_archive_and_file/64KiB_of_256MiB", |b| {
         b.iter(|| {
             n += 1;
-            let mut a = Archive::open(File::open(&path).unwrap(), &password()).unwrap();
-            assert_eq!(read_file(&mut a, &pick(n), &mut buf), FILE_LEN as u64);
+            let a = Archive::open(File::open(&path).unwrap(), &password()).unwrap();
+            assert_eq!(read_file(&a, &pick(n), &mut buf), FILE_LEN as u64);
         })
     });
     g.finish();

@@ -1299,7 +1299,7 @@ mod child {
             }
             ("extract", [_, archive, dest]) => {
                 let file = fs::File::open(archive).map_err(|e| format!("opening {archive}: {e}"))?;
-                let mut opened =
+                let opened =
                     Archive::open(file, &password).map_err(|e| format!("lockbox open of {archive}: {e}"))?;
                 let report = opened
                     .extract(Path::new(dest), &ExtractOptions::new())

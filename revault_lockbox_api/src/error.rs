@@ -1,10 +1,54 @@
 //! The library's error type: an enum callers can match, with messages that
 //! say what failed and where.
 
+use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
 use crate::format::DecodeError;
+
+/// A path as stored in an archive: raw bytes, shown with anything that is
+/// not printable UTF-8 escaped (`\xNN`, `\n`, ...), so that a hostile name
+/// cannot send control sequences to a terminal.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EntryPath(pub Vec<u8>);
+
+impl EntryPath {
+    /// The stored bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl From<&[u8]> for EntryPath {
+    fn from(bytes: &[u8]) -> EntryPath {
+        EntryPath(bytes.to_vec())
+    }
+}
+
+impl fmt::Display for EntryPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for chunk in self.0.utf8_chunks() {
+            for c in chunk.valid().chars() {
+                if c.is_control() || c == '\\' {
+                    write!(f, "{}", c.escape_default())?;
+                } else {
+                    write!(f, "{c}")?;
+                }
+            }
+            for b in chunk.invalid() {
+                write!(f, "\\x{b:02x}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for EntryPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "\"{self}\"")
+    }
+}
 
 /// Everything that can go wrong creating, opening or extracting an archive.
 ///
@@ -41,14 +85,21 @@ pub enum Error {
     /// truncated, reordered or taken from another archive.
     #[error("archive is corrupted or was tampered with: {what} failed authentication")]
     Tampered {
-        /// Which part ("page 12", "index", "trailer").
+        /// Which part ("page 12", "index root", "trailer").
         what: String,
+    },
+    /// A data page failed authentication; the files it holds are damaged,
+    /// the others may be intact.
+    #[error("archive is corrupted or was tampered with: page {number} failed authentication")]
+    DamagedPage {
+        /// The page's number.
+        number: u64,
     },
     /// Bytes read from the archive do not form a valid structure.
     #[error("archive is corrupted or not a lockbox archive: {0}")]
     Malformed(#[from] DecodeError),
-    /// The archive was written by a newer format version.
-    #[error("unsupported archive format version {found} (this lockbox reads version {supported}); upgrade lockbox")]
+    /// The archive was written in a format version this library does not read.
+    #[error("unsupported archive format version {found} (this lockbox reads version {supported})")]
     UnsupportedVersion {
         /// Version found in the file.
         found: u16,
@@ -59,13 +110,13 @@ pub enum Error {
     #[error("checksum mismatch for {path}: content differs from what was archived")]
     ChecksumMismatch {
         /// The entry's path.
-        path: String,
+        path: EntryPath,
     },
     /// An entry would write outside the destination or through a link.
-    #[error("refusing unsafe path {path:?}: {reason}")]
+    #[error("refusing unsafe path {path}: {reason}")]
     UnsafePath {
         /// The entry's path as stored.
-        path: String,
+        path: EntryPath,
         /// Why it is refused.
         reason: &'static str,
     },
@@ -75,10 +126,54 @@ pub enum Error {
         /// The existing path.
         path: PathBuf,
     },
-    /// A caller's argument is unusable (an input path with `..`, a page size
-    /// out of range, a path not in the archive ...).
-    #[error("{0}")]
-    InvalidInput(String),
+    /// A path asked for is not in the archive.
+    #[error("{path}: not found in the archive")]
+    NotFound {
+        /// The path asked for.
+        path: EntryPath,
+    },
+    /// A path asked for is in the archive but not a file.
+    #[error("{path}: not a file in the archive")]
+    NotAFile {
+        /// The path asked for.
+        path: EntryPath,
+    },
+    /// An input path cannot be archived as given.
+    #[error("input {}: {reason}", path.display())]
+    BadInput {
+        /// The input path.
+        path: PathBuf,
+        /// Why.
+        reason: &'static str,
+    },
+    /// Entries were added out of the index order, or twice.
+    #[error("entry {path} added after {previous}: entries must come in path order, each once")]
+    OutOfOrder {
+        /// The entry added before.
+        previous: EntryPath,
+        /// The entry refused.
+        path: EntryPath,
+    },
+    /// A hard link names something that is not a file added earlier.
+    #[error("hard link {path} points to {target}, which is not a file added earlier")]
+    BadHardLink {
+        /// The link.
+        path: EntryPath,
+        /// What it names.
+        target: EntryPath,
+    },
+    /// A symbolic link target is empty or too long.
+    #[error("symbolic link {path}: target is empty or longer than 16 KiB")]
+    BadSymlink {
+        /// The link.
+        path: EntryPath,
+    },
+    /// Page size, level or thread counts out of range.
+    #[error("invalid tuning: {0}")]
+    InvalidTuning(String),
+    /// Argon2id parameters that Argon2 or a reader would refuse.
+    #[error("invalid or too costly Argon2id parameters: {0}")]
+    InvalidKdf(String),
 }
 
 /// Shorthand for results of this crate.
@@ -99,14 +194,36 @@ impl Error {
     }
 
     /// Whether the error means the archive failed authentication (wrong
-    /// password, tampering, damage), as opposed to I/O or usage problems.
+    /// password, tampering, damage, a hostile entry), as opposed to I/O or
+    /// usage problems.
     pub fn is_authentication(&self) -> bool {
         matches!(
             self,
             Error::WrongPassword
                 | Error::Tampered { .. }
+                | Error::DamagedPage { .. }
                 | Error::Malformed(_)
+                | Error::UnsupportedVersion { .. }
                 | Error::ChecksumMismatch { .. }
+                | Error::UnsafePath { .. }
         )
+    }
+}
+
+impl From<io::Error> for Error {
+    fn from(source: io::Error) -> Error {
+        Error::Stream { action: "I/O", source }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_shown_without_control_bytes() {
+        let p = EntryPath(b"a\x1b]0;x\x07\xff/b\\".to_vec());
+        assert_eq!(p.to_string(), "a\\u{1b}]0;x\\u{7}\\xff/b\\\\");
+        assert_eq!(EntryPath(b"caf\xc3\xa9".to_vec()).to_string(), "café");
     }
 }

@@ -4,10 +4,11 @@
 //!
 //! A password unlocks a key slot (Argon2id) that wraps a random content key;
 //! data is cut into pages, each compressed with zstd and sealed with
-//! ChaCha20-Poly1305 under per-session subkeys; an encrypted index at the end
-//! lists every entry with its SHA-256. Listing reads only the index; reading
-//! one file reads only its pages; any changed byte is detected.
-//! `docs/FORMAT.md` specifies the bytes.
+//! ChaCha20-Poly1305 under per-session subkeys; a sorted, paged index of
+//! every entry (with its SHA-256) follows the data. Looking one path up
+//! reads a few index nodes; listing streams the index; reading one file
+//! reads only its pages; any changed byte is detected. `docs/FORMAT.md`
+//! specifies the bytes.
 //!
 //! ```
 //! use revault_lockbox_api::{create_archive, Archive, CreateOptions, ExtractOptions, KdfParams, Password};
@@ -22,8 +23,8 @@
 //! let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS);
 //! create_archive(&archive, work.path(), &["notes".into()], &password, options)?;
 //!
-//! let mut opened = Archive::open(std::fs::File::open(&archive)?, &password)?;
-//! let names: Vec<_> = opened.entries().iter().map(|e| e.path.clone()).collect();
+//! let opened = Archive::open(std::fs::File::open(&archive)?, &password)?;
+//! let names = opened.entries()?.map(|e| e.map(|e| e.path)).collect::<Result<Vec<_>, _>>()?;
 //! assert_eq!(names, [b"notes".to_vec(), b"notes/todo.txt".to_vec()]);
 //!
 //! let out = work.path().join("restored");
@@ -35,57 +36,34 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod archive;
 mod crypto;
 mod error;
-pub mod format;
-mod fs;
-#[doc(hidden)]
+mod extract;
+mod format;
+#[cfg(feature = "fuzzing")]
 pub mod fuzz;
+mod index;
 mod pipeline;
 mod profile;
-mod reader;
-mod stream;
-mod verify;
-mod writer;
+mod storage;
+mod write;
 
 use std::sync::atomic::AtomicU64;
 
+pub use archive::{Archive, ArchiveInfo, Damage, Entries, EntryReader, OpenOptions, VerifyReport};
 pub use crypto::{KdfParams, Password};
-pub use error::{Error, Result};
-pub use format::{Entry, EntryKind};
-pub use fs::{create_archive, write_archive, CreateReport, ExtractOptions, ExtractReport};
-pub use profile::{zstd_levels, Tuning, WorkloadProfile};
-pub use reader::{Archive, ArchiveInfo, EntryReader};
-pub use verify::{Damage, VerifyReport};
-pub use writer::{ArchiveWriter, CreateOptions};
+pub use error::{EntryPath, Error, Result};
+pub use extract::{ExtractOptions, ExtractReport};
+pub use format::{DecodeError, Entry, EntryKind};
+pub use profile::{zstd_levels, CreateTuning, ReadTuning, WorkloadProfile};
+pub use storage::{ReadAt, SeekReader};
+pub use write::{create_archive, write_archive, ArchiveWriter, CreateOptions, CreateReport, Metadata};
 
-/// Metadata stored with each entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Metadata {
-    /// Permission bits (only `0o7777` is kept).
-    pub mode: u32,
-    /// Owner user id.
-    pub uid: u32,
-    /// Owner group id.
-    pub gid: u32,
-    /// Modification time, seconds since the Unix epoch.
-    pub mtime_secs: i64,
-    /// Nanoseconds part of the modification time.
-    pub mtime_nanos: u32,
-}
-
-impl Metadata {
-    /// Takes mode, owner and mtime from file-system metadata.
-    pub fn from_fs(md: &std::fs::Metadata) -> Metadata {
-        use std::os::unix::fs::MetadataExt;
-        Metadata {
-            mode: md.mode() & 0o7777,
-            uid: md.uid(),
-            gid: md.gid(),
-            mtime_secs: md.mtime(),
-            mtime_nanos: md.mtime_nsec() as u32,
-        }
-    }
+/// The Argon2id cost limits every reader enforces; a writer refuses
+/// parameters above them.
+pub mod limits {
+    pub use crate::format::{MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES, MAX_KDF_WORK};
 }
 
 /// Counters a create or extract updates as it goes; a progress display
@@ -98,44 +76,4 @@ pub struct Progress {
     pub bytes_out: AtomicU64,
     /// Entries done.
     pub entries: AtomicU64,
-}
-
-/// Checks a stored entry path: relative, `/`-separated, no empty, `.` or
-/// `..` components, no NUL byte, at most [`format::MAX_PATH_LEN`] bytes.
-/// Writers refuse other paths and extraction refuses to write them.
-pub fn check_entry_path(path: &[u8]) -> std::result::Result<(), &'static str> {
-    if path.is_empty() {
-        return Err("empty path");
-    }
-    if path.len() > format::MAX_PATH_LEN {
-        return Err("path too long");
-    }
-    if path[0] == b'/' {
-        return Err("absolute path");
-    }
-    if path.contains(&0) {
-        return Err("NUL byte in path");
-    }
-    for part in path.split(|&b| b == b'/') {
-        match part {
-            b"" => return Err("empty path component"),
-            b"." => return Err("`.` component"),
-            b".." => return Err("`..` component"),
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn entry_paths_are_checked() {
-        assert!(check_entry_path(b"a/b\xff/c").is_ok());
-        for bad in [&b""[..], b"/etc/x", b"../x", b"a/../../x", b"a//b", b"a/./b", b"a/", b"a\0b"] {
-            assert!(check_entry_path(bad).is_err(), "{bad:?}");
-        }
-    }
 }

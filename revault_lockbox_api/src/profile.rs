@@ -1,50 +1,67 @@
-//! Workload profiles: named presets for page size, compression, threads and
-//! caches, so callers pick a job rather than a dozen knobs.
+//! Workload profiles: named presets, so callers pick a job rather than a
+//! dozen knobs. What a profile bakes into an archive when it is created
+//! ([`CreateTuning`]: page size, compression) is kept apart from how an
+//! archive is read ([`ReadTuning`]: threads, read-ahead, cache), which any
+//! reader may choose afresh.
 
 use std::num::NonZeroUsize;
 
-/// What the archive is being used for. Each preset tunes the same
-/// [`Tuning`] knobs; none of them weakens the cryptography.
+/// What the archive is being used for. Each preset tunes the same knobs;
+/// none of them weakens the cryptography.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum WorkloadProfile {
     /// 1 MiB pages, zstd level 3, all cores: a good ratio at high speed.
     #[default]
     Balanced,
-    /// Importing a lot of data fast: 4 MiB pages, zstd level 1, all cores,
-    /// a deeper queue of pages in flight. Larger archives than `Balanced`
-    /// on text; best when the input is large and the time matters most.
+    /// Importing a lot of data fast: 4 MiB pages, zstd level 1, a deeper
+    /// queue of pages in flight. Larger archives than `Balanced` on text.
     BulkImport,
-    /// Extracting many files: large page cache and deep read-ahead; the
-    /// same pages and level as `Balanced` when creating.
+    /// Extracting many files: deep read-ahead and a large page cache when
+    /// reading; creates like `Balanced`.
     ExtractMany,
-    /// Reading single files from large archives: 64 KiB pages so that one
-    /// small read touches little data, and a cache of recently read pages.
-    /// Costs some compression ratio.
+    /// Reading single files from large archives: 64 KiB pages, so that one
+    /// small read touches little data (costs some ratio), and a cache of
+    /// recently read pages when reading.
     RandomRead,
     /// Smallest archives: 8 MiB pages, zstd level 19. Creating is slow.
     Archival,
 }
 
-/// The zstd levels a [`Tuning`] accepts.
+/// The zstd levels a [`CreateTuning`] accepts.
 pub fn zstd_levels() -> std::ops::RangeInclusive<i32> {
     zstd::compression_level_range()
 }
 
-/// The knobs a profile sets.
+/// How an archive is written: page size and level are baked into it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Tuning {
+#[non_exhaustive]
+pub struct CreateTuning {
     /// Plaintext bytes per data page.
     pub page_size: usize,
     /// zstd level for data pages.
     pub zstd_level: i32,
-    /// Worker threads for compression, sealing and opening pages.
+    /// Worker threads compressing and sealing pages.
     pub threads: usize,
-    /// Pages queued or being processed at once; bounds memory to about
+    /// Pages queued or being sealed at once; bounds memory to about
     /// `pages_in_flight * page_size * 2`.
+    pub pages_in_flight: usize,
+}
+
+/// How an archive is read; chosen by each reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReadTuning {
+    /// Worker threads opening pages and index nodes.
+    pub threads: usize,
+    /// Pages (and index nodes) read ahead and being opened at once.
     pub pages_in_flight: usize,
     /// Opened pages kept for random reads.
     pub page_cache: usize,
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, NonZeroUsize::get)
 }
 
 impl WorkloadProfile {
@@ -73,45 +90,69 @@ impl WorkloadProfile {
         Self::ALL.into_iter().find(|p| p.name() == name)
     }
 
-    /// The knobs this preset sets on this machine.
-    pub fn tuning(self) -> Tuning {
-        let threads = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
-        let base = Tuning {
-            page_size: 1 << 20,
-            zstd_level: 3,
-            threads,
-            pages_in_flight: 2 * threads + 2,
-            page_cache: 4,
-        };
+    /// The write knobs this preset sets on this machine.
+    pub fn create_tuning(self) -> CreateTuning {
+        let threads = cores();
+        let base =
+            CreateTuning { page_size: 1 << 20, zstd_level: 3, threads, pages_in_flight: 2 * threads + 2 };
         match self {
-            WorkloadProfile::Balanced => base,
+            WorkloadProfile::Balanced | WorkloadProfile::ExtractMany => base,
             WorkloadProfile::BulkImport => {
-                Tuning { page_size: 4 << 20, zstd_level: 1, pages_in_flight: 3 * threads + 2, ..base }
-            }
-            WorkloadProfile::ExtractMany => {
-                Tuning { pages_in_flight: 4 * threads + 4, page_cache: 16, ..base }
+                CreateTuning { page_size: 4 << 20, zstd_level: 1, pages_in_flight: 3 * threads + 2, ..base }
             }
             WorkloadProfile::RandomRead => {
-                Tuning { page_size: 64 << 10, pages_in_flight: 8 * threads, page_cache: 64, ..base }
+                CreateTuning { page_size: 64 << 10, pages_in_flight: 8 * threads, ..base }
             }
-            WorkloadProfile::Archival => Tuning { page_size: 8 << 20, zstd_level: 19, ..base },
+            WorkloadProfile::Archival => CreateTuning { page_size: 8 << 20, zstd_level: 19, ..base },
+        }
+    }
+
+    /// The read knobs this preset sets on this machine.
+    pub fn read_tuning(self) -> ReadTuning {
+        let threads = cores();
+        let base = ReadTuning { threads, pages_in_flight: 2 * threads + 2, page_cache: 4 };
+        match self {
+            WorkloadProfile::Balanced | WorkloadProfile::Archival => base,
+            WorkloadProfile::BulkImport => ReadTuning { pages_in_flight: 3 * threads + 2, ..base },
+            WorkloadProfile::ExtractMany => {
+                ReadTuning { pages_in_flight: 4 * threads + 4, page_cache: 16, ..base }
+            }
+            WorkloadProfile::RandomRead => {
+                ReadTuning { pages_in_flight: 8 * threads, page_cache: 64, ..base }
+            }
         }
     }
 }
 
-impl Tuning {
-    /// Checks the knobs a caller may have overridden.
+impl CreateTuning {
+    /// Checks knobs a caller may have overridden.
     pub(crate) fn validate(&self) -> crate::Result<()> {
         let page_ok = (4096..=crate::format::MAX_PAGE_PLAIN_LEN as usize).contains(&self.page_size);
-        let level_ok = (zstd::compression_level_range()).contains(&self.zstd_level);
-        if !page_ok || !level_ok || self.threads == 0 || self.pages_in_flight == 0 {
-            return Err(crate::Error::InvalidInput(format!(
-                "invalid tuning: page size {} (4 KiB..16 MiB), zstd level {} ({:?}), threads {}, pages in flight {}",
+        if !page_ok
+            || !zstd_levels().contains(&self.zstd_level)
+            || self.threads == 0
+            || self.pages_in_flight == 0
+        {
+            return Err(crate::Error::InvalidTuning(format!(
+                "page size {} (4 KiB..16 MiB), zstd level {} ({:?}), threads {}, pages in flight {}",
                 self.page_size,
                 self.zstd_level,
-                zstd::compression_level_range(),
+                zstd_levels(),
                 self.threads,
                 self.pages_in_flight
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl ReadTuning {
+    /// Checks knobs a caller may have overridden.
+    pub(crate) fn validate(&self) -> crate::Result<()> {
+        if self.threads == 0 || self.pages_in_flight == 0 {
+            return Err(crate::Error::InvalidTuning(format!(
+                "threads {}, pages in flight {} (both at least 1)",
+                self.threads, self.pages_in_flight
             )));
         }
         Ok(())
@@ -125,7 +166,8 @@ mod tests {
     #[test]
     fn every_preset_is_valid_and_named() {
         for p in WorkloadProfile::ALL {
-            p.tuning().validate().unwrap();
+            p.create_tuning().validate().unwrap();
+            p.read_tuning().validate().unwrap();
             assert_eq!(WorkloadProfile::from_name(p.name()), Some(p));
         }
         assert_eq!(WorkloadProfile::from_name("fast"), None);

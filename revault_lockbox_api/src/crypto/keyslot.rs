@@ -5,12 +5,11 @@ use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce, Tag};
 use zeroize::Zeroizing;
 
 use super::{random_bytes, AuthFailed, ContentKey, KdfParams, Password};
-use crate::format::{Header, KeySlot, PasswordSlot, KEY_LEN, MAX_PASSWORD_SLOTS_TRIED};
+use crate::format::{KeySlot, PasswordSlot, ARCHIVE_ID_LEN, KEY_LEN, MAX_PASSWORD_SLOTS_TRIED};
 
-/// Seals `key` into a new password slot of `header` (whose id and version
-/// the slot binds).
+/// Seals `key` into a new password slot of the archive `archive_id`.
 pub(crate) fn wrap_password_slot(
-    header: &Header,
+    archive_id: &[u8; ARCHIVE_ID_LEN],
     key: &ContentKey,
     password: &Password,
     params: KdfParams,
@@ -31,17 +30,21 @@ pub(crate) fn wrap_password_slot(
     let cipher = ChaCha20Poly1305::new(&Key::from(*kek));
     let mut buf = Zeroizing::new(*key.0);
     let tag = cipher
-        .encrypt_inout_detached(&Nonce::from(slot.nonce), &slot.aad(header), buf.as_mut_slice().into())
+        .encrypt_inout_detached(&Nonce::from(slot.nonce), &slot.aad(archive_id), buf.as_mut_slice().into())
         .expect("32-byte message");
     slot.wrapped_key[..KEY_LEN].copy_from_slice(buf.as_ref());
     slot.wrapped_key[KEY_LEN..].copy_from_slice(&tag);
     Ok(slot)
 }
 
-/// Tries every password slot of `header`; the first that opens gives the
+/// Tries every password slot in `slots`; the first that opens gives the
 /// content key. Fails the same way for a wrong password and a damaged slot.
-pub(crate) fn unwrap_content_key(header: &Header, password: &Password) -> Result<ContentKey, AuthFailed> {
-    let password_slots = header.slots.iter().filter_map(|s| match s {
+pub(crate) fn unwrap_content_key(
+    archive_id: &[u8; ARCHIVE_ID_LEN],
+    slots: &[KeySlot],
+    password: &Password,
+) -> Result<ContentKey, AuthFailed> {
+    let password_slots = slots.iter().filter_map(|s| match s {
         KeySlot::Password(p) => Some(p),
         _ => None,
     });
@@ -54,7 +57,7 @@ pub(crate) fn unwrap_content_key(header: &Header, password: &Password) -> Result
         let tag = Tag::try_from(&slot.wrapped_key[KEY_LEN..]).expect("16-byte tag");
         let opened = cipher.decrypt_inout_detached(
             &Nonce::from(slot.nonce),
-            &slot.aad(header),
+            &slot.aad(archive_id),
             key.as_mut_slice().into(),
             &tag,
         );
@@ -68,22 +71,17 @@ pub(crate) fn unwrap_content_key(header: &Header, password: &Password) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::{ArchiveId, VERSION};
-
-    fn header() -> Header {
-        Header { version: VERSION, flags: 0, archive_id: ArchiveId([3; 16]), slots: vec![] }
-    }
 
     #[test]
     fn wrap_then_unwrap() {
-        let mut h = header();
+        let mut id = [3; ARCHIVE_ID_LEN];
         let key = ContentKey::random().unwrap();
         let pw = Password::from("correct horse");
-        let slot = wrap_password_slot(&h, &key, &pw, KdfParams::INSECURE_FOR_TESTS).unwrap();
-        h.slots.push(KeySlot::Password(slot));
-        assert_eq!(*unwrap_content_key(&h, &pw).unwrap().0, *key.0);
-        assert!(unwrap_content_key(&h, &Password::from("wrong")).is_err());
-        h.archive_id.0[0] ^= 1;
-        assert!(unwrap_content_key(&h, &pw).is_err(), "slot is bound to the archive id");
+        let slot = wrap_password_slot(&id, &key, &pw, KdfParams::INSECURE_FOR_TESTS).unwrap();
+        let slots = [KeySlot::Empty, KeySlot::Password(slot)];
+        assert_eq!(*unwrap_content_key(&id, &slots, &pw).unwrap().0, *key.0);
+        assert!(unwrap_content_key(&id, &slots, &Password::from("wrong")).is_err());
+        id[0] ^= 1;
+        assert!(unwrap_content_key(&id, &slots, &pw).is_err(), "slot is bound to the archive id");
     }
 }

@@ -14,21 +14,32 @@ use sha2::Sha256;
 use zeroize::Zeroizing;
 
 use super::{AuthFailed, ContentKey};
-use crate::format::{labels, KEY_LEN, NONCE_LEN, SESSION_SALT_LEN, TAG_LEN};
+use crate::format::{labels, IndexNodeId, KEY_LEN, NONCE_LEN, SESSION_SALT_LEN, TAG_LEN};
 
 /// A ChaCha20-Poly1305 nonce, built only here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct PageNonce([u8; NONCE_LEN]);
 
 impl PageNonce {
-    /// Data page `n` of a session: the page number, little-endian.
+    /// Data page `n` of a session (page key): the page number, little-endian.
     pub(crate) fn data(page_number: u64) -> PageNonce {
         let mut n = [0u8; NONCE_LEN];
         n[..8].copy_from_slice(&page_number.to_le_bytes());
         PageNonce(n)
     }
 
-    /// The one index or trailer a session seals, each under its own key.
+    /// An index node of a session (index key): its table, level and
+    /// position, which the session's writer gives to one node only.
+    pub(crate) fn index_node(id: &IndexNodeId) -> PageNonce {
+        let mut n = [0u8; NONCE_LEN];
+        n[0] = id.table as u8;
+        n[1] = id.level;
+        n[4..].copy_from_slice(&id.seq.to_le_bytes());
+        PageNonce(n)
+    }
+
+    /// The one root (index key) or trailer (trailer key) a session seals.
+    /// No table is numbered 0xff, so it never meets an index node's nonce.
     pub(crate) fn single() -> PageNonce {
         PageNonce([0xff; NONCE_LEN])
     }
@@ -72,12 +83,19 @@ impl SessionKeys {
         open(&self.page, nonce, aad, buf)
     }
 
-    pub(crate) fn seal_index(&self, aad: &[u8], buf: &mut Vec<u8>) {
-        seal(&self.index, PageNonce::single(), aad, buf)
+    /// Seals an index node or the root in place, appending the tag.
+    pub(crate) fn seal_index(&self, nonce: PageNonce, aad: &[u8], buf: &mut Vec<u8>) {
+        seal(&self.index, nonce, aad, buf)
     }
 
-    pub(crate) fn open_index(&self, aad: &[u8], buf: &mut Vec<u8>) -> Result<(), AuthFailed> {
-        open(&self.index, PageNonce::single(), aad, buf)
+    /// Opens an index node or the root in place, removing the tag.
+    pub(crate) fn open_index(
+        &self,
+        nonce: PageNonce,
+        aad: &[u8],
+        buf: &mut Vec<u8>,
+    ) -> Result<(), AuthFailed> {
+        open(&self.index, nonce, aad, buf)
     }
 
     /// The trailer's tag: a MAC over its body.
@@ -147,7 +165,7 @@ mod tests {
         let mut a = vec![0u8; 16];
         let mut b = a.clone();
         k.seal_page(PageNonce::single(), b"", &mut a);
-        k.seal_index(b"", &mut b);
+        k.seal_index(PageNonce::single(), b"", &mut b);
         assert_ne!(a, b);
         assert_ne!(k.trailer_tag(b"body").to_vec(), a[16..].to_vec());
     }

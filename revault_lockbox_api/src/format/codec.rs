@@ -24,6 +24,11 @@ pub(crate) fn malformed(what: &'static str, why: &'static str) -> DecodeError {
     DecodeError { what, why }
 }
 
+/// The library error for a malformed structure.
+pub(crate) fn malformed_error(what: &'static str, why: &'static str) -> crate::Error {
+    malformed(what, why).into()
+}
+
 /// Appends little-endian fields to a byte vector.
 #[derive(Default)]
 pub(crate) struct Encoder {
@@ -75,6 +80,10 @@ impl<'a> Decoder<'a> {
     }
     pub(crate) fn remaining(&self) -> usize {
         self.rest.len()
+    }
+    /// The bytes not consumed yet.
+    pub(crate) fn rest(&self) -> &'a [u8] {
+        self.rest
     }
     pub(crate) fn bytes(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
         if self.rest.len() < n {

@@ -1,91 +1,106 @@
-//! The header at offset 0: magic, version, archive id and the key slots that
-//! wrap the content key.
+//! The header at offset 0 and the key-slot table after it.
 //!
 //! ```text
-//! header    = MAGIC[8] || version u16 || flags u16 || archive_id[16]
-//!             || slots_len u32 || key_slots
-//! key_slots = count u16 || (kind u8 || body_len u16 || body)*
-//! password  = m_kib u32 || t u32 || p u32 || salt[16] || nonce[12]
-//!             || wrapped_key[32] || tag[16]
+//! header_prefix = MAGIC[8] || version u16 || flags u16 || archive_id[16]
+//!                 || slot_count u16 || slot_len u16                       (32 bytes)
+//! slot_table    = slot[16]                                                (16 × 4096 bytes)
+//! slot          = kind u8 || body_len u16 || body || zero padding         (4096 bytes)
+//! password body = m_kib u32 || t u32 || p u32 || salt[16] || nonce[12]
+//!                 || wrapped_key[32] || tag[16]                          (88 bytes)
 //! ```
+//! Slots have a fixed size so that one can be rewritten in place (a new
+//! password, a revoked recipient) without moving a data page.
 
 use super::codec::{malformed, Decoder, Encoder};
 use super::{
-    labels, DecodeError, ARCHIVE_ID_LEN, KDF_SALT_LEN, KEY_LEN, MAGIC, MAX_KEY_SLOTS, MAX_KEY_SLOT_BLOCK_LEN,
-    MAX_KEY_SLOT_LEN, NONCE_LEN, TAG_LEN, VERSION,
+    labels, DecodeError, ARCHIVE_ID_LEN, HEADER_PREFIX_LEN, KDF_SALT_LEN, KEY_LEN, KEY_SLOTS, KEY_SLOT_LEN,
+    MAGIC, MAX_KEY_SLOT_BODY_LEN, NONCE_LEN, TAG_LEN, VERSION,
 };
 
-/// Random id of one archive, bound into every page, index and key slot so
-/// that nothing can be moved between archives unnoticed.
+/// The fixed prefix: what the file is and which archive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ArchiveId(pub [u8; ARCHIVE_ID_LEN]);
-
-/// Length of the fixed part of the header, before the key slots.
-pub const HEADER_PREFIX_LEN: usize = 8 + 2 + 2 + ARCHIVE_ID_LEN + 4;
-
-const SLOT_KIND_PASSWORD: u8 = 1;
-const PASSWORD_SLOT_LEN: usize = 12 + KDF_SALT_LEN + NONCE_LEN + KEY_LEN + TAG_LEN;
-
-/// The decoded header.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Header {
-    /// Format version (always [`VERSION`] once decoded).
-    pub version: u16,
-    /// Reserved flags; must be zero in version 1.
-    pub flags: u16,
-    /// This archive's id.
-    pub archive_id: ArchiveId,
-    /// Key slots, each able to unwrap the content key.
-    pub slots: Vec<KeySlot>,
+pub(crate) struct HeaderPrefix {
+    pub(crate) archive_id: [u8; ARCHIVE_ID_LEN],
 }
 
-/// One way to unwrap the content key.
+const SLOT_EMPTY: u8 = 0;
+const SLOT_PASSWORD: u8 = 1;
+const PASSWORD_BODY_LEN: usize = 12 + KDF_SALT_LEN + NONCE_LEN + KEY_LEN + TAG_LEN;
+
+impl HeaderPrefix {
+    pub(crate) fn encode(&self) -> [u8; HEADER_PREFIX_LEN] {
+        let mut e = Encoder::default();
+        e.bytes(&MAGIC)
+            .u16(VERSION)
+            .u16(0)
+            .bytes(&self.archive_id)
+            .u16(KEY_SLOTS as u16)
+            .u16(KEY_SLOT_LEN as u16);
+        e.buf.try_into().expect("fixed layout")
+    }
+
+    /// Decodes the prefix. Refuses anything that is not an archive, other
+    /// versions (see [`peek_version`](Self::peek_version)) and other slot
+    /// table shapes.
+    pub(crate) fn decode(bytes: &[u8; HEADER_PREFIX_LEN]) -> Result<HeaderPrefix, DecodeError> {
+        let mut d = Decoder::new(bytes, "header");
+        if d.array::<8>()? != MAGIC {
+            return Err(malformed("header", "not a lockbox archive (bad magic)"));
+        }
+        if d.u16()? != VERSION {
+            return Err(malformed("header", "unsupported format version"));
+        }
+        if d.u16()? != 0 {
+            return Err(malformed("header", "unknown flags"));
+        }
+        let archive_id = d.array()?;
+        if usize::from(d.u16()?) != KEY_SLOTS || usize::from(d.u16()?) != KEY_SLOT_LEN {
+            return Err(malformed("header", "unknown key-slot table shape"));
+        }
+        d.finish()?;
+        Ok(HeaderPrefix { archive_id })
+    }
+
+    /// The version field, if the magic matches, so that a reader can name
+    /// the unsupported version it met.
+    pub(crate) fn peek_version(bytes: &[u8]) -> Option<u16> {
+        let mut d = Decoder::new(bytes, "header");
+        (d.array::<8>().ok()? == MAGIC).then(|| d.u16().ok()).flatten()
+    }
+}
+
+/// One slot of the table.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum KeySlot {
+pub(crate) enum KeySlot {
+    /// Nothing here.
+    Empty,
     /// A password through Argon2id.
     Password(PasswordSlot),
-    /// A slot kind this version does not know (later key files, public-key
-    /// recipients); skipped so that older readers still open the archive
-    /// with a password slot.
-    Unknown {
-        /// The slot kind byte.
-        kind: u8,
-        /// The slot body, uninterpreted.
-        body: Vec<u8>,
-    },
 }
 
-/// A password slot: Argon2id parameters and salt, and the content key sealed
-/// under the derived key.
+/// Argon2id parameters and salt, and the content key sealed under the key
+/// they derive from the password.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PasswordSlot {
-    /// Argon2id memory cost in KiB.
-    pub m_kib: u32,
-    /// Argon2id passes.
-    pub t: u32,
-    /// Argon2id lanes.
-    pub p: u32,
-    /// Argon2id salt.
-    pub salt: [u8; KDF_SALT_LEN],
-    /// Nonce used to seal the content key.
-    pub nonce: [u8; NONCE_LEN],
+pub(crate) struct PasswordSlot {
+    pub(crate) m_kib: u32,
+    pub(crate) t: u32,
+    pub(crate) p: u32,
+    pub(crate) salt: [u8; KDF_SALT_LEN],
+    pub(crate) nonce: [u8; NONCE_LEN],
     /// The content key sealed with ChaCha20-Poly1305, tag appended.
-    pub wrapped_key: [u8; KEY_LEN + TAG_LEN],
+    pub(crate) wrapped_key: [u8; KEY_LEN + TAG_LEN],
 }
 
 impl PasswordSlot {
-    /// Associated data for sealing the content key: binds the header's
-    /// version, flags and archive id and the slot's KDF parameters, so none of
-    /// them can be altered without the unwrap failing.
-    pub fn aad(&self, header: &Header) -> Vec<u8> {
+    /// Associated data for sealing the content key: binds the format
+    /// version, the archive id and the slot's KDF parameters.
+    pub(crate) fn aad(&self, archive_id: &[u8; ARCHIVE_ID_LEN]) -> Vec<u8> {
         let mut e = Encoder::default();
         e.bytes(labels::KEY_SLOT_AAD)
             .bytes(&MAGIC)
-            .u16(header.version)
-            .u16(header.flags)
-            .bytes(&header.archive_id.0)
-            .u8(SLOT_KIND_PASSWORD)
+            .u16(VERSION)
+            .bytes(archive_id)
+            .u8(SLOT_PASSWORD)
             .u32(self.m_kib)
             .u32(self.t)
             .u32(self.p)
@@ -95,153 +110,101 @@ impl PasswordSlot {
     }
 }
 
-impl Header {
-    /// Encodes the whole header.
-    pub fn encode(&self) -> Vec<u8> {
-        let slots = encode_key_slots(&self.slots);
-        let mut e = Encoder::default();
-        e.bytes(&MAGIC)
-            .u16(self.version)
-            .u16(self.flags)
-            .bytes(&self.archive_id.0)
-            .u32(slots.len() as u32)
-            .bytes(&slots);
-        e.buf
-    }
-
-    /// Decodes the fixed prefix; returns the header without slots and the
-    /// length of the key-slot block that follows it.
-    ///
-    /// Refuses anything that is not an archive, and versions it cannot read.
-    pub fn decode_prefix(bytes: &[u8]) -> Result<(Header, usize), DecodeError> {
-        let mut d = Decoder::new(bytes, "header");
-        if d.array::<8>()? != MAGIC {
-            return Err(malformed("header", "not a lockbox archive (bad magic)"));
-        }
-        let version = d.u16()?;
-        if version != VERSION {
-            return Err(malformed("header", "unsupported format version"));
-        }
-        let flags = d.u16()?;
-        if flags != 0 {
-            return Err(malformed("header", "unknown flags"));
-        }
-        let archive_id = ArchiveId(d.array()?);
-        let slots_len = d.u32()? as usize;
-        if slots_len > MAX_KEY_SLOT_BLOCK_LEN {
-            return Err(malformed("key slots", "length over its limit"));
-        }
-        let header = Header { version, flags, archive_id, slots: Vec::new() };
-        Ok((header, slots_len))
-    }
-
-    /// The version field of a prefix, if the magic matches, so that callers
-    /// can say which unsupported version they met.
-    pub fn peek_version(bytes: &[u8]) -> Option<u16> {
-        let mut d = Decoder::new(bytes, "header");
-        (d.array::<8>().ok()? == MAGIC).then(|| d.u16().ok()).flatten()
-    }
-}
-
-/// Encodes a key-slot block.
-pub fn encode_key_slots(slots: &[KeySlot]) -> Vec<u8> {
+/// Encodes one slot to its fixed size.
+pub(crate) fn encode_slot(slot: &KeySlot) -> [u8; KEY_SLOT_LEN] {
     let mut e = Encoder::default();
-    e.u16(slots.len() as u16);
-    for slot in slots {
-        match slot {
-            KeySlot::Password(p) => {
-                e.u8(SLOT_KIND_PASSWORD)
-                    .u16(PASSWORD_SLOT_LEN as u16)
-                    .u32(p.m_kib)
-                    .u32(p.t)
-                    .u32(p.p)
-                    .bytes(&p.salt)
-                    .bytes(&p.nonce)
-                    .bytes(&p.wrapped_key);
-            }
-            KeySlot::Unknown { kind, body } => {
-                e.u8(*kind).u16(body.len() as u16).bytes(body);
-            }
+    match slot {
+        KeySlot::Empty => {}
+        KeySlot::Password(p) => {
+            e.u8(SLOT_PASSWORD)
+                .u16(PASSWORD_BODY_LEN as u16)
+                .u32(p.m_kib)
+                .u32(p.t)
+                .u32(p.p)
+                .bytes(&p.salt)
+                .bytes(&p.nonce)
+                .bytes(&p.wrapped_key);
         }
     }
-    e.buf
+    let mut out = [0u8; KEY_SLOT_LEN];
+    out[..e.buf.len()].copy_from_slice(&e.buf);
+    out
 }
 
-/// Decodes a key-slot block; every byte must belong to a slot.
-pub fn decode_key_slots(bytes: &[u8]) -> Result<Vec<KeySlot>, DecodeError> {
-    let mut d = Decoder::new(bytes, "key slots");
-    let count = d.u16()? as usize;
-    if count == 0 || count > MAX_KEY_SLOTS {
-        return Err(malformed("key slots", "slot count out of range"));
+/// Decodes one slot; padding must be zero and an empty slot all zero.
+pub(crate) fn decode_slot(bytes: &[u8]) -> Result<KeySlot, DecodeError> {
+    if bytes.len() != KEY_SLOT_LEN {
+        return Err(malformed("key slot", "wrong length"));
     }
-    let mut slots = Vec::with_capacity(count);
-    for _ in 0..count {
-        let kind = d.u8()?;
-        let len = d.u16()? as usize;
-        if len > MAX_KEY_SLOT_LEN {
-            return Err(malformed("key slot", "length over its limit"));
+    let mut d = Decoder::new(bytes, "key slot");
+    let kind = d.u8()?;
+    let len = usize::from(d.u16()?);
+    if len > MAX_KEY_SLOT_BODY_LEN {
+        return Err(malformed("key slot", "length over its limit"));
+    }
+    let body = d.bytes(len)?;
+    if d.rest().iter().any(|&b| b != 0) {
+        return Err(malformed("key slot", "padding is not zero"));
+    }
+    Ok(match kind {
+        SLOT_EMPTY if len == 0 => KeySlot::Empty,
+        SLOT_EMPTY => return Err(malformed("key slot", "empty slot with a body")),
+        SLOT_PASSWORD => {
+            let mut b = Decoder::new(body, "password slot");
+            let slot = PasswordSlot {
+                m_kib: b.u32()?,
+                t: b.u32()?,
+                p: b.u32()?,
+                salt: b.array()?,
+                nonce: b.array()?,
+                wrapped_key: b.array()?,
+            };
+            b.finish()?;
+            KeySlot::Password(slot)
         }
-        let body = d.bytes(len)?;
-        slots.push(match kind {
-            SLOT_KIND_PASSWORD => {
-                let mut b = Decoder::new(body, "password slot");
-                let slot = PasswordSlot {
-                    m_kib: b.u32()?,
-                    t: b.u32()?,
-                    p: b.u32()?,
-                    salt: b.array()?,
-                    nonce: b.array()?,
-                    wrapped_key: b.array()?,
-                };
-                b.finish()?;
-                KeySlot::Password(slot)
-            }
-            kind => KeySlot::Unknown { kind, body: body.to_vec() },
-        });
-    }
-    d.finish()?;
-    Ok(slots)
+        // The table is not sealed as a whole (a slot is rewritten in place),
+        // so a kind this version does not know is refused rather than
+        // skipped: a changed byte anywhere in the table is noticed.
+        _ => return Err(malformed("key slot", "unknown kind (written by a newer lockbox?)")),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn sample() -> Header {
-        Header {
-            version: VERSION,
-            flags: 0,
-            archive_id: ArchiveId([9; ARCHIVE_ID_LEN]),
-            slots: vec![
-                KeySlot::Password(PasswordSlot {
-                    m_kib: 65536,
-                    t: 3,
-                    p: 4,
-                    salt: [1; KDF_SALT_LEN],
-                    nonce: [2; NONCE_LEN],
-                    wrapped_key: [3; KEY_LEN + TAG_LEN],
-                }),
-                KeySlot::Unknown { kind: 200, body: vec![5; 7] },
-            ],
+    fn password_slot() -> KeySlot {
+        KeySlot::Password(PasswordSlot {
+            m_kib: 65536,
+            t: 3,
+            p: 4,
+            salt: [1; KDF_SALT_LEN],
+            nonce: [2; NONCE_LEN],
+            wrapped_key: [3; KEY_LEN + TAG_LEN],
+        })
+    }
+
+    #[test]
+    fn slots_round_trip_at_their_fixed_size() {
+        for slot in [KeySlot::Empty, password_slot()] {
+            assert_eq!(decode_slot(&encode_slot(&slot)).unwrap(), slot);
         }
+        let mut bytes = encode_slot(&password_slot());
+        bytes[KEY_SLOT_LEN - 1] = 1;
+        assert!(decode_slot(&bytes).is_err(), "non-zero padding");
+        let mut bytes = encode_slot(&KeySlot::Empty);
+        bytes[0] = 0x80;
+        assert!(decode_slot(&bytes).is_err(), "unknown kind");
     }
 
     #[test]
-    fn header_round_trips() {
-        let h = sample();
-        let bytes = h.encode();
-        let (mut decoded, slots_len) = Header::decode_prefix(&bytes).unwrap();
-        assert_eq!(slots_len, bytes.len() - HEADER_PREFIX_LEN);
-        decoded.slots = decode_key_slots(&bytes[HEADER_PREFIX_LEN..]).unwrap();
-        assert_eq!(decoded, h);
-    }
-
-    #[test]
-    fn refuses_other_files_and_versions() {
-        let mut bytes = sample().encode();
-        bytes[8] = 2;
-        assert_eq!(Header::peek_version(&bytes), Some(2));
-        assert!(Header::decode_prefix(&bytes).is_err());
-        assert!(Header::decode_prefix(b"PK\x03\x04 not an archive at all.....").is_err());
+    fn prefix_refuses_other_files_and_versions() {
+        let prefix = HeaderPrefix { archive_id: [9; ARCHIVE_ID_LEN] };
+        let mut bytes = prefix.encode();
+        assert_eq!(HeaderPrefix::decode(&bytes).unwrap(), prefix);
+        bytes[8] = 1;
+        assert_eq!(HeaderPrefix::peek_version(&bytes), Some(1));
+        assert!(HeaderPrefix::decode(&bytes).is_err());
+        assert!(HeaderPrefix::decode(b"PK\x03\x04 not an archive at all......").is_err());
     }
 }

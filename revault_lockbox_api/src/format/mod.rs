@@ -6,53 +6,63 @@
 //! checked against a named maximum below before it sizes an allocation.
 
 mod codec;
+mod entry;
 mod header;
-mod index;
+mod node;
 mod page;
+mod path;
 mod trailer;
 
+pub(crate) use codec::malformed_error;
 pub use codec::DecodeError;
-pub use header::{
-    decode_key_slots, encode_key_slots, ArchiveId, Header, KeySlot, PasswordSlot, HEADER_PREFIX_LEN,
+pub(crate) use entry::{encoded_entry_len, Extent};
+pub use entry::{Entry, EntryKind};
+pub(crate) use header::{decode_slot, encode_slot, HeaderPrefix, KeySlot, PasswordSlot};
+pub(crate) use node::{
+    Child, EntriesLeaf, Internal, PageRecord, PagesLeaf, Root, Session, TreeTop, PAGE_RECORD_LEN,
 };
-pub use index::{Entry, EntryKind, FileLocation, Index, PageRecord, Session};
-pub(crate) use page::PageAad;
-pub use page::{Codec, PageKind};
-pub use trailer::{Trailer, TRAILER_BODY_LEN, TRAILER_LEN};
+pub(crate) use page::{Codec, IndexNodeId, PageAad, Table};
+pub(crate) use path::{check_entry_path, is_within, path_cmp};
+pub(crate) use trailer::{Trailer, TRAILER_LEN};
 
 /// First bytes of every archive. The high byte and CR LF SUB catch text-mode
 /// transfers, as PNG's signature does.
-pub const MAGIC: [u8; 8] = *b"\x89LBOX\r\n\x1a";
+pub(crate) const MAGIC: [u8; 8] = *b"\x89LBOX\r\n\x1a";
 /// First bytes of the fixed-size trailer at the end of every archive.
-pub const TRAILER_MAGIC: [u8; 8] = *b"LBOXTAIL";
+pub(crate) const TRAILER_MAGIC: [u8; 8] = *b"LBOXTAIL";
 /// The format version this library writes, and the only one it reads.
-pub const VERSION: u16 = 1;
+pub(crate) const VERSION: u16 = 2;
+
+/// Length of the fixed header prefix at offset 0.
+pub(crate) const HEADER_PREFIX_LEN: usize = 32;
+/// Key slots in the slot table; each may be empty.
+pub(crate) const KEY_SLOTS: usize = 16;
+/// Bytes of one key slot on disk (kind, length, body, zero padding): room
+/// for a post-quantum hybrid recipient's stanza.
+pub(crate) const KEY_SLOT_LEN: usize = 4096;
+/// Largest key-slot body: the slot less its kind and length.
+pub(crate) const MAX_KEY_SLOT_BODY_LEN: usize = KEY_SLOT_LEN - 3;
+/// Offset of the first data page: header prefix and slot table before it.
+pub(crate) const DATA_START: u64 = (HEADER_PREFIX_LEN + KEY_SLOTS * KEY_SLOT_LEN) as u64;
 
 /// Length of the random archive id bound into every page, index and slot.
-pub const ARCHIVE_ID_LEN: usize = 16;
+pub(crate) const ARCHIVE_ID_LEN: usize = 16;
 /// Length of a write session's random salt (HKDF salt for its subkeys).
-pub const SESSION_SALT_LEN: usize = 32;
+pub(crate) const SESSION_SALT_LEN: usize = 32;
 /// Length of the content key and of every subkey.
-pub const KEY_LEN: usize = 32;
+pub(crate) const KEY_LEN: usize = 32;
 /// Length of a ChaCha20-Poly1305 nonce.
-pub const NONCE_LEN: usize = 12;
+pub(crate) const NONCE_LEN: usize = 12;
 /// Length of a Poly1305 tag.
-pub const TAG_LEN: usize = 16;
+pub(crate) const TAG_LEN: usize = 16;
 /// Length of an Argon2id salt in a password slot.
-pub const KDF_SALT_LEN: usize = 16;
+pub(crate) const KDF_SALT_LEN: usize = 16;
 /// Length of a SHA-256 digest.
-pub const DIGEST_LEN: usize = 32;
+pub(crate) const DIGEST_LEN: usize = 32;
 
-/// Most key slots one archive may carry.
-pub const MAX_KEY_SLOTS: usize = 16;
-/// Largest key-slot body accepted (a password slot's body is 88 bytes).
-pub const MAX_KEY_SLOT_LEN: usize = 1024;
-/// Largest key-slot block: the count and `MAX_KEY_SLOTS` slots of the
-/// largest size, each with its kind and length.
-pub const MAX_KEY_SLOT_BLOCK_LEN: usize = 2 + MAX_KEY_SLOTS * (3 + MAX_KEY_SLOT_LEN);
 /// Password slots a reader tries before giving up: each try costs a full
 /// Argon2id derivation.
-pub const MAX_PASSWORD_SLOTS_TRIED: usize = 4;
+pub(crate) const MAX_PASSWORD_SLOTS_TRIED: usize = 4;
 /// Argon2id memory cost limit a reader accepts, in KiB (1 GiB): a hostile
 /// archive must not make the reader allocate more.
 pub const MAX_KDF_MEMORY_KIB: u32 = 1 << 20;
@@ -65,30 +75,35 @@ pub const MAX_KDF_LANES: u32 = 64;
 /// 192 MiB passes).
 pub const MAX_KDF_WORK: u64 = 4 << 20;
 
-/// Largest plaintext of one page (the presets use 64 KiB to 8 MiB; writers
-/// accept 4 KiB to this).
-pub const MAX_PAGE_PLAIN_LEN: u32 = 16 << 20;
-/// Largest stored page: a page is stored raw when zstd does not shrink it, so
-/// stored bytes never exceed the plaintext plus the tag.
-pub const MAX_PAGE_STORED_LEN: u32 = MAX_PAGE_PLAIN_LEN + TAG_LEN as u32;
-/// Largest sealed index accepted.
-pub const MAX_INDEX_STORED_LEN: u64 = 1 << 30;
-/// Largest decompressed index accepted.
-pub const MAX_INDEX_PLAIN_LEN: u64 = 2 << 30;
+/// Largest plaintext of one data page (the presets use 64 KiB to 8 MiB;
+/// writers accept 4 KiB to this).
+pub(crate) const MAX_PAGE_PLAIN_LEN: u32 = 16 << 20;
+/// Largest stored data page: a page is stored raw when zstd does not shrink
+/// it, so stored bytes never exceed the plaintext plus the tag.
+pub(crate) const MAX_PAGE_STORED_LEN: u32 = MAX_PAGE_PLAIN_LEN + TAG_LEN as u32;
+/// Plaintext a writer puts in one index node before it starts the next.
+pub(crate) const INDEX_NODE_TARGET_LEN: usize = 64 << 10;
+/// Largest index node plaintext a reader accepts. A node holds at least one
+/// record, and the largest entry (two paths of `MAX_PATH_LEN`) fits.
+pub(crate) const MAX_INDEX_NODE_LEN: u32 = 128 << 10;
+/// Largest root plaintext: the sessions table and the two trees' top nodes.
+pub(crate) const MAX_ROOT_LEN: u32 = 256 << 10;
+/// Deepest index tree a reader follows (a leaf is level 0).
+pub(crate) const MAX_TREE_LEVELS: u8 = 16;
 /// Longest stored path or link target, in bytes.
-pub const MAX_PATH_LEN: usize = 16 * 1024;
+pub(crate) const MAX_PATH_LEN: usize = 16 * 1024;
 /// Most write sessions (the create plus appends) one archive may record.
-pub const MAX_SESSIONS: usize = 1 << 16;
+pub(crate) const MAX_SESSIONS: usize = 1024;
 
 /// HKDF-SHA256 `info` labels: one subkey per purpose, so a key never serves
 /// two purposes.
-pub mod labels {
+pub(crate) mod labels {
     /// Seals data pages of one write session.
-    pub const PAGE_KEY: &[u8] = b"revault-lockbox v1 page key";
-    /// Seals the index written by one write session.
-    pub const INDEX_KEY: &[u8] = b"revault-lockbox v1 index key";
+    pub(crate) const PAGE_KEY: &[u8] = b"revault-lockbox v2 page key";
+    /// Seals the index nodes and root written by one write session.
+    pub(crate) const INDEX_KEY: &[u8] = b"revault-lockbox v2 index key";
     /// Authenticates the trailer written by one write session.
-    pub const TRAILER_KEY: &[u8] = b"revault-lockbox v1 trailer key";
+    pub(crate) const TRAILER_KEY: &[u8] = b"revault-lockbox v2 trailer key";
     /// Domain separator at the start of every key-slot AAD.
-    pub const KEY_SLOT_AAD: &[u8] = b"revault-lockbox v1 key slot";
+    pub(crate) const KEY_SLOT_AAD: &[u8] = b"revault-lockbox v2 key slot";
 }

@@ -1,28 +1,19 @@
-//! Page kinds, codecs and the associated data that binds a sealed page to
-//! its place.
+//! Codecs and the associated data that binds each sealed unit to its place.
 //!
 //! ```text
-//! page_aad = archive_id[16] || page_number u64 || kind u8 || codec u8
-//!            || plain_len u32 || stored_len u32
+//! data_page_aad  = archive_id[16] || 0x01 || page_number u64 || codec u8
+//!                  || plain_len u32 || stored_len u32                    (35 bytes)
+//! index_node_aad = archive_id[16] || 0x02 || table u8 || level u8 || seq u64
+//!                  || codec u8 || plain_len u32 || stored_len u32        (37 bytes)
 //! ```
 
 use super::codec::{malformed, Encoder};
-use super::{ArchiveId, DecodeError};
+use super::{DecodeError, ARCHIVE_ID_LEN};
 
-/// What a sealed unit holds; part of its associated data.
+/// How a sealed unit's plaintext is stored before sealing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
-pub enum PageKind {
-    /// File contents.
-    Data = 1,
-    /// The index of one write session.
-    Index = 2,
-}
-
-/// How a page's plaintext is stored before sealing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Codec {
+pub(crate) enum Codec {
     /// Stored as is: compression did not pay.
     Raw = 0,
     /// One zstd frame.
@@ -39,33 +30,75 @@ impl Codec {
     }
 }
 
-impl PageKind {
-    pub(crate) fn decode(v: u8) -> Result<PageKind, DecodeError> {
-        match v {
-            1 => Ok(PageKind::Data),
-            _ => Err(malformed("page record", "unknown page kind")),
-        }
-    }
-}
+const KIND_DATA: u8 = 1;
+const KIND_INDEX: u8 = 2;
 
-/// Associated data of one data page.
+/// Associated data of one sealed data page.
 pub(crate) struct PageAad;
 
 impl PageAad {
-    pub(crate) fn encode(
-        archive_id: &ArchiveId,
+    pub(crate) fn data(
+        archive_id: &[u8; ARCHIVE_ID_LEN],
         page_number: u64,
         codec: Codec,
         plain_len: u32,
         stored_len: u32,
-    ) -> [u8; 34] {
+    ) -> Vec<u8> {
         let mut e = Encoder::default();
-        e.bytes(&archive_id.0)
-            .u64(page_number)
-            .u8(PageKind::Data as u8)
+        e.bytes(archive_id).u8(KIND_DATA).u64(page_number).u8(codec as u8).u32(plain_len).u32(stored_len);
+        e.buf
+    }
+}
+
+/// Which of a session's two trees an index node belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Table {
+    /// Entries, keyed by path.
+    Entries = 1,
+    /// Data page records, keyed by data-stream offset.
+    Pages = 2,
+}
+
+impl Table {
+    /// The order of this tree's keys: paths in the index order, page keys
+    /// (big-endian offsets) bytewise.
+    pub(crate) fn cmp(self, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+        match self {
+            Table::Entries => super::path_cmp(a, b),
+            Table::Pages => a.cmp(b),
+        }
+    }
+}
+
+/// The place of one index node in its session's trees: table, level (0 for
+/// leaves) and position within that level. It gives the node's nonce and
+/// is bound into its associated data, so nodes cannot be swapped, moved
+/// or reordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct IndexNodeId {
+    pub(crate) table: Table,
+    pub(crate) level: u8,
+    pub(crate) seq: u64,
+}
+
+impl IndexNodeId {
+    pub(crate) fn aad(
+        &self,
+        archive_id: &[u8; ARCHIVE_ID_LEN],
+        codec: Codec,
+        plain_len: u32,
+        stored_len: u32,
+    ) -> Vec<u8> {
+        let mut e = Encoder::default();
+        e.bytes(archive_id)
+            .u8(KIND_INDEX)
+            .u8(self.table as u8)
+            .u8(self.level)
+            .u64(self.seq)
             .u8(codec as u8)
             .u32(plain_len)
             .u32(stored_len);
-        e.buf.try_into().expect("fixed layout")
+        e.buf
     }
 }

@@ -8,6 +8,17 @@ use std::path::{Path, PathBuf};
 
 use revault_lockbox_api::{create_archive, Archive, CreateOptions, ExtractOptions, KdfParams, Password};
 
+/// Where data pages start: after the 32-byte header prefix and the
+/// 16 × 4096-byte key-slot table (FORMAT.md §2).
+pub const DATA_START: usize = 32 + 16 * 4096;
+/// The fixed trailer at the end of every archive (FORMAT.md §3).
+pub const TRAILER_LEN: usize = 116;
+
+/// Entries of an open archive, in index order.
+pub fn entries<S: revault_lockbox_api::ReadAt>(a: &Archive<S>) -> Vec<revault_lockbox_api::Entry> {
+    a.entries().unwrap().collect::<Result<_, _>>().unwrap()
+}
+
 pub fn password() -> Password {
     Password::from("test password")
 }

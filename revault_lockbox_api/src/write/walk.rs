@@ -1,13 +1,17 @@
-//! Walks input paths (tar semantics) and streams them into an archive.
+//! Walks input paths (tar semantics) in the index order and streams them
+//! into an archive.
 
 use std::collections::HashMap;
 use std::fs::{self, File};
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Component, Path, PathBuf};
 
-use crate::{ArchiveWriter, CreateOptions, Error, Metadata, Password, Result};
+use super::sync::SyncingWriter;
+use super::writer::{ArchiveWriter, CreateOptions, Metadata};
+use crate::format::path_cmp;
+use crate::{Error, Password, Result};
 
 /// What a create did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -19,14 +23,15 @@ pub struct CreateReport {
     pub content_bytes: u64,
     /// Archive size.
     pub archive_bytes: u64,
-    /// Things skipped, one line each (sockets, devices, the archive itself).
+    /// Things skipped or changed, one line each (sockets, devices, the
+    /// archive itself, files that vanished or changed size while read).
     pub warnings: Vec<String>,
 }
 
 /// Creates the archive `archive` from `inputs`, each taken relative to
 /// `base_dir` and stored under the name given (a leading `/` stripped, `.`
 /// components removed), recursing into directories without following
-/// symbolic links.
+/// symbolic links, an input that is itself a symbolic link included.
 ///
 /// The archive is written under a temporary name beside `archive`, synced,
 /// and renamed into place: an interrupted create leaves no file at `archive`
@@ -42,9 +47,10 @@ pub fn create_archive(
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let name = archive
-        .file_name()
-        .ok_or_else(|| Error::InvalidInput(format!("{} is not a file name", archive.display())))?;
+    let name = archive.file_name().ok_or_else(|| Error::BadInput {
+        path: archive.to_path_buf(),
+        reason: "the archive path does not name a file",
+    })?;
     let tmp = tempfile::Builder::new()
         .prefix(&format!(".{}.", name.to_string_lossy()))
         .suffix(".tmp")
@@ -64,66 +70,6 @@ pub fn create_archive(
         let _ = d.sync_all();
     }
     Ok(report)
-}
-
-/// Writes to a temporary file and, every [`SYNC_EVERY`] bytes, has a
-/// background thread sync what was written so far: the disk works while
-/// pages are compressed, and the final sync has little left to do.
-struct SyncingWriter {
-    tmp: tempfile::NamedTempFile,
-    unsynced: u64,
-    kick: Option<std::sync::mpsc::SyncSender<()>>,
-    syncer: Option<std::thread::JoinHandle<()>>,
-}
-
-/// Bytes written between background syncs.
-const SYNC_EVERY: u64 = 64 << 20;
-
-impl SyncingWriter {
-    fn new(tmp: tempfile::NamedTempFile) -> Result<SyncingWriter> {
-        let file = tmp.as_file().try_clone().map_err(Error::io("opening", tmp.path()))?;
-        let (kick, kicks) = std::sync::mpsc::sync_channel::<()>(1);
-        let syncer = std::thread::Builder::new()
-            .name("lockbox-sync".into())
-            .spawn(move || {
-                // Errors surface in the final, foreground sync.
-                while kicks.recv().is_ok() {
-                    let _ = file.sync_data();
-                }
-            })
-            .map_err(Error::stream("starting the sync thread"))?;
-        Ok(SyncingWriter { tmp, unsynced: 0, kick: Some(kick), syncer: Some(syncer) })
-    }
-
-    /// Stops the background syncs and returns the file. (Dropped without
-    /// this, the writer's closed channel ends the thread after its current
-    /// sync.)
-    fn finish(mut self) -> tempfile::NamedTempFile {
-        self.kick = None;
-        if let Some(t) = self.syncer.take() {
-            let _ = t.join();
-        }
-        self.tmp
-    }
-}
-
-impl Write for SyncingWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.tmp.write(buf)?;
-        self.unsynced += n as u64;
-        if self.unsynced >= SYNC_EVERY {
-            self.unsynced = 0;
-            if let Some(kick) = &self.kick {
-                // A sync already queued covers this data too.
-                let _ = kick.try_send(());
-            }
-        }
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.tmp.flush()
-    }
 }
 
 /// Streams an archive of `inputs` to `out` (a pipe, stdout, a socket): the
@@ -147,33 +93,56 @@ fn walk_into<W: Write>(
     skip: &[(u64, u64)],
 ) -> Result<(W, CreateReport)> {
     if inputs.is_empty() {
-        return Err(Error::InvalidInput("nothing to archive: no input paths given".into()));
+        return Err(Error::BadInput {
+            path: PathBuf::new(),
+            reason: "nothing to archive: no input paths given",
+        });
     }
     let meta = fs::metadata(base_dir).map_err(Error::io("opening directory", base_dir))?;
     if !meta.is_dir() {
-        return Err(Error::InvalidInput(format!("{} is not a directory", base_dir.display())));
+        return Err(Error::BadInput { path: base_dir.to_path_buf(), reason: "not a directory" });
     }
     let mut skip = skip.to_vec();
     skip.extend_from_slice(&options.skip_files);
-    let skip = &skip[..];
-    let stored: Vec<Vec<u8>> = inputs.iter().map(|p| stored_name(p)).collect::<Result<_>>()?;
-    for input in inputs {
-        let full = base_dir.join(input);
-        fs::symlink_metadata(&full).map_err(Error::io("reading", &full))?;
-    }
+    let roots = ordered_roots(base_dir, inputs)?;
     let mut walk = Walk {
         writer: ArchiveWriter::new(out, password, options)?,
         report: CreateReport::default(),
         links: HashMap::new(),
-        skip,
+        skip: &skip,
     };
-    for (input, name) in inputs.iter().zip(stored) {
-        walk.add_tree(&base_dir.join(input), name)?;
+    for (full, name) in roots {
+        walk.add_tree(&full, name)?;
     }
     let Walk { writer, mut report, .. } = walk;
     let (out, archive_bytes) = writer.finish_counted()?;
     report.archive_bytes = archive_bytes;
     Ok((out, report))
+}
+
+/// The inputs as (file-system path, stored name), in the index order of
+/// their stored names, without those that another input contains: walked
+/// one after the other, they give every entry in the index order.
+fn ordered_roots(base_dir: &Path, inputs: &[PathBuf]) -> Result<Vec<(PathBuf, Vec<u8>)>> {
+    let mut roots = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        let full = base_dir.join(input);
+        fs::symlink_metadata(&full).map_err(Error::io("reading", &full))?;
+        roots.push((full, stored_name(input)?));
+    }
+    roots.sort_by(|a, b| path_cmp(&a.1, &b.1));
+    let mut kept: Vec<(PathBuf, Vec<u8>)> = Vec::with_capacity(roots.len());
+    for (full, name) in roots {
+        let inside = kept.last().is_some_and(|(_, outer)| {
+            outer.is_empty()
+                || name == *outer
+                || (name.starts_with(outer) && name.get(outer.len()) == Some(&b'/'))
+        });
+        if !inside {
+            kept.push((full, name));
+        }
+    }
+    Ok(kept)
 }
 
 /// The stored name of an input: tar semantics, `..` refused.
@@ -184,10 +153,10 @@ fn stored_name(input: &Path) -> Result<Vec<u8>> {
             Component::Normal(s) => parts.push(s.as_bytes()),
             Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
             Component::ParentDir => {
-                return Err(Error::InvalidInput(format!(
-                    "input path {} contains `..`; use -C to change directory instead",
-                    input.display()
-                )));
+                return Err(Error::BadInput {
+                    path: input.to_path_buf(),
+                    reason: "contains `..`; use -C to change directory instead",
+                });
             }
         }
     }
@@ -204,11 +173,21 @@ struct Walk<'a, W: Write> {
 
 impl<W: Write> Walk<'_, W> {
     fn add_tree(&mut self, root: &Path, name: Vec<u8>) -> Result<()> {
-        for item in walkdir::WalkDir::new(root).follow_links(false).sort_by_file_name() {
-            let item = item.map_err(|e| {
-                let path = e.path().unwrap_or(root).to_path_buf();
-                Error::Io { action: "reading", path, source: e.into() }
-            })?;
+        let walk =
+            walkdir::WalkDir::new(root).follow_links(false).follow_root_links(false).sort_by_file_name();
+        for item in walk {
+            let item = match item {
+                Ok(item) => item,
+                Err(e) if e.io_error().is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound) => {
+                    let path = e.path().unwrap_or(root).display().to_string();
+                    self.report.warnings.push(format!("{path}: vanished while archiving, not stored"));
+                    continue;
+                }
+                Err(e) => {
+                    let path = e.path().unwrap_or(root).to_path_buf();
+                    return Err(Error::Io { action: "reading", path, source: e.into() });
+                }
+            };
             let rel = item.path().strip_prefix(root).expect("walkdir yields paths under its root");
             let mut stored = name.clone();
             for c in rel.components() {
@@ -217,8 +196,7 @@ impl<W: Write> Walk<'_, W> {
                 }
                 stored.extend_from_slice(c.as_os_str().as_bytes());
             }
-            // An input named twice, or inside another input, is stored once.
-            if stored.is_empty() || self.writer.contains(&stored) {
+            if stored.is_empty() {
                 continue;
             }
             self.add_one(item.path(), stored)?;
@@ -227,11 +205,18 @@ impl<W: Write> Walk<'_, W> {
     }
 
     fn add_one(&mut self, path: &Path, stored: Vec<u8>) -> Result<()> {
-        let md = fs::symlink_metadata(path).map_err(Error::io("reading", path))?;
+        let md = match fs::symlink_metadata(path) {
+            Ok(md) => md,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                self.warn(path, "vanished while archiving, not stored");
+                return Ok(());
+            }
+            Err(e) => return Err(Error::io("reading", path)(e)),
+        };
         let meta = Metadata::from_fs(&md);
         let ft = md.file_type();
         if self.skip.contains(&(md.dev(), md.ino())) {
-            self.report.warnings.push(format!("{}: the archive itself, not stored", path.display()));
+            self.warn(path, "the archive itself, not stored");
             return Ok(());
         }
         if ft.is_dir() {
@@ -240,7 +225,8 @@ impl<W: Write> Walk<'_, W> {
             let target = fs::read_link(path).map_err(Error::io("reading link", path))?;
             self.writer.add_symlink(&stored, &meta, target.as_os_str().as_bytes())?;
         } else if ft.is_file() {
-            if md.nlink() > 1 {
+            let linked = md.nlink() > 1;
+            if linked {
                 if let Some(first) = self.links.get(&(md.dev(), md.ino())) {
                     let first = first.clone();
                     self.report.entries += 1;
@@ -249,10 +235,25 @@ impl<W: Write> Walk<'_, W> {
                 self.links.insert((md.dev(), md.ino()), stored.clone());
             }
             let file = File::open(path).map_err(Error::io("opening", path))?;
-            let n = self.writer.add_file(&stored, &meta, md.len(), file).map_err(|e| match e {
-                Error::Io { action, source, .. } => Error::Io { action, path: path.to_path_buf(), source },
+            // A file that grows while read is stored at the size it had
+            // (tar's rule): the walk must end.
+            let mut content = file.take(md.len());
+            let with_path = |e| match e {
+                Error::Stream { source, .. } => {
+                    Error::Io { action: "reading", path: path.to_path_buf(), source }
+                }
                 e => e,
-            })?;
+            };
+            let n = if linked {
+                self.writer.add_linked_file(&stored, &meta, md.len(), &mut content)
+            } else {
+                self.writer.add_file(&stored, &meta, md.len(), &mut content)
+            }
+            .map_err(with_path)?;
+            let grew = content.into_inner().read(&mut [0u8]).map_err(Error::io("reading", path))? > 0;
+            if n != md.len() || grew {
+                self.warn(path, &format!("changed size while being archived; its first {n} bytes stored"));
+            }
             self.report.content_bytes += n;
         } else {
             let what = if ft.is_fifo() {
@@ -262,11 +263,15 @@ impl<W: Write> Walk<'_, W> {
             } else {
                 "a device"
             };
-            self.report.warnings.push(format!("{}: {what}, not stored", path.display()));
+            self.warn(path, &format!("{what}, not stored"));
             return Ok(());
         }
         self.report.entries += 1;
         Ok(())
+    }
+
+    fn warn(&mut self, path: &Path, what: &str) {
+        self.report.warnings.push(format!("{}: {what}", path.display()));
     }
 }
 
@@ -279,5 +284,18 @@ mod tests {
         assert_eq!(stored_name(Path::new("/etc/hosts")).unwrap(), b"etc/hosts");
         assert_eq!(stored_name(Path::new("./a/./b/")).unwrap(), b"a/b");
         assert!(stored_name(Path::new("a/../b")).is_err());
+    }
+
+    #[test]
+    fn inputs_are_merged_into_index_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for d in ["a", "a/x", "b"] {
+            fs::create_dir(dir.path().join(d)).unwrap();
+        }
+        fs::write(dir.path().join("a.txt"), b"").unwrap();
+        let inputs: Vec<PathBuf> = ["b", "a.txt", "./a/x", "a", "b/"].iter().map(PathBuf::from).collect();
+        let names: Vec<Vec<u8>> =
+            ordered_roots(dir.path(), &inputs).unwrap().into_iter().map(|r| r.1).collect();
+        assert_eq!(names, [b"a".to_vec(), b"a.txt".to_vec(), b"b".to_vec()]);
     }
 }

@@ -1,0 +1,252 @@
+//! Walking file contents through the data pages in one ordered pass: the
+//! shared engine of extraction and verification.
+//!
+//! The visitor hands out file spans in ascending data-stream order as it
+//! walks the entries; the engine reads the pages those spans need (every
+//! page, for verification) in order, opens them on worker threads with
+//! bounded read-ahead, and delivers each span's bytes. Memory is the pages
+//! in flight and the spans they cover, whatever the archive's size.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use super::{no_page, Archive};
+use crate::format::{malformed_error, PageRecord, PagesLeaf, Table};
+use crate::index::{page_key, read_sealed, LeafCursor};
+use crate::pipeline::{open_data_page, OrderedPool};
+use crate::storage::ReadAt;
+use crate::{Error, Result};
+
+/// One file's bytes in the data stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Span {
+    pub(crate) start: u64,
+    pub(crate) size: u64,
+}
+
+impl Span {
+    fn end(&self) -> u64 {
+        self.start + self.size
+    }
+}
+
+/// Feeds spans to the engine and receives their bytes. `token` is the
+/// visitor's own name for a span.
+pub(crate) trait ContentVisitor {
+    /// The next span, at or after the end of the one before; `None` when
+    /// there are no more.
+    fn next_span(&mut self) -> Result<Option<(usize, Span)>>;
+    /// The next bytes of span `token`, authenticated, in order. An empty
+    /// span gets one call with no bytes.
+    fn bytes(&mut self, token: usize, bytes: &[u8]) -> Result<()>;
+    /// All of span `token` was delivered.
+    fn end(&mut self, token: usize) -> Result<()>;
+    /// A page holding bytes of span `token` failed; return `true` to go on
+    /// with the other spans, `false` to stop with `error`.
+    fn damaged(&mut self, token: usize, error: &Error) -> bool;
+    /// Page `number` was opened, or failed with `error`.
+    fn page(&mut self, _number: u64, _error: Option<&Error>) {}
+}
+
+/// A span waiting for its bytes.
+struct Pending {
+    token: usize,
+    span: Span,
+    written: u64,
+}
+
+/// The page records in order, from a starting leaf, with the table's
+/// continuity checked: page numbers and stream offsets follow on.
+struct PageRecords<'a> {
+    cursor: LeafCursor<'a>,
+    tree: crate::index::TreeReader<'a>,
+    leaf: Option<PagesLeaf>,
+    index: usize,
+    /// Next page number and stream offset expected.
+    next: Option<(u64, u64)>,
+}
+
+impl PageRecords<'_> {
+    fn next(&mut self) -> Result<Option<(u64, PageRecord, u64)>> {
+        loop {
+            if let Some(leaf) = &self.leaf {
+                if let Some(record) = leaf.pages.get(self.index) {
+                    let (number, start) = self.next.expect("set with the leaf");
+                    self.index += 1;
+                    self.next = Some((number + 1, start + u64::from(record.plain_len)));
+                    return Ok(Some((number, *record, start)));
+                }
+            }
+            let Some(next) = self.cursor.next() else { return Ok(None) };
+            let (id, child) = next?;
+            let leaf = PagesLeaf::decode(&self.tree.node(&id, &child)?)?;
+            if page_key(leaf.first_offset) != child.first_key
+                || self.next.is_some_and(|n| n != (leaf.first_page, leaf.first_offset))
+            {
+                return Err(malformed_error("page table", "leaves do not follow on"));
+            }
+            self.next = Some((leaf.first_page, leaf.first_offset));
+            self.leaf = Some(leaf);
+            self.index = 0;
+        }
+    }
+
+    /// Where the walk stands: the next page number and stream offset.
+    fn position(&self) -> Option<(u64, u64)> {
+        self.next
+    }
+}
+
+type Opened = (u64, u64, u64, Result<Vec<u8>>);
+
+impl<S: ReadAt> Archive<S> {
+    fn page_records_from(&self, at: u64) -> Result<PageRecords<'_>> {
+        let tree = self.tree(Table::Pages);
+        let cursor = tree.leaves_from(&self.root.pages, &page_key(at))?;
+        Ok(PageRecords { cursor, tree: tree.clone(), leaf: None, index: 0, next: None })
+    }
+
+    /// Delivers the bytes of every span `visitor` hands out. With
+    /// `every_page`, also opens the pages no span needs (verification) and
+    /// checks that the page table covers the whole data stream.
+    pub(crate) fn walk_content(&self, visitor: &mut dyn ContentVisitor, every_page: bool) -> Result<()> {
+        let mut queue: VecDeque<Pending> = VecDeque::new();
+        let mut spans_done = false;
+        let mut pages: Option<PageRecords<'_>> = None;
+        let mut pool: OrderedPool<Opened> = OrderedPool::new(self.tuning.threads)?;
+        let mut pages_done = false;
+        // The last span the visitor gave, for the order check.
+        let mut last_end = 0u64;
+        loop {
+            while !pages_done && pool.in_flight() < self.tuning.pages_in_flight {
+                if pages.is_none() {
+                    let from = if every_page {
+                        0
+                    } else {
+                        pull_span(visitor, &mut queue, &mut spans_done, &mut last_end)?;
+                        match queue.back() {
+                            Some(p) => p.span.start,
+                            None if spans_done => {
+                                pages_done = true;
+                                break;
+                            }
+                            None => continue,
+                        }
+                    };
+                    pages = Some(self.page_records_from(from)?);
+                }
+                let records = pages.as_mut().expect("set above");
+                let Some((number, record, start)) = records.next()? else {
+                    pages_done = true;
+                    break;
+                };
+                let end = start + u64::from(record.plain_len);
+                // Know every span that starts before this page ends.
+                while !spans_done && queue.back().is_none_or(|p| p.span.start < end) {
+                    pull_span(visitor, &mut queue, &mut spans_done, &mut last_end)?;
+                }
+                let wanted = every_page || queue.iter().any(|p| p.span.start < end && p.span.end() > start);
+                if !wanted {
+                    if spans_done && queue.iter().all(|p| p.span.end() <= start) {
+                        pages_done = true;
+                    }
+                    continue;
+                }
+                let bytes =
+                    read_sealed(&self.src, record.offset, record.stored_len, || format!("page {number}"));
+                let (keys, id) = (Arc::clone(self.keys_for(number)), self.archive_id);
+                pool.submit(move || {
+                    let plain = bytes.and_then(|b| open_data_page(&keys, &id, number, &record, b));
+                    (number, start, end, plain)
+                });
+            }
+            let Some((number, start, end, plain)) = pool.pop() else { break };
+            deliver(visitor, &mut queue, number, (start, end), plain)?;
+        }
+        // Spans no page held, and empty spans past the last page.
+        while !spans_done {
+            pull_span(visitor, &mut queue, &mut spans_done, &mut last_end)?;
+        }
+        if !queue.is_empty() {
+            return Err(no_page());
+        }
+        if every_page {
+            let position = pages.as_ref().and_then(PageRecords::position).unwrap_or((0, 0));
+            if position != (self.root.page_count, self.root.stream_len) {
+                return Err(malformed_error("page table", "does not cover the data stream"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Takes the next span from the visitor into the queue; an empty span is
+/// delivered at once.
+fn pull_span(
+    visitor: &mut dyn ContentVisitor,
+    queue: &mut VecDeque<Pending>,
+    done: &mut bool,
+    last_end: &mut u64,
+) -> Result<()> {
+    match visitor.next_span()? {
+        None => *done = true,
+        Some((token, span)) => {
+            if span.start < *last_end {
+                return Err(malformed_error("index entry", "file contents overlap or are out of order"));
+            }
+            *last_end = span.end();
+            if span.size == 0 {
+                visitor.bytes(token, &[])?;
+                visitor.end(token)?;
+            } else {
+                queue.push_back(Pending { token, span, written: 0 });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Hands an opened page's bytes to the spans it holds, in order, and ends
+/// the spans it completes; a failed page damages every span it holds.
+fn deliver(
+    visitor: &mut dyn ContentVisitor,
+    queue: &mut VecDeque<Pending>,
+    number: u64,
+    (start, end): (u64, u64),
+    plain: Result<Vec<u8>>,
+) -> Result<()> {
+    let page = match plain {
+        Ok(page) => page,
+        Err(error) => {
+            visitor.page(number, Some(&error));
+            // Spans before this page completed at earlier pages, so those
+            // it holds are the queue's front.
+            while queue.front().is_some_and(|p| p.span.start < end) {
+                let p = queue.pop_front().expect("front exists");
+                if !visitor.damaged(p.token, &error) {
+                    return Err(error);
+                }
+            }
+            return Ok(());
+        }
+    };
+    visitor.page(number, None);
+    while let Some(p) = queue.front_mut() {
+        if p.span.start >= end {
+            break;
+        }
+        let from = (p.span.start + p.written).max(start);
+        let to = p.span.end().min(end);
+        if from < to {
+            visitor.bytes(p.token, &page[(from - start) as usize..(to - start) as usize])?;
+            p.written += to - from;
+        }
+        if p.written < p.span.size {
+            break;
+        }
+        let token = p.token;
+        queue.pop_front();
+        visitor.end(token)?;
+    }
+    Ok(())
+}

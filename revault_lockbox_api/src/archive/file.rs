@@ -1,0 +1,140 @@
+//! Reading one file's content: [`EntryReader`], `Read + Seek` over the
+//! pages that hold it.
+
+use std::io::{self, Read, Seek, SeekFrom};
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+
+use super::{no_page, page_in};
+use crate::format::{PageRecord, PagesLeaf, DIGEST_LEN};
+use crate::storage::ReadAt;
+use crate::{Archive, EntryPath, Error, Result};
+
+impl<S: ReadAt> Archive<S> {
+    /// A reader over one file's content (`Read + Seek`); a hard link reads
+    /// the content it shares. Reads the index nodes on the way to `path`,
+    /// then only the pages of that content. Each page is authenticated
+    /// before any of its bytes are returned; the SHA-256 of the whole file
+    /// is checked when it is read through to its end from the start.
+    pub fn open_file(&self, path: impl AsRef<[u8]>) -> Result<EntryReader<'_, S>> {
+        let path = path.as_ref();
+        let entry = self.find(path)?.ok_or_else(|| Error::NotFound { path: path.into() })?;
+        let (Some(extent), Some((_, sha256))) = (entry.extent, entry.content()) else {
+            return Err(Error::NotAFile { path: path.into() });
+        };
+        Ok(EntryReader {
+            archive: self,
+            path: entry.path.clone(),
+            start: extent.offset,
+            size: extent.size,
+            pos: 0,
+            hasher: Some(Sha256::new()),
+            sha256: *sha256,
+            leaf: None,
+            page: None,
+        })
+    }
+}
+
+/// One file's content as `Read + Seek`; see [`Archive::open_file`].
+pub struct EntryReader<'a, S> {
+    archive: &'a Archive<S>,
+    path: Vec<u8>,
+    /// Data-stream offset of the first byte.
+    start: u64,
+    size: u64,
+    pos: u64,
+    /// Hashes bytes read sequentially from 0; dropped on the first seek.
+    hasher: Option<Sha256>,
+    sha256: [u8; DIGEST_LEN],
+    /// The page-table leaf last used, so that a sequential read looks up
+    /// the table once per leaf, not once per page.
+    leaf: Option<PagesLeaf>,
+    /// The page last read: number's record start, and its plaintext.
+    page: Option<(u64, Arc<Vec<u8>>)>,
+}
+
+impl<S> EntryReader<'_, S> {
+    /// The file's length.
+    pub fn len(&self) -> u64 {
+        self.size
+    }
+
+    /// Whether the file is empty.
+    pub fn is_empty(&self) -> bool {
+        self.size == 0
+    }
+
+    fn check_digest(&mut self) -> io::Result<()> {
+        if let Some(h) = self.hasher.take() {
+            if h.finalize()[..] != self.sha256 {
+                return Err(io::Error::other(Error::ChecksumMismatch { path: EntryPath(self.path.clone()) }));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<S: ReadAt> EntryReader<'_, S> {
+    /// The page holding stream offset `at`, with its first byte's offset.
+    fn page_at(&mut self, at: u64) -> Result<(u64, Arc<Vec<u8>>)> {
+        if let Some((start, plain)) = &self.page {
+            if (*start..*start + plain.len() as u64).contains(&at) {
+                return Ok((*start, Arc::clone(plain)));
+            }
+        }
+        let found = self.leaf.as_ref().and_then(|leaf| page_in(leaf, at));
+        let (number, record, start): (u64, PageRecord, u64) = match found {
+            Some(hit) => hit,
+            None => {
+                let leaf = self.archive.pages_leaf_at(at)?;
+                let hit = page_in(&leaf, at).ok_or_else(no_page)?;
+                self.leaf = Some(leaf);
+                hit
+            }
+        };
+        let plain = self.archive.page(number, &record)?;
+        self.page = Some((start, Arc::clone(&plain)));
+        Ok((start, plain))
+    }
+}
+
+impl<S: ReadAt> Read for EntryReader<'_, S> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        if self.pos >= self.size {
+            self.check_digest()?;
+            return Ok(0);
+        }
+        let at = self.start + self.pos;
+        let (page_start, plain) = self.page_at(at).map_err(io::Error::other)?;
+        let offset = (at - page_start) as usize;
+        let n = (plain.len() - offset).min((self.size - self.pos) as usize).min(buf.len());
+        buf[..n].copy_from_slice(&plain[offset..offset + n]);
+        if let Some(h) = &mut self.hasher {
+            h.update(&buf[..n]);
+        }
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl<S> Seek for EntryReader<'_, S> {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let target = match to {
+            SeekFrom::Start(n) => Some(n),
+            SeekFrom::End(d) => self.size.checked_add_signed(d),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        let target =
+            target.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before start"))?;
+        if target != self.pos {
+            self.hasher = None;
+        }
+        self.pos = target;
+        Ok(target)
+    }
+}

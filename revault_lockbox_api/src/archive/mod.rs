@@ -1,0 +1,245 @@
+//! [`Archive`]: opens an archive (FORMAT.md §6's numbered steps), then reads
+//! entries and pages on demand: a lookup descends the index to one path,
+//! a listing streams the index leaves, and file content is read page by
+//! page.
+
+mod content;
+mod entries;
+mod file;
+mod info;
+mod verify;
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::sync::{Arc, Mutex};
+
+use crate::crypto::{unwrap_content_key, Password, SessionKeys};
+use crate::format::{
+    decode_slot, malformed_error, HeaderPrefix, KeySlot, PageRecord, PagesLeaf, Root, Table, Trailer,
+    ARCHIVE_ID_LEN, DATA_START, HEADER_PREFIX_LEN, KEY_SLOTS, KEY_SLOT_LEN, TRAILER_LEN, VERSION,
+};
+use crate::index::{page_key, read_sealed, TreeReader};
+use crate::pipeline::{open_data_page, open_root};
+use crate::storage::ReadAt;
+use crate::{Error, ReadTuning, Result, WorkloadProfile};
+
+pub(crate) use content::{ContentVisitor, Span};
+pub use entries::Entries;
+pub use file::EntryReader;
+pub use info::ArchiveInfo;
+pub use verify::{Damage, VerifyReport};
+
+/// How an archive is read. Every setter's doc states its default.
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    tuning: ReadTuning,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions::new()
+    }
+}
+
+impl OpenOptions {
+    /// The [`WorkloadProfile::Balanced`] reading knobs.
+    pub fn new() -> OpenOptions {
+        OpenOptions { tuning: WorkloadProfile::Balanced.read_tuning() }
+    }
+
+    /// Takes every reading knob from `profile`. Default: `Balanced`.
+    pub fn profile(mut self, profile: WorkloadProfile) -> Self {
+        self.tuning = profile.read_tuning();
+        self
+    }
+
+    /// Worker threads opening pages. Default: the profile's (all cores).
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.tuning.threads = threads;
+        self
+    }
+
+    /// Pages and index nodes read ahead at once. Default: the profile's.
+    pub fn pages_in_flight(mut self, pages: usize) -> Self {
+        self.tuning.pages_in_flight = pages;
+        self
+    }
+
+    /// Opened pages cached for random reads. Default: the profile's.
+    pub fn page_cache(mut self, pages: usize) -> Self {
+        self.tuning.page_cache = pages;
+        self
+    }
+}
+
+/// An open archive: header, key slot, trailer and index root authenticated;
+/// index nodes and data pages read only when asked for.
+pub struct Archive<S = File> {
+    src: S,
+    archive_id: [u8; ARCHIVE_ID_LEN],
+    slots: Vec<KeySlot>,
+    root: Root,
+    /// Keys of each write session, in the order of `root.sessions`.
+    session_keys: Vec<Arc<SessionKeys>>,
+    tuning: ReadTuning,
+    cache: Mutex<VecDeque<(u64, Arc<Vec<u8>>)>>,
+    file_len: u64,
+}
+
+impl<S> std::fmt::Debug for Archive<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Archive")
+            .field("entries", &self.root.entry_count)
+            .field("pages", &self.root.page_count)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: ReadAt> Archive<S> {
+    /// Opens an archive with the [`WorkloadProfile::Balanced`] reading knobs.
+    /// Fails with [`Error::WrongPassword`] when no key slot opens, and
+    /// [`Error::Tampered`] when the trailer or index root do not
+    /// authenticate.
+    pub fn open(src: S, password: &Password) -> Result<Archive<S>> {
+        Archive::open_with(src, password, OpenOptions::new())
+    }
+
+    /// Opens an archive with the reading knobs of `options`.
+    pub fn open_with(src: S, password: &Password, options: OpenOptions) -> Result<Archive<S>> {
+        options.tuning.validate()?;
+        let file_len = src.len().map_err(Error::stream("finding the archive's length"))?;
+        if file_len < HEADER_PREFIX_LEN as u64 {
+            return Err(malformed_error("archive", "too short to be a lockbox archive"));
+        }
+        let mut prefix = [0u8; HEADER_PREFIX_LEN];
+        read_exact(&src, &mut prefix, 0, "header")?;
+        let header =
+            HeaderPrefix::decode(&prefix).map_err(|e| match HeaderPrefix::peek_version(&prefix) {
+                Some(found) if found != VERSION => Error::UnsupportedVersion { found, supported: VERSION },
+                _ => Error::from(e),
+            })?;
+        if file_len < DATA_START + TRAILER_LEN as u64 {
+            return Err(Error::tampered("trailer (archive truncated)"));
+        }
+        let trailer_offset = file_len - TRAILER_LEN as u64;
+        let mut raw = [0u8; TRAILER_LEN];
+        read_exact(&src, &mut raw, trailer_offset, "trailer")?;
+        let trailer = Trailer::decode(&raw, trailer_offset)
+            .map_err(|e| Error::tampered(format!("trailer ({})", e.why)))?;
+        if trailer.archive_id != header.archive_id {
+            return Err(Error::tampered("trailer (belongs to another archive)"));
+        }
+        let mut table = vec![0u8; KEY_SLOTS * KEY_SLOT_LEN];
+        read_exact(&src, &mut table, HEADER_PREFIX_LEN as u64, "key slots")?;
+        let slots = table.chunks(KEY_SLOT_LEN).map(decode_slot).collect::<Result<Vec<_>, _>>()?;
+        let content_key =
+            unwrap_content_key(&header.archive_id, &slots, password).map_err(|_| Error::WrongPassword)?;
+        let last_keys = SessionKeys::derive(&content_key, &trailer.session_salt);
+        let body = trailer.body();
+        last_keys.check_trailer_tag(&body, &trailer.tag).map_err(|_| Error::tampered("trailer"))?;
+        let sealed = read_sealed(&src, trailer.root_offset, trailer.root_stored_len, || "index root".into())?;
+        let root = Root::decode(&open_root(&last_keys, &body, trailer.root_plain_len, sealed)?)?;
+        let consistent = root.page_count == trailer.page_count
+            && root.entry_count == trailer.entry_count
+            && root.sessions.last().map(|s| s.salt) == Some(trailer.session_salt);
+        if !consistent {
+            return Err(malformed_error("index root", "does not match the trailer"));
+        }
+        let session_keys =
+            root.sessions.iter().map(|s| Arc::new(SessionKeys::derive(&content_key, &s.salt))).collect();
+        Ok(Archive {
+            src,
+            archive_id: header.archive_id,
+            slots,
+            root,
+            session_keys,
+            tuning: options.tuning,
+            cache: Mutex::new(VecDeque::new()),
+            file_len,
+        })
+    }
+
+    /// The reading knobs in effect.
+    pub fn tuning(&self) -> &ReadTuning {
+        &self.tuning
+    }
+
+    /// Number of entries.
+    pub fn entry_count(&self) -> u64 {
+        self.root.entry_count
+    }
+
+    /// Bytes of file content stored (a hard link's content counted once).
+    pub fn content_bytes(&self) -> u64 {
+        self.root.stream_len
+    }
+
+    /// A reader of one of the trees written by the last session.
+    fn tree(&self, table: Table) -> TreeReader<'_> {
+        TreeReader {
+            src: &self.src,
+            keys: Arc::clone(self.session_keys.last().expect("at least one session")),
+            archive_id: self.archive_id,
+            table,
+        }
+    }
+
+    fn keys_for(&self, page: u64) -> &Arc<SessionKeys> {
+        &self.session_keys[self.root.session_of(page)]
+    }
+
+    /// The page-table leaf that holds data-stream offset `at`.
+    pub(crate) fn pages_leaf_at(&self, at: u64) -> Result<PagesLeaf> {
+        let tree = self.tree(Table::Pages);
+        let (id, child) = tree.find_leaf(&self.root.pages, &page_key(at))?.ok_or_else(no_page)?;
+        let leaf = PagesLeaf::decode(&tree.node(&id, &child)?)?;
+        if page_key(leaf.first_offset) != child.first_key {
+            return Err(malformed_error("page table", "leaf does not start where its parent says"));
+        }
+        Ok(leaf)
+    }
+
+    /// Reads and opens data page `number`, through a small cache.
+    pub(crate) fn page(&self, number: u64, record: &PageRecord) -> Result<Arc<Vec<u8>>> {
+        let mut cache = self.cache.lock().map_err(|_| Error::tampered("page cache"))?;
+        if let Some(pos) = cache.iter().position(|(n, _)| *n == number) {
+            let hit = cache.remove(pos).expect("position is valid");
+            cache.push_front(hit.clone());
+            return Ok(hit.1);
+        }
+        drop(cache);
+        let bytes = read_sealed(&self.src, record.offset, record.stored_len, || format!("page {number}"))?;
+        let plain = Arc::new(open_data_page(self.keys_for(number), &self.archive_id, number, record, bytes)?);
+        let mut cache = self.cache.lock().map_err(|_| Error::tampered("page cache"))?;
+        cache.push_front((number, Arc::clone(&plain)));
+        cache.truncate(self.tuning.page_cache.max(1));
+        Ok(plain)
+    }
+}
+
+fn no_page() -> Error {
+    malformed_error("page table", "no page holds a file's bytes")
+}
+
+/// The page of `leaf` holding data-stream offset `at`: its number, record
+/// and first byte's stream offset.
+pub(crate) fn page_in(leaf: &PagesLeaf, at: u64) -> Option<(u64, PageRecord, u64)> {
+    let mut start = leaf.first_offset;
+    if at < start {
+        return None;
+    }
+    for (i, record) in leaf.pages.iter().enumerate() {
+        let end = start + u64::from(record.plain_len);
+        if at < end {
+            return Some((leaf.first_page + i as u64, *record, start));
+        }
+        start = end;
+    }
+    None
+}
+
+fn read_exact(src: &dyn ReadAt, buf: &mut [u8], offset: u64, what: &str) -> Result<()> {
+    let bytes = read_sealed(src, offset, buf.len() as u32, || what.to_string())?;
+    buf.copy_from_slice(&bytes);
+    Ok(())
+}

@@ -1,0 +1,197 @@
+//! The entry model and its encoding in index leaves.
+//!
+//! ```text
+//! entry    = kind u8 || path var(16384) || mode u32 || uid u32 || gid u32
+//!            || mtime_secs i64 || mtime_nanos u32 || body
+//! dir      = (nothing)
+//! file     = size u64 || data_offset u64 || sha256[32] || flags u8
+//! symlink  = target var(16384)                 (bytes, kept exactly)
+//! hardlink = target var(16384) || size u64 || data_offset u64 || sha256[32]
+//! ```
+//! `data_offset` is where the content starts in the data stream (all data
+//! pages' plaintext, concatenated in page order). A hard link names an
+//! earlier file and repeats where that file's content is.
+
+use super::codec::{malformed, Decoder, Encoder};
+use super::{check_entry_path, DecodeError, DIGEST_LEN, MAX_PATH_LEN};
+
+/// One archived path and its metadata.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Entry {
+    /// Relative path, `/`-separated, as raw bytes (not necessarily UTF-8).
+    pub path: Vec<u8>,
+    /// Kind and kind-specific data.
+    pub kind: EntryKind,
+    /// Permission bits (`st_mode & 0o7777`).
+    pub mode: u32,
+    /// Owner user id (stored, not restored).
+    pub uid: u32,
+    /// Owner group id (stored, not restored).
+    pub gid: u32,
+    /// Modification time, seconds since the Unix epoch.
+    pub mtime_secs: i64,
+    /// Nanoseconds part of the modification time.
+    pub mtime_nanos: u32,
+    /// Where the content is, for files and hard links.
+    pub(crate) extent: Option<Extent>,
+}
+
+/// What an entry is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EntryKind {
+    /// A directory.
+    Dir,
+    /// A regular file.
+    #[non_exhaustive]
+    File {
+        /// Length in bytes.
+        size: u64,
+        /// SHA-256 of its bytes.
+        sha256: [u8; DIGEST_LEN],
+    },
+    /// A symbolic link, never followed; its target bytes kept exactly.
+    #[non_exhaustive]
+    Symlink {
+        /// Target as stored.
+        target: Vec<u8>,
+    },
+    /// A hard link to an earlier file entry, sharing its content.
+    #[non_exhaustive]
+    Hardlink {
+        /// Path of the earlier file entry.
+        target: Vec<u8>,
+        /// Length of the shared content.
+        size: u64,
+        /// SHA-256 of the shared content.
+        sha256: [u8; DIGEST_LEN],
+    },
+}
+
+/// Where a file's content lies in the data stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Extent {
+    /// Data-stream offset of the first byte.
+    pub(crate) offset: u64,
+    /// Length in bytes.
+    pub(crate) size: u64,
+    /// Whether hard links to this file follow (file entries only).
+    pub(crate) linked: bool,
+}
+
+impl Extent {
+    pub(crate) fn end(&self) -> u64 {
+        self.offset.saturating_add(self.size)
+    }
+}
+
+impl Entry {
+    /// Size and digest of the content, for files and hard links.
+    pub fn content(&self) -> Option<(u64, &[u8; DIGEST_LEN])> {
+        match &self.kind {
+            EntryKind::File { size, sha256 } | EntryKind::Hardlink { size, sha256, .. } => {
+                Some((*size, sha256))
+            }
+            _ => None,
+        }
+    }
+}
+
+const ENTRY_DIR: u8 = 1;
+const ENTRY_FILE: u8 = 2;
+const ENTRY_SYMLINK: u8 = 3;
+const ENTRY_HARDLINK: u8 = 4;
+const FILE_LINKED: u8 = 1;
+
+/// Fixed part of every entry: kind, path length, mode, owner, mtime.
+pub(crate) const MIN_ENTRY_LEN: usize = 1 + 4 + 4 * 3 + 8 + 4;
+
+/// Bytes `entry` takes encoded.
+pub(crate) fn encoded_entry_len(entry: &Entry) -> usize {
+    MIN_ENTRY_LEN
+        + entry.path.len()
+        + match &entry.kind {
+            EntryKind::Dir => 0,
+            EntryKind::File { .. } => 8 + 8 + DIGEST_LEN + 1,
+            EntryKind::Symlink { target } => 4 + target.len(),
+            EntryKind::Hardlink { target, .. } => 4 + target.len() + 8 + 8 + DIGEST_LEN,
+        }
+}
+
+pub(crate) fn encode_entry(entry: &Entry, e: &mut Encoder) {
+    let kind = match entry.kind {
+        EntryKind::Dir => ENTRY_DIR,
+        EntryKind::File { .. } => ENTRY_FILE,
+        EntryKind::Symlink { .. } => ENTRY_SYMLINK,
+        EntryKind::Hardlink { .. } => ENTRY_HARDLINK,
+    };
+    e.u8(kind)
+        .var_bytes(&entry.path)
+        .u32(entry.mode)
+        .u32(entry.uid)
+        .u32(entry.gid)
+        .i64(entry.mtime_secs)
+        .u32(entry.mtime_nanos);
+    let extent = entry.extent.unwrap_or(Extent { offset: 0, size: 0, linked: false });
+    match &entry.kind {
+        EntryKind::Dir => {}
+        EntryKind::File { size, sha256 } => {
+            let flags = if extent.linked { FILE_LINKED } else { 0 };
+            e.u64(*size).u64(extent.offset).bytes(sha256).u8(flags);
+        }
+        EntryKind::Symlink { target } => {
+            e.var_bytes(target);
+        }
+        EntryKind::Hardlink { target, size, sha256 } => {
+            e.var_bytes(target).u64(*size).u64(extent.offset).bytes(sha256);
+        }
+    }
+}
+
+/// Decodes one entry and checks every field that does not depend on its
+/// neighbours: a valid path, mode and mtime in range, a known kind.
+pub(crate) fn decode_entry(d: &mut Decoder<'_>) -> Result<Entry, DecodeError> {
+    let kind = d.u8()?;
+    let path = d.var_bytes(MAX_PATH_LEN)?.to_vec();
+    check_entry_path(&path).map_err(|why| malformed("index entry path", why))?;
+    let mode = d.u32()?;
+    let uid = d.u32()?;
+    let gid = d.u32()?;
+    let mtime_secs = d.i64()?;
+    let mtime_nanos = d.u32()?;
+    if mode > 0o7777 || mtime_nanos >= 1_000_000_000 {
+        return Err(malformed("index entry", "mode or mtime out of range"));
+    }
+    let target = |d: &mut Decoder<'_>| -> Result<Vec<u8>, DecodeError> {
+        let t = d.var_bytes(MAX_PATH_LEN)?;
+        if t.is_empty() {
+            return Err(malformed("index entry", "empty link target"));
+        }
+        Ok(t.to_vec())
+    };
+    let (kind, extent) = match kind {
+        ENTRY_DIR => (EntryKind::Dir, None),
+        ENTRY_FILE => {
+            let (size, offset, sha256) = (d.u64()?, d.u64()?, d.array()?);
+            let linked = match d.u8()? {
+                0 => false,
+                FILE_LINKED => true,
+                _ => return Err(malformed("index entry", "unknown file flags")),
+            };
+            (EntryKind::File { size, sha256 }, Some(Extent { offset, size, linked }))
+        }
+        ENTRY_SYMLINK => (EntryKind::Symlink { target: target(d)? }, None),
+        ENTRY_HARDLINK => {
+            let target = target(d)?;
+            check_entry_path(&target).map_err(|why| malformed("hard link target", why))?;
+            let (size, offset, sha256) = (d.u64()?, d.u64()?, d.array()?);
+            (EntryKind::Hardlink { target, size, sha256 }, Some(Extent { offset, size, linked: false }))
+        }
+        _ => return Err(malformed("index entry", "unknown entry kind")),
+    };
+    if extent.is_some_and(|x| x.offset.checked_add(x.size).is_none()) {
+        return Err(malformed("index entry", "content range overflows"));
+    }
+    Ok(Entry { path, kind, mode, uid, gid, mtime_secs, mtime_nanos, extent })
+}

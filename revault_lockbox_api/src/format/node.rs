@@ -1,0 +1,416 @@
+//! Index nodes and the root: two sorted trees per write session, one of
+//! entries (keyed by path) and one of data page records (keyed by
+//! data-stream offset), each built bottom-up from bounded leaves.
+//!
+//! ```text
+//! entries_leaf = count u32 || entry[count]                (entries in path order)
+//! pages_leaf   = first_page u64 || first_offset u64 || count u32 || page_record[count]
+//! page_record  = offset u64 || stored_len u32 || plain_len u32 || codec u8      (17 bytes)
+//! internal     = first_child_seq u64 || count u32 || child[count]
+//! child        = first_key var(16384) || offset u64 || stored_len u32 || plain_len u32 || codec u8
+//! root         = page_count u64 || stream_len u64 || entry_count u64
+//!                || session_count u32 || session[session_count] || tree(entries) || tree(pages)
+//! session      = first_page u64 || salt[32]
+//! tree         = height u8 || count u32 || child[count]    (the nodes of level height-1)
+//! ```
+//! A page record's key is the data-stream offset of its first byte, written
+//! big-endian in `first_key` so that keys of both trees compare bytewise.
+
+use super::codec::{malformed, Decoder, Encoder};
+use super::entry::{decode_entry, encode_entry, Entry, MIN_ENTRY_LEN};
+use super::page::Codec;
+use super::{
+    DecodeError, MAX_INDEX_NODE_LEN, MAX_PAGE_PLAIN_LEN, MAX_PAGE_STORED_LEN, MAX_PATH_LEN, MAX_SESSIONS,
+    MAX_TREE_LEVELS, SESSION_SALT_LEN, TAG_LEN,
+};
+
+/// Where a sealed node lies, and the first key below it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Child {
+    pub(crate) first_key: Vec<u8>,
+    pub(crate) offset: u64,
+    pub(crate) stored_len: u32,
+    pub(crate) plain_len: u32,
+    pub(crate) codec: Codec,
+}
+
+const MIN_CHILD_LEN: usize = 4 + 8 + 4 + 4 + 1;
+
+impl Child {
+    fn encode(&self, e: &mut Encoder) {
+        e.var_bytes(&self.first_key)
+            .u64(self.offset)
+            .u32(self.stored_len)
+            .u32(self.plain_len)
+            .u8(self.codec as u8);
+    }
+
+    fn decode(d: &mut Decoder<'_>) -> Result<Child, DecodeError> {
+        let child = Child {
+            first_key: d.var_bytes(MAX_PATH_LEN)?.to_vec(),
+            offset: d.u64()?,
+            stored_len: d.u32()?,
+            plain_len: d.u32()?,
+            codec: Codec::decode(d.u8()?)?,
+        };
+        if child.plain_len > MAX_INDEX_NODE_LEN || child.stored_len > MAX_INDEX_NODE_LEN + TAG_LEN as u32 {
+            return Err(malformed("index node", "child length over its limit"));
+        }
+        if child.offset.checked_add(u64::from(child.stored_len)).is_none() {
+            return Err(malformed("index node", "child offset out of range"));
+        }
+        Ok(child)
+    }
+
+    /// Encoded length, for writers filling a node up to its target size.
+    pub(crate) fn encoded_len(&self) -> usize {
+        MIN_CHILD_LEN + self.first_key.len()
+    }
+}
+
+/// Children of `d`. Their key order depends on the tree; readers check it
+/// as they walk.
+fn decode_children(d: &mut Decoder<'_>) -> Result<Vec<Child>, DecodeError> {
+    let count = checked_count(d.u32()?.into(), MIN_CHILD_LEN, d)?;
+    let mut children: Vec<Child> = Vec::with_capacity(count);
+    for _ in 0..count {
+        children.push(Child::decode(d)?);
+    }
+    Ok(children)
+}
+
+fn encode_children(children: &[Child], e: &mut Encoder) {
+    e.u32(children.len() as u32);
+    for c in children {
+        c.encode(e);
+    }
+}
+
+/// A count read from input can claim at most as many records as the
+/// remaining bytes can hold.
+fn checked_count(count: u64, min_len: usize, d: &Decoder<'_>) -> Result<usize, DecodeError> {
+    if count > (d.remaining() / min_len) as u64 {
+        return Err(malformed("index node", "count larger than the node"));
+    }
+    Ok(count as usize)
+}
+
+/// An inner node of either tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Internal {
+    /// Position within its level of the first child.
+    pub(crate) first_child_seq: u64,
+    pub(crate) children: Vec<Child>,
+}
+
+impl Internal {
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut e = Encoder::default();
+        e.u64(self.first_child_seq);
+        encode_children(&self.children, &mut e);
+        e.buf
+    }
+
+    pub(crate) fn decode(bytes: &[u8]) -> Result<Internal, DecodeError> {
+        let mut d = Decoder::new(bytes, "index node");
+        let first_child_seq = d.u64()?;
+        let children = decode_children(&mut d)?;
+        d.finish()?;
+        if children.is_empty() {
+            return Err(malformed("index node", "no children"));
+        }
+        Ok(Internal { first_child_seq, children })
+    }
+}
+
+/// A leaf of the entries tree: entries in strictly increasing path order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct EntriesLeaf {
+    pub(crate) entries: Vec<Entry>,
+}
+
+impl EntriesLeaf {
+    pub(crate) fn encode(entries: &[Entry]) -> Vec<u8> {
+        let mut e = Encoder::default();
+        e.u32(entries.len() as u32);
+        for entry in entries {
+            encode_entry(entry, &mut e);
+        }
+        e.buf
+    }
+
+    pub(crate) fn decode(bytes: &[u8]) -> Result<EntriesLeaf, DecodeError> {
+        let mut d = Decoder::new(bytes, "index leaf");
+        let count = checked_count(d.u32()?.into(), MIN_ENTRY_LEN, &d)?;
+        let mut entries: Vec<Entry> = Vec::with_capacity(count);
+        for _ in 0..count {
+            let entry = decode_entry(&mut d)?;
+            if entries.last().is_some_and(|prev| super::path_cmp(&prev.path, &entry.path).is_ge()) {
+                return Err(malformed("index leaf", "paths not in strictly increasing order"));
+            }
+            entries.push(entry);
+        }
+        d.finish()?;
+        if entries.is_empty() {
+            return Err(malformed("index leaf", "no entries"));
+        }
+        Ok(EntriesLeaf { entries })
+    }
+}
+
+/// Where a data page is and how it is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PageRecord {
+    /// Byte offset of the sealed page in the archive.
+    pub(crate) offset: u64,
+    /// Sealed length, tag included.
+    pub(crate) stored_len: u32,
+    /// Plaintext length.
+    pub(crate) plain_len: u32,
+    pub(crate) codec: Codec,
+}
+
+/// Encoded length of one page record.
+pub(crate) const PAGE_RECORD_LEN: usize = 8 + 4 + 4 + 1;
+
+/// A leaf of the pages tree: consecutive page records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PagesLeaf {
+    /// Number of the first page recorded here.
+    pub(crate) first_page: u64,
+    /// Data-stream offset of that page's first byte.
+    pub(crate) first_offset: u64,
+    pub(crate) pages: Vec<PageRecord>,
+}
+
+impl PagesLeaf {
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut e = Encoder::default();
+        e.u64(self.first_page).u64(self.first_offset).u32(self.pages.len() as u32);
+        for p in &self.pages {
+            e.u64(p.offset).u32(p.stored_len).u32(p.plain_len).u8(p.codec as u8);
+        }
+        e.buf
+    }
+
+    pub(crate) fn decode(bytes: &[u8]) -> Result<PagesLeaf, DecodeError> {
+        let mut d = Decoder::new(bytes, "page table leaf");
+        let first_page = d.u64()?;
+        let first_offset = d.u64()?;
+        let count = checked_count(d.u32()?.into(), PAGE_RECORD_LEN, &d)?;
+        let mut pages: Vec<PageRecord> = Vec::with_capacity(count);
+        for _ in 0..count {
+            let p = PageRecord {
+                offset: d.u64()?,
+                stored_len: d.u32()?,
+                plain_len: d.u32()?,
+                codec: Codec::decode(d.u8()?)?,
+            };
+            if p.plain_len == 0 || p.plain_len > MAX_PAGE_PLAIN_LEN || p.stored_len > MAX_PAGE_STORED_LEN {
+                return Err(malformed("page record", "length out of range"));
+            }
+            let prev_end = pages.last().map(|q| q.offset + u64::from(q.stored_len));
+            if prev_end.is_some_and(|end| p.offset < end) {
+                return Err(malformed("page record", "pages overlap or are out of order"));
+            }
+            if p.offset.checked_add(u64::from(p.stored_len)).is_none() {
+                return Err(malformed("page record", "offset out of range"));
+            }
+            pages.push(p);
+        }
+        d.finish()?;
+        if pages.is_empty() {
+            return Err(malformed("page table leaf", "no pages"));
+        }
+        let plain: u64 = pages.iter().map(|p| u64::from(p.plain_len)).sum();
+        if first_offset.checked_add(plain).is_none() || first_page.checked_add(count as u64).is_none() {
+            return Err(malformed("page table leaf", "offsets out of range"));
+        }
+        Ok(PagesLeaf { first_page, first_offset, pages })
+    }
+}
+
+/// One write session: its pages start at `first_page` and are sealed under
+/// keys derived from `salt`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Session {
+    pub(crate) first_page: u64,
+    pub(crate) salt: [u8; SESSION_SALT_LEN],
+}
+
+/// The top of one tree as the root records it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct TreeTop {
+    /// Levels of nodes below the root; 0 for an empty tree.
+    pub(crate) height: u8,
+    /// The nodes of level `height - 1`.
+    pub(crate) children: Vec<Child>,
+}
+
+/// The root: counts, sessions and the tops of both trees. Sealed with the
+/// trailer body as associated data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Root {
+    pub(crate) page_count: u64,
+    /// Bytes in the data stream: the sum of every page's plaintext length.
+    pub(crate) stream_len: u64,
+    pub(crate) entry_count: u64,
+    pub(crate) sessions: Vec<Session>,
+    pub(crate) entries: TreeTop,
+    pub(crate) pages: TreeTop,
+}
+
+impl Root {
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut e = Encoder::default();
+        e.u64(self.page_count).u64(self.stream_len).u64(self.entry_count).u32(self.sessions.len() as u32);
+        for s in &self.sessions {
+            e.u64(s.first_page).bytes(&s.salt);
+        }
+        for tree in [&self.entries, &self.pages] {
+            e.u8(tree.height);
+            encode_children(&tree.children, &mut e);
+        }
+        e.buf
+    }
+
+    pub(crate) fn decode(bytes: &[u8]) -> Result<Root, DecodeError> {
+        let mut d = Decoder::new(bytes, "index root");
+        let (page_count, stream_len, entry_count) = (d.u64()?, d.u64()?, d.u64()?);
+        let session_count = d.u32()? as usize;
+        if session_count == 0 || session_count > MAX_SESSIONS {
+            return Err(malformed("index root", "session count out of range"));
+        }
+        let mut sessions: Vec<Session> = Vec::with_capacity(session_count);
+        for _ in 0..session_count {
+            sessions.push(Session { first_page: d.u64()?, salt: d.array()? });
+        }
+        if sessions[0].first_page != 0 || sessions.windows(2).any(|w| w[0].first_page > w[1].first_page) {
+            return Err(malformed("index root", "sessions out of order"));
+        }
+        let tree = |d: &mut Decoder<'_>| -> Result<TreeTop, DecodeError> {
+            let height = d.u8()?;
+            let children = decode_children(d)?;
+            if height > MAX_TREE_LEVELS || (height == 0) != children.is_empty() {
+                return Err(malformed("index root", "tree height out of range"));
+            }
+            Ok(TreeTop { height, children })
+        };
+        let entries = tree(&mut d)?;
+        let pages = tree(&mut d)?;
+        d.finish()?;
+        if (page_count == 0) != (pages.height == 0) || (entry_count == 0) != (entries.height == 0) {
+            return Err(malformed("index root", "counts do not match the trees"));
+        }
+        Ok(Root { page_count, stream_len, entry_count, sessions, entries, pages })
+    }
+
+    /// Position in `sessions` of the session that sealed data page `page`.
+    pub(crate) fn session_of(&self, page: u64) -> usize {
+        self.sessions.partition_point(|s| s.first_page <= page).saturating_sub(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{EntryKind, Extent};
+
+    fn entry(path: &[u8], kind: EntryKind, extent: Option<Extent>) -> Entry {
+        Entry {
+            path: path.to_vec(),
+            kind,
+            mode: 0o644,
+            uid: 1,
+            gid: 2,
+            mtime_secs: -5,
+            mtime_nanos: 7,
+            extent,
+        }
+    }
+
+    fn sample_entries() -> Vec<Entry> {
+        let sha = [8; 32];
+        let ext = Extent { offset: 400, size: 1500, linked: true };
+        vec![
+            entry(b"d", EntryKind::Dir, None),
+            entry(b"d/\xff", EntryKind::File { size: 1500, sha256: sha }, Some(ext)),
+            entry(
+                b"h",
+                EntryKind::Hardlink { target: b"d/\xff".to_vec(), size: 1500, sha256: sha },
+                Some(Extent { linked: false, ..ext }),
+            ),
+            entry(b"l", EntryKind::Symlink { target: b"../x".to_vec() }, None),
+        ]
+    }
+
+    fn child(key: &[u8]) -> Child {
+        Child { first_key: key.to_vec(), offset: 100, stored_len: 50, plain_len: 60, codec: Codec::Zstd }
+    }
+
+    #[test]
+    fn nodes_round_trip() {
+        let entries = sample_entries();
+        assert_eq!(EntriesLeaf::decode(&EntriesLeaf::encode(&entries)).unwrap().entries, entries);
+        let pages = PagesLeaf {
+            first_page: 3,
+            first_offset: 1 << 20,
+            pages: vec![
+                PageRecord { offset: 100, stored_len: 50, plain_len: 1000, codec: Codec::Zstd },
+                PageRecord { offset: 150, stored_len: 1016, plain_len: 1000, codec: Codec::Raw },
+            ],
+        };
+        assert_eq!(PagesLeaf::decode(&pages.encode()).unwrap(), pages);
+        let node = Internal { first_child_seq: 9, children: vec![child(b"a"), child(b"b")] };
+        assert_eq!(Internal::decode(&node.encode()).unwrap(), node);
+        let root = Root {
+            page_count: 2,
+            stream_len: 2000,
+            entry_count: 4,
+            sessions: vec![Session { first_page: 0, salt: [4; SESSION_SALT_LEN] }],
+            entries: TreeTop { height: 1, children: vec![child(b"d")] },
+            pages: TreeTop { height: 2, children: vec![child(&[0; 8])] },
+        };
+        assert_eq!(Root::decode(&root.encode()).unwrap(), root);
+    }
+
+    #[test]
+    fn duplicate_and_unordered_paths_are_refused() {
+        let mut entries = sample_entries();
+        entries.swap(0, 1);
+        assert!(EntriesLeaf::decode(&EntriesLeaf::encode(&entries)).is_err());
+        let mut entries = sample_entries();
+        entries[2].path = entries[1].path.clone();
+        assert!(EntriesLeaf::decode(&EntriesLeaf::encode(&entries)).is_err());
+    }
+
+    #[test]
+    fn overlapping_pages_are_refused() {
+        let rec = PageRecord { offset: 100, stored_len: 50, plain_len: 1000, codec: Codec::Zstd };
+        let leaf =
+            PagesLeaf { first_page: 0, first_offset: 0, pages: vec![rec, PageRecord { offset: 120, ..rec }] };
+        assert!(PagesLeaf::decode(&leaf.encode()).is_err());
+        let leaf = PagesLeaf {
+            first_page: 0,
+            first_offset: 0,
+            pages: vec![PageRecord { offset: u64::MAX - 10, ..rec }],
+        };
+        assert!(PagesLeaf::decode(&leaf.encode()).is_err());
+    }
+
+    #[test]
+    fn huge_counts_do_not_allocate() {
+        let mut e = Encoder::default();
+        e.u32(u32::MAX);
+        assert!(EntriesLeaf::decode(&e.buf).is_err());
+        assert!(Internal::decode(&[0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 255, 255]).is_err());
+    }
+
+    #[test]
+    fn every_truncation_fails_cleanly() {
+        let bytes = EntriesLeaf::encode(&sample_entries());
+        for len in 0..bytes.len() {
+            assert!(EntriesLeaf::decode(&bytes[..len]).is_err(), "len {len}");
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! Reading one tree: descend to the leaf that may hold a key, or walk every
+//! leaf in order while checking that the tree is whole (each level's nodes
+//! numbered without gaps, keys strictly increasing, each child's first key
+//! that of its node).
+
+use std::sync::Arc;
+
+use crate::crypto::SessionKeys;
+use crate::format::{malformed_error, Child, IndexNodeId, Internal, Table, TreeTop, ARCHIVE_ID_LEN};
+use crate::pipeline::open_index_node;
+use crate::storage::ReadAt;
+use crate::{Error, Result};
+
+/// Reads the nodes of one session's tree.
+#[derive(Clone)]
+pub(crate) struct TreeReader<'a> {
+    pub(crate) src: &'a dyn ReadAt,
+    pub(crate) keys: Arc<SessionKeys>,
+    pub(crate) archive_id: [u8; ARCHIVE_ID_LEN],
+    pub(crate) table: Table,
+}
+
+/// Reads the sealed bytes of `child`.
+pub(crate) fn read_sealed(
+    src: &dyn ReadAt,
+    offset: u64,
+    len: u32,
+    what: impl Fn() -> String,
+) -> Result<Vec<u8>> {
+    let mut bytes = vec![0u8; len as usize];
+    src.read_exact_at(&mut bytes, offset).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            Error::tampered(format!("{} (archive truncated)", what()))
+        } else {
+            Error::Stream { action: "reading the archive", source: e }
+        }
+    })?;
+    Ok(bytes)
+}
+
+impl<'a> TreeReader<'a> {
+    /// Reads, opens and decompresses node `id`.
+    pub(crate) fn node(&self, id: &IndexNodeId, child: &Child) -> Result<Vec<u8>> {
+        let bytes =
+            read_sealed(self.src, child.offset, child.stored_len, || format!("index node {}", id.seq))?;
+        open_index_node(&self.keys, &self.archive_id, id, child.codec, child.plain_len, bytes)
+    }
+
+    fn internal(&self, id: &IndexNodeId, child: &Child) -> Result<Internal> {
+        let node = Internal::decode(&self.node(id, child)?)?;
+        if node.children[0].first_key != child.first_key {
+            return Err(malformed_error("index node", "first key differs from its parent's"));
+        }
+        self.check_order(&node.children)?;
+        Ok(node)
+    }
+
+    fn check_order(&self, children: &[Child]) -> Result<()> {
+        if children.windows(2).any(|w| self.table.cmp(&w[0].first_key, &w[1].first_key).is_ge()) {
+            return Err(malformed_error("index node", "children out of order"));
+        }
+        Ok(())
+    }
+
+    /// The leaf whose key range may hold `key`: the last leaf whose first
+    /// key is at or below it. `None` when `key` sorts before every leaf.
+    pub(crate) fn find_leaf(&self, top: &TreeTop, key: &[u8]) -> Result<Option<(IndexNodeId, Child)>> {
+        self.check_order(&top.children)?;
+        let pick = |children: &[Child]| {
+            children.partition_point(|c| self.table.cmp(&c.first_key, key).is_le()).checked_sub(1)
+        };
+        let Some(mut i) = pick(&top.children) else { return Ok(None) };
+        let mut level = top.height.saturating_sub(1);
+        let mut id = IndexNodeId { table: self.table, level, seq: i as u64 };
+        let mut child = top.children[i].clone();
+        while level > 0 {
+            let node = self.internal(&id, &child)?;
+            i = pick(&node.children)
+                .ok_or_else(|| malformed_error("index node", "key below its first key"))?;
+            level -= 1;
+            id = IndexNodeId { table: self.table, level, seq: node.first_child_seq + i as u64 };
+            child = node.children[i].clone();
+        }
+        Ok(Some((id, child)))
+    }
+
+    /// The leaves in order from the one that may hold `key` (from the first
+    /// when `key` sorts before every leaf).
+    pub(crate) fn leaves_from(&self, top: &TreeTop, key: &[u8]) -> Result<LeafCursor<'a>> {
+        self.check_order(&top.children)?;
+        let pick = |children: &[Child]| {
+            children.partition_point(|c| self.table.cmp(&c.first_key, key).is_le()).saturating_sub(1)
+        };
+        let mut cursor = self.leaves(top);
+        let mut level = top.height;
+        while let Some(frame) = cursor.stack.last_mut() {
+            // Frames entered part-way: the walk checks continuity from here.
+            let i = pick(&frame.children);
+            frame.next = i;
+            frame.entered = true;
+            cursor.expected[usize::from(frame.level)] = frame.first_seq + frame.children.len() as u64;
+            level -= 1;
+            if level == 0 {
+                break;
+            }
+            let id = IndexNodeId { table: self.table, level, seq: frame.first_seq + i as u64 };
+            let child = frame.children[i].clone();
+            frame.next = i + 1;
+            let node = self.internal(&id, &child)?;
+            cursor.stack.push(Frame {
+                level: level - 1,
+                first_seq: node.first_child_seq,
+                children: node.children,
+                next: 0,
+                entered: true,
+            });
+        }
+        Ok(cursor)
+    }
+
+    /// Every leaf in order.
+    pub(crate) fn leaves(&self, top: &TreeTop) -> LeafCursor<'a> {
+        let levels = usize::from(top.height);
+        let mut stack = Vec::new();
+        if levels > 0 {
+            stack.push(Frame {
+                level: top.height - 1,
+                first_seq: 0,
+                children: top.children.clone(),
+                next: 0,
+                entered: false,
+            });
+        }
+        LeafCursor { reader: self.clone(), stack, expected: vec![0; levels], failed: false }
+    }
+}
+
+/// One node's children being walked.
+struct Frame {
+    level: u8,
+    first_seq: u64,
+    children: Vec<Child>,
+    next: usize,
+    /// Its children's positions were checked and counted.
+    entered: bool,
+}
+
+/// The leaves of a tree in order, with the checks that make a walk trust
+/// the tree: no node missing, none repeated, keys in order.
+pub(crate) struct LeafCursor<'a> {
+    reader: TreeReader<'a>,
+    stack: Vec<Frame>,
+    /// Next expected position at each level.
+    expected: Vec<u64>,
+    failed: bool,
+}
+
+impl LeafCursor<'_> {
+    fn step(&mut self) -> Result<Option<(IndexNodeId, Child)>> {
+        loop {
+            let Some(frame) = self.stack.last_mut() else { return Ok(None) };
+            if frame.next == 0 && !frame.entered {
+                frame.entered = true;
+                let level = usize::from(frame.level);
+                if frame.first_seq != self.expected[level] {
+                    return Err(malformed_error("index", "nodes missing or repeated"));
+                }
+                self.reader.check_order(&frame.children)?;
+                self.expected[level] += frame.children.len() as u64;
+            }
+            if frame.next == frame.children.len() {
+                self.stack.pop();
+                continue;
+            }
+            let child = frame.children[frame.next].clone();
+            let id = IndexNodeId {
+                table: self.reader.table,
+                level: frame.level,
+                seq: frame.first_seq + frame.next as u64,
+            };
+            frame.next += 1;
+            if id.level == 0 {
+                return Ok(Some((id, child)));
+            }
+            let node = self.reader.internal(&id, &child)?;
+            self.stack.push(Frame {
+                level: id.level - 1,
+                first_seq: node.first_child_seq,
+                children: node.children,
+                next: 0,
+                entered: false,
+            });
+        }
+    }
+}
+
+impl Iterator for LeafCursor<'_> {
+    type Item = Result<(IndexNodeId, Child)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        let item = self.step().transpose();
+        self.failed = matches!(item, Some(Err(_)));
+        item
+    }
+}

@@ -1,0 +1,214 @@
+//! The page codec: compress when it pays, seal; open, decompress. One
+//! place for data pages and index nodes alike.
+
+use std::cell::RefCell;
+
+use crate::crypto::{PageNonce, SessionKeys};
+use crate::format::{Codec, IndexNodeId, PageAad, PageRecord, ARCHIVE_ID_LEN, TAG_LEN};
+use crate::{Error, Result};
+
+/// Compression that saves less than 1/32 of a page is not worth the
+/// decompression time: such pages are stored raw.
+const MIN_SAVING_DIVISOR: usize = 32;
+/// Bytes of each probe taken to detect incompressible pages.
+const PROBE_LEN: usize = 4096;
+
+thread_local! {
+    /// One compression context per level used on this thread: creating
+    /// one costs more than compressing a small probe.
+    static COMPRESSORS: RefCell<Vec<(i32, zstd::bulk::Compressor<'static>)>> = const { RefCell::new(Vec::new()) };
+    static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
+}
+
+/// Whether three small probes (start, middle, end) of the page all fail to
+/// compress at zstd's fastest level: random-looking data skips zstd
+/// entirely, which costs a few microseconds instead of a full pass.
+fn looks_incompressible(plain: &[u8]) -> bool {
+    if plain.len() < 4 * PROBE_LEN {
+        return false;
+    }
+    let starts = [0, plain.len() / 2 - PROBE_LEN / 2, plain.len() - PROBE_LEN];
+    starts.iter().all(|&s| {
+        let probe = &plain[s..s + PROBE_LEN];
+        zstd_compress(probe, 1).is_none_or(|c| c.len() + PROBE_LEN / MIN_SAVING_DIVISOR >= PROBE_LEN)
+    })
+}
+
+fn compress(plain: &[u8], level: i32) -> Option<Vec<u8>> {
+    if looks_incompressible(plain) {
+        return None;
+    }
+    let out = zstd_compress(plain, level)?;
+    (out.len() + plain.len() / MIN_SAVING_DIVISOR < plain.len()).then_some(out)
+}
+
+fn zstd_compress(plain: &[u8], level: i32) -> Option<Vec<u8>> {
+    COMPRESSORS.with(|cell| {
+        let mut contexts = cell.borrow_mut();
+        let i = match contexts.iter().position(|(l, _)| *l == level) {
+            Some(i) => i,
+            None => {
+                contexts.push((level, zstd::bulk::Compressor::new(level).ok()?));
+                contexts.len() - 1
+            }
+        };
+        contexts[i].1.compress(plain).ok()
+    })
+}
+
+/// A page or node compressed (or not) and sealed, ready to write.
+pub(crate) struct Sealed {
+    pub(crate) plain_len: u32,
+    pub(crate) codec: Codec,
+    pub(crate) bytes: Vec<u8>,
+}
+
+impl Sealed {
+    /// Compresses `plain` when it pays and seals it; `seal` gets the codec,
+    /// the lengths and the buffer to seal in place.
+    fn new(plain: Vec<u8>, level: i32, seal: impl FnOnce(Codec, u32, u32, &mut Vec<u8>)) -> Sealed {
+        let plain_len = plain.len() as u32;
+        let (codec, mut bytes) = match compress(&plain, level) {
+            Some(c) => (Codec::Zstd, c),
+            None => (Codec::Raw, plain),
+        };
+        let stored_len = (bytes.len() + TAG_LEN) as u32;
+        bytes.reserve_exact(TAG_LEN);
+        seal(codec, plain_len, stored_len, &mut bytes);
+        Sealed { plain_len, codec, bytes }
+    }
+}
+
+/// zstd level of index nodes and the root: they are small and read often.
+const INDEX_LEVEL: i32 = 3;
+
+/// Compresses (when it pays) and seals data page `number`.
+pub(crate) fn seal_data_page(
+    keys: &SessionKeys,
+    archive_id: &[u8; ARCHIVE_ID_LEN],
+    number: u64,
+    plain: Vec<u8>,
+    level: i32,
+) -> Sealed {
+    Sealed::new(plain, level, |codec, plain_len, stored_len, buf| {
+        let aad = PageAad::data(archive_id, number, codec, plain_len, stored_len);
+        keys.seal_page(PageNonce::data(number), &aad, buf)
+    })
+}
+
+/// Opens and decompresses data page `number` read from the archive.
+pub(crate) fn open_data_page(
+    keys: &SessionKeys,
+    archive_id: &[u8; ARCHIVE_ID_LEN],
+    number: u64,
+    record: &PageRecord,
+    mut bytes: Vec<u8>,
+) -> Result<Vec<u8>> {
+    let damaged = || Error::DamagedPage { number };
+    let aad = PageAad::data(archive_id, number, record.codec, record.plain_len, record.stored_len);
+    keys.open_page(PageNonce::data(number), &aad, &mut bytes).map_err(|_| damaged())?;
+    expand(record.codec, bytes, record.plain_len).ok_or_else(damaged)
+}
+
+/// Compresses (when it pays) and seals index node `id`.
+pub(crate) fn seal_index_node(
+    keys: &SessionKeys,
+    archive_id: &[u8; ARCHIVE_ID_LEN],
+    id: &IndexNodeId,
+    plain: Vec<u8>,
+) -> Sealed {
+    Sealed::new(plain, INDEX_LEVEL, |codec, plain_len, stored_len, buf| {
+        let aad = id.aad(archive_id, codec, plain_len, stored_len);
+        keys.seal_index(PageNonce::index_node(id), &aad, buf)
+    })
+}
+
+/// Opens and decompresses index node `id`, stored as `codec` with the
+/// lengths its parent gives.
+pub(crate) fn open_index_node(
+    keys: &SessionKeys,
+    archive_id: &[u8; ARCHIVE_ID_LEN],
+    id: &IndexNodeId,
+    codec: Codec,
+    plain_len: u32,
+    mut bytes: Vec<u8>,
+) -> Result<Vec<u8>> {
+    let what = || format!("index node {:?} level {} #{}", id.table, id.level, id.seq);
+    let aad = id.aad(archive_id, codec, plain_len, bytes.len() as u32);
+    keys.open_index(PageNonce::index_node(id), &aad, &mut bytes).map_err(|_| Error::tampered(what()))?;
+    expand(codec, bytes, plain_len).ok_or_else(|| Error::tampered(what()))
+}
+
+/// Compresses the root into one zstd frame: always, so that its length
+/// needs no codec field.
+pub(crate) fn compress_root(plain: &[u8]) -> Result<Vec<u8>> {
+    zstd_compress(plain, INDEX_LEVEL).ok_or_else(|| Error::Stream {
+        action: "compressing the index root",
+        source: std::io::Error::other("zstd failed"),
+    })
+}
+
+/// Seals the compressed root with the trailer body as associated data.
+pub(crate) fn seal_root(keys: &SessionKeys, mut frame: Vec<u8>, trailer_body: &[u8]) -> Vec<u8> {
+    frame.reserve_exact(TAG_LEN);
+    keys.seal_index(PageNonce::single(), trailer_body, &mut frame);
+    frame
+}
+
+/// Opens and decompresses the root.
+pub(crate) fn open_root(
+    keys: &SessionKeys,
+    trailer_body: &[u8],
+    plain_len: u32,
+    mut bytes: Vec<u8>,
+) -> Result<Vec<u8>> {
+    keys.open_index(PageNonce::single(), trailer_body, &mut bytes)
+        .map_err(|_| Error::tampered("index root"))?;
+    expand(Codec::Zstd, bytes, plain_len).ok_or_else(|| Error::tampered("index root (bad zstd frame)"))
+}
+
+/// The plaintext of an opened unit: as is, or decompressed to exactly
+/// `plain_len` bytes.
+fn expand(codec: Codec, bytes: Vec<u8>, plain_len: u32) -> Option<Vec<u8>> {
+    match codec {
+        Codec::Raw => (bytes.len() == plain_len as usize).then_some(bytes),
+        Codec::Zstd => decompress(&bytes, plain_len as usize),
+    }
+}
+
+/// Decompresses exactly `len` bytes, never allocating more.
+pub(crate) fn decompress(frame: &[u8], len: usize) -> Option<Vec<u8>> {
+    DECOMPRESSOR.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        if cell.is_none() {
+            *cell = Some(zstd::bulk::Decompressor::new().ok()?);
+        }
+        let out = cell.as_mut()?.decompress(frame, len).ok()?;
+        (out.len() == len).then_some(out)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn incompressible_pages_skip_zstd() {
+        let mut state = 0x9e3779b97f4a7c15u64;
+        let random: Vec<u8> = (0..65536)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect();
+        assert!(looks_incompressible(&random));
+        assert!(compress(&random, 3).is_none());
+        let text = b"the quick brown fox jumps over the lazy dog. ".repeat(2000);
+        assert!(!looks_incompressible(&text));
+        let c = compress(&text, 3).unwrap();
+        assert_eq!(decompress(&c, text.len()).unwrap(), text);
+        assert!(decompress(&c, text.len() - 1).is_none());
+    }
+}

@@ -1,0 +1,14 @@
+//! Pages in parallel: the ordered worker pool, and the codec that
+//! compresses and seals (or opens and decompresses) each page and index
+//! node.
+
+mod codec;
+mod pool;
+
+#[cfg(feature = "fuzzing")]
+pub(crate) use codec::decompress;
+pub(crate) use codec::{
+    compress_root, open_data_page, open_index_node, open_root, seal_data_page, seal_index_node, seal_root,
+    Sealed,
+};
+pub(crate) use pool::OrderedPool;

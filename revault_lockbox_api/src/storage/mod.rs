@@ -1,0 +1,93 @@
+//! Positioned reads: what a reader needs from wherever an archive lives.
+//!
+//! Readers ask for exact byte ranges and never move a shared cursor, so
+//! several threads can read one archive at once, and a remote store can
+//! serve each range with one request.
+
+use std::fs::File;
+use std::io::{self, Cursor, Read, Seek, SeekFrom};
+use std::os::unix::fs::FileExt;
+use std::sync::Mutex;
+
+/// A source of archive bytes read by offset.
+pub trait ReadAt: Send + Sync {
+    /// Fills `buf` with the bytes at `offset`; an
+    /// [`UnexpectedEof`](io::ErrorKind::UnexpectedEof) error when the
+    /// source ends first.
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+    /// The source's length in bytes.
+    fn len(&self) -> io::Result<u64>;
+    /// Whether the source is empty.
+    fn is_empty(&self) -> io::Result<bool> {
+        Ok(self.len()? == 0)
+    }
+}
+
+impl ReadAt for File {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        FileExt::read_exact_at(self, buf, offset)
+    }
+
+    fn len(&self) -> io::Result<u64> {
+        Ok(self.metadata()?.len())
+    }
+}
+
+impl<T: AsRef<[u8]> + Send + Sync> ReadAt for Cursor<T> {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let bytes = self.get_ref().as_ref();
+        let start = usize::try_from(offset).ok().filter(|&s| s <= bytes.len());
+        let src = start.and_then(|s| bytes.get(s..s.checked_add(buf.len())?));
+        let src = src.ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
+        buf.copy_from_slice(src);
+        Ok(())
+    }
+
+    fn len(&self) -> io::Result<u64> {
+        Ok(self.get_ref().as_ref().len() as u64)
+    }
+}
+
+/// Any `Read + Seek` as a [`ReadAt`], one read at a time.
+#[derive(Debug)]
+pub struct SeekReader<R>(Mutex<R>);
+
+impl<R: Read + Seek + Send> SeekReader<R> {
+    /// Wraps `inner`.
+    pub fn new(inner: R) -> SeekReader<R> {
+        SeekReader(Mutex::new(inner))
+    }
+}
+
+impl<R: Read + Seek + Send> ReadAt for SeekReader<R> {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let mut inner = self.0.lock().map_err(|_| io::Error::other("reader poisoned"))?;
+        inner.seek(SeekFrom::Start(offset))?;
+        inner.read_exact(buf)
+    }
+
+    fn len(&self) -> io::Result<u64> {
+        let mut inner = self.0.lock().map_err(|_| io::Error::other("reader poisoned"))?;
+        inner.seek(SeekFrom::End(0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_sources_report_eof() {
+        let c = Cursor::new(vec![1u8, 2, 3]);
+        let mut buf = [0u8; 2];
+        ReadAt::read_exact_at(&c, &mut buf, 1).unwrap();
+        assert_eq!(buf, [2, 3]);
+        for offset in [2, 3, u64::MAX] {
+            let e = ReadAt::read_exact_at(&c, &mut buf, offset).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+        }
+        let s = SeekReader::new(Cursor::new(vec![1u8, 2, 3]));
+        assert_eq!(ReadAt::len(&s).unwrap(), 3);
+        assert!(ReadAt::read_exact_at(&s, &mut buf, 2).is_err());
+    }
+}

@@ -1,0 +1,9 @@
+//! Writing archives: the one-pass [`ArchiveWriter`] and the tree walk that
+//! feeds it in index order.
+
+mod sync;
+mod walk;
+mod writer;
+
+pub use walk::{create_archive, write_archive, CreateReport};
+pub use writer::{ArchiveWriter, CreateOptions, Metadata};

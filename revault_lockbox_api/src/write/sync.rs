@@ -1,0 +1,66 @@
+//! Writing an archive file: synced in the background as it grows, so that
+//! the final sync before the rename has little left to do.
+
+use std::io::Write;
+
+use crate::{Error, Result};
+
+/// Writes to a temporary file and, every [`SYNC_EVERY`] bytes, has a
+/// background thread sync what was written so far: the disk works while
+/// pages are compressed, and the final sync has little left to do.
+pub(crate) struct SyncingWriter {
+    tmp: tempfile::NamedTempFile,
+    unsynced: u64,
+    kick: Option<std::sync::mpsc::SyncSender<()>>,
+    syncer: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Bytes written between background syncs.
+const SYNC_EVERY: u64 = 64 << 20;
+
+impl SyncingWriter {
+    pub(crate) fn new(tmp: tempfile::NamedTempFile) -> Result<SyncingWriter> {
+        let file = tmp.as_file().try_clone().map_err(Error::io("opening", tmp.path()))?;
+        let (kick, kicks) = std::sync::mpsc::sync_channel::<()>(1);
+        let syncer = std::thread::Builder::new()
+            .name("lockbox-sync".into())
+            .spawn(move || {
+                // Errors surface in the final, foreground sync.
+                while kicks.recv().is_ok() {
+                    let _ = file.sync_data();
+                }
+            })
+            .map_err(Error::stream("starting the sync thread"))?;
+        Ok(SyncingWriter { tmp, unsynced: 0, kick: Some(kick), syncer: Some(syncer) })
+    }
+
+    /// Stops the background syncs and returns the file. (Dropped without
+    /// this, the writer's closed channel ends the thread after its current
+    /// sync.)
+    pub(crate) fn finish(mut self) -> tempfile::NamedTempFile {
+        self.kick = None;
+        if let Some(t) = self.syncer.take() {
+            let _ = t.join();
+        }
+        self.tmp
+    }
+}
+
+impl Write for SyncingWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.tmp.write(buf)?;
+        self.unsynced += n as u64;
+        if self.unsynced >= SYNC_EVERY {
+            self.unsynced = 0;
+            if let Some(kick) = &self.kick {
+                // A sync already queued covers this data too.
+                let _ = kick.try_send(());
+            }
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.tmp.flush()
+    }
+}

@@ -1,0 +1,586 @@
+//! [`ArchiveWriter`]: streams entries into an archive in one pass, in index
+//! order, with memory bounded whatever the number of entries.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+
+use crate::crypto::{random_bytes, wrap_password_slot, ContentKey, KdfParams, Password, SessionKeys};
+use crate::format::{
+    check_entry_path, encode_slot, encoded_entry_len, is_within, path_cmp, Child, EntriesLeaf, Entry,
+    EntryKind, Extent, HeaderPrefix, IndexNodeId, KeySlot, PageRecord, PagesLeaf, Root, Session, Table,
+    Trailer, ARCHIVE_ID_LEN, INDEX_NODE_TARGET_LEN, KEY_SLOTS, MAX_PATH_LEN, PAGE_RECORD_LEN,
+    SESSION_SALT_LEN, TAG_LEN, TRAILER_LEN,
+};
+use crate::index::{page_key, NodeSink, TreeBuilder};
+use crate::pipeline::{compress_root, seal_data_page, seal_index_node, seal_root, OrderedPool, Sealed};
+use crate::{CreateTuning, Error, Progress, Result, WorkloadProfile};
+
+/// Metadata stored with each entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Metadata {
+    /// Permission bits (only `0o7777` is kept).
+    pub mode: u32,
+    /// Owner user id.
+    pub uid: u32,
+    /// Owner group id.
+    pub gid: u32,
+    /// Modification time, seconds since the Unix epoch.
+    pub mtime_secs: i64,
+    /// Nanoseconds part of the modification time.
+    pub mtime_nanos: u32,
+}
+
+impl Metadata {
+    /// Mode, owner and mtime given directly.
+    pub fn new(mode: u32, uid: u32, gid: u32, mtime_secs: i64, mtime_nanos: u32) -> Metadata {
+        Metadata { mode, uid, gid, mtime_secs, mtime_nanos }
+    }
+
+    /// Takes mode, owner and mtime from file-system metadata.
+    pub fn from_fs(md: &std::fs::Metadata) -> Metadata {
+        use std::os::unix::fs::MetadataExt;
+        Metadata::new(md.mode() & 0o7777, md.uid(), md.gid(), md.mtime(), md.mtime_nsec() as u32)
+    }
+}
+
+/// How an archive is written. Every setter's doc states its default.
+#[derive(Debug, Clone)]
+pub struct CreateOptions {
+    pub(crate) tuning: CreateTuning,
+    pub(crate) kdf: KdfParams,
+    pub(crate) progress: Option<Arc<Progress>>,
+    pub(crate) skip_files: Vec<(u64, u64)>,
+}
+
+impl Default for CreateOptions {
+    fn default() -> Self {
+        CreateOptions::new()
+    }
+}
+
+impl CreateOptions {
+    /// The [`WorkloadProfile::Balanced`] preset and the default Argon2id cost.
+    pub fn new() -> CreateOptions {
+        CreateOptions {
+            tuning: WorkloadProfile::Balanced.create_tuning(),
+            kdf: KdfParams::default(),
+            progress: None,
+            skip_files: Vec::new(),
+        }
+    }
+
+    /// Takes every knob from `profile`. Default: [`WorkloadProfile::Balanced`].
+    pub fn profile(mut self, profile: WorkloadProfile) -> Self {
+        self.tuning = profile.create_tuning();
+        self
+    }
+
+    /// Overrides the zstd level of data pages. Default: the profile's (3 for
+    /// `Balanced`).
+    pub fn zstd_level(mut self, level: i32) -> Self {
+        self.tuning.zstd_level = level;
+        self
+    }
+
+    /// Overrides the plaintext bytes per page. Default: the profile's (1 MiB
+    /// for `Balanced`).
+    pub fn page_size(mut self, bytes: usize) -> Self {
+        self.tuning.page_size = bytes;
+        self
+    }
+
+    /// Overrides the worker threads. Default: the profile's (all cores).
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.tuning.threads = threads;
+        self.tuning.pages_in_flight = self.tuning.pages_in_flight.max(threads + 1);
+        self
+    }
+
+    /// Argon2id cost of the password slot. Default: m = 64 MiB, t = 3, p = 4.
+    /// Lower costs make password guessing cheaper for whoever holds the file.
+    pub fn kdf(mut self, params: KdfParams) -> Self {
+        self.kdf = params;
+        self
+    }
+
+    /// Counters updated as data is archived, for progress displays.
+    /// Default: none.
+    pub fn progress(mut self, progress: Arc<Progress>) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// Never archives the file with this device and inode number: the
+    /// archive itself when it is streamed into the tree being archived
+    /// (`create -o - . > x.lbox`). [`create_archive`](crate::create_archive)
+    /// skips its own output without being told. Default: none.
+    pub fn skip_file(mut self, dev: u64, ino: u64) -> Self {
+        self.skip_files.push((dev, ino));
+        self
+    }
+
+    /// The tuning in effect.
+    pub fn tuning(&self) -> &CreateTuning {
+        &self.tuning
+    }
+}
+
+/// The output: position tracking, and index nodes sealed and written in
+/// line with the data pages.
+struct Output<W> {
+    out: W,
+    position: u64,
+    archive_id: [u8; ARCHIVE_ID_LEN],
+    keys: Arc<SessionKeys>,
+    progress: Option<Arc<Progress>>,
+}
+
+impl<W: Write> Output<W> {
+    fn write(&mut self, bytes: &[u8], action: &'static str) -> Result<()> {
+        self.out.write_all(bytes).map_err(Error::stream(action))?;
+        self.position += bytes.len() as u64;
+        if let Some(p) = &self.progress {
+            p.bytes_out.store(self.position, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> NodeSink for Output<W> {
+    fn write_node(&mut self, id: IndexNodeId, plain: Vec<u8>) -> Result<Child> {
+        let sealed = seal_index_node(&self.keys, &self.archive_id, &id, plain);
+        let offset = self.position;
+        self.write(&sealed.bytes, "writing an index node")?;
+        Ok(Child {
+            first_key: Vec::new(),
+            offset,
+            stored_len: sealed.bytes.len() as u32,
+            plain_len: sealed.plain_len,
+            codec: sealed.codec,
+        })
+    }
+}
+
+/// Writes an archive to any [`Write`], in one pass: header and key slots,
+/// then data pages with the index nodes between them as they fill, then the
+/// root and the trailer. Call [`finish`](Self::finish): an archive whose
+/// writer is dropped unfinished has no trailer and reads as truncated.
+///
+/// Entries must be added in the index order: paths compared component by
+/// component, so a directory right before its contents (`a`, `a/b`,
+/// `a.txt`); each path once. Pages are compressed and sealed on worker
+/// threads, with at most `pages_in_flight` pages held in memory.
+pub struct ArchiveWriter<W: Write> {
+    output: Output<W>,
+    session_salt: [u8; SESSION_SALT_LEN],
+    tuning: CreateTuning,
+    page: Vec<u8>,
+    /// Data-stream offset of the current page's first byte.
+    page_start: u64,
+    next_page: u64,
+    pool: OrderedPool<(u64, Sealed)>,
+    /// Records of written pages waiting for their leaf.
+    page_records: PagesLeaf,
+    pages: TreeBuilder,
+    /// Entries waiting for their leaf, and their encoded size.
+    leaf: Vec<Entry>,
+    leaf_bytes: usize,
+    entries: TreeBuilder,
+    entry_count: u64,
+    last_path: Option<Vec<u8>>,
+    /// The last entry that is not a directory: nothing may follow below it.
+    last_leaf: Option<Vec<u8>>,
+    /// Files with more than one link, by path, for their hard links.
+    link_targets: HashMap<Vec<u8>, (Extent, [u8; 32])>,
+}
+
+impl<W: Write> ArchiveWriter<W> {
+    /// Starts an archive protected by `password`; writes the header at once.
+    pub fn new(mut out: W, password: &Password, options: CreateOptions) -> Result<Self> {
+        options.tuning.validate()?;
+        if !options.kdf.is_valid() {
+            return Err(Error::InvalidKdf(format!(
+                "{:?} (a reader accepts at most {} MiB, {} passes, {} lanes)",
+                options.kdf,
+                crate::format::MAX_KDF_MEMORY_KIB / 1024,
+                crate::format::MAX_KDF_PASSES,
+                crate::format::MAX_KDF_LANES
+            )));
+        }
+        let mut archive_id = [0u8; ARCHIVE_ID_LEN];
+        let mut session_salt = [0u8; SESSION_SALT_LEN];
+        random_bytes(&mut archive_id).map_err(Error::stream("drawing random bytes"))?;
+        random_bytes(&mut session_salt).map_err(Error::stream("drawing random bytes"))?;
+        let content_key = ContentKey::random().map_err(Error::stream("drawing random bytes"))?;
+        let slot = wrap_password_slot(&archive_id, &content_key, password, options.kdf)
+            .map_err(|e| Error::InvalidKdf(e.to_string()))?;
+        let mut header = HeaderPrefix { archive_id }.encode().to_vec();
+        header.extend_from_slice(&encode_slot(&KeySlot::Password(slot)));
+        for _ in 1..KEY_SLOTS {
+            header.extend_from_slice(&encode_slot(&KeySlot::Empty));
+        }
+        out.write_all(&header).map_err(Error::stream("writing the archive header"))?;
+        let keys = Arc::new(SessionKeys::derive(&content_key, &session_salt));
+        let output = Output {
+            out,
+            position: header.len() as u64,
+            archive_id,
+            keys,
+            progress: options.progress.clone(),
+        };
+        Ok(ArchiveWriter {
+            output,
+            session_salt,
+            page: Vec::with_capacity(options.tuning.page_size),
+            page_start: 0,
+            next_page: 0,
+            pool: OrderedPool::new(options.tuning.threads)?,
+            page_records: PagesLeaf { first_page: 0, first_offset: 0, pages: Vec::new() },
+            pages: TreeBuilder::new(Table::Pages),
+            leaf: Vec::new(),
+            leaf_bytes: 0,
+            entries: TreeBuilder::new(Table::Entries),
+            entry_count: 0,
+            last_path: None,
+            last_leaf: None,
+            link_targets: HashMap::new(),
+            tuning: options.tuning,
+        })
+    }
+
+    /// The last path added, if any: the next must sort after it.
+    pub fn last_path(&self) -> Option<&[u8]> {
+        self.last_path.as_deref()
+    }
+
+    /// Adds a directory.
+    pub fn add_dir(&mut self, path: impl AsRef<[u8]>, meta: &Metadata) -> Result<()> {
+        self.check_next_path(path.as_ref())?;
+        self.push_entry(path.as_ref(), meta, EntryKind::Dir, None)
+    }
+
+    /// Adds a symbolic link whose target is kept byte for byte.
+    pub fn add_symlink(
+        &mut self,
+        path: impl AsRef<[u8]>,
+        meta: &Metadata,
+        target: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        let (path, target) = (path.as_ref(), target.as_ref());
+        self.check_next_path(path)?;
+        if target.is_empty() || target.len() > MAX_PATH_LEN {
+            return Err(Error::BadSymlink { path: path.into() });
+        }
+        self.push_entry(path, meta, EntryKind::Symlink { target: target.to_vec() }, None)
+    }
+
+    /// Adds a hard link to `target`, a file added earlier with
+    /// [`add_linked_file`](Self::add_linked_file).
+    pub fn add_hardlink(
+        &mut self,
+        path: impl AsRef<[u8]>,
+        meta: &Metadata,
+        target: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        let (path, target) = (path.as_ref(), target.as_ref());
+        self.check_next_path(path)?;
+        let Some(&(extent, sha256)) = self.link_targets.get(target) else {
+            return Err(Error::BadHardLink { path: path.into(), target: target.into() });
+        };
+        let kind = EntryKind::Hardlink { target: target.to_vec(), size: extent.size, sha256 };
+        self.push_entry(path, meta, kind, Some(Extent { linked: false, ..extent }))
+    }
+
+    /// Adds a regular file with the bytes `content` yields until its end;
+    /// returns how many there were. `size_hint` (the expected length) only
+    /// decides whether the file starts on a page of its own.
+    pub fn add_file(
+        &mut self,
+        path: impl AsRef<[u8]>,
+        meta: &Metadata,
+        size_hint: u64,
+        mut content: impl Read,
+    ) -> Result<u64> {
+        self.add_file_dyn(path.as_ref(), meta, size_hint, &mut content, false)
+    }
+
+    /// [`add_file`](Self::add_file) for a file that later entries name in
+    /// [`add_hardlink`](Self::add_hardlink). The writer remembers its
+    /// content's place until it finishes.
+    pub fn add_linked_file(
+        &mut self,
+        path: impl AsRef<[u8]>,
+        meta: &Metadata,
+        size_hint: u64,
+        mut content: impl Read,
+    ) -> Result<u64> {
+        self.add_file_dyn(path.as_ref(), meta, size_hint, &mut content, true)
+    }
+
+    fn add_file_dyn(
+        &mut self,
+        path: &[u8],
+        meta: &Metadata,
+        size_hint: u64,
+        content: &mut dyn Read,
+        linked: bool,
+    ) -> Result<u64> {
+        self.check_next_path(path)?;
+        let page_size = self.tuning.page_size;
+        if size_hint >= (page_size / 2) as u64 && !self.page.is_empty() {
+            self.flush_page()?;
+        }
+        let offset = self.page_start + self.page.len() as u64;
+        let mut hasher = Sha256::new();
+        let mut size = 0u64;
+        loop {
+            if self.page.len() == page_size {
+                self.flush_page()?;
+            }
+            let start = self.page.len();
+            let room = (page_size - start) as u64;
+            let n = fill(content, &mut self.page, page_size, size_hint.saturating_sub(size))
+                .map_err(|source| Error::Stream { action: "reading a file's content", source })?;
+            hasher.update(&self.page[start..]);
+            size += n as u64;
+            if let Some(p) = &self.output.progress {
+                p.bytes_in.fetch_add(n as u64, Ordering::Relaxed);
+            }
+            if (n as u64) < room {
+                break;
+            }
+        }
+        let sha256: [u8; 32] = hasher.finalize().into();
+        let extent = Extent { offset, size, linked };
+        if linked {
+            self.link_targets.insert(path.to_vec(), (extent, sha256));
+        }
+        self.push_entry(path, meta, EntryKind::File { size, sha256 }, Some(extent))?;
+        Ok(size)
+    }
+
+    /// Refuses unsafe paths, and paths not after the last one.
+    fn check_next_path(&self, path: &[u8]) -> Result<()> {
+        check_entry_path(path).map_err(|reason| Error::UnsafePath { path: path.into(), reason })?;
+        if let Some(last) = &self.last_path {
+            if path_cmp(last, path).is_ge() {
+                return Err(Error::OutOfOrder { previous: last.as_slice().into(), path: path.into() });
+            }
+        }
+        if self.last_leaf.as_ref().is_some_and(|leaf| is_within(leaf, path)) {
+            let reason = "it lies below a symbolic link or file of the archive";
+            return Err(Error::UnsafePath { path: path.into(), reason });
+        }
+        Ok(())
+    }
+
+    fn push_entry(
+        &mut self,
+        path: &[u8],
+        meta: &Metadata,
+        kind: EntryKind,
+        extent: Option<Extent>,
+    ) -> Result<()> {
+        let entry = Entry {
+            path: path.to_vec(),
+            kind,
+            mode: meta.mode & 0o7777,
+            uid: meta.uid,
+            gid: meta.gid,
+            mtime_secs: meta.mtime_secs,
+            mtime_nanos: meta.mtime_nanos.min(999_999_999),
+            extent,
+        };
+        let is_dir = matches!(entry.kind, EntryKind::Dir);
+        let len = encoded_entry_len(&entry);
+        if self.leaf_bytes + len > INDEX_NODE_TARGET_LEN {
+            self.flush_leaf()?;
+        }
+        self.leaf_bytes += len;
+        self.leaf.push(entry);
+        self.entry_count += 1;
+        self.last_path = Some(path.to_vec());
+        if !is_dir {
+            self.last_leaf = Some(path.to_vec());
+        }
+        if let Some(p) = &self.output.progress {
+            p.entries.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    fn flush_leaf(&mut self) -> Result<()> {
+        if self.leaf.is_empty() {
+            return Ok(());
+        }
+        let plain = EntriesLeaf::encode(&self.leaf);
+        let first_key = std::mem::take(&mut self.leaf[0].path);
+        self.leaf.clear();
+        self.leaf_bytes = 0;
+        self.entries.add_leaf(first_key, plain, &mut self.output)
+    }
+
+    /// Hands the current page to the workers and writes whatever finished.
+    fn flush_page(&mut self) -> Result<()> {
+        let plain = std::mem::replace(&mut self.page, Vec::with_capacity(self.tuning.page_size));
+        self.page_start += plain.len() as u64;
+        let (keys, id, number, level) =
+            (Arc::clone(&self.output.keys), self.output.archive_id, self.next_page, self.tuning.zstd_level);
+        self.next_page += 1;
+        self.pool.submit(move || (number, seal_data_page(&keys, &id, number, plain, level)));
+        while self.pool.in_flight() >= self.tuning.pages_in_flight {
+            self.write_oldest()?;
+        }
+        Ok(())
+    }
+
+    fn write_oldest(&mut self) -> Result<()> {
+        let Some((_, sealed)) = self.pool.pop() else { return Ok(()) };
+        let offset = self.output.position;
+        self.output.write(&sealed.bytes, "writing a page")?;
+        self.page_records.pages.push(PageRecord {
+            offset,
+            stored_len: sealed.bytes.len() as u32,
+            plain_len: sealed.plain_len,
+            codec: sealed.codec,
+        });
+        if (self.page_records.pages.len() + 1) * PAGE_RECORD_LEN > INDEX_NODE_TARGET_LEN {
+            self.flush_page_records()?;
+        }
+        Ok(())
+    }
+
+    fn flush_page_records(&mut self) -> Result<()> {
+        let leaf = &mut self.page_records;
+        if leaf.pages.is_empty() {
+            return Ok(());
+        }
+        let plain = leaf.encode();
+        let key = page_key(leaf.first_offset);
+        leaf.first_page += leaf.pages.len() as u64;
+        leaf.first_offset += leaf.pages.iter().map(|p| u64::from(p.plain_len)).sum::<u64>();
+        leaf.pages.clear();
+        self.pages.add_leaf(key, plain, &mut self.output)
+    }
+
+    /// Writes the last page, the rest of the index, the root and the
+    /// trailer, flushes, and returns the output. The archive is complete
+    /// only once this returns `Ok`.
+    pub fn finish(self) -> Result<W> {
+        self.finish_counted().map(|(out, _)| out)
+    }
+
+    /// [`finish`](Self::finish), also returning the archive's length.
+    pub(crate) fn finish_counted(mut self) -> Result<(W, u64)> {
+        if !self.page.is_empty() {
+            self.flush_page()?;
+        }
+        while self.pool.in_flight() > 0 {
+            self.write_oldest()?;
+        }
+        self.flush_page_records()?;
+        self.flush_leaf()?;
+        let root = Root {
+            page_count: self.next_page,
+            stream_len: self.page_start,
+            entry_count: self.entry_count,
+            sessions: vec![Session { first_page: 0, salt: self.session_salt }],
+            entries: self.entries.finish(&mut self.output)?,
+            pages: self.pages.finish(&mut self.output)?,
+        };
+        let plain = root.encode();
+        let frame = compress_root(&plain)?;
+        let stored_len = (frame.len() + TAG_LEN) as u32;
+        let out = &mut self.output;
+        let mut trailer = Trailer {
+            archive_id: out.archive_id,
+            session_salt: self.session_salt,
+            root_offset: out.position,
+            root_stored_len: stored_len,
+            root_plain_len: plain.len() as u32,
+            page_count: root.page_count,
+            entry_count: root.entry_count,
+            previous_trailer: 0,
+            tag: [0; TAG_LEN],
+        };
+        let body = trailer.body();
+        let sealed = seal_root(&out.keys, frame, &body);
+        trailer.tag = out.keys.trailer_tag(&body);
+        out.write(&sealed, "writing the index root")?;
+        out.write(&trailer.encode(), "writing the trailer")?;
+        out.out.flush().map_err(Error::stream("flushing the archive"))?;
+        debug_assert_eq!(trailer.root_offset + u64::from(stored_len) + TRAILER_LEN as u64, out.position);
+        Ok((self.output.out, self.output.position))
+    }
+}
+
+/// Reads from `content` into `page` until it holds `page_size` bytes or the
+/// content ends; returns how many bytes were added. Reads straight into the
+/// page with large reads (small ones cost more in system time than the
+/// compression does), and zeroes only the room it expects to need: `hint`
+/// bytes plus one to see the end, growing if the content is longer.
+fn fill(content: &mut dyn Read, page: &mut Vec<u8>, page_size: usize, hint: u64) -> io::Result<usize> {
+    let start = page.len();
+    let mut filled = start;
+    let mut want = (hint.saturating_add(1).max(MIN_READ as u64) as usize).min(page_size - start);
+    page.resize(start + want, 0);
+    loop {
+        if filled == page.len() {
+            if page.len() == page_size {
+                break;
+            }
+            want = (want * 2).min(page_size - start);
+            page.resize(start + want, 0);
+        }
+        match content.read(&mut page[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                page.truncate(filled);
+                return Err(e);
+            }
+        }
+    }
+    page.truncate(filled);
+    Ok(filled - start)
+}
+
+/// Smallest read into a page.
+const MIN_READ: usize = 16 << 10;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Yields its bytes a few at a time, like a pipe.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = buf.len().min(self.0.len()).min(7);
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn fill_takes_everything_whatever_the_hint() {
+        let data: Vec<u8> = (0..100_000u32).map(|i| i as u8).collect();
+        for (hint, page_size) in
+            [(0, 1 << 20), (10, 1 << 20), (100_000, 1 << 20), (1 << 30, 1 << 20), (5, 40_000)]
+        {
+            let mut page = b"prefix".to_vec();
+            let n = fill(&mut Trickle(&data), &mut page, page_size, hint).unwrap();
+            let expect = data.len().min(page_size - 6);
+            assert_eq!(n, expect, "hint {hint}");
+            assert_eq!(&page[6..], &data[..expect]);
+        }
+    }
+}
