@@ -6,10 +6,11 @@ use clap::Parser;
 use corpora::Scenario;
 
 /// pgp_compare: lockbox vs gpg (and zstd|age, 7zz) on the published corpora.
-///
-/// usage: cargo bench -p revault_lockbox_api --bench pgp_compare -- [options]
 #[derive(Parser, Debug)]
-#[command(name = "pgp_compare")]
+#[command(
+    name = "pgp_compare",
+    override_usage = "cargo bench -p revault_lockbox_api --bench pgp_compare -- [OPTIONS]"
+)]
 pub struct Args {
     /// Timed runs of each create and extract.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
@@ -96,7 +97,7 @@ pub fn list() {
         } else {
             ""
         };
-        println!("{:<16} {}{tag}", s.name, s.description);
+        println!("{:<18} {}{tag}", s.name, s.description);
     }
 }
 
