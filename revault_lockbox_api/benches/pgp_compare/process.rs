@@ -23,6 +23,8 @@ use crate::util::{last_number, q};
 
 /// How often thread counts are read.
 const SAMPLE_EVERY: Duration = Duration::from_millis(2);
+/// Scans of `/proc` for a pipeline's processes at every sample at first.
+const FULL_SCANS: u32 = 50;
 
 /// One timed run.
 #[derive(Clone, Copy, Debug)]
@@ -137,11 +139,16 @@ impl Watch {
             let mut peak: Option<u32> = None;
             // The pipeline's tool processes, once all have been seen.
             let mut tools: Vec<u32> = Vec::new();
+            let mut round = 0u32;
             while !flag.load(Ordering::Relaxed) {
+                round += 1;
                 let now = match what {
                     Watched::Process(pid) => stat(pid).map(|s| s.threads),
                     Watched::Pipeline { shell, stages } => {
-                        if tools.len() < stages {
+                        // A scan reads every process's stat: after the first
+                        // [`FULL_SCANS`], only one sample in that many scans
+                        // (a stage that already exited is never found).
+                        if tools.len() < stages && (round <= FULL_SCANS || round % FULL_SCANS == 0) {
                             tools = tools_below(shell);
                         }
                         let counts: Vec<u32> =

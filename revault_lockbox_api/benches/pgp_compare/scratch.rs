@@ -53,6 +53,7 @@ impl Scratch {
                     mount_tmpfs_on(&dir)?;
                     mounted = Some(dir.clone());
                 }
+                remove_abandoned(&dir);
                 dir.join(format!("pgp_compare-{}", std::process::id()))
             }
         };
@@ -117,6 +118,19 @@ impl Trash {
         self.bytes += bytes;
         self.count += 1;
         Ok(())
+    }
+}
+
+/// Removes `pgp_compare-PID` directories in `dir` left by runs that failed
+/// (their process is gone): on a tmpfs they hold memory.
+fn remove_abandoned(dir: &Path) {
+    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        let pid = name.to_str().and_then(|n| n.strip_prefix("pgp_compare-"));
+        let pid = pid.filter(|pid| pid.parse::<u32>().is_ok());
+        if pid.is_some_and(|pid| !Path::new("/proc").join(pid).exists()) {
+            let _ = remove_tree(&entry.path());
+        }
     }
 }
 
