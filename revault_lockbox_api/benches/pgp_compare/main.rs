@@ -52,7 +52,7 @@ mod verify;
 use std::fs;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::Parser;
 
 use crate::args::Args;
@@ -86,6 +86,10 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &Args) -> Result<()> {
+    let selected = args.selected();
+    if args.scale_entries.is_some() && !selected.iter().any(|s| s.name == "scale-many-files") {
+        bail!("--scale-entries sizes scale-many-files: add --scenario scale-many-files or --scale");
+    }
     let cwd = std::env::current_dir().context("current directory")?;
     let root = cwd.join(&args.root);
     let extract_root = args.extract_root.as_ref().map(|d| cwd.join(d));
@@ -96,7 +100,7 @@ fn run(args: &Args) -> Result<()> {
     }
     eprintln!("extracting into {} ({})", scratch.extract.display(), scratch.extract_fs);
     let mut reports = Vec::new();
-    for scenario in args.selected() {
+    for scenario in selected {
         let (scenario, name) = corpus::sized(scenario, args.scale_entries);
         let corpus = corpus_for(&scenario, &name, &root.join("corpora"), args.size_factor)?;
         eprintln!(

@@ -14,7 +14,7 @@ use crate::process::{self, Sample};
 use crate::report::human_bytes;
 use crate::scratch::Scratch;
 use crate::tools::{Ctx, Env, Extract, GpgHome, Tool};
-use crate::util::fresh_dir;
+use crate::util::{fresh_dir, remove_tree};
 use crate::verify::Verifier;
 
 /// Larger corpora (the scale scenarios) skip 7zz.
@@ -122,7 +122,7 @@ pub fn run_scenario(
                 Err(Failure::Mismatch(e)) => return Err(e),
                 Err(Failure::Tool(e)) if tool.required() => return Err(e),
                 Err(Failure::Tool(e)) => {
-                    let msg = format!("{:#}", e);
+                    let msg = format!("{e:#}");
                     eprintln!("note: {msg}");
                     report.notes.push(msg);
                     tools.retain(|&t| t != tool);
@@ -132,8 +132,8 @@ pub fn run_scenario(
         }
     }
     drop(gpg_home);
-    let _ = crate::util::remove_tree(&work);
-    let _ = crate::util::remove_tree(&extract_dir);
+    let _ = remove_tree(&work);
+    let _ = remove_tree(&extract_dir);
     Ok(report)
 }
 

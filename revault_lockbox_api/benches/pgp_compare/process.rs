@@ -145,9 +145,9 @@ impl Watch {
                 let now = match what {
                     Watched::Process(pid) => stat(pid).map(|s| s.threads),
                     Watched::Pipeline { shell, stages } => {
-                        // A scan reads every process's stat: after the first
-                        // [`FULL_SCANS`], only one sample in that many scans
-                        // (a stage that already exited is never found).
+                        // A scan reads every process's stat: it runs at every
+                        // sample for the first FULL_SCANS samples, then at one
+                        // in FULL_SCANS (a stage that exited is never found).
                         if tools.len() < stages && (round <= FULL_SCANS || round % FULL_SCANS == 0) {
                             tools = tools_below(shell);
                         }
