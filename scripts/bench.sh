@@ -2,8 +2,10 @@
 # The full lockbox vs gpg comparison (docs/BENCHMARKS.md).
 #
 #   scripts/bench.sh                                   # default scenarios, 3 iterations
-#   scripts/bench.sh --size-factor 0.01 --iterations 1 # CI smoke, well under 2 minutes
+#   scripts/bench.sh --size-factor 0.01 --iterations 1 # CI smoke, about 10 s
 #   scripts/bench.sh --scale                           # adds the GiB-sized scenarios
+#   scripts/bench.sh --extract-root /dev/shm           # every tool extracts into a tmpfs
+#   scripts/bench.sh --scenario scale-many-files --scale-entries 100000 --lockbox-only
 #
 # Installs gpg, GNU time and zstd with apt-get when they are missing (and,
 # best effort, age and 7-Zip, which the comparison uses when present), then

@@ -8,8 +8,9 @@
 # passed on) under perf, then prints, for lockbox's create and extract
 # processes apart: CPU time, the user/kernel split, the split by thread
 # and the top symbols by self time. The harness runs each create and
-# extract in a child process named `lockbox-create` / `lockbox-extract`;
-# page workers are `lockbox-page-N`.
+# extract in a child process named `lockbox-create` / `lockbox-extract`
+# (and `lockbox-nosync` for the extraction with sync off); page workers
+# are `lockbox-page-N`.
 # The harness's own work (corpus generation, checking each extraction
 # against the source) is in the process named after the bench binary and
 # is left out of the symbol tables.
@@ -99,7 +100,7 @@ phase_split() {
         | sort -t"$(printf '\t')" -k1,1 -rn \
         | awk -F'\t' '$1 >= 0.3 { printf "%7.2f%%  %s\n", $1, $2 }'
 }
-for phase in create extract; do
+for phase in create extract nosync; do
     pids=$(pids_of "lockbox-$phase")
     if [ -z "$pids" ]; then
         echo "(no lockbox-$phase samples)"

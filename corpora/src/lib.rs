@@ -38,7 +38,7 @@ mod tree;
 pub use random::RandomReader;
 pub use rng::Rng;
 pub use scenario::{find, scenarios, Corpus, Scenario, Shape};
-pub use text::TextReader;
+pub use text::{civil_from_days, TextReader};
 
 /// Writes `len` bytes of [`TextReader`] text from `seed` to a new file.
 ///
@@ -360,6 +360,36 @@ mod tests {
         }
         let floor = TempDir::new("small-floor");
         assert_eq!(small.generate(&floor.0, 1e-9).unwrap().files, 8);
+    }
+
+    #[test]
+    fn many_files_tree() {
+        let tmp = TempDir::new("many");
+        let many = find("scale-many-files").unwrap().with_files(2500).unwrap();
+        let corpus = many.generate(&tmp.0, 1.0).unwrap();
+        assert_eq!(corpus.files, 2500);
+        let top = tmp.0.join("scale-many-files");
+        assert_eq!(fs::read_dir(&top).unwrap().count(), 3);
+        let c = census(&top);
+        assert_eq!((c.regular, c.bytes, c.max_depth), (2500, corpus.logical_bytes, 2));
+        assert!(c.empty_files >= 1 && c.modes.iter().all(|&m| m == 0o644));
+        let mean = corpus.logical_bytes / 2500;
+        assert!((118..138).contains(&mean), "mean size {mean}");
+        // Deterministic.
+        let again = TempDir::new("many-again");
+        many.generate(&again.0, 1.0).unwrap();
+        assert_eq!(fingerprint(&tmp.0), fingerprint(&again.0));
+        // Files of the default size factor: a million.
+        let full = find("scale-many-files").unwrap();
+        assert_eq!(full.logical_bytes / 128, 1_000_000);
+    }
+
+    #[test]
+    fn fixed_cost_is_one_empty_file() {
+        let tmp = TempDir::new("fixed");
+        let corpus = find("fixed-cost").unwrap().generate(&tmp.0, 0.01).unwrap();
+        assert_eq!((corpus.files, corpus.logical_bytes), (1, 0));
+        assert_eq!(fs::metadata(tmp.0.join(&corpus.inputs[0])).unwrap().len(), 0);
     }
 
     #[test]

@@ -53,7 +53,15 @@ pub struct Corpus {
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
 
-static SCENARIOS: [Scenario; 8] = [
+static SCENARIOS: [Scenario; 10] = [
+    Scenario {
+        name: "fixed-cost",
+        shape: Shape::SingleFile,
+        logical_bytes: 0,
+        default: true,
+        scale: false,
+        description: "one empty file: what a tool pays whatever the input (process start, KDF)",
+    },
     Scenario {
         name: "large-text",
         shape: Shape::SingleFile,
@@ -102,6 +110,14 @@ static SCENARIOS: [Scenario; 8] = [
         default: false,
         scale: true,
         description: "the mixed-tree recipe grown to 4 GiB",
+    },
+    Scenario {
+        name: "scale-many-files",
+        shape: Shape::Tree,
+        logical_bytes: tree::MANY_FILES_COUNT * tree::MANY_FILES_MEAN_SIZE,
+        default: false,
+        scale: true,
+        description: "1,000,000 files of 0 to 256 bytes of text, 1,000 a directory",
     },
     Scenario {
         name: "scale-huge-1g",
@@ -194,8 +210,17 @@ impl Scenario {
                 let stats = tree::single_huge(&dir.join(name), seed, budget, &mut sink)?;
                 (name, stats)
             }
+            "fixed-cost" => {
+                let name = "empty.txt";
+                let stats = tree::single_text(&dir.join(name), seed, 0, &mut sink)?;
+                (name, stats)
+            }
             "small-tree" => {
                 let stats = tree::small_tree(&dir.join(self.name), seed, budget, &mut sink)?;
+                (self.name, stats)
+            }
+            "scale-many-files" => {
+                let stats = tree::many_files(&dir.join(self.name), seed, budget)?;
                 (self.name, stats)
             }
             _ => {
@@ -209,6 +234,20 @@ impl Scenario {
             logical_bytes: stats.logical_bytes,
             files: stats.files,
         })
+    }
+}
+
+impl Scenario {
+    /// A copy of a scenario sized by its file count (`small-tree`,
+    /// `scale-many-files`) that has `files` files at size factor 1.0
+    /// (fewer at smaller factors, like every size); `None` for the others.
+    pub fn with_files(&self, files: u64) -> Option<Scenario> {
+        let mean = match self.name {
+            "small-tree" => tree::SMALL_TREE_MEAN_SIZE,
+            "scale-many-files" => tree::MANY_FILES_MEAN_SIZE,
+            _ => return None,
+        };
+        Some(Scenario { logical_bytes: files.saturating_mul(mean), ..self.clone() })
     }
 }
 
@@ -238,7 +277,7 @@ mod tests {
         }
         assert!(find("nope").is_none());
         let defaults: Vec<_> = scenarios().iter().filter(|s| s.default).map(|s| s.name).collect();
-        assert_eq!(defaults, ["large-text", "large-randomish", "small-tree"]);
+        assert_eq!(defaults, ["fixed-cost", "large-text", "large-randomish", "small-tree"]);
     }
 
     #[test]
@@ -249,5 +288,13 @@ mod tests {
         assert_eq!(seeds.len(), scenarios().len());
         // FNV-1a of "a" (published test vector).
         assert_eq!(name_seed("a"), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    #[test]
+    fn with_files_sizes_by_count() {
+        let many = find("scale-many-files").unwrap();
+        assert_eq!(many.with_files(100_000).unwrap().logical_bytes, 100_000 * tree::MANY_FILES_MEAN_SIZE);
+        assert_eq!(find("small-tree").unwrap().with_files(10).unwrap().logical_bytes, 10 * 1024);
+        assert!(find("large-text").unwrap().with_files(10).is_none());
     }
 }

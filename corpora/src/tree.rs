@@ -24,6 +24,12 @@ pub(crate) const SMALL_TREE_FILES: u64 = 2000;
 pub(crate) const SMALL_TREE_MEAN_SIZE: u64 = 1024;
 const SMALL_TREE_DIRS: u64 = 32;
 
+/// Files in `scale-many-files` at size factor 1.0.
+pub(crate) const MANY_FILES_COUNT: u64 = 1_000_000;
+/// Mean file size in `scale-many-files` (sizes are uniform in 0..=256).
+pub(crate) const MANY_FILES_MEAN_SIZE: u64 = 128;
+const MANY_FILES_PER_DIR: u64 = 1000;
+
 /// Trees never shrink below this many regular files.
 const MIN_TREE_FILES: u64 = 8;
 
@@ -292,6 +298,35 @@ pub(crate) fn small_tree(top: &Path, seed: u64, budget: u64, sink: &mut Sink) ->
         };
         let rel = PathBuf::from(format!("{dir}/file-{i:04}.{ext}"));
         tree.file(&rel, content, len, mode)?;
+    }
+    tree.finish()
+}
+
+/// `scale-many-files`: `budget / 128` files (at least [`MIN_TREE_FILES`])
+/// of 0..=256 bytes, 1,000 a directory `dNNNN/fNNN.txt`, all mode 0644.
+/// Built for speed (a million entries): the files take consecutive slices
+/// of one text stream, and no names are kept.
+pub(crate) fn many_files(top: &Path, seed: u64, budget: u64) -> io::Result<Stats> {
+    let mut sink = Sink::new();
+    let mut tree = Tree::new(top, seed, &mut sink)?;
+    let count = (budget / MANY_FILES_MEAN_SIZE).max(MIN_TREE_FILES);
+    let mut text = TextReader::new(derive_seed(seed, 1), u64::MAX);
+    let mut buf = [0u8; 256];
+    for i in 0..count {
+        let (d, f) = (i / MANY_FILES_PER_DIR, i % MANY_FILES_PER_DIR);
+        let dir = PathBuf::from(format!("d{d:04}"));
+        if f == 0 {
+            tree.mkdir(&dir, 0o755)?;
+        }
+        let path = tree.top.join(dir.join(format!("f{f:03}.txt")));
+        let len = tree.rng.below(257) as usize;
+        let time = seeded_time(&mut tree.rng);
+        text.read_exact(&mut buf[..len])?;
+        let mut file = OpenOptions::new().write(true).create_new(true).open(&path).map_err(at(&path))?;
+        file.write_all(&buf[..len]).map_err(at(&path))?;
+        set_meta(&file, 0o644, time).map_err(at(&path))?;
+        tree.stats.logical_bytes += len as u64;
+        tree.stats.files += 1;
     }
     tree.finish()
 }

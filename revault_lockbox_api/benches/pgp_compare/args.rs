@@ -1,0 +1,116 @@
+//! The command line: flags, their defaults, and the scenarios they select.
+
+use std::path::PathBuf;
+
+use clap::Parser;
+use corpora::Scenario;
+
+/// pgp_compare: lockbox vs gpg (and zstd|age, 7zz) on the published corpora.
+#[derive(Parser, Debug)]
+#[command(
+    name = "pgp_compare",
+    override_usage = "cargo bench -p revault_lockbox_api --bench pgp_compare -- [OPTIONS]"
+)]
+pub struct Args {
+    /// Timed runs of each create and extract.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub iterations: u32,
+
+    /// Corpora and scratch space, relative to the current directory (the
+    /// package directory under cargo).
+    #[arg(long, value_name = "DIR", default_value = "target/lockbox-gpg-bench")]
+    pub root: PathBuf,
+
+    /// Markdown results; `-` for stdout only [default: <root>/results.md].
+    #[arg(long, value_name = "PATH")]
+    pub output: Option<String>,
+
+    /// Run this scenario (repeatable) [default: every default scenario].
+    #[arg(long = "scenario", value_name = "NAME", value_parser = parse_scenario)]
+    pub scenarios: Vec<&'static Scenario>,
+
+    /// Add the scale (GiB-sized) scenarios.
+    #[arg(long)]
+    pub scale: bool,
+
+    /// Multiply corpus sizes by F (CI smoke uses 0.01).
+    #[arg(long, value_name = "F", default_value_t = 1.0, value_parser = parse_factor)]
+    pub size_factor: f64,
+
+    /// Extract into DIR (e.g. a tmpfs such as /dev/shm) instead of next to
+    /// the archives on the disk, for every tool.
+    #[arg(long, value_name = "DIR")]
+    pub extract_root: Option<PathBuf>,
+
+    /// Mount a fresh tmpfs on the extract root (default <root>/tmpfs) for
+    /// the run and unmount it at the end; needs root.
+    #[arg(long)]
+    pub mount_tmpfs: bool,
+
+    /// Entries (files) in the `scale-many-files` tree at size factor 1, for
+    /// 100k or 2M variants [default: 1000000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub scale_entries: Option<u64>,
+
+    /// Skip the external tools.
+    #[arg(long)]
+    pub lockbox_only: bool,
+
+    /// List the scenarios and exit.
+    #[arg(long)]
+    pub list: bool,
+
+    /// Passed by `cargo bench` to every bench binary; ignored.
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+impl Args {
+    /// The scenarios to run, in order, each once.
+    pub fn selected(&self) -> Vec<&'static Scenario> {
+        let mut out: Vec<&'static Scenario> = Vec::new();
+        let defaults = corpora::scenarios().iter().filter(|s| s.default);
+        let named: Vec<&'static Scenario> =
+            if self.scenarios.is_empty() { defaults.collect() } else { self.scenarios.clone() };
+        let scale = corpora::scenarios().iter().filter(|s| self.scale && s.scale);
+        for s in named.into_iter().chain(scale) {
+            if !out.contains(&s) {
+                out.push(s);
+            }
+        }
+        out
+    }
+
+    /// The arguments as given, minus cargo's `--bench`, for the record.
+    pub fn given() -> Vec<String> {
+        std::env::args().skip(1).filter(|a| a != "--bench").collect()
+    }
+}
+
+/// Prints the scenarios, one a line.
+pub fn list() {
+    for s in corpora::scenarios() {
+        let tag = if s.default {
+            " (default)"
+        } else if s.scale {
+            " (--scale)"
+        } else {
+            ""
+        };
+        println!("{:<18} {}{tag}", s.name, s.description);
+    }
+}
+
+fn parse_scenario(name: &str) -> Result<&'static Scenario, String> {
+    corpora::find(name).ok_or_else(|| {
+        let known: Vec<_> = corpora::scenarios().iter().map(|s| s.name).collect();
+        format!("unknown scenario {name:?}; known: {}", known.join(", "))
+    })
+}
+
+fn parse_factor(v: &str) -> Result<f64, String> {
+    v.parse()
+        .ok()
+        .filter(|f: &f64| f.is_finite() && *f > 0.0)
+        .ok_or_else(|| format!("wants a positive number, got {v:?}"))
+}

@@ -1,0 +1,139 @@
+//! `pgp_compare`: lockbox against `gpg --symmetric` (and, where installed,
+//! `zstd | age` and `7zz`) on the published corpora.
+//!
+//! ```text
+//! cargo bench -p revault_lockbox_api --bench pgp_compare -- --iterations 3
+//! cargo bench -p revault_lockbox_api --bench pgp_compare -- --scenario large-randomish --lockbox-only
+//! cargo bench -p revault_lockbox_api --bench pgp_compare -- --extract-root /dev/shm
+//! ```
+//!
+//! Why it is built this way:
+//! - Lockbox runs in a child process (this binary re-executed with a hidden
+//!   `--child` mode), so its wall time includes a process start like the
+//!   external tools' does, and its peak RSS (`VmHWM`) is lockbox's alone.
+//! - External tools run as real processes (`bash -c` for pipelines), each
+//!   stage under `/usr/bin/time -f %M` when that exists; a pipeline's peak
+//!   RSS is the sum of its stages' peaks (they run at the same time).
+//! - Like against like: lockbox extracts twice per iteration, synced (its
+//!   default) and with `sync(false)` (as the other tools, which never
+//!   sync); `--extract-root` puts every tool's extractions on another file
+//!   system (a tmpfs); `fixed-cost` times an empty input; iterations
+//!   alternate the tools' order.
+//! - Every extraction is compared with the source before its time counts:
+//!   content and symlink targets for every tool, plus modes and mtimes for
+//!   lockbox. A mismatch fails the run.
+//! - Corpora are generated once per size factor (a stamp file records it)
+//!   and reused; runs are on a warm page cache.
+//! - Lockbox keeps its defaults (Argon2id m=64 MiB, t=3, p=4; the archive
+//!   and every extracted file synced to disk); gpg keeps its S2K defaults.
+//!
+//! Modules, in the order a run uses them: `args` (flags), `scratch`
+//! (directories, tmpfs, deferred deletion), `corpus` (generation and
+//! stamps), `tools` (what is installed and each tool's command lines),
+//! `measure` (iterations over tools), `process` (timing one command, its
+//! RSS and threads), `verify`, `report` (Markdown); `child` is lockbox's
+//! side of the child process.
+//!
+//! Only the library's stable entry points are used: `create_archive`,
+//! `CreateOptions::new`, `Archive::open`, `Archive::extract`,
+//! `ExtractOptions::new().sync(..)` and `Password::from`.
+
+mod args;
+mod child;
+mod corpus;
+mod measure;
+mod process;
+mod report;
+mod scratch;
+mod tools;
+mod util;
+mod verify;
+
+use std::fs;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+
+use crate::args::Args;
+use crate::corpus::corpus_for;
+use crate::measure::run_scenario;
+use crate::report::{human_bytes, render, Setting};
+use crate::scratch::{fs_type, Scratch};
+use crate::tools::Env;
+use crate::util::{remove_tree, write_atomic};
+
+/// Used for every tool. It is not secret: the archives are throw-away.
+const PASSPHRASE: &str = "pgp_compare: correct horse battery staple";
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().collect();
+    if argv.get(1).map(String::as_str) == Some("--child") {
+        return child::main(&argv[2..]);
+    }
+    let args = Args::parse();
+    if args.list {
+        args::list();
+        return ExitCode::SUCCESS;
+    }
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("pgp_compare: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &Args) -> Result<()> {
+    let selected = args.selected();
+    if args.scale_entries.is_some() && !selected.iter().any(|s| s.name == "scale-many-files") {
+        bail!("--scale-entries sizes scale-many-files: add --scenario scale-many-files or --scale");
+    }
+    let cwd = std::env::current_dir().context("current directory")?;
+    let root = cwd.join(&args.root);
+    let extract_root = args.extract_root.as_ref().map(|d| cwd.join(d));
+    let mut scratch = Scratch::new(&root, extract_root.as_deref(), args.mount_tmpfs)?;
+    let env = Env::probe(args, &scratch.work)?;
+    for note in &env.notes {
+        eprintln!("note: {note}");
+    }
+    eprintln!("extracting into {} ({})", scratch.extract.display(), scratch.extract_fs);
+    let mut reports = Vec::new();
+    for scenario in selected {
+        let (scenario, name) = corpus::sized(scenario, args.scale_entries);
+        let corpus = corpus_for(&scenario, &name, &root.join("corpora"), args.size_factor)?;
+        eprintln!(
+            "== {name}: {} in {} file(s) under {}",
+            human_bytes(corpus.logical_bytes),
+            corpus.files,
+            corpus.root.display()
+        );
+        reports.push(run_scenario(&env, &name, scenario.shape, &corpus, args.iterations, &mut scratch)?);
+    }
+    let setting = Setting {
+        root: &root,
+        work_fs: fs_type(&scratch.work),
+        extract: &scratch.extract,
+        extract_fs: &scratch.extract_fs,
+    };
+    let markdown = render(args, &env, &setting, &reports);
+    scratch.finish();
+    // Scratch left by runs that failed, and this run's stale one.
+    for entry in fs::read_dir(&root).into_iter().flatten().flatten() {
+        if entry.file_name().to_string_lossy().starts_with("stale-work-") {
+            let _ = remove_tree(&entry.path());
+        }
+    }
+    print!("{markdown}");
+    let output = match &args.output {
+        Some(o) if o == "-" => None,
+        Some(o) => Some(cwd.join(o)),
+        None => Some(root.join("results.md")),
+    };
+    if let Some(path) = output {
+        write_atomic(&path, markdown.as_bytes())?;
+        eprintln!("results written to {}", path.display());
+    }
+    Ok(())
+}
