@@ -58,6 +58,37 @@ fn one_small_file_reads_little_of_a_large_archive() {
     assert!(read <= 2 << 20, "read {read} bytes to get a 10 KiB file");
 }
 
+/// A lookup reads the trailer, the root, the index nodes on the way to
+/// the path and the file's pages: at most 1.5 MiB of a 200 MB archive of
+/// 50,000 entries with the default profile (1 MiB pages).
+#[test]
+fn cat_of_one_file_reads_little_of_an_archive_of_many_entries() {
+    const FILES: u64 = 50_000;
+    const SIZE: u64 = 4_000;
+    let mut w = ArchiveWriter::new(Vec::with_capacity(210 << 20), &password(), cheap()).unwrap();
+    for i in 0..FILES {
+        if i % 500 == 0 {
+            w.add_dir(format!("d{:03}", i / 500), &meta()).unwrap();
+        }
+        let path = format!("d{:03}/file-{i:05}.bin", i / 500);
+        w.add_file(path, &meta(), SIZE, corpora::RandomReader::new(i, SIZE)).unwrap();
+    }
+    let bytes = w.finish().unwrap();
+    assert!(bytes.len() >= 200_000_000, "{} bytes", bytes.len());
+    let read = Arc::new(AtomicU64::new(0));
+    let archive =
+        Archive::open(Counting { inner: Cursor::new(bytes), read: Arc::clone(&read) }, &password()).unwrap();
+    assert_eq!(archive.entry_count(), FILES + 100);
+    let mut got = Vec::new();
+    archive.open_file("d061/file-30555.bin").unwrap().read_to_end(&mut got).unwrap();
+    let mut expected = Vec::new();
+    corpora::RandomReader::new(30_555, SIZE).read_to_end(&mut expected).unwrap();
+    assert_eq!(got, expected);
+    let read = read.load(Ordering::Relaxed);
+    eprintln!("cat of one 4 KB file read {read} bytes of a {FILES}-file archive");
+    assert!(read <= 1536 << 10, "read {read} bytes to get a 4 KB file");
+}
+
 /// Many small files over many 16 KiB pages.
 fn many_files(root: &Path) -> Vec<String> {
     let dir = root.join("t");

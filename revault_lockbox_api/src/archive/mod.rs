@@ -6,6 +6,8 @@
 mod content;
 mod entries;
 mod file;
+#[cfg(test)]
+mod hostile_tests;
 mod info;
 mod verify;
 

@@ -386,7 +386,7 @@ impl<W: Write> ArchiveWriter<W> {
         kind: EntryKind,
         extent: Option<Extent>,
     ) -> Result<()> {
-        let entry = Entry {
+        self.push_checked(Entry {
             path: path.to_vec(),
             kind,
             mode: meta.mode & 0o7777,
@@ -395,23 +395,39 @@ impl<W: Write> ArchiveWriter<W> {
             mtime_secs: meta.mtime_secs,
             mtime_nanos: meta.mtime_nanos.min(999_999_999),
             extent,
-        };
-        let is_dir = matches!(entry.kind, EntryKind::Dir);
+        })
+    }
+
+    /// Appends an entry whose path was checked to the current leaf.
+    fn push_checked(&mut self, entry: Entry) -> Result<()> {
         let len = encoded_entry_len(&entry);
         if self.leaf_bytes + len > INDEX_NODE_TARGET_LEN {
             self.flush_leaf()?;
         }
+        if !matches!(entry.kind, EntryKind::Dir) {
+            self.last_leaf = Some(entry.path.clone());
+        }
+        self.last_path = Some(entry.path.clone());
         self.leaf_bytes += len;
         self.leaf.push(entry);
         self.entry_count += 1;
-        self.last_path = Some(path.to_vec());
-        if !is_dir {
-            self.last_leaf = Some(path.to_vec());
-        }
         if let Some(p) = &self.output.progress {
             p.entries.fetch_add(1, Ordering::Relaxed);
         }
         Ok(())
+    }
+
+    /// Appends `entry` as given, unchecked: for tests that build hostile
+    /// archives the way an attacker holding the key could.
+    #[cfg(test)]
+    pub(crate) fn push_raw(&mut self, entry: Entry) -> Result<()> {
+        self.push_checked(entry)
+    }
+
+    /// Makes the root and trailer claim `count` entries.
+    #[cfg(test)]
+    pub(crate) fn claim_entries(&mut self, count: u64) {
+        self.entry_count = count;
     }
 
     fn flush_leaf(&mut self) -> Result<()> {

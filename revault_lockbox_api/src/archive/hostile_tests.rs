@@ -1,0 +1,179 @@
+//! Archives an attacker who holds the key could craft: every one is
+//! refused (or listed, where it is harmless) in time and memory linear in
+//! its size, with an error that counts as an authentication failure (exit
+//! code 3 in the CLI), and extraction writes nothing for any of them.
+
+use std::io::Cursor;
+use std::time::Instant;
+
+use crate::format::{Entry, EntryKind, Extent};
+use crate::{Archive, ArchiveWriter, CreateOptions, Error, ExtractOptions, KdfParams, Metadata, Password};
+
+fn password() -> Password {
+    Password::from("hostile")
+}
+
+fn writer() -> ArchiveWriter<Vec<u8>> {
+    let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS).page_size(4096);
+    ArchiveWriter::new(Vec::new(), &password(), options).unwrap()
+}
+
+fn meta() -> Metadata {
+    Metadata::new(0o644, 0, 0, 1_700_000_000, 0)
+}
+
+fn file(path: &[u8], offset: u64, size: u64) -> Entry {
+    Entry {
+        path: path.to_vec(),
+        kind: EntryKind::File { size, sha256: [0; 32] },
+        mode: 0o644,
+        uid: 0,
+        gid: 0,
+        mtime_secs: 0,
+        mtime_nanos: 0,
+        extent: Some(Extent { offset, size, linked: false }),
+    }
+}
+
+fn symlink(path: &[u8]) -> Entry {
+    Entry { kind: EntryKind::Symlink { target: b"/etc".to_vec() }, extent: None, ..file(path, 0, 0) }
+}
+
+/// Lists, verifies and extracts `bytes`; returns the first error. Each
+/// step's time goes to stderr (`--nocapture`) for the benchmark notes.
+fn refused(name: &str, bytes: Vec<u8>) -> Error {
+    let len = bytes.len();
+    let started = Instant::now();
+    let archive = Archive::open(Cursor::new(bytes), &password()).unwrap();
+    let listed: Result<Vec<Entry>, Error> = archive.entries().unwrap().collect();
+    let verified = archive.verify().map(drop);
+    let dest = tempfile::tempdir().unwrap();
+    let extracted = archive.extract(dest.path(), &ExtractOptions::new().sync(false)).map(drop);
+    eprintln!("hostile archive {name}: {len} bytes, list + verify + extract in {:?}", started.elapsed());
+    let written: Vec<_> = std::fs::read_dir(dest.path()).unwrap().collect();
+    assert!(written.is_empty(), "{name}: extraction wrote {written:?}");
+    let err = extracted.unwrap_err();
+    assert!(err.is_authentication(), "{name}: {err}");
+    assert!(verified.is_err(), "{name}: verify passed");
+    assert!(listed.is_err(), "{name}: list passed");
+    err
+}
+
+#[test]
+fn overlapping_file_contents_are_refused() {
+    let mut w = writer();
+    w.add_file("a", &meta(), 300, &[7u8; 300][..]).unwrap();
+    // Many entries on the same bytes: v1 extracted them all, so that an
+    // 885-byte archive could write 300 MiB.
+    for i in 0..100u32 {
+        w.push_raw(file(format!("b{i:03}").as_bytes(), 0, 300)).unwrap();
+    }
+    refused("overlapping ranges", w.finish().unwrap());
+}
+
+#[test]
+fn duplicate_paths_are_refused() {
+    let mut w = writer();
+    w.add_file("t", &meta(), 1, &b"x"[..]).unwrap();
+    w.push_raw(symlink(b"t")).unwrap();
+    refused("duplicate path in one leaf", w.finish().unwrap());
+    // The v1 panic: a symbolic link `t`, a file `t`, a hard link to `t`.
+    let mut w = writer();
+    w.add_symlink("t", &meta(), "/etc").unwrap();
+    w.push_raw(file(b"t", 0, 0)).unwrap();
+    let link = EntryKind::Hardlink { target: b"t".to_vec(), size: 0, sha256: [0; 32] };
+    w.push_raw(Entry { kind: link, ..file(b"u", 0, 0) }).unwrap();
+    refused("symlink, file and hard link named t", w.finish().unwrap());
+    // The same path at the end of one leaf and the start of the next.
+    let mut w = writer();
+    let long = vec![b'p'; 8000];
+    for i in 0..20u8 {
+        let mut path = long.clone();
+        path.push(b'a' + i);
+        w.add_file(&path, &meta(), 0, &b""[..]).unwrap();
+    }
+    let last = w.last_path().unwrap().to_vec();
+    w.push_raw(file(&last, 0, 0)).unwrap();
+    refused("duplicate path across leaves", w.finish().unwrap());
+}
+
+#[test]
+fn millions_of_declared_entries_cost_nothing() {
+    let mut w = writer();
+    w.add_file("a", &meta(), 1, &b"x"[..]).unwrap();
+    w.claim_entries(2_000_000);
+    let err = refused("2M declared entries", w.finish().unwrap());
+    assert!(err.to_string().contains("entry count"), "{err}");
+}
+
+#[test]
+fn thousands_of_pages_list_and_verify_in_linear_time() {
+    let mut w = writer();
+    let data: Vec<u8> = (0..3000 * 4096u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    for i in 0..30u32 {
+        let chunk = &data[i as usize * 409_600..(i as usize + 1) * 409_600];
+        w.add_file(format!("f{i:02}"), &meta(), chunk.len() as u64, chunk).unwrap();
+    }
+    let bytes = w.finish().unwrap();
+    let started = Instant::now();
+    let archive = Archive::open(Cursor::new(bytes), &password()).unwrap();
+    assert_eq!(archive.entries().unwrap().count(), 30);
+    let report = archive.verify().unwrap();
+    assert!(report.is_ok() && report.pages >= 3000, "{report:?}");
+    eprintln!("3000 pages: open, list and verify in {:?}", started.elapsed());
+}
+
+#[test]
+fn deep_paths_are_listed_and_fail_cleanly_on_extract() {
+    let mut w = writer();
+    let deep: Vec<u8> = b"a/".repeat(2047).into_iter().chain(*b"f").collect();
+    assert!(deep.len() >= 4095);
+    w.add_file(&deep, &meta(), 1, &b"x"[..]).unwrap();
+    let archive = Archive::open(Cursor::new(w.finish().unwrap()), &password()).unwrap();
+    assert_eq!(archive.entries().unwrap().next().unwrap().unwrap().path, deep);
+    assert!(archive.verify().unwrap().is_ok());
+    let dest = tempfile::tempdir().unwrap();
+    // Past PATH_MAX the kernel refuses; the error names the path.
+    if let Err(e) = archive.extract(dest.path(), &ExtractOptions::new().sync(false)) {
+        assert!(matches!(e, Error::Io { .. }), "{e}");
+    }
+}
+
+#[test]
+fn entries_below_a_symlink_or_file_are_refused() {
+    let mut w = writer();
+    w.add_symlink("evil", &meta(), "/etc").unwrap();
+    w.push_raw(file(b"evil/passwd", 0, 0)).unwrap();
+    let err = refused("below a symlink", w.finish().unwrap());
+    assert!(matches!(err, Error::UnsafePath { .. }), "{err}");
+    let mut w = writer();
+    w.add_file("f", &meta(), 1, &b"x"[..]).unwrap();
+    w.push_raw(file(b"f/x", 1, 0)).unwrap();
+    refused("below a file", w.finish().unwrap());
+}
+
+#[test]
+fn unsafe_paths_are_refused() {
+    for path in [&b"../x"[..], b"/etc/x", b"a/../../x", b"a/./b", b"a//b"] {
+        let mut w = writer();
+        w.push_raw(file(path, 0, 0)).unwrap();
+        refused(&String::from_utf8_lossy(path), w.finish().unwrap());
+    }
+}
+
+#[test]
+fn contents_past_the_data_and_bad_hard_links_are_refused() {
+    let mut w = writer();
+    w.add_file("a", &meta(), 1, &b"x"[..]).unwrap();
+    w.push_raw(file(b"b", 1, 1 << 40)).unwrap();
+    refused("content past the data pages", w.finish().unwrap());
+    for (name, target) in
+        [("to a later path", &b"z"[..]), ("to a file not marked linked", b"a"), ("to itself", b"h")]
+    {
+        let mut w = writer();
+        w.add_file("a", &meta(), 1, &b"x"[..]).unwrap();
+        let link = EntryKind::Hardlink { target: target.to_vec(), size: 1, sha256: [0; 32] };
+        w.push_raw(Entry { kind: link, ..file(b"h", 0, 1) }).unwrap();
+        refused(name, w.finish().unwrap());
+    }
+}
