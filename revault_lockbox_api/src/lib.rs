@@ -41,6 +41,7 @@ pub mod format;
 mod fs;
 #[doc(hidden)]
 pub mod fuzz;
+mod keys;
 mod pipeline;
 mod profile;
 mod reader;
@@ -54,6 +55,10 @@ pub use crypto::{KdfParams, Password};
 pub use error::{Error, Result};
 pub use format::{Entry, EntryKind};
 pub use fs::{create_archive, write_archive, CreateReport, ExtractOptions, ExtractReport};
+pub use keys::{
+    check_recipient_mix, keygen, parse_recipients, read_recipients_file, Identity, KeyError, PassphraseFn,
+    Recipient, RecipientKind,
+};
 pub use profile::{zstd_levels, Tuning, WorkloadProfile};
 pub use reader::{Archive, ArchiveInfo, EntryReader};
 pub use verify::{Damage, VerifyReport};
