@@ -233,3 +233,97 @@ fn decrypt_age_identity_file(
     }
     Ok(inner)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::keygen;
+    use std::io::Write;
+
+    const X25519_ID: &str = "AGE-SECRET-KEY-1EGTZVFFV20835NWYV6270LXYVK2VKNX2MMDKWYKLMGR48UAWX40Q2P2LM0";
+
+    fn no_passphrase() -> impl FnMut(&str) -> Option<Password> {
+        |_| panic!("no passphrase should be asked")
+    }
+
+    /// `inner` encrypted to a passphrase, like `age -p [-a]`, at a cheap
+    /// scrypt cost.
+    fn passphrase_protected(inner: &[u8], passphrase: &str, armored: bool) -> Vec<u8> {
+        let mut r = age::scrypt::Recipient::new(SecretString::from(passphrase.to_owned()));
+        r.set_work_factor(10);
+        let e = age::Encryptor::with_recipients(std::iter::once(&r as &dyn age::Recipient)).unwrap();
+        let format = if armored { age::armor::Format::AsciiArmor } else { age::armor::Format::Binary };
+        let armor = age::armor::ArmoredWriter::wrap_output(Vec::new(), format).unwrap();
+        let mut w = e.wrap_output(armor).unwrap();
+        w.write_all(inner).unwrap();
+        w.finish().unwrap().finish().unwrap()
+    }
+
+    #[test]
+    fn age_identity_file_with_comments_and_both_kinds() {
+        let (pq, _) = keygen(true).unwrap();
+        let text = format!("# created: x\n\n{X25519_ID}\n{}", pq.as_str());
+        let ids = Identity::parse_file(text.as_bytes(), &mut no_passphrase()).unwrap();
+        let kinds: Vec<_> = ids.iter().map(Identity::kind).collect();
+        assert_eq!(kinds, [RecipientKind::X25519, RecipientKind::Hybrid]);
+        for id in &ids {
+            let shown = format!("{id:?}");
+            assert!(!shown.contains("SECRET-KEY"), "{shown}");
+            assert!(shown.contains("age1"), "{shown}");
+        }
+    }
+
+    #[test]
+    fn bad_identity_files_name_the_line_not_the_content() {
+        let text = format!("# c\n{X25519_ID}\nAGE-SECRET-KEY-1QQQQ-oops\n");
+        let err = Identity::parse_file(text.as_bytes(), &mut no_passphrase()).unwrap_err();
+        assert!(matches!(err, KeyError::InvalidIdentity { line: Some(3), .. }), "{err}");
+        assert!(!err.to_string().contains("oops"), "{err}");
+        let truncated = &X25519_ID[..X25519_ID.len() - 5];
+        let err = Identity::parse_file(truncated.as_bytes(), &mut no_passphrase()).unwrap_err();
+        assert!(matches!(err, KeyError::InvalidIdentity { line: Some(1), .. }), "{err}");
+        for (bad, want) in [
+            (&b"age1xmwwc06ly3ee5rytxm9mflaz2u56jjj36s0mypdrwsvlul66mv4q47ryef\n"[..], "not an age identity"),
+            (b"AGE-PLUGIN-YUBIKEY-1QQQQ\n", "plugin"),
+            (b"\xff\xfe\n", "UTF-8"),
+        ] {
+            let err = Identity::parse_file(bad, &mut no_passphrase()).unwrap_err();
+            assert!(err.to_string().contains(want), "{err}");
+        }
+        assert!(matches!(Identity::parse_file(b"# only\n\n", &mut no_passphrase()), Err(KeyError::Empty(_))));
+        let pem = b"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n";
+        let err = Identity::parse_file(pem, &mut no_passphrase()).unwrap_err();
+        assert!(matches!(err, KeyError::InvalidIdentity { line: None, .. }), "{err}");
+    }
+
+    #[test]
+    fn passphrase_protected_age_identity_files() {
+        let (inner, public) = keygen(true).unwrap();
+        for armored in [false, true] {
+            let file = passphrase_protected(inner.as_bytes(), "pass phrase", armored);
+            let mut asked = 0;
+            let ids = Identity::parse_file(&file, &mut |what| {
+                asked += 1;
+                assert!(what.contains("age identity file"), "{what}");
+                Some(Password::from("pass phrase"))
+            })
+            .unwrap();
+            assert_eq!(asked, 1);
+            assert_eq!(ids[0].to_recipient().to_string(), public);
+
+            let wrong = Identity::parse_file(&file, &mut |_| Some(Password::from("nope")));
+            assert!(matches!(wrong, Err(KeyError::WrongPassphrase)), "{wrong:?}");
+            let none = Identity::parse_file(&file, &mut |_| None);
+            assert!(matches!(none, Err(KeyError::PassphraseRequired)), "{none:?}");
+        }
+    }
+
+    #[test]
+    fn age_identity_file_asking_too_much_scrypt_work_is_refused() {
+        let mut file = passphrase_protected(X25519_ID.as_bytes(), "p", false);
+        let at = file.windows(4).position(|w| w == b" 10\n").expect("work factor in the header");
+        file[at + 1..at + 3].copy_from_slice(b"21");
+        let err = Identity::parse_file(&file, &mut |_| Some(Password::from("p"))).unwrap_err();
+        assert!(err.to_string().contains("scrypt work"), "{err}");
+    }
+}
