@@ -380,6 +380,26 @@ mod tests {
         assert!(unwrap_content_key(&ids, b"lockbox-recipient-slot/v2\n", AAD).is_err());
     }
 
+    proptest::proptest! {
+        /// Any bytes after the magic, and any mutation of a real body:
+        /// an answer or a clean error, never a panic or an opened slot.
+        #[test]
+        fn arbitrary_bodies_never_panic(tail in proptest::collection::vec(proptest::num::u8::ANY, 0..4200),
+                                        at in 0usize..2000, byte in proptest::num::u8::ANY) {
+            let (id, r) = generated(false);
+            let ids = [id];
+            let mut body = MAGIC.to_vec();
+            body.extend_from_slice(&tail);
+            proptest::prop_assert!(!matches!(unwrap_content_key(&ids, &body, AAD), Ok(Some(_))));
+            let mut real = wrap_content_key(&r, &CONTENT_KEY, AAD).unwrap();
+            let at = at % real.len();
+            if real[at] != byte {
+                real[at] = byte;
+                proptest::prop_assert!(!matches!(unwrap_content_key(&ids, &real, AAD), Ok(Some(_))));
+            }
+        }
+    }
+
     #[test]
     fn passphrase_protected_ssh_key_asks_the_callback() {
         let dir = tempfile::tempdir().unwrap();
