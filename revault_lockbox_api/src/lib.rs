@@ -44,6 +44,7 @@ mod format;
 #[cfg(feature = "fuzzing")]
 pub mod fuzz;
 mod index;
+mod keys;
 mod pipeline;
 mod profile;
 mod storage;
@@ -56,6 +57,10 @@ pub use crypto::{KdfParams, Password};
 pub use error::{EntryPath, Error, Result};
 pub use extract::{ExtractOptions, ExtractReport};
 pub use format::{DecodeError, Entry, EntryKind};
+pub use keys::{
+    check_recipient_mix, keygen, parse_recipients, read_recipients_file, Identity, KeyError, PassphraseFn,
+    Recipient, RecipientKind,
+};
 pub use profile::{zstd_levels, CreateTuning, ReadTuning, WorkloadProfile};
 pub use storage::{ReadAt, SeekReader};
 pub use write::{create_archive, write_archive, ArchiveWriter, CreateOptions, CreateReport, Metadata};

@@ -159,6 +159,16 @@ mod tests {
         assert!(k.open_page(PageNonce::data(5), b"aad", &mut short).is_err());
     }
 
+    /// The nonce vectors of docs/FORMAT.md §10.
+    #[test]
+    fn nonces_match_the_spec() {
+        use crate::format::Table;
+        assert_eq!(PageNonce::data(5).0, [5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        let id = IndexNodeId { table: Table::Pages, level: 1, seq: 258 };
+        assert_eq!(PageNonce::index_node(&id).0, [2, 1, 0, 0, 2, 1, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(PageNonce::single().0, [0xff; NONCE_LEN]);
+    }
+
     #[test]
     fn subkeys_differ_by_purpose() {
         let k = keys(1);

@@ -107,3 +107,37 @@ pub(crate) mod labels {
     /// Domain separator at the start of every key-slot AAD.
     pub(crate) const KEY_SLOT_AAD: &[u8] = b"revault-lockbox v2 key slot";
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// The vectors of docs/FORMAT.md §10.
+    #[test]
+    fn known_answers() {
+        let id: [u8; ARCHIVE_ID_LEN] = std::array::from_fn(|i| i as u8);
+        let id_hex = "000102030405060708090a0b0c0d0e0f";
+        let aad = PageAad::data(&id, 3, Codec::Zstd, 4096, 1000);
+        assert_eq!(hex(&aad), format!("{id_hex}01{}01{}{}", "0300000000000000", "00100000", "e8030000"));
+        let node = IndexNodeId { table: Table::Entries, level: 0, seq: 7 };
+        assert_eq!(
+            hex(&node.aad(&id, Codec::Raw, 100, 116)),
+            format!("{id_hex}020100{}00{}{}", "0700000000000000", "64000000", "74000000")
+        );
+        let mut paths: Vec<&[u8]> = vec![b"b", b"a.txt", b"\xff", b"a/b.c", b"a", b"a-b", b"a/b/c", b"a/b"];
+        paths.sort_by(|x, y| path_cmp(x, y));
+        assert_eq!(paths, [&b"a"[..], b"a/b", b"a/b/c", b"a/b.c", b"a-b", b"a.txt", b"b", b"\xff"]);
+        let golden =
+            std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/v2-balanced.lbox")).unwrap();
+        let prefix: &[u8; HEADER_PREFIX_LEN] = golden[..HEADER_PREFIX_LEN].try_into().unwrap();
+        assert_eq!(hex(prefix), "894c424f580d0a1a02000000fa44f016826a0de41ea9d17a4a32cc2010000010");
+        let decoded = HeaderPrefix::decode(prefix).unwrap();
+        assert_eq!(decoded.encode(), *prefix);
+        assert_eq!(DATA_START, 65568);
+        assert_eq!(trailer::TRAILER_LEN, 116);
+    }
+}

@@ -1,0 +1,76 @@
+//! New identities, written like `age-keygen` writes them.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use age::secrecy::ExposeSecret;
+use zeroize::Zeroizing;
+
+use super::hybrid::{HybridIdentity, SEED_LEN};
+use super::{random_bytes, KeyError};
+
+/// Generates a new identity: X25519, or with `pq` the ML-KEM-768 + X25519
+/// hybrid. Returns the identity file's text (with `# created:` and
+/// `# public key:` comments, as `age-keygen` writes) and the recipient
+/// string to give to senders.
+pub fn keygen(pq: bool) -> Result<(Zeroizing<String>, String), KeyError> {
+    let (secret, public) = if pq {
+        let mut seed = Zeroizing::new([0u8; SEED_LEN]);
+        random_bytes(seed.as_mut())?;
+        let id = HybridIdentity::from_seed(&seed);
+        (id.to_secret_string(), id.to_public().to_string())
+    } else {
+        let id = age::x25519::Identity::generate();
+        (Zeroizing::new(id.to_string().expose_secret().to_owned()), id.to_public().to_string())
+    };
+    let created = rfc3339_utc(SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0));
+    let text = Zeroizing::new(format!("# created: {created}\n# public key: {public}\n{}\n", secret.as_str()));
+    Ok((text, public))
+}
+
+/// `YYYY-MM-DDThh:mm:ssZ` for seconds since the Unix epoch.
+fn rfc3339_utc(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::{Identity, Recipient, RecipientKind};
+
+    #[test]
+    fn dates() {
+        assert_eq!(rfc3339_utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339_utc(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339_utc(1_798_761_599), "2026-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn generated_files_parse_back() {
+        for (pq, kind, prefix) in [
+            (false, RecipientKind::X25519, "AGE-SECRET-KEY-1"),
+            (true, RecipientKind::Hybrid, "AGE-SECRET-KEY-PQ-1"),
+        ] {
+            let (text, public) = keygen(pq).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            assert!(lines[0].starts_with("# created: "));
+            assert_eq!(lines[1], format!("# public key: {public}"));
+            assert!(lines[2].starts_with(prefix));
+            let ids = Identity::parse_file(text.as_bytes(), &mut |_| None).unwrap();
+            assert_eq!(ids.len(), 1);
+            assert_eq!(ids[0].kind(), kind);
+            assert_eq!(ids[0].to_recipient(), public.parse::<Recipient>().unwrap());
+        }
+    }
+}
