@@ -16,11 +16,12 @@ use revault_lockbox_api::{
     WorkloadProfile,
 };
 
+use crate::keys;
 use crate::password::{self, Purpose};
 use crate::progress::{self, Job};
 use crate::{
-    listing, CatArgs, CreateArgs, ExtractArgs, GlobalArgs, InfoArgs, ListArgs, UsageError, VerifyArgs,
-    EXIT_AUTH,
+    listing, CatArgs, CreateArgs, ExtractArgs, GlobalArgs, InfoArgs, KeygenArgs, ListArgs, UsageError,
+    VerifyArgs, EXIT_AUTH,
 };
 
 pub fn create(g: &GlobalArgs, a: CreateArgs) -> Result<ExitCode> {
@@ -37,7 +38,7 @@ pub fn create(g: &GlobalArgs, a: CreateArgs) -> Result<ExitCode> {
         let full = if a.directory == Path::new(".") { p.clone() } else { a.directory.join(p) };
         std::fs::symlink_metadata(&full).with_context(|| format!("cannot archive {}", full.display()))?;
     }
-    let password = password::get(g.password_file.as_deref(), Purpose::Create)?;
+    let lock = keys::lock(g, &a)?;
     let mut options = CreateOptions::new().profile(a.profile).kdf(kdf);
     if let Some(level) = a.level {
         options = options.zstd_level(level);
@@ -56,14 +57,14 @@ pub fn create(g: &GlobalArgs, a: CreateArgs) -> Result<ExitCode> {
             }
         }
         let out = BufWriter::with_capacity(1 << 20, io::stdout().lock());
-        let (out, report) = write_archive(out, &a.directory, &a.paths, &password, options)
+        let (out, report) = write_archive(out, &a.directory, &a.paths, lock, options)
             .context("writing the archive to stdout")?;
         let mut out =
             out.into_inner().map_err(|e| e.into_error()).context("writing the archive to stdout")?;
         out.flush().context("writing the archive to stdout")?;
         report
     } else {
-        create_archive(&a.output, &a.directory, &a.paths, &password, options)
+        create_archive(&a.output, &a.directory, &a.paths, lock, options)
             .with_context(|| format!("creating {}", a.output.display()))?
     };
     if let Some((_, display)) = display {
@@ -120,9 +121,14 @@ fn open_archive(path: &Path, g: &GlobalArgs, profile: WorkloadProfile) -> Result
     if kind.is_fifo() || kind.is_socket() || kind.is_char_device() {
         anyhow::bail!("opening {}: not a seekable file; lockbox reads archives from files (save a piped archive to a file first)", path.display());
     }
-    let password = password::get(g.password_file.as_deref(), Purpose::Open)?;
-    Archive::open_with(file, &password, OpenOptions::new().profile(profile))
-        .with_context(|| format!("opening {}", path.display()))
+    let options = OpenOptions::new().profile(profile);
+    let opened = if g.identities.is_empty() {
+        let password = password::get(g.password_file.as_deref(), Purpose::Open)?;
+        Archive::open_with(file, &password, options)
+    } else {
+        Archive::open_with(file, &keys::identities(&g.identities)?, options)
+    };
+    opened.with_context(|| format!("opening {}", path.display()))
 }
 
 pub fn list(g: &GlobalArgs, a: ListArgs) -> Result<ExitCode> {
@@ -244,6 +250,10 @@ pub fn verify(g: &GlobalArgs, a: VerifyArgs) -> Result<ExitCode> {
         report.damaged_pages.len()
     );
     Ok(ExitCode::from(EXIT_AUTH))
+}
+
+pub fn keygen(a: KeygenArgs) -> Result<ExitCode> {
+    keys::keygen(a.output.as_deref(), a.pq)
 }
 
 #[cfg(test)]

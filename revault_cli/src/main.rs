@@ -22,6 +22,7 @@
 #![forbid(unsafe_code)]
 
 mod commands;
+mod keys;
 mod listing;
 mod password;
 mod progress;
@@ -60,6 +61,12 @@ struct GlobalArgs {
     /// Show no progress bar.
     #[arg(short, long, global = true)]
     quiet: bool,
+    /// Open the archive with the age or SSH identities in FILE (repeatable)
+    /// instead of a password: `AGE-SECRET-KEY-1…`, `AGE-SECRET-KEY-PQ-1…`,
+    /// OpenSSH private keys; a passphrase-protected file asks for its
+    /// passphrase on the terminal.
+    #[arg(short = 'i', long = "identity", value_name = "FILE", global = true)]
+    identities: Vec<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -78,6 +85,9 @@ enum Command {
     Info(InfoArgs),
     /// Authenticate every page and check every file's SHA-256; write nothing.
     Verify(VerifyArgs),
+    /// Generate an age identity (X25519, or ML-KEM-768 + X25519 with --pq)
+    /// and print its recipient.
+    Keygen(KeygenArgs),
 }
 
 #[derive(Debug, Args)]
@@ -105,6 +115,19 @@ struct CreateArgs {
     /// Argon2id lanes [default: 4]. Lowering makes guessing cheaper.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     kdf_lanes: Option<u32>,
+    /// Lock the archive to this age recipient (`age1…`, `age1pq1…`) or SSH
+    /// public key (`ssh-ed25519 …`, `ssh-rsa …`) instead of a password;
+    /// repeatable. Reading it then takes `-i IDENTITY_FILE`.
+    #[arg(short = 'r', long = "recipient", value_name = "RECIPIENT")]
+    recipients: Vec<String>,
+    /// Lock the archive to every recipient in FILE (one a line, `#`
+    /// comments); repeatable.
+    #[arg(short = 'R', long = "recipients-file", value_name = "FILE")]
+    recipients_files: Vec<PathBuf>,
+    /// Allow post-quantum and classical-only recipients in one archive (it
+    /// is then only as strong as its classical recipients).
+    #[arg(long)]
+    allow_mixed_recipients: bool,
     /// Files and directories to archive (directories recursively; symbolic
     /// links are stored, not followed).
     #[arg(value_name = "PATH", required = true)]
@@ -169,6 +192,18 @@ struct InfoArgs {
     json: bool,
 }
 
+#[derive(Debug, Args)]
+struct KeygenArgs {
+    /// Write the identity to FILE (mode 0600; an existing file is refused)
+    /// instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// A post-quantum hybrid identity (ML-KEM-768 + X25519, age's
+    /// `mlkem768x25519`).
+    #[arg(long)]
+    pq: bool,
+}
+
 fn profile_parser() -> impl TypedValueParser<Value = WorkloadProfile> {
     PossibleValuesParser::new(WorkloadProfile::ALL.map(WorkloadProfile::name))
         .map(|name| WorkloadProfile::from_name(&name).expect("clap checked the name"))
@@ -204,6 +239,7 @@ fn main() -> ExitCode {
         Command::Cat(args) => commands::cat(&cli.global, args),
         Command::Info(args) => commands::info(&cli.global, args),
         Command::Verify(args) => commands::verify(&cli.global, args),
+        Command::Keygen(args) => commands::keygen(args),
     };
     match result {
         Ok(code) => code,

@@ -81,6 +81,15 @@ pub enum Error {
     /// No key slot opened with the password given.
     #[error("wrong password or corrupted key slot")]
     WrongPassword,
+    /// No recipient slot opened with the identities given.
+    #[error("no identity matched a key slot (wrong identity or corrupted key slot)")]
+    NoIdentityMatched,
+    /// The keys to lock an archive with are unusable (none, too many).
+    #[error("{0}")]
+    BadKeys(String),
+    /// A recipient or identity could not be read or used.
+    #[error(transparent)]
+    Key(#[from] crate::keys::KeyError),
     /// A sealed part of the archive failed authentication: it was modified,
     /// truncated, reordered or taken from another archive.
     #[error("archive is corrupted or was tampered with: {what} failed authentication")]
@@ -200,6 +209,7 @@ impl Error {
         matches!(
             self,
             Error::WrongPassword
+                | Error::NoIdentityMatched
                 | Error::Tampered { .. }
                 | Error::DamagedPage { .. }
                 | Error::Malformed(_)

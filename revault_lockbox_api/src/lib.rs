@@ -58,8 +58,8 @@ pub use error::{EntryPath, Error, Result};
 pub use extract::{ExtractOptions, ExtractReport};
 pub use format::{DecodeError, Entry, EntryKind};
 pub use keys::{
-    check_recipient_mix, keygen, parse_recipients, read_recipients_file, Identity, KeyError, PassphraseFn,
-    Recipient, RecipientKind,
+    check_recipient_mix, keygen, parse_recipients, read_recipients_file, Identity, KeyError, KeySet,
+    PassphraseFn, Recipient, RecipientKind, Unlock,
 };
 pub use profile::{zstd_levels, CreateTuning, ReadTuning, WorkloadProfile};
 pub use storage::{ReadAt, SeekReader};

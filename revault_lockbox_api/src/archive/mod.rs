@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::sync::{Arc, Mutex};
 
-use crate::crypto::{unwrap_content_key, Password, SessionKeys};
+use crate::crypto::SessionKeys;
 use crate::format::{
     decode_slot, malformed_error, HeaderPrefix, KeySlot, PageRecord, PagesLeaf, Root, Table, Trailer,
     ARCHIVE_ID_LEN, DATA_START, HEADER_PREFIX_LEN, KEY_SLOTS, KEY_SLOT_LEN, TRAILER_LEN, VERSION,
@@ -23,7 +23,7 @@ use crate::format::{
 use crate::index::{page_key, read_sealed, TreeReader};
 use crate::pipeline::{open_data_page, open_root};
 use crate::storage::ReadAt;
-use crate::{Error, ReadTuning, Result, WorkloadProfile};
+use crate::{Error, ReadTuning, Result, Unlock, WorkloadProfile};
 
 pub(crate) use content::{ContentVisitor, Span};
 pub use entries::Entries;
@@ -102,12 +102,13 @@ impl<S: ReadAt> Archive<S> {
     /// Fails with [`Error::WrongPassword`] when no key slot opens, and
     /// [`Error::Tampered`] when the trailer or index root do not
     /// authenticate.
-    pub fn open(src: S, password: &Password) -> Result<Archive<S>> {
-        Archive::open_with(src, password, OpenOptions::new())
+    pub fn open<'k>(src: S, key: impl Into<Unlock<'k>>) -> Result<Archive<S>> {
+        Archive::open_with(src, key, OpenOptions::new())
     }
 
-    /// Opens an archive with the reading knobs of `options`.
-    pub fn open_with(src: S, password: &Password, options: OpenOptions) -> Result<Archive<S>> {
+    /// Opens an archive with `key` (a `&Password`, or identities) and the
+    /// reading knobs of `options`.
+    pub fn open_with<'k>(src: S, key: impl Into<Unlock<'k>>, options: OpenOptions) -> Result<Archive<S>> {
         options.tuning.validate()?;
         let file_len = src.len().map_err(Error::stream("finding the archive's length"))?;
         if file_len < HEADER_PREFIX_LEN as u64 {
@@ -134,8 +135,7 @@ impl<S: ReadAt> Archive<S> {
         let mut table = vec![0u8; KEY_SLOTS * KEY_SLOT_LEN];
         read_exact(&src, &mut table, HEADER_PREFIX_LEN as u64, "key slots")?;
         let slots = table.chunks(KEY_SLOT_LEN).map(decode_slot).collect::<Result<Vec<_>, _>>()?;
-        let content_key =
-            unwrap_content_key(&header.archive_id, &slots, password).map_err(|_| Error::WrongPassword)?;
+        let content_key = key.into().content_key(&header.archive_id, &slots)?;
         let last_keys = SessionKeys::derive(&content_key, &trailer.session_salt);
         let body = trailer.body();
         last_keys.check_trailer_tag(&body, &trailer.tag).map_err(|_| Error::tampered("trailer"))?;

@@ -39,7 +39,7 @@ pub(crate) fn wrap_password_slot(
 
 /// Tries every password slot in `slots`; the first that opens gives the
 /// content key. Fails the same way for a wrong password and a damaged slot.
-pub(crate) fn unwrap_content_key(
+pub(crate) fn unwrap_password_slots(
     archive_id: &[u8; ARCHIVE_ID_LEN],
     slots: &[KeySlot],
     password: &Password,
@@ -79,9 +79,9 @@ mod tests {
         let pw = Password::from("correct horse");
         let slot = wrap_password_slot(&id, &key, &pw, KdfParams::INSECURE_FOR_TESTS).unwrap();
         let slots = [KeySlot::Empty, KeySlot::Password(slot)];
-        assert_eq!(*unwrap_content_key(&id, &slots, &pw).unwrap().0, *key.0);
-        assert!(unwrap_content_key(&id, &slots, &Password::from("wrong")).is_err());
+        assert_eq!(*unwrap_password_slots(&id, &slots, &pw).unwrap().0, *key.0);
+        assert!(unwrap_password_slots(&id, &slots, &Password::from("wrong")).is_err());
         id[0] ^= 1;
-        assert!(unwrap_content_key(&id, &slots, &pw).is_err(), "slot is bound to the archive id");
+        assert!(unwrap_password_slots(&id, &slots, &pw).is_err(), "slot is bound to the archive id");
     }
 }

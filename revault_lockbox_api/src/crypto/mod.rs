@@ -10,7 +10,7 @@ mod schedule;
 mod secret;
 
 pub use kdf::KdfParams;
-pub(crate) use keyslot::{unwrap_content_key, wrap_password_slot};
+pub(crate) use keyslot::{unwrap_password_slots, wrap_password_slot};
 pub(crate) use schedule::{PageNonce, SessionKeys};
 pub use secret::Password;
 pub(crate) use secret::{random_bytes, ContentKey};

@@ -25,6 +25,7 @@ pub(crate) struct HeaderPrefix {
 
 const SLOT_EMPTY: u8 = 0;
 const SLOT_PASSWORD: u8 = 1;
+const SLOT_RECIPIENT: u8 = 2;
 const PASSWORD_BODY_LEN: usize = 12 + KDF_SALT_LEN + NONCE_LEN + KEY_LEN + TAG_LEN;
 
 impl HeaderPrefix {
@@ -76,6 +77,17 @@ pub(crate) enum KeySlot {
     Empty,
     /// A password through Argon2id.
     Password(PasswordSlot),
+    /// A public-key recipient: an age stanza and the content key sealed
+    /// under the file key it wraps (docs/KEYS.md). The body is not empty.
+    Recipient(Vec<u8>),
+}
+
+/// Associated data of a recipient slot: binds the format version and the
+/// archive id (the body's own seal binds the rest).
+pub(crate) fn recipient_slot_aad(archive_id: &[u8; ARCHIVE_ID_LEN]) -> Vec<u8> {
+    let mut e = Encoder::default();
+    e.bytes(labels::RECIPIENT_SLOT_AAD).bytes(&MAGIC).u16(VERSION).bytes(archive_id).u8(SLOT_RECIPIENT);
+    e.buf
 }
 
 /// Argon2id parameters and salt, and the content key sealed under the key
@@ -125,6 +137,13 @@ pub(crate) fn encode_slot(slot: &KeySlot) -> [u8; KEY_SLOT_LEN] {
                 .bytes(&p.nonce)
                 .bytes(&p.wrapped_key);
         }
+        KeySlot::Recipient(body) => {
+            assert!(
+                !body.is_empty() && body.len() <= MAX_KEY_SLOT_BODY_LEN,
+                "slot body checked by its writer"
+            );
+            e.u8(SLOT_RECIPIENT).u16(body.len() as u16).bytes(body);
+        }
     }
     let mut out = [0u8; KEY_SLOT_LEN];
     out[..e.buf.len()].copy_from_slice(&e.buf);
@@ -162,6 +181,7 @@ pub(crate) fn decode_slot(bytes: &[u8]) -> Result<KeySlot, DecodeError> {
             b.finish()?;
             KeySlot::Password(slot)
         }
+        SLOT_RECIPIENT if len > 0 => KeySlot::Recipient(body.to_vec()),
         // The table is not sealed as a whole (a slot is rewritten in place),
         // so a kind this version does not know is refused rather than
         // skipped: a changed byte anywhere in the table is noticed.
@@ -186,7 +206,8 @@ mod tests {
 
     #[test]
     fn slots_round_trip_at_their_fixed_size() {
-        for slot in [KeySlot::Empty, password_slot()] {
+        let recipient = KeySlot::Recipient(vec![5; MAX_KEY_SLOT_BODY_LEN]);
+        for slot in [KeySlot::Empty, password_slot(), recipient] {
             assert_eq!(decode_slot(&encode_slot(&slot)).unwrap(), slot);
         }
         let mut bytes = encode_slot(&password_slot());

@@ -34,15 +34,12 @@
 //! of an [`Identity`] prints its public recipient only. A failed
 //! authentication never says more than "no identity matched".
 
-// The slot functions are called by the archive format's key slots (being
-// written on main); until then only the tests reach them.
-#![cfg_attr(not(test), allow(dead_code))]
-
 mod hybrid;
 mod identity;
 mod keygen;
 mod recipient;
 mod slot;
+mod table;
 #[cfg(test)]
 mod vector_tests;
 
@@ -51,8 +48,8 @@ use std::path::PathBuf;
 pub use identity::{Identity, PassphraseFn};
 pub use keygen::keygen;
 pub use recipient::{parse_recipients, read_recipients_file, Recipient, RecipientKind};
-#[allow(unused_imports)] // called by the archive format's key slots
 pub(crate) use slot::{unwrap_content_key, wrap_content_key};
+pub use table::{KeySet, Unlock};
 
 /// Largest slot body, in bytes (the archive's key-slot room).
 pub const MAX_SLOT_BODY_LEN: usize = 4096;

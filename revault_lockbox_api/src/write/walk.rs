@@ -11,7 +11,7 @@ use std::path::{Component, Path, PathBuf};
 use super::sync::SyncingWriter;
 use super::writer::{ArchiveWriter, CreateOptions, Metadata};
 use crate::format::path_cmp;
-use crate::{Error, Password, Result};
+use crate::{Error, KeySet, Result};
 
 /// What a create did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -40,7 +40,7 @@ pub fn create_archive(
     archive: &Path,
     base_dir: &Path,
     inputs: &[PathBuf],
-    password: &Password,
+    keys: impl Into<KeySet>,
     options: CreateOptions,
 ) -> Result<CreateReport> {
     let dir = match archive.parent() {
@@ -62,7 +62,7 @@ pub fn create_archive(
         skip.push((old.dev(), old.ino()));
     }
     let out = BufWriter::with_capacity(1 << 20, SyncingWriter::new(tmp)?);
-    let (out, report) = walk_into(out, base_dir, inputs, password, options, &skip)?;
+    let (out, report) = walk_into(out, base_dir, inputs, &keys.into(), options, &skip)?;
     let tmp = out.into_inner().map_err(|e| Error::io("writing", archive)(e.into_error()))?.finish();
     tmp.as_file().sync_all().map_err(Error::io("syncing", tmp.path()))?;
     tmp.persist(archive).map_err(|e| Error::io("renaming the finished archive to", archive)(e.error))?;
@@ -78,17 +78,17 @@ pub fn write_archive<W: Write>(
     out: W,
     base_dir: &Path,
     inputs: &[PathBuf],
-    password: &Password,
+    keys: impl Into<KeySet>,
     options: CreateOptions,
 ) -> Result<(W, CreateReport)> {
-    walk_into(out, base_dir, inputs, password, options, &[])
+    walk_into(out, base_dir, inputs, &keys.into(), options, &[])
 }
 
 fn walk_into<W: Write>(
     out: W,
     base_dir: &Path,
     inputs: &[PathBuf],
-    password: &Password,
+    keys: &KeySet,
     options: CreateOptions,
     skip: &[(u64, u64)],
 ) -> Result<(W, CreateReport)> {
@@ -106,7 +106,7 @@ fn walk_into<W: Write>(
     skip.extend_from_slice(&options.skip_files);
     let roots = ordered_roots(base_dir, inputs)?;
     let mut walk = Walk {
-        writer: ArchiveWriter::new(out, password, options)?,
+        writer: ArchiveWriter::new(out, keys.clone(), options)?,
         report: CreateReport::default(),
         links: HashMap::new(),
         skip: &skip,

@@ -8,16 +8,16 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use crate::crypto::{random_bytes, wrap_password_slot, ContentKey, KdfParams, Password, SessionKeys};
+use crate::crypto::{random_bytes, ContentKey, KdfParams, SessionKeys};
 use crate::format::{
     check_entry_path, encode_slot, encoded_entry_len, is_within, path_cmp, Child, EntriesLeaf, Entry,
-    EntryKind, Extent, HeaderPrefix, IndexNodeId, KeySlot, PageRecord, PagesLeaf, Root, Session, Table,
-    Trailer, ARCHIVE_ID_LEN, INDEX_NODE_TARGET_LEN, KEY_SLOTS, MAX_PATH_LEN, PAGE_RECORD_LEN,
-    SESSION_SALT_LEN, TAG_LEN, TRAILER_LEN,
+    EntryKind, Extent, HeaderPrefix, IndexNodeId, PageRecord, PagesLeaf, Root, Session, Table, Trailer,
+    ARCHIVE_ID_LEN, INDEX_NODE_TARGET_LEN, MAX_PATH_LEN, PAGE_RECORD_LEN, SESSION_SALT_LEN, TAG_LEN,
+    TRAILER_LEN,
 };
 use crate::index::{page_key, NodeSink, TreeBuilder};
 use crate::pipeline::{compress_root, seal_data_page, seal_index_node, seal_root, OrderedPool, Sealed};
-use crate::{CreateTuning, Error, Progress, Result, WorkloadProfile};
+use crate::{CreateTuning, Error, KeySet, Progress, Result, WorkloadProfile};
 
 /// Metadata stored with each entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -200,8 +200,13 @@ pub struct ArchiveWriter<W: Write> {
 }
 
 impl<W: Write> ArchiveWriter<W> {
-    /// Starts an archive protected by `password`; writes the header at once.
-    pub fn new(mut out: W, password: &Password, options: CreateOptions) -> Result<Self> {
+    /// Starts an archive locked with `keys` (a `&Password`, or a
+    /// [`KeySet`] of passwords and recipients); writes the header at once.
+    pub fn new(out: W, keys: impl Into<KeySet>, options: CreateOptions) -> Result<Self> {
+        Self::with_keys(out, &keys.into(), options)
+    }
+
+    fn with_keys(mut out: W, keys: &KeySet, options: CreateOptions) -> Result<Self> {
         options.tuning.validate()?;
         if !options.kdf.is_valid() {
             return Err(Error::InvalidKdf(format!(
@@ -217,12 +222,9 @@ impl<W: Write> ArchiveWriter<W> {
         random_bytes(&mut archive_id).map_err(Error::stream("drawing random bytes"))?;
         random_bytes(&mut session_salt).map_err(Error::stream("drawing random bytes"))?;
         let content_key = ContentKey::random().map_err(Error::stream("drawing random bytes"))?;
-        let slot = wrap_password_slot(&archive_id, &content_key, password, options.kdf)
-            .map_err(|e| Error::InvalidKdf(e.to_string()))?;
         let mut header = HeaderPrefix { archive_id }.encode().to_vec();
-        header.extend_from_slice(&encode_slot(&KeySlot::Password(slot)));
-        for _ in 1..KEY_SLOTS {
-            header.extend_from_slice(&encode_slot(&KeySlot::Empty));
+        for slot in keys.slots(&archive_id, &content_key, options.kdf)? {
+            header.extend_from_slice(&encode_slot(&slot));
         }
         out.write_all(&header).map_err(Error::stream("writing the archive header"))?;
         let keys = Arc::new(SessionKeys::derive(&content_key, &session_salt));

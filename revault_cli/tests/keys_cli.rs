@@ -1,0 +1,128 @@
+//! Public keys through the real `lockbox` binary: `keygen`, `create -r/-R`,
+//! reading with `-i`, and interoperation with the real `age-keygen` and
+//! `ssh-keygen`. No password is set in the environment: a key-only
+//! archive must not need one.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Output;
+
+use assert_cmd::Command;
+use tempfile::TempDir;
+
+fn lockbox() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lockbox"));
+    cmd.env_remove("LOCKBOX_PASSWORD");
+    cmd
+}
+
+fn ok(out: Output) -> Output {
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// `work/src/note.txt`, archived to `work/a.lbox` for `recipient_args`.
+fn create(work: &Path, recipient_args: &[&str]) -> std::path::PathBuf {
+    fs::create_dir_all(work.join("src")).unwrap();
+    fs::write(work.join("src/note.txt"), b"for your eyes only\n").unwrap();
+    let archive = work.join("a.lbox");
+    ok(lockbox()
+        .args(["create", "-o"])
+        .arg(&archive)
+        .arg("-C")
+        .arg(work.join("src"))
+        .args(recipient_args)
+        .arg("note.txt")
+        .output()
+        .unwrap());
+    archive
+}
+
+fn cat_with(archive: &Path, identity: &Path) -> Output {
+    lockbox().arg("-i").arg(identity).arg("cat").arg(archive).arg("note.txt").output().unwrap()
+}
+
+#[test]
+fn keygen_then_create_and_read_without_a_password() {
+    let work = TempDir::new().unwrap();
+    for pq in [false, true] {
+        let key = work.path().join(format!("key-{pq}.txt"));
+        let mut keygen = lockbox();
+        keygen.args(["keygen", "-o"]).arg(&key);
+        if pq {
+            keygen.arg("--pq");
+        }
+        let recipient = stdout(&ok(keygen.output().unwrap()));
+        assert!(recipient.starts_with(if pq { "age1pq1" } else { "age1" }), "{recipient}");
+        assert_eq!(fs::metadata(&key).unwrap().permissions().mode() & 0o777, 0o600);
+        let again = lockbox().args(["keygen", "-o"]).arg(&key).output().unwrap();
+        assert_eq!(again.status.code(), Some(1), "keygen refuses to overwrite");
+
+        let dir = work.path().join(format!("pq-{pq}"));
+        let archive = create(&dir, &["-r", &recipient]);
+        assert_eq!(stdout(&ok(cat_with(&archive, &key))), "for your eyes only");
+        let dest = dir.join("out");
+        fs::create_dir(&dest).unwrap();
+        ok(lockbox().arg("-i").arg(&key).arg("extract").arg(&archive).arg("-C").arg(&dest).output().unwrap());
+        assert_eq!(fs::read(dest.join("note.txt")).unwrap(), b"for your eyes only\n");
+    }
+}
+
+#[test]
+fn wrong_identity_and_mixed_recipients_fail_clearly() {
+    let work = TempDir::new().unwrap();
+    let (x, other, pq) = (work.path().join("x"), work.path().join("other"), work.path().join("pq"));
+    let recipient = stdout(&ok(lockbox().args(["keygen", "-o"]).arg(&x).output().unwrap()));
+    ok(lockbox().args(["keygen", "-o"]).arg(&other).output().unwrap());
+    let pq_recipient = stdout(&ok(lockbox().args(["keygen", "--pq", "-o"]).arg(&pq).output().unwrap()));
+    let archive = create(work.path(), &["-r", &recipient]);
+    let out = cat_with(&archive, &other);
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no identity matched"));
+    let mixed = lockbox()
+        .args(["create", "-o"])
+        .arg(work.path().join("m.lbox"))
+        .arg("-C")
+        .arg(work.path().join("src"))
+        .args(["-r", &recipient, "-r", &pq_recipient, "note.txt"])
+        .output()
+        .unwrap();
+    assert_ne!(mixed.status.code(), Some(0));
+    assert!(!work.path().join("m.lbox").exists(), "nothing written");
+    let bad = lockbox().args(["create", "-o", "x.lbox", "-r", "age1notarecipient", "."]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2), "{}", String::from_utf8_lossy(&bad.stderr));
+}
+
+/// Keys made by the real tools: `age-keygen` (X25519) and `ssh-keygen`
+/// (ed25519), through `-R` recipients files.
+#[test]
+fn keys_from_age_keygen_and_ssh_keygen_work() {
+    let work = TempDir::new().unwrap();
+    let age_key = work.path().join("age.txt");
+    let made = std::process::Command::new("age-keygen").arg("-o").arg(&age_key).output();
+    let ssh_key = work.path().join("id_ed25519");
+    let ssh = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&ssh_key)
+        .output();
+    let (Ok(made), Ok(ssh)) = (made, ssh) else {
+        panic!("age-keygen and ssh-keygen are needed (.ci/run installs age and openssh-client)");
+    };
+    assert!(made.status.success() && ssh.status.success());
+    let age_recipient = fs::read_to_string(&age_key)
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("# public key: ").map(str::to_string))
+        .unwrap();
+    let list = work.path().join("recipients.txt");
+    let ssh_pub = fs::read_to_string(ssh_key.with_extension("pub")).unwrap();
+    fs::write(&list, format!("# a team\n{age_recipient}\n{ssh_pub}")).unwrap();
+    let archive = create(work.path(), &["-R", list.to_str().unwrap()]);
+    assert_eq!(stdout(&ok(cat_with(&archive, &age_key))), "for your eyes only");
+    assert_eq!(stdout(&ok(cat_with(&archive, &ssh_key))), "for your eyes only");
+}

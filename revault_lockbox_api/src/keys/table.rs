@@ -1,0 +1,151 @@
+//! The archive's key slots: which keys lock a new archive ([`KeySet`]),
+//! which key opens one ([`Unlock`]), building the slot table and finding
+//! the content key in it.
+
+use zeroize::Zeroizing;
+
+use super::{check_recipient_mix, unwrap_content_key, wrap_content_key, Identity, Recipient};
+use crate::crypto::{unwrap_password_slots, wrap_password_slot, ContentKey, KdfParams, Password};
+use crate::format::{recipient_slot_aad, KeySlot, ARCHIVE_ID_LEN, KEY_SLOTS, MAX_KEY_SLOT_BODY_LEN};
+use crate::{Error, Result};
+
+/// The keys a new archive is locked with: passwords (Argon2id) and public-key
+/// recipients, one key slot each, at most 16 in all. Any one of them opens
+/// the archive.
+#[derive(Debug, Clone, Default)]
+pub struct KeySet {
+    passwords: Vec<Password>,
+    recipients: Vec<Recipient>,
+    allow_mixed: bool,
+}
+
+impl KeySet {
+    /// No keys yet.
+    pub fn new() -> KeySet {
+        KeySet::default()
+    }
+
+    /// Adds a password slot.
+    pub fn password(mut self, password: &Password) -> Self {
+        self.passwords.push(password.clone());
+        self
+    }
+
+    /// Adds a recipient slot.
+    pub fn recipient(mut self, recipient: Recipient) -> Self {
+        self.recipients.push(recipient);
+        self
+    }
+
+    /// Adds recipient slots.
+    pub fn recipients(mut self, recipients: impl IntoIterator<Item = Recipient>) -> Self {
+        self.recipients.extend(recipients);
+        self
+    }
+
+    /// Allows post-quantum and classical-only recipients together (the
+    /// archive is then only as strong as its classical slots). Default: off.
+    pub fn allow_mixed_recipients(mut self, yes: bool) -> Self {
+        self.allow_mixed = yes;
+        self
+    }
+
+    /// Whether a password slot will be written (the Argon2id cost is paid).
+    pub fn has_password(&self) -> bool {
+        !self.passwords.is_empty()
+    }
+
+    /// The slot table: one slot per key, then empty slots.
+    pub(crate) fn slots(
+        &self,
+        archive_id: &[u8; ARCHIVE_ID_LEN],
+        content_key: &ContentKey,
+        kdf: KdfParams,
+    ) -> Result<Vec<KeySlot>> {
+        let count = self.passwords.len() + self.recipients.len();
+        if count == 0 || count > KEY_SLOTS {
+            return Err(Error::BadKeys(format!("{count} keys given; an archive takes 1 to {KEY_SLOTS}")));
+        }
+        check_recipient_mix(&self.recipients, self.allow_mixed)?;
+        let mut slots = Vec::with_capacity(KEY_SLOTS);
+        for password in &self.passwords {
+            let slot = wrap_password_slot(archive_id, content_key, password, kdf)
+                .map_err(|e| Error::InvalidKdf(e.to_string()))?;
+            slots.push(KeySlot::Password(slot));
+        }
+        let aad = recipient_slot_aad(archive_id);
+        for recipient in &self.recipients {
+            let body = wrap_content_key(recipient, &content_key.0, &aad)?;
+            if body.len() > MAX_KEY_SLOT_BODY_LEN {
+                return Err(Error::BadKeys(format!("the slot for {recipient} does not fit in 4 KiB")));
+            }
+            slots.push(KeySlot::Recipient(body));
+        }
+        slots.resize(KEY_SLOTS, KeySlot::Empty);
+        Ok(slots)
+    }
+}
+
+impl From<&Password> for KeySet {
+    fn from(password: &Password) -> KeySet {
+        KeySet::new().password(password)
+    }
+}
+
+/// What opens an archive: a password (tried on the password slots, each
+/// try an Argon2id derivation) or identities (tried on the recipient slots,
+/// no KDF).
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum Unlock<'a> {
+    /// A password.
+    Password(&'a Password),
+    /// Age or SSH identities.
+    Identities(&'a [Identity]),
+}
+
+impl<'a> From<&'a Password> for Unlock<'a> {
+    fn from(password: &'a Password) -> Unlock<'a> {
+        Unlock::Password(password)
+    }
+}
+
+impl<'a> From<&'a [Identity]> for Unlock<'a> {
+    fn from(identities: &'a [Identity]) -> Unlock<'a> {
+        Unlock::Identities(identities)
+    }
+}
+
+impl<'a> From<&'a Vec<Identity>> for Unlock<'a> {
+    fn from(identities: &'a Vec<Identity>) -> Unlock<'a> {
+        Unlock::Identities(identities)
+    }
+}
+
+impl Unlock<'_> {
+    /// The content key from the first slot that opens. Fails the same way
+    /// for a wrong key and a damaged slot.
+    pub(crate) fn content_key(
+        &self,
+        archive_id: &[u8; ARCHIVE_ID_LEN],
+        slots: &[KeySlot],
+    ) -> Result<ContentKey> {
+        match self {
+            Unlock::Password(password) => {
+                unwrap_password_slots(archive_id, slots, password).map_err(|_| Error::WrongPassword)
+            }
+            Unlock::Identities(identities) => {
+                let aad = recipient_slot_aad(archive_id);
+                for slot in slots {
+                    let KeySlot::Recipient(body) = slot else { continue };
+                    // A malformed body is as opaque as a wrong key: the slot
+                    // table is not authenticated as a whole.
+                    if let Ok(Some(key)) = unwrap_content_key(identities, body, &aad) {
+                        return Ok(ContentKey(Zeroizing::new(*key)));
+                    }
+                }
+                Err(Error::NoIdentityMatched)
+            }
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! Archives locked to public keys: age X25519 and ML-KEM-768 + X25519
+//! hybrid recipients, alone and beside a password, opened with identities
+//! and no KDF; wrong keys, mixed sets and damaged slots fail cleanly.
+
+mod common;
+
+use std::io::{Cursor, Read};
+
+use common::*;
+use revault_lockbox_api::{
+    keygen, Archive, ArchiveWriter, Error, ExtractOptions, Identity, KeySet, Metadata, Recipient,
+};
+
+fn identity(pq: bool) -> (Vec<Identity>, Recipient) {
+    let (text, public) = keygen(pq).unwrap();
+    (Identity::parse_file(text.as_bytes(), &mut |_| None).unwrap(), public.parse().unwrap())
+}
+
+fn archive(keys: KeySet) -> Vec<u8> {
+    let mut w = ArchiveWriter::new(Vec::new(), keys, cheap()).unwrap();
+    let meta = Metadata::new(0o644, 0, 0, 1_700_000_000, 0);
+    w.add_file("secret.txt", &meta, 6, &b"hello\n"[..]).unwrap();
+    w.finish().unwrap()
+}
+
+fn read_secret(bytes: &[u8], ids: &[Identity]) -> Result<Vec<u8>, Error> {
+    let a = Archive::open(Cursor::new(bytes.to_vec()), ids)?;
+    let mut got = Vec::new();
+    a.open_file("secret.txt")?.read_to_end(&mut got).map_err(Error::from)?;
+    Ok(got)
+}
+
+#[test]
+fn each_recipient_opens_with_its_identity_only() {
+    let (x_ids, x) = identity(false);
+    let (y_ids, y) = identity(false);
+    let (other_ids, _) = identity(false);
+    let bytes = archive(KeySet::new().recipient(x).recipient(y));
+    assert_eq!(read_secret(&bytes, &x_ids).unwrap(), b"hello\n");
+    assert_eq!(read_secret(&bytes, &y_ids).unwrap(), b"hello\n");
+    let err = read_secret(&bytes, &other_ids).unwrap_err();
+    assert!(matches!(err, Error::NoIdentityMatched), "{err}");
+    assert!(err.is_authentication());
+    let err = Archive::open(Cursor::new(bytes), &password()).unwrap_err();
+    assert!(matches!(err, Error::WrongPassword), "a key-only archive has no password slot: {err}");
+}
+
+#[test]
+fn hybrid_recipients_and_passwords_share_one_archive() {
+    let (pq_ids, pq) = identity(true);
+    let bytes = archive(KeySet::new().recipient(pq).password(&password()));
+    assert_eq!(read_secret(&bytes, &pq_ids).unwrap(), b"hello\n");
+    let a = Archive::open(Cursor::new(bytes), &password()).unwrap();
+    let info = a.info().unwrap();
+    assert_eq!((info.key_slots, info.kdf.len()), (2, 1));
+    let dest = tempfile::tempdir().unwrap();
+    a.extract(dest.path(), &ExtractOptions::new().sync(false)).unwrap();
+    assert_eq!(std::fs::read(dest.path().join("secret.txt")).unwrap(), b"hello\n");
+}
+
+#[test]
+fn mixing_post_quantum_and_classical_recipients_needs_consent() {
+    let (_, pq) = identity(true);
+    let (x_ids, x) = identity(false);
+    let keys = KeySet::new().recipient(pq.clone()).recipient(x.clone());
+    let err = ArchiveWriter::new(Vec::new(), keys, cheap()).err().expect("refused");
+    assert!(matches!(err, Error::Key(_)), "{err}");
+    let bytes = archive(KeySet::new().recipient(pq).recipient(x).allow_mixed_recipients(true));
+    assert_eq!(read_secret(&bytes, &x_ids).unwrap(), b"hello\n");
+}
+
+#[test]
+fn no_keys_or_too_many_are_refused() {
+    let err = ArchiveWriter::new(Vec::new(), KeySet::new(), cheap()).err().expect("refused");
+    assert!(matches!(err, Error::BadKeys(_)), "{err}");
+    let (_, x) = identity(false);
+    let err = ArchiveWriter::new(Vec::new(), KeySet::new().recipients(vec![x; 17]), cheap())
+        .err()
+        .expect("refused");
+    assert!(matches!(err, Error::BadKeys(_)), "{err}");
+}
+
+/// Every byte of a recipient slot matters: a flip anywhere in the slot
+/// either keeps the slot from opening or is refused as malformed.
+#[test]
+fn a_flipped_byte_in_a_recipient_slot_is_noticed() {
+    let (ids, x) = identity(false);
+    let original = archive(KeySet::new().recipient(x));
+    for at in (32..32 + 4096).step_by(7).chain(32..32 + 300) {
+        let mut bytes = original.clone();
+        bytes[at] ^= 0x04;
+        let err = read_secret(&bytes, &ids).unwrap_err();
+        assert!(err.is_authentication(), "flip at {at}: {err}");
+    }
+}
