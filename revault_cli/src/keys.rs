@@ -8,32 +8,104 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use revault_lockbox_api::{parse_recipients, read_recipients_file, Identity, KeySet, Password};
+use revault_lockbox_api::{
+    add_keys, change_password, list_key_slots, parse_recipients, read_recipients_file, remove_key_slot,
+    Identity, KdfParams, KeySet, Password, Recipient, SlotKind, Unlock,
+};
 
 use crate::password::{self, Purpose};
-use crate::{CreateArgs, GlobalArgs, UsageError};
+use crate::{CreateArgs, GlobalArgs, KeyAddArgs, KeyListArgs, KeyRemoveArgs, PasswdArgs, UsageError};
 
 /// What a new archive is locked with: the recipients given, else a
 /// password (asked twice on a terminal).
 pub fn lock(g: &GlobalArgs, a: &CreateArgs) -> Result<KeySet> {
-    let mut recipients = Vec::new();
-    for (i, text) in a.recipients.iter().enumerate() {
-        let parsed = parse_recipients(text, &format!("-r argument {}", i + 1))
-            .map_err(|e| UsageError(e.to_string()))?;
-        recipients.extend(parsed);
-    }
-    for file in &a.recipients_files {
-        recipients.extend(read_recipients_file(file).map_err(|e| UsageError(e.to_string()))?);
-    }
-    if !a.recipients_files.is_empty() && recipients.is_empty() {
-        return Err(UsageError("the recipients files name no recipient".into()).into());
-    }
+    let recipients = recipients(&a.recipients, &a.recipients_files)?;
     if recipients.is_empty() {
         let password = password::get(g.password_file.as_deref(), Purpose::Create)?;
         return Ok(KeySet::new().password(&password));
     }
-    let keys = KeySet::new().recipients(recipients).allow_mixed_recipients(a.allow_mixed_recipients);
-    Ok(keys)
+    Ok(KeySet::new().recipients(recipients).allow_mixed_recipients(a.allow_mixed_recipients))
+}
+
+/// The recipients of `-r` arguments and `-R` files; a bad one is a usage
+/// error naming where it is.
+fn recipients(texts: &[String], files: &[PathBuf]) -> Result<Vec<Recipient>> {
+    let mut all = Vec::new();
+    for (i, text) in texts.iter().enumerate() {
+        let parsed = parse_recipients(text, &format!("-r argument {}", i + 1))
+            .map_err(|e| UsageError(e.to_string()))?;
+        all.extend(parsed);
+    }
+    for file in files {
+        all.extend(read_recipients_file(file).map_err(|e| UsageError(e.to_string()))?);
+    }
+    if !files.is_empty() && all.is_empty() {
+        return Err(UsageError("the recipients files name no recipient".into()).into());
+    }
+    Ok(all)
+}
+
+/// Runs `f` with the key that opens an existing archive: the identities of
+/// `-i`, else the password.
+fn with_key<T>(g: &GlobalArgs, f: impl FnOnce(Unlock<'_>) -> revault_lockbox_api::Result<T>) -> Result<T> {
+    if g.identities.is_empty() {
+        let password = password::get(g.password_file.as_deref(), Purpose::Open)?;
+        Ok(f(Unlock::Password(&password))?)
+    } else {
+        let ids = identities(&g.identities)?;
+        Ok(f(Unlock::Identities(&ids))?)
+    }
+}
+
+/// `key list`: one line per slot in use.
+pub fn list(a: KeyListArgs) -> Result<ExitCode> {
+    let slots = list_key_slots(&a.archive).with_context(|| format!("reading {}", a.archive.display()))?;
+    let mut out = std::io::stdout().lock();
+    for slot in slots {
+        let what = match &slot.kind {
+            SlotKind::Password(k) => {
+                format!("password   Argon2id {} MiB, {} passes, {} lanes", k.m_kib as f64 / 1024.0, k.t, k.p)
+            }
+            SlotKind::Recipient(types) => format!("recipient  {}", types.join(", ")),
+            _ => "unknown".into(),
+        };
+        writeln!(out, "{:>2}  {what}", slot.index).context("writing to stdout")?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `key add`: new password and recipient slots.
+pub fn add(g: &GlobalArgs, a: KeyAddArgs) -> Result<ExitCode> {
+    let mut keys = KeySet::new()
+        .recipients(recipients(&a.recipients, &a.recipients_files)?)
+        .allow_mixed_recipients(a.allow_mixed_recipients);
+    if a.password || a.new_password_file.is_some() {
+        keys = keys.password(&password::get_new(a.new_password_file.as_deref())?);
+    }
+    if !keys.has_password() && a.recipients.is_empty() && a.recipients_files.is_empty() {
+        return Err(UsageError("nothing to add: give --password, -r or -R".into()).into());
+    }
+    let written = with_key(g, |key| add_keys(&a.archive, key, &keys, KdfParams::default()))
+        .with_context(|| format!("adding keys to {}", a.archive.display()))?;
+    let slots: Vec<String> = written.iter().map(usize::to_string).collect();
+    eprintln!("lockbox: {}: added slot {}", a.archive.display(), slots.join(", "));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `key remove`: one slot, overwritten.
+pub fn remove(g: &GlobalArgs, a: KeyRemoveArgs) -> Result<ExitCode> {
+    with_key(g, |key| remove_key_slot(&a.archive, key, a.slot))
+        .with_context(|| format!("removing slot {} of {}", a.slot, a.archive.display()))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `passwd`: the password slot the current password opens, replaced.
+pub fn passwd(g: &GlobalArgs, a: PasswdArgs) -> Result<ExitCode> {
+    let old = password::get(g.password_file.as_deref(), Purpose::Open)?;
+    let new = password::get_new(a.new_password_file.as_deref())?;
+    change_password(&a.archive, &old, &new, KdfParams::default())
+        .with_context(|| format!("changing the password of {}", a.archive.display()))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The identities in `files`; a passphrase-protected file asks on the

@@ -88,6 +88,11 @@ enum Command {
     /// Generate an age identity (X25519, or ML-KEM-768 + X25519 with --pq)
     /// and print its recipient.
     Keygen(KeygenArgs),
+    /// List, add or remove an archive's key slots, in place.
+    #[command(subcommand)]
+    Key(KeyCommand),
+    /// Replace the password that opens an archive (rewrites one key slot).
+    Passwd(PasswdArgs),
 }
 
 #[derive(Debug, Args)]
@@ -192,6 +197,64 @@ struct InfoArgs {
     json: bool,
 }
 
+#[derive(Debug, Subcommand)]
+enum KeyCommand {
+    /// Show the slots in use: position, kind, KDF cost or recipient type.
+    List(KeyListArgs),
+    /// Add password or recipient slots; an existing key (password or -i)
+    /// unlocks the archive. Only the slot table is rewritten.
+    Add(KeyAddArgs),
+    /// Remove slot SLOT (see `key list`); its bytes are overwritten. The
+    /// last slot is never removed.
+    Remove(KeyRemoveArgs),
+}
+
+#[derive(Debug, Args)]
+struct KeyListArgs {
+    /// The archive.
+    archive: PathBuf,
+}
+
+#[derive(Debug, Args)]
+struct KeyAddArgs {
+    /// The archive.
+    archive: PathBuf,
+    /// Add a password slot; the new password comes from --new-password-file,
+    /// else LOCKBOX_NEW_PASSWORD, else a prompt (asked twice).
+    #[arg(long)]
+    password: bool,
+    /// Read the new password from the first line of FILE.
+    #[arg(long, value_name = "FILE")]
+    new_password_file: Option<PathBuf>,
+    /// Add a slot for this recipient (repeatable).
+    #[arg(short = 'r', long = "recipient", value_name = "RECIPIENT")]
+    recipients: Vec<String>,
+    /// Add a slot for every recipient in FILE (repeatable).
+    #[arg(short = 'R', long = "recipients-file", value_name = "FILE")]
+    recipients_files: Vec<PathBuf>,
+    /// Allow post-quantum and classical-only recipients together.
+    #[arg(long)]
+    allow_mixed_recipients: bool,
+}
+
+#[derive(Debug, Args)]
+struct KeyRemoveArgs {
+    /// The archive.
+    archive: PathBuf,
+    /// The slot's position, from `lockbox key list`.
+    slot: usize,
+}
+
+#[derive(Debug, Args)]
+struct PasswdArgs {
+    /// The archive.
+    archive: PathBuf,
+    /// Read the new password from the first line of FILE (else
+    /// LOCKBOX_NEW_PASSWORD, else a prompt, asked twice).
+    #[arg(long, value_name = "FILE")]
+    new_password_file: Option<PathBuf>,
+}
+
 #[derive(Debug, Args)]
 struct KeygenArgs {
     /// Write the identity to FILE (mode 0600; an existing file is refused)
@@ -240,6 +303,10 @@ fn main() -> ExitCode {
         Command::Info(args) => commands::info(&cli.global, args),
         Command::Verify(args) => commands::verify(&cli.global, args),
         Command::Keygen(args) => commands::keygen(args),
+        Command::Key(KeyCommand::List(args)) => keys::list(args),
+        Command::Key(KeyCommand::Add(args)) => keys::add(&cli.global, args),
+        Command::Key(KeyCommand::Remove(args)) => keys::remove(&cli.global, args),
+        Command::Passwd(args) => keys::passwd(&cli.global, args),
     };
     match result {
         Ok(code) => code,

@@ -14,6 +14,8 @@ use crate::UsageError;
 
 /// The environment variable holding the password.
 pub const ENV_VAR: &str = "LOCKBOX_PASSWORD";
+/// The environment variable holding a new password (`passwd`, `key add`).
+pub const NEW_ENV_VAR: &str = "LOCKBOX_NEW_PASSWORD";
 
 /// Whether the password protects a new archive (asked twice, never empty)
 /// or opens an existing one.
@@ -26,19 +28,28 @@ pub enum Purpose {
 /// Gets the password: `file` (first line), then `$LOCKBOX_PASSWORD`, then a
 /// no-echo prompt when stdin is a terminal.
 pub fn get(file: Option<&Path>, purpose: Purpose) -> Result<Password> {
+    from(file, ENV_VAR, purpose)
+}
+
+/// Gets a new password: `file`, then `$LOCKBOX_NEW_PASSWORD`, then a prompt
+/// asked twice; never empty.
+pub fn get_new(file: Option<&Path>) -> Result<Password> {
+    from(file, NEW_ENV_VAR, Purpose::Create)
+}
+
+fn from(file: Option<&Path>, env_var: &str, purpose: Purpose) -> Result<Password> {
     let password = if let Some(path) = file {
         let bytes =
             std::fs::read(path).with_context(|| format!("reading password file {}", path.display()))?;
         Password::new(first_line(bytes))
-    } else if let Some(value) = std::env::var_os(ENV_VAR) {
+    } else if let Some(value) = std::env::var_os(env_var) {
         Password::new(value.into_vec())
     } else if std::io::stdin().is_terminal() {
         return prompt(purpose);
     } else {
-        return Err(UsageError(
-            "no password: use --password-file, LOCKBOX_PASSWORD, or run on a terminal".into(),
-        )
-        .into());
+        return Err(
+            UsageError(format!("no password: use a password file, {env_var}, or run on a terminal")).into()
+        );
     };
     if password.is_empty() && purpose == Purpose::Create {
         return Err(UsageError("refusing an empty password".into()).into());

@@ -126,3 +126,86 @@ fn keys_from_age_keygen_and_ssh_keygen_work() {
     assert_eq!(stdout(&ok(cat_with(&archive, &age_key))), "for your eyes only");
     assert_eq!(stdout(&ok(cat_with(&archive, &ssh_key))), "for your eyes only");
 }
+
+/// `key list/add/remove` and `passwd` rewrite slots in place; any slot's
+/// key unlocks the change; the last slot stays.
+#[test]
+fn key_slots_are_managed_from_the_command_line() {
+    let work = TempDir::new().unwrap();
+    let archive = {
+        fs::create_dir_all(work.path().join("src")).unwrap();
+        fs::write(work.path().join("src/note.txt"), b"for your eyes only\n").unwrap();
+        let archive = work.path().join("a.lbox");
+        let cheap = ["--kdf-memory", "1", "--kdf-passes", "1", "--kdf-lanes", "1"];
+        ok(lockbox()
+            .env("LOCKBOX_PASSWORD", "first")
+            .args(["create", "-o"])
+            .arg(&archive)
+            .arg("-C")
+            .arg(work.path().join("src"))
+            .args(cheap)
+            .arg("note.txt")
+            .output()
+            .unwrap());
+        archive
+    };
+    let key = work.path().join("key.txt");
+    let recipient = stdout(&ok(lockbox().args(["keygen", "-o"]).arg(&key).output().unwrap()));
+    let denied = lockbox()
+        .env("LOCKBOX_PASSWORD", "wrong")
+        .args(["key", "add"])
+        .arg(&archive)
+        .args(["-r", &recipient])
+        .output()
+        .unwrap();
+    assert_eq!(denied.status.code(), Some(3), "{}", String::from_utf8_lossy(&denied.stderr));
+    ok(lockbox()
+        .env("LOCKBOX_PASSWORD", "first")
+        .args(["key", "add"])
+        .arg(&archive)
+        .args(["-r", &recipient])
+        .output()
+        .unwrap());
+    let listed = stdout(&ok(lockbox().args(["key", "list"]).arg(&archive).output().unwrap()));
+    assert!(listed.contains("0  password") && listed.contains(" 1  recipient  X25519"), "{listed}");
+    assert_eq!(stdout(&ok(cat_with(&archive, &key))), "for your eyes only");
+
+    // passwd: the identity cannot stand in for the old password; the old
+    // password stops working, the new one works.
+    ok(lockbox()
+        .env("LOCKBOX_PASSWORD", "first")
+        .env("LOCKBOX_NEW_PASSWORD", "second")
+        .arg("passwd")
+        .arg(&archive)
+        .output()
+        .unwrap());
+    let cat = |pw: &str| {
+        lockbox().env("LOCKBOX_PASSWORD", pw).arg("cat").arg(&archive).arg("note.txt").output().unwrap()
+    };
+    assert_eq!(cat("first").status.code(), Some(3));
+    assert_eq!(stdout(&ok(cat("second"))), "for your eyes only");
+
+    // Remove the recipient with the identity itself, then refuse the last.
+    let slot = listed
+        .lines()
+        .find(|l| l.contains("recipient"))
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    ok(lockbox().arg("-i").arg(&key).args(["key", "remove"]).arg(&archive).arg(&slot).output().unwrap());
+    assert_eq!(cat_with(&archive, &key).status.code(), Some(3));
+    let listed = stdout(&ok(lockbox().args(["key", "list"]).arg(&archive).output().unwrap()));
+    let last = listed.split_whitespace().next().unwrap().to_string();
+    let refused = lockbox()
+        .env("LOCKBOX_PASSWORD", "second")
+        .args(["key", "remove"])
+        .arg(&archive)
+        .arg(&last)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1), "{}", String::from_utf8_lossy(&refused.stderr));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("last key slot"));
+    assert_eq!(stdout(&ok(cat("second"))), "for your eyes only");
+}

@@ -58,8 +58,9 @@ pub use error::{EntryPath, Error, Result};
 pub use extract::{ExtractOptions, ExtractReport};
 pub use format::{DecodeError, Entry, EntryKind};
 pub use keys::{
-    check_recipient_mix, keygen, parse_recipients, read_recipients_file, Identity, KeyError, KeySet,
-    PassphraseFn, Recipient, RecipientKind, Unlock,
+    add_keys, change_password, check_recipient_mix, keygen, list_key_slots, parse_recipients,
+    read_recipients_file, remove_key_slot, Identity, KeyError, KeySet, PassphraseFn, Recipient,
+    RecipientKind, SlotInfo, SlotKind, Unlock,
 };
 pub use profile::{zstd_levels, CreateTuning, ReadTuning, WorkloadProfile};
 pub use storage::{ReadAt, SeekReader};

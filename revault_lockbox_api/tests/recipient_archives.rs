@@ -93,3 +93,68 @@ fn a_flipped_byte_in_a_recipient_slot_is_noticed() {
         assert!(err.is_authentication(), "flip at {at}: {err}");
     }
 }
+
+/// Slots are managed in place: add, replace, remove, up to 16, each one
+/// alone opening the archive; nothing else in the file changes.
+#[test]
+fn key_slots_are_added_replaced_and_removed_in_place() {
+    use revault_lockbox_api::{
+        add_keys, change_password, list_key_slots, remove_key_slot, KdfParams, Password, SlotKind,
+    };
+    let work = tempfile::tempdir().unwrap();
+    let path = work.path().join("a.lbox");
+    let old = Password::from("old password");
+    std::fs::write(&path, archive(KeySet::new().password(&old))).unwrap();
+    let data_before = std::fs::read(&path).unwrap()[DATA_START..].to_vec();
+    let cheap_kdf = KdfParams::INSECURE_FOR_TESTS;
+
+    let (x_ids, x) = identity(false);
+    assert_eq!(add_keys(&path, &old, &KeySet::new().recipient(x), cheap_kdf).unwrap(), [1]);
+    let kinds: Vec<SlotKind> = list_key_slots(&path).unwrap().into_iter().map(|s| s.kind).collect();
+    assert!(
+        matches!(&kinds[..], [SlotKind::Password(_), SlotKind::Recipient(t)] if t == &["X25519"]),
+        "{kinds:?}"
+    );
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(read_secret(&bytes, &x_ids).unwrap(), b"hello\n");
+
+    // A new password: written and synced before the old slot is cleared.
+    let new = Password::from("new password");
+    let at = change_password(&path, &old, &new, cheap_kdf).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    assert!(matches!(Archive::open(Cursor::new(bytes.clone()), &old), Err(Error::WrongPassword)));
+    Archive::open(Cursor::new(bytes.clone()), &new).unwrap();
+    assert!(bytes[32..32 + 4096].iter().all(|&b| b == 0), "the old slot's bytes are gone");
+    assert_eq!(at, 2);
+
+    // Up to 16 slots; each opens the archive alone.
+    let mut all_ids = vec![x_ids];
+    for _ in 0..14 {
+        let (ids, r) = identity(false);
+        add_keys(&path, &new, &KeySet::new().recipient(r), cheap_kdf).unwrap();
+        all_ids.push(ids);
+    }
+    let (_, extra) = identity(false);
+    let err = add_keys(&path, &new, &KeySet::new().recipient(extra), cheap_kdf).unwrap_err();
+    assert!(matches!(err, Error::BadKeys(_)), "{err}");
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(list_key_slots(&path).unwrap().len(), 16);
+    for ids in &all_ids {
+        assert_eq!(read_secret(&bytes, ids).unwrap(), b"hello\n");
+    }
+
+    // Removing needs a key that opens the archive, and never the last slot.
+    let err = remove_key_slot(&path, &old, 1).unwrap_err();
+    assert!(matches!(err, Error::WrongPassword), "{err}");
+    remove_key_slot(&path, &new, 1).unwrap();
+    assert!(matches!(
+        read_secret(&std::fs::read(&path).unwrap(), &all_ids[0]),
+        Err(Error::NoIdentityMatched)
+    ));
+    for index in list_key_slots(&path).unwrap().into_iter().map(|s| s.index).filter(|&i| i != at) {
+        remove_key_slot(&path, &new, index).unwrap();
+    }
+    let err = remove_key_slot(&path, &new, at).unwrap_err();
+    assert!(matches!(err, Error::BadKeys(_)), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap()[DATA_START..], data_before[..], "only the slot table changed");
+}

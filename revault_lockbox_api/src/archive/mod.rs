@@ -135,7 +135,7 @@ impl<S: ReadAt> Archive<S> {
         let mut table = vec![0u8; KEY_SLOTS * KEY_SLOT_LEN];
         read_exact(&src, &mut table, HEADER_PREFIX_LEN as u64, "key slots")?;
         let slots = table.chunks(KEY_SLOT_LEN).map(decode_slot).collect::<Result<Vec<_>, _>>()?;
-        let content_key = key.into().content_key(&header.archive_id, &slots)?;
+        let (content_key, _) = key.into().content_key(&header.archive_id, &slots)?;
         let last_keys = SessionKeys::derive(&content_key, &trailer.session_salt);
         let body = trailer.body();
         last_keys.check_trailer_tag(&body, &trailer.tag).map_err(|_| Error::tampered("trailer"))?;

@@ -38,17 +38,18 @@ pub(crate) fn wrap_password_slot(
 }
 
 /// Tries every password slot in `slots`; the first that opens gives the
-/// content key. Fails the same way for a wrong password and a damaged slot.
+/// content key and its position. Fails the same way for a wrong password
+/// and a damaged slot.
 pub(crate) fn unwrap_password_slots(
     archive_id: &[u8; ARCHIVE_ID_LEN],
     slots: &[KeySlot],
     password: &Password,
-) -> Result<ContentKey, AuthFailed> {
-    let password_slots = slots.iter().filter_map(|s| match s {
-        KeySlot::Password(p) => Some(p),
+) -> Result<(ContentKey, usize), AuthFailed> {
+    let password_slots = slots.iter().enumerate().filter_map(|(i, s)| match s {
+        KeySlot::Password(p) => Some((i, p)),
         _ => None,
     });
-    for slot in password_slots.take(MAX_PASSWORD_SLOTS_TRIED) {
+    for (i, slot) in password_slots.take(MAX_PASSWORD_SLOTS_TRIED) {
         let params = KdfParams { m_kib: slot.m_kib, t: slot.t, p: slot.p };
         let Some(kek) = params.derive(password.expose(), &slot.salt) else { continue };
         let cipher = ChaCha20Poly1305::new(&Key::from(*kek));
@@ -62,7 +63,7 @@ pub(crate) fn unwrap_password_slots(
             &tag,
         );
         if opened.is_ok() {
-            return Ok(ContentKey(key));
+            return Ok((ContentKey(key), i));
         }
     }
     Err(AuthFailed)
@@ -79,7 +80,8 @@ mod tests {
         let pw = Password::from("correct horse");
         let slot = wrap_password_slot(&id, &key, &pw, KdfParams::INSECURE_FOR_TESTS).unwrap();
         let slots = [KeySlot::Empty, KeySlot::Password(slot)];
-        assert_eq!(*unwrap_password_slots(&id, &slots, &pw).unwrap().0, *key.0);
+        let (opened, at) = unwrap_password_slots(&id, &slots, &pw).unwrap();
+        assert_eq!((*opened.0, at), (*key.0, 1));
         assert!(unwrap_password_slots(&id, &slots, &Password::from("wrong")).is_err());
         id[0] ^= 1;
         assert!(unwrap_password_slots(&id, &slots, &pw).is_err(), "slot is bound to the archive id");

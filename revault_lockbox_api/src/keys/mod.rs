@@ -37,6 +37,7 @@
 mod hybrid;
 mod identity;
 mod keygen;
+mod manage;
 mod recipient;
 mod slot;
 mod table;
@@ -47,6 +48,7 @@ use std::path::PathBuf;
 
 pub use identity::{Identity, PassphraseFn};
 pub use keygen::keygen;
+pub use manage::{add_keys, change_password, list_key_slots, remove_key_slot, SlotInfo, SlotKind};
 pub use recipient::{parse_recipients, read_recipients_file, Recipient, RecipientKind};
 pub(crate) use slot::{unwrap_content_key, wrap_content_key};
 pub use table::{KeySet, Unlock};

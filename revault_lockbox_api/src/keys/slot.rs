@@ -139,6 +139,12 @@ fn parse_body(body: &[u8]) -> Result<SlotBody<'_>, KeyError> {
     Ok(SlotBody { prefix, stanzas, sealed })
 }
 
+/// The stanza types of a slot body (`X25519`, `mlkem768x25519`,
+/// `ssh-ed25519` ...), for listings; `None` for a malformed body.
+pub(crate) fn stanza_types(body: &[u8]) -> Option<Vec<String>> {
+    parse_body(body).ok().map(|b| b.stanzas.iter().map(|s| s.tag.clone()).collect())
+}
+
 /// Parses age stanzas (age's own strict parser) up to a line starting with
 /// `---`, which is left in the returned rest. At most
 /// [`MAX_SLOT_STANZAS`] stanzas, lines of at most [`MAX_SLOT_LINE_LEN`].

@@ -62,9 +62,26 @@ impl KeySet {
         content_key: &ContentKey,
         kdf: KdfParams,
     ) -> Result<Vec<KeySlot>> {
+        let mut slots = self.wrap(archive_id, content_key, kdf, &[])?;
+        slots.resize(KEY_SLOTS, KeySlot::Empty);
+        Ok(slots)
+    }
+
+    /// One slot per key, in order; `existing` (slots already in the
+    /// archive) counts towards the limit and the mixing rule.
+    pub(crate) fn wrap(
+        &self,
+        archive_id: &[u8; ARCHIVE_ID_LEN],
+        content_key: &ContentKey,
+        kdf: KdfParams,
+        existing: &[KeySlot],
+    ) -> Result<Vec<KeySlot>> {
+        let used = existing.iter().filter(|s| !matches!(s, KeySlot::Empty)).count();
         let count = self.passwords.len() + self.recipients.len();
-        if count == 0 || count > KEY_SLOTS {
-            return Err(Error::BadKeys(format!("{count} keys given; an archive takes 1 to {KEY_SLOTS}")));
+        if count == 0 || used + count > KEY_SLOTS {
+            return Err(Error::BadKeys(format!(
+                "{count} keys given and {used} slots in use; an archive takes 1 to {KEY_SLOTS}"
+            )));
         }
         check_recipient_mix(&self.recipients, self.allow_mixed)?;
         let mut slots = Vec::with_capacity(KEY_SLOTS);
@@ -81,7 +98,6 @@ impl KeySet {
             }
             slots.push(KeySlot::Recipient(body));
         }
-        slots.resize(KEY_SLOTS, KeySlot::Empty);
         Ok(slots)
     }
 }
@@ -123,25 +139,25 @@ impl<'a> From<&'a Vec<Identity>> for Unlock<'a> {
 }
 
 impl Unlock<'_> {
-    /// The content key from the first slot that opens. Fails the same way
-    /// for a wrong key and a damaged slot.
+    /// The content key from the first slot that opens, and that slot's
+    /// position. Fails the same way for a wrong key and a damaged slot.
     pub(crate) fn content_key(
         &self,
         archive_id: &[u8; ARCHIVE_ID_LEN],
         slots: &[KeySlot],
-    ) -> Result<ContentKey> {
+    ) -> Result<(ContentKey, usize)> {
         match self {
             Unlock::Password(password) => {
                 unwrap_password_slots(archive_id, slots, password).map_err(|_| Error::WrongPassword)
             }
             Unlock::Identities(identities) => {
                 let aad = recipient_slot_aad(archive_id);
-                for slot in slots {
+                for (i, slot) in slots.iter().enumerate() {
                     let KeySlot::Recipient(body) = slot else { continue };
                     // A malformed body is as opaque as a wrong key: the slot
                     // table is not authenticated as a whole.
                     if let Ok(Some(key)) = unwrap_content_key(identities, body, &aad) {
-                        return Ok(ContentKey(Zeroizing::new(*key)));
+                        return Ok((ContentKey(Zeroizing::new(*key)), i));
                     }
                 }
                 Err(Error::NoIdentityMatched)

@@ -1,0 +1,191 @@
+//! Managing an archive's key slots in place: list, add, remove, replace a
+//! password. Only the slot table is rewritten, one 4 KiB slot at a time,
+//! each write synced before the next step, so that a crash at any point
+//! leaves an archive that opens with the keys it had before or after the
+//! step (and, between the two steps of a replacement, with both). Data
+//! pages, the index and the trailer are never touched.
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use rustix::fs::{flock, FlockOperation};
+
+use super::{KeySet, Unlock};
+use crate::crypto::{ContentKey, KdfParams, Password, SessionKeys};
+use crate::format::{
+    decode_slot, encode_slot, HeaderPrefix, KeySlot, Trailer, HEADER_PREFIX_LEN, KEY_SLOTS, KEY_SLOT_LEN,
+    TRAILER_LEN, VERSION,
+};
+use crate::{Error, Result};
+
+/// What one slot holds, as `key list` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SlotKind {
+    /// A password, with its Argon2id cost.
+    Password(KdfParams),
+    /// A public-key recipient; its stanza types (`X25519`,
+    /// `mlkem768x25519`, `ssh-ed25519`, `ssh-rsa`).
+    Recipient(Vec<String>),
+}
+
+/// One slot in use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SlotInfo {
+    /// Its position in the table (0 to 15), as `remove_key_slot` takes it.
+    pub index: usize,
+    /// What it holds.
+    pub kind: SlotKind,
+}
+
+/// An archive opened for changing its slots: locked against other writers.
+struct SlotTable {
+    file: File,
+    path: std::path::PathBuf,
+    archive_id: [u8; 16],
+    slots: Vec<KeySlot>,
+}
+
+impl SlotTable {
+    fn open(path: &Path, write: bool) -> Result<SlotTable> {
+        let file =
+            OpenOptions::new().read(true).write(write).open(path).map_err(Error::io("opening", path))?;
+        if write {
+            flock(&file, FlockOperation::NonBlockingLockExclusive).map_err(|e| Error::Io {
+                action: "locking (is another lockbox changing it?)",
+                path: path.to_path_buf(),
+                source: e.into(),
+            })?;
+        }
+        let mut prefix = [0u8; HEADER_PREFIX_LEN];
+        read_at(&file, &mut prefix, 0, path)?;
+        let header =
+            HeaderPrefix::decode(&prefix).map_err(|e| match HeaderPrefix::peek_version(&prefix) {
+                Some(found) if found != VERSION => Error::UnsupportedVersion { found, supported: VERSION },
+                _ => Error::from(e),
+            })?;
+        let mut table = vec![0u8; KEY_SLOTS * KEY_SLOT_LEN];
+        read_at(&file, &mut table, HEADER_PREFIX_LEN as u64, path)?;
+        let slots = table.chunks(KEY_SLOT_LEN).map(decode_slot).collect::<Result<Vec<_>, _>>()?;
+        Ok(SlotTable { file, path: path.to_path_buf(), archive_id: header.archive_id, slots })
+    }
+
+    /// The content key that `key` opens, checked against this archive's
+    /// trailer, and the slot it came from.
+    fn unlock(&self, key: Unlock<'_>) -> Result<(ContentKey, usize)> {
+        let (content_key, at) = key.content_key(&self.archive_id, &self.slots)?;
+        let len = self.file.metadata().map_err(Error::io("inspecting", &self.path))?.len();
+        let offset = len
+            .checked_sub(TRAILER_LEN as u64)
+            .ok_or_else(|| Error::tampered("trailer (archive truncated)"))?;
+        let mut raw = [0u8; TRAILER_LEN];
+        read_at(&self.file, &mut raw, offset, &self.path)?;
+        let trailer =
+            Trailer::decode(&raw, offset).map_err(|e| Error::tampered(format!("trailer ({})", e.why)))?;
+        let keys = SessionKeys::derive(&content_key, &trailer.session_salt);
+        if trailer.archive_id != self.archive_id
+            || keys.check_trailer_tag(&trailer.body(), &trailer.tag).is_err()
+        {
+            return Err(Error::tampered("trailer"));
+        }
+        Ok((content_key, at))
+    }
+
+    /// Writes slot `index` and syncs it before anything else happens.
+    fn write(&mut self, index: usize, slot: KeySlot) -> Result<()> {
+        let offset = (HEADER_PREFIX_LEN + index * KEY_SLOT_LEN) as u64;
+        self.file
+            .write_all_at(&encode_slot(&slot), offset)
+            .map_err(Error::io("writing a key slot of", &self.path))?;
+        self.file.sync_data().map_err(Error::io("syncing", &self.path))?;
+        self.slots[index] = slot;
+        Ok(())
+    }
+
+    fn in_use(&self) -> usize {
+        self.slots.iter().filter(|s| !matches!(s, KeySlot::Empty)).count()
+    }
+}
+
+fn read_at(file: &File, buf: &mut [u8], offset: u64, path: &Path) -> Result<()> {
+    file.read_exact_at(buf, offset).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            Error::tampered("key slots (archive truncated)")
+        } else {
+            Error::io("reading", path)(e)
+        }
+    })
+}
+
+/// The slots in use of the archive at `path`. Slots are not secret: no key
+/// is needed.
+pub fn list_key_slots(path: &Path) -> Result<Vec<SlotInfo>> {
+    let table = SlotTable::open(path, false)?;
+    let info = table.slots.iter().enumerate().filter_map(|(index, slot)| {
+        let kind = match slot {
+            KeySlot::Empty => return None,
+            KeySlot::Password(p) => SlotKind::Password(KdfParams { m_kib: p.m_kib, t: p.t, p: p.p }),
+            KeySlot::Recipient(body) => {
+                SlotKind::Recipient(super::slot::stanza_types(body).unwrap_or_default())
+            }
+        };
+        Some(SlotInfo { index, kind })
+    });
+    Ok(info.collect())
+}
+
+/// Adds a slot for each key of `keys` (new passwords at cost `kdf`) to the
+/// archive at `path`, which `key` (any existing slot's key) opens. Returns
+/// the positions written.
+pub fn add_keys<'k>(
+    path: &Path,
+    key: impl Into<Unlock<'k>>,
+    keys: &KeySet,
+    kdf: KdfParams,
+) -> Result<Vec<usize>> {
+    let mut table = SlotTable::open(path, true)?;
+    let (content_key, _) = table.unlock(key.into())?;
+    let new = keys.wrap(&table.archive_id, &content_key, kdf, &table.slots)?;
+    let mut written = Vec::with_capacity(new.len());
+    for slot in new {
+        let index =
+            table.slots.iter().position(|s| matches!(s, KeySlot::Empty)).expect("room checked by wrap");
+        table.write(index, slot)?;
+        written.push(index);
+    }
+    Ok(written)
+}
+
+/// Removes slot `index` from the archive at `path`, which `key` opens:
+/// its bytes are overwritten with zeros in the file. The last slot in use
+/// is never removed.
+pub fn remove_key_slot<'k>(path: &Path, key: impl Into<Unlock<'k>>, index: usize) -> Result<()> {
+    let mut table = SlotTable::open(path, true)?;
+    table.unlock(key.into())?;
+    if table.slots.get(index).is_none_or(|s| matches!(s, KeySlot::Empty)) {
+        return Err(Error::BadKeys(format!("slot {index} is not in use (see `lockbox key list`)")));
+    }
+    if table.in_use() == 1 {
+        return Err(Error::BadKeys(
+            "refusing to remove the last key slot: nothing could open the archive".into(),
+        ));
+    }
+    table.write(index, KeySlot::Empty)
+}
+
+/// Replaces the password slot that `old` opens with one for `new` (cost
+/// `kdf`): the new slot is written and synced first, then the old one is
+/// overwritten. Returns the new slot's position.
+pub fn change_password(path: &Path, old: &Password, new: &Password, kdf: KdfParams) -> Result<usize> {
+    let mut table = SlotTable::open(path, true)?;
+    let (content_key, old_index) = table.unlock(Unlock::Password(old))?;
+    let slot = KeySet::new().password(new).wrap(&table.archive_id, &content_key, kdf, &[])?.remove(0);
+    let Some(index) = table.slots.iter().position(|s| matches!(s, KeySlot::Empty)) else {
+        return Err(Error::BadKeys(format!("all {KEY_SLOTS} slots are in use: remove one first")));
+    };
+    table.write(index, slot)?;
+    table.write(old_index, KeySlot::Empty)?;
+    Ok(index)
+}
