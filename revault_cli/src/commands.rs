@@ -17,7 +17,6 @@ use revault_lockbox_api::{
 };
 
 use crate::keys;
-use crate::password::{self, Purpose};
 use crate::progress::{self, Job};
 use crate::{
     listing, CatArgs, CreateArgs, ExtractArgs, GlobalArgs, InfoArgs, KeygenArgs, ListArgs, UsageError,
@@ -122,13 +121,8 @@ fn open_archive(path: &Path, g: &GlobalArgs, profile: WorkloadProfile) -> Result
         anyhow::bail!("opening {}: not a seekable file; lockbox reads archives from files (save a piped archive to a file first)", path.display());
     }
     let options = OpenOptions::new().profile(profile);
-    let opened = if g.identities.is_empty() {
-        let password = password::get(g.password_file.as_deref(), Purpose::Open)?;
-        Archive::open_with(file, &password, options)
-    } else {
-        Archive::open_with(file, &keys::identities(&g.identities)?, options)
-    };
-    opened.with_context(|| format!("opening {}", path.display()))
+    keys::with_key(g, |key| Archive::open_with(file, key, options))
+        .with_context(|| format!("opening {}", path.display()))
 }
 
 pub fn list(g: &GlobalArgs, a: ListArgs) -> Result<ExitCode> {
@@ -253,7 +247,7 @@ pub fn verify(g: &GlobalArgs, a: VerifyArgs) -> Result<ExitCode> {
 }
 
 pub fn keygen(a: KeygenArgs) -> Result<ExitCode> {
-    keys::keygen(a.output.as_deref(), a.pq)
+    keys::keygen(a.output.as_deref(), a.pq, a.symmetric)
 }
 
 #[cfg(test)]

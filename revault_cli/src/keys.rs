@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use revault_lockbox_api::{
     add_keys, change_password, list_key_slots, parse_recipients, read_recipients_file, remove_key_slot,
-    Identity, KdfParams, KeySet, Password, Recipient, SlotKind, Unlock,
+    Identity, KdfParams, KeyFile, KeySet, Password, Recipient, SlotKind, Unlock,
 };
 
 use crate::password::{self, Purpose};
@@ -20,6 +20,10 @@ use crate::{CreateArgs, GlobalArgs, KeyAddArgs, KeyListArgs, KeyRemoveArgs, Pass
 /// password (asked twice on a terminal).
 pub fn lock(g: &GlobalArgs, a: &CreateArgs) -> Result<KeySet> {
     let recipients = recipients(&a.recipients, &a.recipients_files)?;
+    if let Some(path) = &g.key_file {
+        let keys = KeySet::new().key_file(&key_file(path)?).recipients(recipients);
+        return Ok(keys.allow_mixed_recipients(a.allow_mixed_recipients));
+    }
     if recipients.is_empty() {
         let password = password::get(g.password_file.as_deref(), Purpose::Create)?;
         return Ok(KeySet::new().password(&password));
@@ -45,10 +49,20 @@ fn recipients(texts: &[String], files: &[PathBuf]) -> Result<Vec<Recipient>> {
     Ok(all)
 }
 
-/// Runs `f` with the key that opens an existing archive: the identities of
-/// `-i`, else the password.
-fn with_key<T>(g: &GlobalArgs, f: impl FnOnce(Unlock<'_>) -> revault_lockbox_api::Result<T>) -> Result<T> {
-    if g.identities.is_empty() {
+fn key_file(path: &Path) -> Result<KeyFile> {
+    KeyFile::read(path).with_context(|| format!("reading key file {}", path.display()))
+}
+
+/// Runs `f` with the key that opens an existing archive: the key file, the
+/// identities of `-i`, else the password.
+pub fn with_key<T>(
+    g: &GlobalArgs,
+    f: impl FnOnce(Unlock<'_>) -> revault_lockbox_api::Result<T>,
+) -> Result<T> {
+    if let Some(path) = &g.key_file {
+        let key = key_file(path)?;
+        Ok(f(Unlock::KeyFile(&key))?)
+    } else if g.identities.is_empty() {
         let password = password::get(g.password_file.as_deref(), Purpose::Open)?;
         Ok(f(Unlock::Password(&password))?)
     } else {
@@ -67,6 +81,7 @@ pub fn list(a: KeyListArgs) -> Result<ExitCode> {
                 format!("password   Argon2id {} MiB, {} passes, {} lanes", k.m_kib as f64 / 1024.0, k.t, k.p)
             }
             SlotKind::Recipient(types) => format!("recipient  {}", types.join(", ")),
+            SlotKind::KeyFile => "key file".into(),
             _ => "unknown".into(),
         };
         writeln!(out, "{:>2}  {what}", slot.index).context("writing to stdout")?;
@@ -82,8 +97,12 @@ pub fn add(g: &GlobalArgs, a: KeyAddArgs) -> Result<ExitCode> {
     if a.password || a.new_password_file.is_some() {
         keys = keys.password(&password::get_new(a.new_password_file.as_deref())?);
     }
-    if !keys.has_password() && a.recipients.is_empty() && a.recipients_files.is_empty() {
-        return Err(UsageError("nothing to add: give --password, -r or -R".into()).into());
+    if let Some(path) = &a.new_key_file {
+        keys = keys.key_file(&key_file(path)?);
+    }
+    let nothing = !a.password && a.new_password_file.is_none() && a.new_key_file.is_none();
+    if nothing && a.recipients.is_empty() && a.recipients_files.is_empty() {
+        return Err(UsageError("nothing to add: give --password, --new-key-file, -r or -R".into()).into());
     }
     let written = with_key(g, |key| add_keys(&a.archive, key, &keys, KdfParams::default()))
         .with_context(|| format!("adding keys to {}", a.archive.display()))?;
@@ -127,10 +146,15 @@ pub fn identities(files: &[PathBuf]) -> Result<Vec<Identity>> {
     Ok(all)
 }
 
-/// Writes a new identity to `output` (mode 0600, never over an existing
-/// file) or stdout, and prints its recipient.
-pub fn keygen(output: Option<&Path>, pq: bool) -> Result<ExitCode> {
-    let (identity, recipient) = revault_lockbox_api::keygen(pq).context("generating an identity")?;
+/// Writes a new identity (or, `symmetric`, a key file) to `output` (mode
+/// 0600, never over an existing file) or stdout, and prints its recipient.
+pub fn keygen(output: Option<&Path>, pq: bool, symmetric: bool) -> Result<ExitCode> {
+    let (identity, recipient) = if symmetric {
+        let key = KeyFile::generate().context("generating a key")?;
+        (key.to_text(), String::new())
+    } else {
+        revault_lockbox_api::keygen(pq).context("generating an identity")?
+    };
     match output {
         Some(path) => {
             let mut file = OpenOptions::new()
@@ -142,12 +166,16 @@ pub fn keygen(output: Option<&Path>, pq: bool) -> Result<ExitCode> {
             file.write_all(identity.as_bytes())
                 .and_then(|()| file.sync_all())
                 .with_context(|| format!("writing {}", path.display()))?;
-            println!("{recipient}");
+            if !symmetric {
+                println!("{recipient}");
+            }
         }
         None => {
             let mut out = std::io::stdout().lock();
             out.write_all(identity.as_bytes()).and_then(|()| out.flush()).context("writing to stdout")?;
-            eprintln!("Public key: {recipient}");
+            if !symmetric {
+                eprintln!("Public key: {recipient}");
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

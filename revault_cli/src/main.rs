@@ -67,6 +67,11 @@ struct GlobalArgs {
     /// passphrase on the terminal.
     #[arg(short = 'i', long = "identity", value_name = "FILE", global = true)]
     identities: Vec<PathBuf>,
+    /// Open the archive with the key file FILE (from `lockbox keygen
+    /// --symmetric`; no password KDF). With `create` and `key add`: lock the
+    /// archive to it.
+    #[arg(long = "key-file", value_name = "FILE", global = true)]
+    key_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -220,12 +225,16 @@ struct KeyAddArgs {
     /// The archive.
     archive: PathBuf,
     /// Add a password slot; the new password comes from --new-password-file,
-    /// else LOCKBOX_NEW_PASSWORD, else a prompt (asked twice).
+    /// else LOCKBOX_NEW_PASSWORD, else a prompt (asked twice). (A key-file
+    /// slot: --new-key-file.)
     #[arg(long)]
     password: bool,
     /// Read the new password from the first line of FILE.
     #[arg(long, value_name = "FILE")]
     new_password_file: Option<PathBuf>,
+    /// Add a slot for the key file FILE.
+    #[arg(long, value_name = "FILE")]
+    new_key_file: Option<PathBuf>,
     /// Add a slot for this recipient (repeatable).
     #[arg(short = 'r', long = "recipient", value_name = "RECIPIENT")]
     recipients: Vec<String>,
@@ -263,8 +272,12 @@ struct KeygenArgs {
     output: Option<PathBuf>,
     /// A post-quantum hybrid identity (ML-KEM-768 + X25519, age's
     /// `mlkem768x25519`).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "symmetric")]
     pq: bool,
+    /// A key file (a random 256-bit key for `--key-file`) instead of an
+    /// age identity.
+    #[arg(long)]
+    symmetric: bool,
 }
 
 fn profile_parser() -> impl TypedValueParser<Value = WorkloadProfile> {

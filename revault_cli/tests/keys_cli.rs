@@ -209,3 +209,40 @@ fn key_slots_are_managed_from_the_command_line() {
     assert!(String::from_utf8_lossy(&refused.stderr).contains("last key slot"));
     assert_eq!(stdout(&ok(cat("second"))), "for your eyes only");
 }
+
+/// Key files for scripts: `keygen --symmetric`, `--key-file` on create and
+/// on reading commands, no password and no KDF; another key file is
+/// refused with exit code 3.
+#[test]
+fn key_files_lock_and_open_archives() {
+    let work = TempDir::new().unwrap();
+    let (key, other) = (work.path().join("k"), work.path().join("other"));
+    for path in [&key, &other] {
+        ok(lockbox().args(["keygen", "--symmetric", "-o"]).arg(path).output().unwrap());
+        assert_eq!(fs::metadata(path).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+    let archive = create(work.path(), &["--key-file", key.to_str().unwrap()]);
+    let cat = |k: &Path| {
+        lockbox().arg("--key-file").arg(k).arg("cat").arg(&archive).arg("note.txt").output().unwrap()
+    };
+    assert_eq!(stdout(&ok(cat(&key))), "for your eyes only");
+    let refused = cat(&other);
+    assert_eq!(refused.status.code(), Some(3), "{}", String::from_utf8_lossy(&refused.stderr));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("wrong key file"));
+    ok(lockbox()
+        .arg("--key-file")
+        .arg(&key)
+        .args(["key", "add"])
+        .arg(&archive)
+        .arg("--new-key-file")
+        .arg(&other)
+        .output()
+        .unwrap());
+    assert_eq!(stdout(&ok(cat(&other))), "for your eyes only");
+    let listed = stdout(&ok(lockbox().args(["key", "list"]).arg(&archive).output().unwrap()));
+    assert_eq!(listed.matches("key file").count(), 2, "{listed}");
+    fs::write(work.path().join("bad"), "LOCKBOX-KEY-1 nothex\n").unwrap();
+    let bad = cat(&work.path().join("bad"));
+    assert_eq!(bad.status.code(), Some(1), "{}", String::from_utf8_lossy(&bad.stderr));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("invalid key file"));
+}

@@ -81,6 +81,9 @@ pub enum Error {
     /// No key slot opened with the password given.
     #[error("wrong password or corrupted key slot")]
     WrongPassword,
+    /// No key-file slot opened with the key file given.
+    #[error("wrong key file or corrupted key slot")]
+    WrongKeyFile,
     /// No recipient slot opened with the identities given.
     #[error("no identity matched a key slot (wrong identity or corrupted key slot)")]
     NoIdentityMatched,
@@ -210,6 +213,7 @@ impl Error {
             self,
             Error::WrongPassword
                 | Error::NoIdentityMatched
+                | Error::WrongKeyFile
                 | Error::Tampered { .. }
                 | Error::DamagedPage { .. }
                 | Error::Malformed(_)

@@ -59,7 +59,7 @@ pub use extract::{ExtractOptions, ExtractReport};
 pub use format::{DecodeError, Entry, EntryKind};
 pub use keys::{
     add_keys, change_password, check_recipient_mix, keygen, list_key_slots, parse_recipients,
-    read_recipients_file, remove_key_slot, Identity, KeyError, KeySet, PassphraseFn, Recipient,
+    read_recipients_file, remove_key_slot, Identity, KeyError, KeyFile, KeySet, PassphraseFn, Recipient,
     RecipientKind, SlotInfo, SlotKind, Unlock,
 };
 pub use profile::{zstd_levels, CreateTuning, ReadTuning, WorkloadProfile};

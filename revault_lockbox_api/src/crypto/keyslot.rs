@@ -1,11 +1,96 @@
-//! Wrapping the content key into password slots, and unwrapping it.
+//! Wrapping the content key into password and key-file slots, and
+//! unwrapping it.
 
 use chacha20poly1305::aead::{AeadInOut, KeyInit};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce, Tag};
 use zeroize::Zeroizing;
 
+use hkdf::Hkdf;
+use sha2::Sha256;
+
 use super::{random_bytes, AuthFailed, ContentKey, KdfParams, Password};
-use crate::format::{KeySlot, PasswordSlot, ARCHIVE_ID_LEN, KEY_LEN, MAX_PASSWORD_SLOTS_TRIED};
+use crate::format::{
+    labels, KeyFileSlot, KeySlot, PasswordSlot, ARCHIVE_ID_LEN, KEY_LEN, MAX_PASSWORD_SLOTS_TRIED, NONCE_LEN,
+    TAG_LEN,
+};
+
+/// Seals the content key under a key-encryption key.
+fn seal_key(
+    kek: &[u8; KEY_LEN],
+    nonce: &[u8; NONCE_LEN],
+    aad: &[u8],
+    key: &ContentKey,
+) -> [u8; KEY_LEN + TAG_LEN] {
+    let cipher = ChaCha20Poly1305::new(&Key::from(*kek));
+    let mut buf = Zeroizing::new(*key.0);
+    let tag = cipher
+        .encrypt_inout_detached(&Nonce::from(*nonce), aad, buf.as_mut_slice().into())
+        .expect("32-byte message");
+    let mut wrapped = [0u8; KEY_LEN + TAG_LEN];
+    wrapped[..KEY_LEN].copy_from_slice(buf.as_ref());
+    wrapped[KEY_LEN..].copy_from_slice(&tag);
+    wrapped
+}
+
+/// Opens a sealed content key; fails the same way for any wrong input.
+fn open_key(
+    kek: &[u8; KEY_LEN],
+    nonce: &[u8; NONCE_LEN],
+    aad: &[u8],
+    wrapped: &[u8; KEY_LEN + TAG_LEN],
+) -> Result<ContentKey, AuthFailed> {
+    let cipher = ChaCha20Poly1305::new(&Key::from(*kek));
+    let mut key = Zeroizing::new([0u8; KEY_LEN]);
+    key.copy_from_slice(&wrapped[..KEY_LEN]);
+    let tag = Tag::try_from(&wrapped[KEY_LEN..]).expect("16-byte tag");
+    cipher
+        .decrypt_inout_detached(&Nonce::from(*nonce), aad, key.as_mut_slice().into(), &tag)
+        .map_err(|_| AuthFailed)?;
+    Ok(ContentKey(key))
+}
+
+/// The key-encryption key of a key-file slot: HKDF-SHA256 of the file's
+/// 256-bit key with the slot's salt (no password KDF: the key is random).
+fn key_file_kek(file_key: &[u8; KEY_LEN], salt: &[u8]) -> Zeroizing<[u8; KEY_LEN]> {
+    let mut kek = Zeroizing::new([0u8; KEY_LEN]);
+    Hkdf::<Sha256>::new(Some(salt), file_key)
+        .expand(labels::KEY_FILE_SLOT_AAD, kek.as_mut())
+        .expect("32 bytes is a valid HKDF output length");
+    kek
+}
+
+/// Seals `key` into a new key-file slot for `file_key`.
+pub(crate) fn wrap_key_file_slot(
+    archive_id: &[u8; ARCHIVE_ID_LEN],
+    key: &ContentKey,
+    file_key: &[u8; KEY_LEN],
+) -> std::io::Result<KeyFileSlot> {
+    let mut slot = KeyFileSlot {
+        salt: Default::default(),
+        nonce: Default::default(),
+        wrapped_key: [0; KEY_LEN + TAG_LEN],
+    };
+    random_bytes(&mut slot.salt)?;
+    random_bytes(&mut slot.nonce)?;
+    slot.wrapped_key = seal_key(&key_file_kek(file_key, &slot.salt), &slot.nonce, &slot.aad(archive_id), key);
+    Ok(slot)
+}
+
+/// Tries every key-file slot with `file_key`.
+pub(crate) fn unwrap_key_file_slots(
+    archive_id: &[u8; ARCHIVE_ID_LEN],
+    slots: &[KeySlot],
+    file_key: &[u8; KEY_LEN],
+) -> Result<(ContentKey, usize), AuthFailed> {
+    for (i, slot) in slots.iter().enumerate() {
+        let KeySlot::KeyFile(slot) = slot else { continue };
+        let kek = key_file_kek(file_key, &slot.salt);
+        if let Ok(key) = open_key(&kek, &slot.nonce, &slot.aad(archive_id), &slot.wrapped_key) {
+            return Ok((key, i));
+        }
+    }
+    Err(AuthFailed)
+}
 
 /// Seals `key` into a new password slot of the archive `archive_id`.
 pub(crate) fn wrap_password_slot(
@@ -20,20 +105,14 @@ pub(crate) fn wrap_password_slot(
         p: params.p,
         salt: Default::default(),
         nonce: Default::default(),
-        wrapped_key: [0; KEY_LEN + 16],
+        wrapped_key: [0; KEY_LEN + TAG_LEN],
     };
     random_bytes(&mut slot.salt)?;
     random_bytes(&mut slot.nonce)?;
     let kek = params.derive(password.expose(), &slot.salt).ok_or_else(|| {
         std::io::Error::new(std::io::ErrorKind::InvalidInput, "invalid Argon2id parameters")
     })?;
-    let cipher = ChaCha20Poly1305::new(&Key::from(*kek));
-    let mut buf = Zeroizing::new(*key.0);
-    let tag = cipher
-        .encrypt_inout_detached(&Nonce::from(slot.nonce), &slot.aad(archive_id), buf.as_mut_slice().into())
-        .expect("32-byte message");
-    slot.wrapped_key[..KEY_LEN].copy_from_slice(buf.as_ref());
-    slot.wrapped_key[KEY_LEN..].copy_from_slice(&tag);
+    slot.wrapped_key = seal_key(&kek, &slot.nonce, &slot.aad(archive_id), key);
     Ok(slot)
 }
 
@@ -52,18 +131,8 @@ pub(crate) fn unwrap_password_slots(
     for (i, slot) in password_slots.take(MAX_PASSWORD_SLOTS_TRIED) {
         let params = KdfParams { m_kib: slot.m_kib, t: slot.t, p: slot.p };
         let Some(kek) = params.derive(password.expose(), &slot.salt) else { continue };
-        let cipher = ChaCha20Poly1305::new(&Key::from(*kek));
-        let mut key = Zeroizing::new([0u8; KEY_LEN]);
-        key.copy_from_slice(&slot.wrapped_key[..KEY_LEN]);
-        let tag = Tag::try_from(&slot.wrapped_key[KEY_LEN..]).expect("16-byte tag");
-        let opened = cipher.decrypt_inout_detached(
-            &Nonce::from(slot.nonce),
-            &slot.aad(archive_id),
-            key.as_mut_slice().into(),
-            &tag,
-        );
-        if opened.is_ok() {
-            return Ok((ContentKey(key), i));
+        if let Ok(key) = open_key(&kek, &slot.nonce, &slot.aad(archive_id), &slot.wrapped_key) {
+            return Ok((key, i));
         }
     }
     Err(AuthFailed)

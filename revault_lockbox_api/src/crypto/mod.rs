@@ -10,7 +10,9 @@ mod schedule;
 mod secret;
 
 pub use kdf::KdfParams;
-pub(crate) use keyslot::{unwrap_password_slots, wrap_password_slot};
+pub(crate) use keyslot::{
+    unwrap_key_file_slots, unwrap_password_slots, wrap_key_file_slot, wrap_password_slot,
+};
 pub(crate) use schedule::{PageNonce, SessionKeys};
 pub use secret::Password;
 pub(crate) use secret::{random_bytes, ContentKey};

@@ -26,6 +26,8 @@ pub(crate) struct HeaderPrefix {
 const SLOT_EMPTY: u8 = 0;
 const SLOT_PASSWORD: u8 = 1;
 const SLOT_RECIPIENT: u8 = 2;
+const SLOT_KEY_FILE: u8 = 3;
+const KEY_FILE_BODY_LEN: usize = KDF_SALT_LEN + NONCE_LEN + KEY_LEN + TAG_LEN;
 const PASSWORD_BODY_LEN: usize = 12 + KDF_SALT_LEN + NONCE_LEN + KEY_LEN + TAG_LEN;
 
 impl HeaderPrefix {
@@ -80,6 +82,35 @@ pub(crate) enum KeySlot {
     /// A public-key recipient: an age stanza and the content key sealed
     /// under the file key it wraps (docs/KEYS.md). The body is not empty.
     Recipient(Vec<u8>),
+    /// A key file: the content key sealed under a key derived (HKDF, no
+    /// password KDF) from a random 256-bit key kept in a file.
+    KeyFile(KeyFileSlot),
+}
+
+/// A key-file slot's body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct KeyFileSlot {
+    /// HKDF salt, random per slot.
+    pub(crate) salt: [u8; KDF_SALT_LEN],
+    pub(crate) nonce: [u8; NONCE_LEN],
+    /// The content key sealed with ChaCha20-Poly1305, tag appended.
+    pub(crate) wrapped_key: [u8; KEY_LEN + TAG_LEN],
+}
+
+impl KeyFileSlot {
+    /// Associated data: binds the version, the archive id, the slot kind,
+    /// its salt and nonce.
+    pub(crate) fn aad(&self, archive_id: &[u8; ARCHIVE_ID_LEN]) -> Vec<u8> {
+        let mut e = Encoder::default();
+        e.bytes(labels::KEY_FILE_SLOT_AAD)
+            .bytes(&MAGIC)
+            .u16(VERSION)
+            .bytes(archive_id)
+            .u8(SLOT_KEY_FILE)
+            .bytes(&self.salt)
+            .bytes(&self.nonce);
+        e.buf
+    }
 }
 
 /// Associated data of a recipient slot: binds the format version and the
@@ -137,6 +168,13 @@ pub(crate) fn encode_slot(slot: &KeySlot) -> [u8; KEY_SLOT_LEN] {
                 .bytes(&p.nonce)
                 .bytes(&p.wrapped_key);
         }
+        KeySlot::KeyFile(k) => {
+            e.u8(SLOT_KEY_FILE)
+                .u16(KEY_FILE_BODY_LEN as u16)
+                .bytes(&k.salt)
+                .bytes(&k.nonce)
+                .bytes(&k.wrapped_key);
+        }
         KeySlot::Recipient(body) => {
             assert!(
                 !body.is_empty() && body.len() <= MAX_KEY_SLOT_BODY_LEN,
@@ -182,6 +220,12 @@ pub(crate) fn decode_slot(bytes: &[u8]) -> Result<KeySlot, DecodeError> {
             KeySlot::Password(slot)
         }
         SLOT_RECIPIENT if len > 0 => KeySlot::Recipient(body.to_vec()),
+        SLOT_KEY_FILE => {
+            let mut b = Decoder::new(body, "key-file slot");
+            let slot = KeyFileSlot { salt: b.array()?, nonce: b.array()?, wrapped_key: b.array()? };
+            b.finish()?;
+            KeySlot::KeyFile(slot)
+        }
         // The table is not sealed as a whole (a slot is rewritten in place),
         // so a kind this version does not know is refused rather than
         // skipped: a changed byte anywhere in the table is noticed.
@@ -207,7 +251,8 @@ mod tests {
     #[test]
     fn slots_round_trip_at_their_fixed_size() {
         let recipient = KeySlot::Recipient(vec![5; MAX_KEY_SLOT_BODY_LEN]);
-        for slot in [KeySlot::Empty, password_slot(), recipient] {
+        let key_file = KeySlot::KeyFile(KeyFileSlot { salt: [1; 16], nonce: [2; 12], wrapped_key: [3; 48] });
+        for slot in [KeySlot::Empty, password_slot(), recipient, key_file] {
             assert_eq!(decode_slot(&encode_slot(&slot)).unwrap(), slot);
         }
         let mut bytes = encode_slot(&password_slot());

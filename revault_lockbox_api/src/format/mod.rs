@@ -17,7 +17,9 @@ pub(crate) use codec::malformed_error;
 pub use codec::DecodeError;
 pub(crate) use entry::{encoded_entry_len, Extent};
 pub use entry::{Entry, EntryKind};
-pub(crate) use header::{decode_slot, encode_slot, recipient_slot_aad, HeaderPrefix, KeySlot, PasswordSlot};
+pub(crate) use header::{
+    decode_slot, encode_slot, recipient_slot_aad, HeaderPrefix, KeyFileSlot, KeySlot, PasswordSlot,
+};
 pub(crate) use node::{
     Child, EntriesLeaf, Internal, PageRecord, PagesLeaf, Root, Session, TreeTop, PAGE_RECORD_LEN,
 };
@@ -106,6 +108,9 @@ pub(crate) mod labels {
     pub(crate) const TRAILER_KEY: &[u8] = b"revault-lockbox v2 trailer key";
     /// Domain separator at the start of every password-slot AAD.
     pub(crate) const KEY_SLOT_AAD: &[u8] = b"revault-lockbox v2 key slot";
+    /// Domain separator at the start of every key-file-slot AAD, and the
+    /// HKDF `info` of its key-encryption key.
+    pub(crate) const KEY_FILE_SLOT_AAD: &[u8] = b"revault-lockbox v2 key-file slot";
     /// Domain separator at the start of every recipient-slot AAD.
     pub(crate) const RECIPIENT_SLOT_AAD: &[u8] = b"revault-lockbox v2 recipient slot";
 }

@@ -25,6 +25,8 @@ use crate::{Error, Result};
 pub enum SlotKind {
     /// A password, with its Argon2id cost.
     Password(KdfParams),
+    /// A key file.
+    KeyFile,
     /// A public-key recipient; its stanza types (`X25519`,
     /// `mlkem768x25519`, `ssh-ed25519`, `ssh-rsa`).
     Recipient(Vec<String>),
@@ -127,6 +129,7 @@ pub fn list_key_slots(path: &Path) -> Result<Vec<SlotInfo>> {
         let kind = match slot {
             KeySlot::Empty => return None,
             KeySlot::Password(p) => SlotKind::Password(KdfParams { m_kib: p.m_kib, t: p.t, p: p.p }),
+            KeySlot::KeyFile(_) => SlotKind::KeyFile,
             KeySlot::Recipient(body) => {
                 SlotKind::Recipient(super::slot::stanza_types(body).unwrap_or_default())
             }

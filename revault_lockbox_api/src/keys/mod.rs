@@ -36,6 +36,7 @@
 
 mod hybrid;
 mod identity;
+mod keyfile;
 mod keygen;
 mod manage;
 mod recipient;
@@ -47,6 +48,7 @@ mod vector_tests;
 use std::path::PathBuf;
 
 pub use identity::{Identity, PassphraseFn};
+pub use keyfile::KeyFile;
 pub use keygen::keygen;
 pub use manage::{add_keys, change_password, list_key_slots, remove_key_slot, SlotInfo, SlotKind};
 pub use recipient::{parse_recipients, read_recipients_file, Recipient, RecipientKind};
@@ -76,6 +78,9 @@ pub const MAX_SCRYPT_LOG_N: u8 = 20;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum KeyError {
+    /// A key file is malformed (the text never appears in the message).
+    #[error("invalid key file: {0}")]
+    InvalidKeyFile(&'static str),
     /// A recipient string is not one of the supported kinds or is malformed.
     #[error("invalid recipient {shown}: {reason}")]
     InvalidRecipient {

@@ -4,17 +4,21 @@
 
 use zeroize::Zeroizing;
 
-use super::{check_recipient_mix, unwrap_content_key, wrap_content_key, Identity, Recipient};
-use crate::crypto::{unwrap_password_slots, wrap_password_slot, ContentKey, KdfParams, Password};
+use super::{check_recipient_mix, unwrap_content_key, wrap_content_key, Identity, KeyFile, Recipient};
+use crate::crypto::{
+    unwrap_key_file_slots, unwrap_password_slots, wrap_key_file_slot, wrap_password_slot, ContentKey,
+    KdfParams, Password,
+};
 use crate::format::{recipient_slot_aad, KeySlot, ARCHIVE_ID_LEN, KEY_SLOTS, MAX_KEY_SLOT_BODY_LEN};
 use crate::{Error, Result};
 
-/// The keys a new archive is locked with: passwords (Argon2id) and public-key
-/// recipients, one key slot each, at most 16 in all. Any one of them opens
+/// The keys a new archive is locked with: passwords (Argon2id), key files
+/// and public-key recipients, one key slot each, at most 16 in all. Any one of them opens
 /// the archive.
 #[derive(Debug, Clone, Default)]
 pub struct KeySet {
     passwords: Vec<Password>,
+    key_files: Vec<KeyFile>,
     recipients: Vec<Recipient>,
     allow_mixed: bool,
 }
@@ -28,6 +32,12 @@ impl KeySet {
     /// Adds a password slot.
     pub fn password(mut self, password: &Password) -> Self {
         self.passwords.push(password.clone());
+        self
+    }
+
+    /// Adds a key-file slot (no KDF).
+    pub fn key_file(mut self, key: &KeyFile) -> Self {
+        self.key_files.push(key.clone());
         self
     }
 
@@ -77,7 +87,7 @@ impl KeySet {
         existing: &[KeySlot],
     ) -> Result<Vec<KeySlot>> {
         let used = existing.iter().filter(|s| !matches!(s, KeySlot::Empty)).count();
-        let count = self.passwords.len() + self.recipients.len();
+        let count = self.passwords.len() + self.key_files.len() + self.recipients.len();
         if count == 0 || used + count > KEY_SLOTS {
             return Err(Error::BadKeys(format!(
                 "{count} keys given and {used} slots in use; an archive takes 1 to {KEY_SLOTS}"
@@ -89,6 +99,11 @@ impl KeySet {
             let slot = wrap_password_slot(archive_id, content_key, password, kdf)
                 .map_err(|e| Error::InvalidKdf(e.to_string()))?;
             slots.push(KeySlot::Password(slot));
+        }
+        for key in &self.key_files {
+            let slot = wrap_key_file_slot(archive_id, content_key, &key.0)
+                .map_err(Error::stream("drawing random bytes"))?;
+            slots.push(KeySlot::KeyFile(slot));
         }
         let aad = recipient_slot_aad(archive_id);
         for recipient in &self.recipients {
@@ -109,8 +124,8 @@ impl From<&Password> for KeySet {
 }
 
 /// What opens an archive: a password (tried on the password slots, each
-/// try an Argon2id derivation) or identities (tried on the recipient slots,
-/// no KDF).
+/// try an Argon2id derivation), identities (tried on the recipient slots)
+/// or a key file (on the key-file slots); keys need no KDF.
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub enum Unlock<'a> {
@@ -118,6 +133,14 @@ pub enum Unlock<'a> {
     Password(&'a Password),
     /// Age or SSH identities.
     Identities(&'a [Identity]),
+    /// A key file.
+    KeyFile(&'a KeyFile),
+}
+
+impl<'a> From<&'a KeyFile> for Unlock<'a> {
+    fn from(key: &'a KeyFile) -> Unlock<'a> {
+        Unlock::KeyFile(key)
+    }
 }
 
 impl<'a> From<&'a Password> for Unlock<'a> {
@@ -149,6 +172,9 @@ impl Unlock<'_> {
         match self {
             Unlock::Password(password) => {
                 unwrap_password_slots(archive_id, slots, password).map_err(|_| Error::WrongPassword)
+            }
+            Unlock::KeyFile(key) => {
+                unwrap_key_file_slots(archive_id, slots, &key.0).map_err(|_| Error::WrongKeyFile)
             }
             Unlock::Identities(identities) => {
                 let aad = recipient_slot_aad(archive_id);
