@@ -32,7 +32,7 @@ struct Shape {
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus");
     for target in ["archive", "header", "key_slots", "trailer", "index", "page"] {
-        let _ = fs::remove_dir_all(root.join(target));
+        remove_generated(&root.join(target));
     }
     let shapes = [
         Shape { name: "no-entries", bytes: build(|_| {}), whole: true },
@@ -76,6 +76,18 @@ fn write(root: &Path, target: &str, name: &str, bytes: &[u8]) {
     let dir = root.join(target);
     fs::create_dir_all(&dir).expect("corpus dir");
     fs::write(dir.join(name), bytes).expect("writing a seed");
+}
+
+/// Removes the seeds a previous run wrote to `dir`, keeping the inputs
+/// AFL++ found that were copied there by hand (named `afl-<id>`).
+fn remove_generated(dir: &Path) {
+    let Ok(read) = fs::read_dir(dir) else { return };
+    for entry in read {
+        let path = entry.expect("reading a corpus dir").path();
+        if !path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("afl-")) {
+            fs::remove_file(&path).expect("removing an old seed");
+        }
+    }
 }
 
 /// A key slot without its zero padding (the `key_slots` target pads it
