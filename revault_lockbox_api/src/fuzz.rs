@@ -1,15 +1,37 @@
 //! Entry points for fuzzers (feature `fuzzing`): each decoder that reads
 //! bytes from a file, callable in one line from any fuzzing harness
 //! (cargo-afl, cargo-fuzz) and from the corpus replay test. None may panic,
-//! whatever the input.
+//! whatever the input. Also what a seed generator needs to cut real
+//! archives into the inputs of each target.
 
 use std::io::Cursor;
+use std::sync::Arc;
 
+use crate::crypto::{unwrap_content_key, SessionKeys};
 use crate::format::{
-    decode_slot, EntriesLeaf, HeaderPrefix, Internal, PagesLeaf, Root, Trailer, HEADER_PREFIX_LEN,
-    KEY_SLOT_LEN, MAX_PAGE_PLAIN_LEN, TRAILER_LEN,
+    decode_slot, Child, EntriesLeaf, HeaderPrefix, IndexNodeId, Internal, KeySlot, PagesLeaf, Root, Table,
+    Trailer, DATA_START, MAX_PAGE_PLAIN_LEN,
 };
-use crate::{Archive, Password};
+use crate::index::TreeReader;
+use crate::pipeline::open_root;
+use crate::{Archive, Error, Password, Result};
+
+/// Length of the header prefix, the input of [`header`].
+pub const HEADER_PREFIX_LEN: usize = crate::format::HEADER_PREFIX_LEN;
+/// Length of one key slot, the input of [`key_slots`]; the first slot
+/// starts right after the header prefix.
+pub const KEY_SLOT_LEN: usize = crate::format::KEY_SLOT_LEN;
+/// Length of the trailer at the end of every archive.
+pub const TRAILER_LEN: usize = crate::format::TRAILER_LEN;
+
+/// First byte of an [`index`] input that decodes the rest as an entries leaf.
+pub const INDEX_ENTRIES_LEAF: u8 = 0;
+/// First byte of an [`index`] input that decodes the rest as a page-table leaf.
+pub const INDEX_PAGES_LEAF: u8 = 1;
+/// First byte of an [`index`] input that decodes the rest as an internal node.
+pub const INDEX_INTERNAL: u8 = 2;
+/// First byte of an [`index`] input that decodes the rest as the root.
+pub const INDEX_ROOT: u8 = 3;
 
 /// The header prefix.
 pub fn header(data: &[u8]) {
@@ -34,13 +56,14 @@ pub fn trailer(data: &[u8]) {
 }
 
 /// An index node or root plaintext, after opening and decompression: the
-/// first byte picks the decoder.
+/// first byte picks the decoder (modulo 4: [`INDEX_ENTRIES_LEAF`],
+/// [`INDEX_PAGES_LEAF`], [`INDEX_INTERNAL`], [`INDEX_ROOT`]).
 pub fn index(data: &[u8]) {
     let Some((&which, node)) = data.split_first() else { return };
     match which % 4 {
-        0 => drop(EntriesLeaf::decode(node)),
-        1 => drop(PagesLeaf::decode(node)),
-        2 => drop(Internal::decode(node)),
+        INDEX_ENTRIES_LEAF => drop(EntriesLeaf::decode(node)),
+        INDEX_PAGES_LEAF => drop(PagesLeaf::decode(node)),
+        INDEX_INTERNAL => drop(Internal::decode(node)),
         _ => drop(Root::decode(node)),
     }
 }
@@ -58,13 +81,13 @@ pub fn page(data: &[u8]) {
 pub const PASSWORD: &str = "fuzz";
 
 /// A whole archive: open with [`PASSWORD`], verify, list, look one path up.
-/// Archives whose password slot asks for more than a cheap Argon2id cost
-/// are skipped, so that the fuzzer spends its time in the decoders, not in
-/// the KDF.
+/// Archives with a password slot (any of them: the reader tries several)
+/// that asks for more than a cheap Argon2id cost are skipped, so that the
+/// fuzzer spends its time in the decoders, not in the KDF.
 pub fn archive(data: &[u8]) {
-    let slot = data.get(HEADER_PREFIX_LEN..HEADER_PREFIX_LEN + KEY_SLOT_LEN);
-    let cheap = slot.and_then(|s| decode_slot(s).ok()).is_some_and(|s| match s {
-        crate::format::KeySlot::Password(p) => p.m_kib <= 64 && p.t <= 2 && p.p <= 2,
+    let slots = data.get(HEADER_PREFIX_LEN..DATA_START as usize).unwrap_or_default();
+    let cheap = slots.chunks(KEY_SLOT_LEN).all(|s| match decode_slot(s) {
+        Ok(KeySlot::Password(p)) => p.m_kib <= 64 && p.t <= 2 && p.p <= 2,
         _ => true,
     });
     if !cheap {
@@ -75,4 +98,59 @@ pub fn archive(data: &[u8]) {
         let _ = a.info();
         let _ = a.find(b"a");
     }
+}
+
+/// Seeds for [`index`]: the decrypted plaintexts of the root and of every
+/// index node of `archive`, each after the byte that selects its decoder;
+/// the root first, then each tree (entries, pages) top-down in key order.
+pub fn index_plaintexts(archive: &[u8], password: &Password) -> Result<Vec<Vec<u8>>> {
+    // Authenticates everything read below; the keys it derives are private
+    // to `Archive`, so they are derived again here.
+    Archive::open(Cursor::new(archive), password)?;
+    let archive_id =
+        HeaderPrefix::decode(archive[..HEADER_PREFIX_LEN].try_into().expect("open read it"))?.archive_id;
+    let at = archive.len() - TRAILER_LEN;
+    let trailer = Trailer::decode(archive[at..].try_into().expect("open read it"), at as u64)?;
+    let slots = archive[HEADER_PREFIX_LEN..DATA_START as usize]
+        .chunks(KEY_SLOT_LEN)
+        .map(decode_slot)
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let content_key = unwrap_content_key(&archive_id, &slots, password).map_err(|_| Error::WrongPassword)?;
+    let keys = Arc::new(SessionKeys::derive(&content_key, &trailer.session_salt));
+    let sealed = archive[trailer.root_offset as usize..at].to_vec();
+    let root_plain = open_root(&keys, &trailer.body(), trailer.root_plain_len, sealed)?;
+    let root = Root::decode(&root_plain)?;
+    let mut out = vec![[&[INDEX_ROOT], &root_plain[..]].concat()];
+    let src = Cursor::new(archive);
+    for (table, top) in [(Table::Entries, &root.entries), (Table::Pages, &root.pages)] {
+        let reader = TreeReader { src: &src, keys: Arc::clone(&keys), archive_id, table };
+        node_plaintexts(&reader, top.height.saturating_sub(1), 0, &top.children, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// Appends the plaintexts of `children` (of `level`, the first numbered
+/// `first_seq`) and of every node below them to `out`.
+fn node_plaintexts(
+    reader: &TreeReader<'_>,
+    level: u8,
+    first_seq: u64,
+    children: &[Child],
+    out: &mut Vec<Vec<u8>>,
+) -> Result<()> {
+    for (i, child) in children.iter().enumerate() {
+        let id = IndexNodeId { table: reader.table, level, seq: first_seq + i as u64 };
+        let plain = reader.node(&id, child)?;
+        let kind = match (level, reader.table) {
+            (0, Table::Entries) => INDEX_ENTRIES_LEAF,
+            (0, Table::Pages) => INDEX_PAGES_LEAF,
+            _ => INDEX_INTERNAL,
+        };
+        out.push([&[kind], &plain[..]].concat());
+        if level > 0 {
+            let node = Internal::decode(&plain)?;
+            node_plaintexts(reader, level - 1, node.first_child_seq, &node.children, out)?;
+        }
+    }
+    Ok(())
 }

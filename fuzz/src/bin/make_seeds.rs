@@ -1,54 +1,67 @@
 //! Writes the seed corpora in `fuzz/corpus/<target>/` from real archives:
-//! `cargo run --bin make_seeds` (inside `fuzz/`). Archives draw random ids,
-//! salts and keys, so each run writes different bytes of the same shapes;
-//! the committed seeds are one such run.
+//! `cargo run --bin make_seeds` (inside `fuzz/`). Only the public API and
+//! `revault_lockbox_api::fuzz` are used: archives are written with
+//! `ArchiveWriter` and cut into the pieces each target reads; index seeds
+//! are the decrypted root and node plaintexts of those archives. Archives
+//! draw random ids, salts and keys, so each run writes different bytes of
+//! the same shapes; the committed seeds are one such run.
 
 use std::fs;
-use std::io::Cursor;
+use std::io::{Cursor, Read};
 use std::path::{Path, PathBuf};
 
-use revault_lockbox_api::format::{
-    self, ArchiveId, Codec, FileLocation, Header, Index, KeySlot, PageRecord, Session, HEADER_PREFIX_LEN,
+use revault_lockbox_api::fuzz::{
+    self, HEADER_PREFIX_LEN, INDEX_ENTRIES_LEAF, INDEX_INTERNAL, INDEX_PAGES_LEAF, INDEX_ROOT, KEY_SLOT_LEN,
     TRAILER_LEN,
 };
-use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, EntryKind, KdfParams, Metadata, Password};
+use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, KdfParams, Metadata, Password};
 
 const PAGE_SIZE: usize = 4096;
+/// Largest seed written: AFL++ reads inputs up to 1 MiB, but small seeds
+/// mutate faster. Every archive is at least 64 KiB (its key-slot table).
+const MAX_SEED_LEN: usize = 256 << 10;
+
+/// One archive shape, and whether the whole archive is an `archive` seed
+/// (the large ones are kept only for their pieces).
+struct Shape {
+    name: &'static str,
+    bytes: Vec<u8>,
+    whole: bool,
+}
 
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus");
-    let archives = [
-        ("small-tree", small_tree()),
-        ("one-file", one_file()),
-        ("no-entries", build(|_| {})),
-        ("raw-pages", raw_pages()),
+    for target in ["archive", "header", "key_slots", "trailer", "index", "page"] {
+        remove_generated(&root.join(target));
+    }
+    let shapes = [
+        Shape { name: "no-entries", bytes: build(|_| {}), whole: true },
+        Shape { name: "one-file", bytes: one_file(), whole: true },
+        Shape { name: "small-tree", bytes: small_tree(), whole: true },
+        Shape { name: "raw-pages", bytes: raw_pages(), whole: true },
+        Shape { name: "many-files", bytes: many_files(), whole: true },
+        Shape { name: "long-paths", bytes: long_paths(), whole: false },
+        Shape { name: "many-pages", bytes: many_pages(), whole: false },
     ];
-    for (name, bytes) in &archives {
-        write(&root, "archive", name, bytes);
-        let (_, slots_len) = Header::decode_prefix(bytes).expect("own header");
-        let header_end = HEADER_PREFIX_LEN + slots_len;
-        write(&root, "header", name, &bytes[..header_end]);
-        write(&root, "key_slots", name, &bytes[HEADER_PREFIX_LEN..header_end]);
+    for shape in &shapes {
+        let (name, bytes) = (shape.name, &shape.bytes[..]);
+        if shape.whole {
+            write(&root, "archive", name, bytes);
+        }
         let at = bytes.len() - TRAILER_LEN;
-        let mut trailer = (at as u64).to_le_bytes().to_vec();
-        trailer.extend_from_slice(&bytes[at..]);
+        let trailer = [&(at as u64).to_le_bytes()[..], &bytes[at..]].concat();
         write(&root, "trailer", name, &trailer);
-        write(&root, "index", name, &index_of(bytes).encode());
+        for (kind, n, plain) in index_seeds(bytes) {
+            write(&root, "index", &format!("{name}-{kind}-{n}"), &plain);
+        }
     }
-
-    let other_slots = Header {
-        version: format::VERSION,
-        flags: 0,
-        archive_id: ArchiveId([7; format::ARCHIVE_ID_LEN]),
-        slots: vec![
-            KeySlot::Unknown { kind: 200, body: b"a later slot kind".to_vec() },
-            header_of(&archives[0].1).slots.remove(0),
-        ],
-    }
-    .encode();
-    write(&root, "header", "unknown-slot-first", &other_slots);
-    write(&root, "key_slots", "unknown-slot-first", &other_slots[HEADER_PREFIX_LEN..]);
-    write(&root, "index", "two-sessions-raw-page", &two_sessions().encode());
+    // Header prefixes and slots differ between archives only in random bytes.
+    let bytes = &shapes[0].bytes;
+    write(&root, "header", "prefix", &bytes[..HEADER_PREFIX_LEN]);
+    let slot =
+        |i: usize| &bytes[HEADER_PREFIX_LEN + i * KEY_SLOT_LEN..HEADER_PREFIX_LEN + (i + 1) * KEY_SLOT_LEN];
+    write(&root, "key_slots", "password", trim_zeros(slot(0)));
+    write(&root, "key_slots", "empty", trim_zeros(slot(1)));
 
     let text = text(3 * PAGE_SIZE);
     for (name, plain) in [("text", &text[..]), ("empty", &[][..]), ("zeros", &[0u8; PAGE_SIZE][..])] {
@@ -59,24 +72,67 @@ fn main() {
 }
 
 fn write(root: &Path, target: &str, name: &str, bytes: &[u8]) {
-    assert!(bytes.len() < 64 * 1024, "{target}/{name} is {} bytes", bytes.len());
+    assert!(bytes.len() <= MAX_SEED_LEN, "{target}/{name} is {} bytes", bytes.len());
     let dir = root.join(target);
     fs::create_dir_all(&dir).expect("corpus dir");
     fs::write(dir.join(name), bytes).expect("writing a seed");
 }
 
+/// Removes the seeds a previous run wrote to `dir`, keeping the inputs
+/// AFL++ found that were copied there by hand (named `afl-<id>`).
+fn remove_generated(dir: &Path) {
+    let Ok(read) = fs::read_dir(dir) else { return };
+    for entry in read {
+        let path = entry.expect("reading a corpus dir").path();
+        if !path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("afl-")) {
+            fs::remove_file(&path).expect("removing an old seed");
+        }
+    }
+}
+
+/// A key slot without its zero padding (the `key_slots` target pads it
+/// back), but never shorter than its kind and length fields.
+fn trim_zeros(slot: &[u8]) -> &[u8] {
+    let end = slot.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+    &slot[..end.max(3)]
+}
+
+/// The root and node plaintexts of `bytes`, each named by its kind and its
+/// position among the nodes of that kind.
+fn index_seeds(bytes: &[u8]) -> Vec<(&'static str, usize, Vec<u8>)> {
+    let plaintexts = fuzz::index_plaintexts(bytes, &password()).expect("own archive");
+    let mut counts = [0usize; 4];
+    plaintexts
+        .into_iter()
+        .map(|plain| {
+            let kind = match plain[0] {
+                INDEX_ENTRIES_LEAF => "entries-leaf",
+                INDEX_PAGES_LEAF => "pages-leaf",
+                INDEX_INTERNAL => "internal",
+                INDEX_ROOT => "root",
+                other => panic!("unknown index seed kind {other}"),
+            };
+            let n = counts[usize::from(plain[0])];
+            counts[usize::from(plain[0])] += 1;
+            (kind, n, plain)
+        })
+        .collect()
+}
+
+fn password() -> Password {
+    Password::from(fuzz::PASSWORD)
+}
+
 fn meta(mode: u32) -> Metadata {
-    Metadata { mode, uid: 1000, gid: 1000, mtime_secs: 1_700_000_000, mtime_nanos: 123_456_789 }
+    Metadata::new(mode, 1000, 1000, 1_700_000_000, 123_456_789)
 }
 
 fn build(add: impl FnOnce(&mut ArchiveWriter<Vec<u8>>)) -> Vec<u8> {
     let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS).page_size(PAGE_SIZE).threads(1);
-    let mut w = ArchiveWriter::new(Vec::new(), &Password::from(revault_lockbox_api::fuzz::PASSWORD), options)
-        .expect("writer");
+    let mut w = ArchiveWriter::new(Vec::new(), &password(), options).expect("writer");
     add(&mut w);
     let bytes = w.finish().expect("finish");
-    let mut opened = Archive::open(Cursor::new(&bytes), &Password::from(revault_lockbox_api::fuzz::PASSWORD))
-        .expect("open");
+    let opened = Archive::open(Cursor::new(&bytes), &password()).expect("open");
     assert!(opened.verify().expect("verify").is_ok(), "seed archive verifies");
     bytes
 }
@@ -105,116 +161,68 @@ fn noise(len: usize, mut state: u64) -> Vec<u8> {
         .collect()
 }
 
-fn small_tree() -> Vec<u8> {
-    build(|w| {
-        w.add_dir("d", &meta(0o755)).unwrap();
-        w.add_file("d/a.txt", &meta(0o644), 13, &b"hello, world\n"[..]).unwrap();
-        w.add_file("d/empty", &meta(0o600), 0, &b""[..]).unwrap();
-        w.add_symlink("d/link", &meta(0o777), "a.txt").unwrap();
-        w.add_hardlink("d/hard", &meta(0o644), "d/a.txt").unwrap();
-        let big = text(2 * PAGE_SIZE + 1000);
-        w.add_file("d/multi-page.txt", &meta(0o644), big.len() as u64, &big[..]).unwrap();
-        w.add_file(b"d/not-utf8-\xff", &meta(0o640), 3, &b"abc"[..]).unwrap();
-    })
-}
-
 fn one_file() -> Vec<u8> {
     build(|w| {
         w.add_file("only", &meta(0o644), 5, &b"only\n"[..]).unwrap();
     })
 }
 
-fn raw_pages() -> Vec<u8> {
+/// Every entry kind: a directory, files (empty, linked, over three pages,
+/// a non-UTF-8 name), a hard link and a symlink.
+fn small_tree() -> Vec<u8> {
     build(|w| {
-        let noise = noise(PAGE_SIZE + 100, 0x9e37_79b9_7f4a_7c15);
-        w.add_file("noise.bin", &meta(0o644), noise.len() as u64, &noise[..]).unwrap();
-        w.add_file("after", &meta(0o644), 6, &b"after\n"[..]).unwrap();
+        w.add_dir("d", &meta(0o755)).unwrap();
+        w.add_linked_file("d/a.txt", &meta(0o644), 13, &b"hello, world\n"[..]).unwrap();
+        w.add_file("d/empty", &meta(0o600), 0, &b""[..]).unwrap();
+        w.add_hardlink("d/hard", &meta(0o644), "d/a.txt").unwrap();
+        w.add_symlink("d/link", &meta(0o777), "a.txt").unwrap();
+        let big = text(2 * PAGE_SIZE + 1000);
+        w.add_file("d/multi-page.txt", &meta(0o644), big.len() as u64, &big[..]).unwrap();
+        w.add_file(b"d/not-utf8-\xff", &meta(0o640), 3, &b"abc"[..]).unwrap();
     })
 }
 
-fn header_of(bytes: &[u8]) -> Header {
-    let (mut header, slots_len) = Header::decode_prefix(bytes).expect("own header");
-    header.slots = format::decode_key_slots(&bytes[HEADER_PREFIX_LEN..HEADER_PREFIX_LEN + slots_len])
-        .expect("own key slots");
-    header
+fn raw_pages() -> Vec<u8> {
+    build(|w| {
+        let noise = noise(PAGE_SIZE + 100, 0x9e37_79b9_7f4a_7c15);
+        w.add_file("after", &meta(0o644), 6, &b"after\n"[..]).unwrap();
+        w.add_file("noise.bin", &meta(0o644), noise.len() as u64, &noise[..]).unwrap();
+    })
 }
 
-/// The index plaintext of `bytes`, rebuilt from its entries: the page table
-/// is not public, so it is laid out as the writer lays it (full pages from
-/// the end of the header, each stored a little shorter than its plaintext).
-fn index_of(bytes: &[u8]) -> Index {
-    let opened = Archive::open(Cursor::new(bytes), &Password::from(revault_lockbox_api::fuzz::PASSWORD))
-        .expect("open");
-    let page_count = opened
-        .entries()
-        .iter()
-        .filter_map(|e| match e.kind {
-            EntryKind::File { size, location, .. } if size > 0 => {
-                Some(location.first_page + (u64::from(location.offset) + size).div_ceil(PAGE_SIZE as u64))
-            }
-            _ => None,
-        })
-        .max()
-        .unwrap_or(0);
-    let start = (HEADER_PREFIX_LEN + Header::decode_prefix(bytes).expect("own header").1) as u64;
-    let pages = (0..page_count)
-        .map(|i| PageRecord {
-            offset: start + i * 1000,
-            stored_len: 1000,
-            plain_len: PAGE_SIZE as u32,
-            codec: Codec::Zstd,
-        })
-        .collect();
-    let at = bytes.len() - TRAILER_LEN;
-    let trailer =
-        format::Trailer::decode(bytes[at..].try_into().expect("trailer"), at as u64).expect("trailer");
-    Index {
-        sessions: vec![Session { first_page: 0, salt: trailer.session_salt }],
-        pages,
-        entries: opened.entries().to_vec(),
-    }
+/// Enough small files (sharing pages) to fill several entries leaves.
+fn many_files() -> Vec<u8> {
+    build(|w| {
+        w.add_dir("many", &meta(0o755)).unwrap();
+        for i in 0..2000 {
+            let content = format!("file {i}\n");
+            let path = format!("many/{i:04}.txt");
+            w.add_file(path, &meta(0o644), content.len() as u64, content.as_bytes()).unwrap();
+        }
+    })
 }
 
-/// An index of an archive appended to once: two sessions, a raw page.
-fn two_sessions() -> Index {
-    let entry = |path: &[u8], kind| revault_lockbox_api::Entry {
-        path: path.to_vec(),
-        kind,
-        mode: 0o644,
-        uid: 0,
-        gid: 0,
-        mtime_secs: -1,
-        mtime_nanos: 999_999_999,
-    };
-    Index {
-        sessions: vec![
-            Session { first_page: 0, salt: [1; format::SESSION_SALT_LEN] },
-            Session { first_page: 1, salt: [2; format::SESSION_SALT_LEN] },
-        ],
-        pages: vec![
-            PageRecord { offset: 127, stored_len: 60, plain_len: 4096, codec: Codec::Zstd },
-            PageRecord { offset: 187, stored_len: 4112, plain_len: 4096, codec: Codec::Raw },
-        ],
-        entries: vec![
-            entry(
-                b"a",
-                EntryKind::File {
-                    size: 5000,
-                    location: FileLocation { first_page: 0, offset: 100 },
-                    sha256: [3; 32],
-                },
-            ),
-            entry(b"b", EntryKind::Hardlink { target: b"a".to_vec() }),
-            entry(b"c", EntryKind::Symlink { target: b"/abs/../x".to_vec() }),
-            entry(
-                b"e",
-                EntryKind::File {
-                    size: 0,
-                    location: FileLocation { first_page: 2, offset: 0 },
-                    sha256: [0; 32],
-                },
-            ),
-            entry(b"z", EntryKind::Dir),
-        ],
-    }
+/// Paths of nearly the longest length, so that three entries fill a leaf
+/// and four leaves an internal node: an entries tree of height 2, whose
+/// last internal node has one child with a short key.
+fn long_paths() -> Vec<u8> {
+    build(|w| {
+        let long = "l".repeat(16_367);
+        for i in 0..12 {
+            let path = format!("{long}-{i:02}");
+            w.add_file(path, &meta(0o644), 2, &b"x\n"[..]).unwrap();
+        }
+        for i in 0..600 {
+            w.add_symlink(format!("short-{i:03}"), &meta(0o777), "target").unwrap();
+        }
+    })
+}
+
+/// Enough 4 KiB pages (of zeros, so the archive stays small) to fill two
+/// page-table leaves.
+fn many_pages() -> Vec<u8> {
+    build(|w| {
+        let size = 5000 * PAGE_SIZE;
+        w.add_file("zeros", &meta(0o644), size as u64, std::io::repeat(0).take(size as u64)).unwrap();
+    })
 }
