@@ -7,7 +7,7 @@
 use std::io::Cursor;
 use std::sync::Arc;
 
-use crate::crypto::{unwrap_content_key, SessionKeys};
+use crate::crypto::{unwrap_password_slots, SessionKeys};
 use crate::format::{
     decode_slot, Child, EntriesLeaf, HeaderPrefix, IndexNodeId, Internal, KeySlot, PagesLeaf, Root, Table,
     Trailer, DATA_START, MAX_PAGE_PLAIN_LEN,
@@ -115,7 +115,8 @@ pub fn index_plaintexts(archive: &[u8], password: &Password) -> Result<Vec<Vec<u
         .chunks(KEY_SLOT_LEN)
         .map(decode_slot)
         .collect::<std::result::Result<Vec<_>, _>>()?;
-    let content_key = unwrap_content_key(&archive_id, &slots, password).map_err(|_| Error::WrongPassword)?;
+    let (content_key, _) =
+        unwrap_password_slots(&archive_id, &slots, password).map_err(|_| Error::WrongPassword)?;
     let keys = Arc::new(SessionKeys::derive(&content_key, &trailer.session_salt));
     let sealed = archive[trailer.root_offset as usize..at].to_vec();
     let root_plain = open_root(&keys, &trailer.body(), trailer.root_plain_len, sealed)?;
