@@ -163,6 +163,25 @@ impl Iterator for Entries<'_> {
 impl<S: ReadAt> Archive<S> {
     /// Every entry, in index order (a directory right before its contents),
     /// read a leaf at a time: memory stays flat however many there are.
+    ///
+    /// ```
+    /// use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, EntryKind, KdfParams, Metadata, Password};
+    /// # fn main() -> Result<(), revault_lockbox_api::Error> {
+    /// # let pw = Password::from("pw");
+    /// # let mut w = ArchiveWriter::new(Vec::new(), &pw, CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS))?;
+    /// # w.add_dir("d", &Metadata::new(0o755, 0, 0, 0, 0))?;
+    /// # w.add_symlink("d/link", &Metadata::new(0o777, 0, 0, 0, 0), "../x")?;
+    /// # let bytes = w.finish()?;
+    /// let archive = Archive::open(std::io::Cursor::new(bytes), &pw)?;
+    /// for entry in archive.entries()? {
+    ///     let entry = entry?;
+    ///     if let EntryKind::Symlink { target, .. } = &entry.kind {
+    ///         assert_eq!((&entry.path[..], &target[..]), (&b"d/link"[..], &b"../x"[..]));
+    ///     }
+    /// }
+    /// assert!(archive.find("d/link")?.is_some() && archive.find("d/nope")?.is_none());
+    /// # Ok(()) }
+    /// ```
     pub fn entries(&self) -> Result<Entries<'_>> {
         let tree = self.tree(Table::Entries);
         let cursor = tree.leaves(&self.root.entries);

@@ -17,6 +17,23 @@ impl<S: ReadAt> Archive<S> {
     /// then only the pages of that content. Each page is authenticated
     /// before any of its bytes are returned; the SHA-256 of the whole file
     /// is checked when it is read through to its end from the start.
+    ///
+    /// ```
+    /// use std::io::{Read, Seek, SeekFrom};
+    /// use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, KdfParams, Metadata, Password};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let pw = Password::from("pw");
+    /// # let mut w = ArchiveWriter::new(Vec::new(), &pw, CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS))?;
+    /// # w.add_file("notes.txt", &Metadata::new(0o644, 0, 0, 0, 0), 11, &b"hello world"[..])?;
+    /// # let bytes = w.finish()?;
+    /// let archive = Archive::open(std::io::Cursor::new(bytes), &pw)?;
+    /// let mut file = archive.open_file("notes.txt")?;
+    /// file.seek(SeekFrom::Start(6))?;
+    /// let mut tail = String::new();
+    /// file.read_to_string(&mut tail)?;
+    /// assert_eq!(tail, "world");
+    /// # Ok(()) }
+    /// ```
     pub fn open_file(&self, path: impl AsRef<[u8]>) -> Result<EntryReader<'_, S>> {
         let path = path.as_ref();
         let entry = self.find(path)?.ok_or_else(|| Error::NotFound { path: path.into() })?;

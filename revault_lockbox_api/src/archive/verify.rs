@@ -114,6 +114,19 @@ impl<S: ReadAt> Archive<S> {
     /// recomputes every file's SHA-256. Damaged pages and files are
     /// reported, not returned as an error; I/O errors and a damaged index
     /// are.
+    ///
+    /// ```
+    /// use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, KdfParams, Metadata, Password};
+    /// # fn main() -> Result<(), revault_lockbox_api::Error> {
+    /// # let pw = Password::from("pw");
+    /// # let mut w = ArchiveWriter::new(Vec::new(), &pw, CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS))?;
+    /// # w.add_file("a", &Metadata::new(0o644, 0, 0, 0, 0), 3, &b"abc"[..])?;
+    /// # let bytes = w.finish()?;
+    /// let report = Archive::open(std::io::Cursor::new(bytes), &pw)?.verify()?;
+    /// assert!(report.is_ok());
+    /// assert_eq!(report.files, 1);
+    /// # Ok(()) }
+    /// ```
     pub fn verify(&self) -> Result<VerifyReport> {
         let mut checker = Checker {
             entries: self.entries()?,

@@ -15,6 +15,19 @@ use crate::{Error, Result};
 /// The keys a new archive is locked with: passwords (Argon2id), key files
 /// and public-key recipients, one key slot each, at most 16 in all. Any one of them opens
 /// the archive.
+///
+/// ```
+/// use revault_lockbox_api::{keygen, Archive, ArchiveWriter, CreateOptions, Identity, KeySet, Recipient};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let (identity_file, recipient) = keygen(false)?; // or age-keygen's output
+/// let recipient: Recipient = recipient.parse()?;
+/// let w = ArchiveWriter::new(Vec::new(), KeySet::new().recipient(recipient), CreateOptions::new())?;
+/// let bytes = w.finish()?;
+/// // No password, no KDF: the identity opens it.
+/// let identities = Identity::parse_file(identity_file.as_bytes(), &mut |_| None)?;
+/// Archive::open(std::io::Cursor::new(bytes), &identities)?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct KeySet {
     passwords: Vec<Password>,

@@ -175,6 +175,21 @@ impl<W: Write> NodeSink for Output<W> {
 /// component, so a directory right before its contents (`a`, `a/b`,
 /// `a.txt`); each path once. Pages are compressed and sealed on worker
 /// threads, with at most `pages_in_flight` pages held in memory.
+///
+/// ```
+/// use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, KdfParams, Metadata, Password};
+/// # fn main() -> Result<(), revault_lockbox_api::Error> {
+/// let password = Password::from("correct horse battery staple");
+/// let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS); // tests only
+/// let mut w = ArchiveWriter::new(Vec::new(), &password, options)?;
+/// let meta = Metadata::new(0o644, 1000, 1000, 1_700_000_000, 0);
+/// w.add_dir("logs", &Metadata::new(0o755, 1000, 1000, 1_700_000_000, 0))?;
+/// w.add_file("logs/today.txt", &meta, 6, &b"hello\n"[..])?;
+/// let bytes = w.finish()?;
+/// let archive = Archive::open(std::io::Cursor::new(bytes), &password)?;
+/// assert_eq!(archive.entry_count(), 2);
+/// # Ok(()) }
+/// ```
 pub struct ArchiveWriter<W: Write> {
     output: Output<W>,
     session_salt: [u8; SESSION_SALT_LEN],
