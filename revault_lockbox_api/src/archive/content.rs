@@ -99,6 +99,11 @@ impl PageRecords<'_> {
 
 type Opened = (u64, u64, u64, Result<Vec<u8>>);
 
+/// Spans handed out and waiting for their pages, past which no further
+/// page is read ahead: a bound on the walk's memory (and the visitor's)
+/// that does not depend on how small the files are.
+const MAX_WAITING_SPANS: usize = 16 << 10;
+
 impl<S: ReadAt> Archive<S> {
     fn page_records_from(&self, at: u64) -> Result<PageRecords<'_>> {
         let tree = self.tree(Table::Pages);
@@ -118,7 +123,13 @@ impl<S: ReadAt> Archive<S> {
         // The last span the visitor gave, for the order check.
         let mut last_end = 0u64;
         loop {
-            while !pages_done && pool.in_flight() < self.tuning.pages_in_flight {
+            // Pages in flight are bounded, and so are the spans waiting for
+            // them: a page of tiny files holds thousands.
+            let room = |pool: &OrderedPool<Opened>, queue: &VecDeque<Pending>| {
+                pool.in_flight() == 0
+                    || (pool.in_flight() < self.tuning.pages_in_flight && queue.len() < MAX_WAITING_SPANS)
+            };
+            while !pages_done && room(&pool, &queue) {
                 if pages.is_none() {
                     let from = if every_page {
                         0
