@@ -50,7 +50,22 @@ fn recipients(texts: &[String], files: &[PathBuf]) -> Result<Vec<Recipient>> {
 }
 
 fn key_file(path: &Path) -> Result<KeyFile> {
+    warn_if_readable_by_others(path);
     KeyFile::read(path).with_context(|| format!("reading key file {}", path.display()))
+}
+
+/// Like ssh: a secret key file that others may read gets a warning.
+fn warn_if_readable_by_others(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(md) = std::fs::metadata(path) {
+        let mode = md.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            eprintln!(
+                "lockbox: warning: {} is readable by others (mode {mode:04o}); keep secret keys at 0600",
+                path.display()
+            );
+        }
+    }
 }
 
 /// Runs `f` with the key that opens an existing archive: the key file, the
@@ -132,6 +147,7 @@ pub fn passwd(g: &GlobalArgs, a: PasswdArgs) -> Result<ExitCode> {
 pub fn identities(files: &[PathBuf]) -> Result<Vec<Identity>> {
     let mut all = Vec::new();
     for file in files {
+        warn_if_readable_by_others(file);
         let mut ask = |prompt: &str| -> Option<Password> {
             if !std::io::stdin().is_terminal() {
                 return None;

@@ -65,7 +65,9 @@ fn keygen_then_create_and_read_without_a_password() {
 
         let dir = work.path().join(format!("pq-{pq}"));
         let archive = create(&dir, &["-r", &recipient]);
-        assert_eq!(stdout(&ok(cat_with(&archive, &key))), "for your eyes only");
+        let read = ok(cat_with(&archive, &key));
+        assert_eq!(stdout(&read), "for your eyes only");
+        assert!(read.stderr.is_empty(), "no warning at 0600");
         let dest = dir.join("out");
         fs::create_dir(&dest).unwrap();
         ok(lockbox().arg("-i").arg(&key).arg("extract").arg(&archive).arg("-C").arg(&dest).output().unwrap());
@@ -123,7 +125,10 @@ fn keys_from_age_keygen_and_ssh_keygen_work() {
     let ssh_pub = fs::read_to_string(ssh_key.with_extension("pub")).unwrap();
     fs::write(&list, format!("# a team\n{age_recipient}\n{ssh_pub}")).unwrap();
     let archive = create(work.path(), &["-R", list.to_str().unwrap()]);
-    assert_eq!(stdout(&ok(cat_with(&archive, &age_key))), "for your eyes only");
+    fs::set_permissions(&age_key, fs::Permissions::from_mode(0o644)).unwrap();
+    let read = ok(cat_with(&archive, &age_key));
+    assert_eq!(stdout(&read), "for your eyes only");
+    assert!(String::from_utf8_lossy(&read.stderr).contains("readable by others"), "like ssh, a warning");
     assert_eq!(stdout(&ok(cat_with(&archive, &ssh_key))), "for your eyes only");
 }
 
