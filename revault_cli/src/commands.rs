@@ -127,15 +127,16 @@ fn open_archive(path: &Path, g: &GlobalArgs, profile: WorkloadProfile) -> Result
 
 pub fn list(g: &GlobalArgs, a: ListArgs) -> Result<ExitCode> {
     let archive = open_archive(&a.archive, g, WorkloadProfile::Balanced)?;
+    let terminal = io::stdout().is_terminal();
     let mut out = BufWriter::new(io::stdout().lock());
     let reading = || format!("reading the index of {}", a.archive.display());
     for e in archive.entries().with_context(reading)? {
         let e = e.with_context(reading)?;
         let e = &e;
         if a.long {
-            listing::write_long(&mut out, e)
+            listing::write_long(&mut out, e, terminal)
         } else {
-            out.write_all(&e.path).and_then(|()| out.write_all(b"\n"))
+            listing::write_name(&mut out, &e.path, terminal).and_then(|()| out.write_all(b"\n"))
         }
         .context("writing to stdout")?;
     }

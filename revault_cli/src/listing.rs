@@ -4,11 +4,21 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use revault_lockbox_api::{ArchiveInfo, Entry, EntryKind};
+use revault_lockbox_api::{ArchiveInfo, Entry, EntryKind, EntryPath};
 
-/// One `list -l` line: `MODE SIZE YYYY-MM-DD HH:MM:SS PATH[ -> TARGET]`,
-/// path and target as raw bytes.
-pub fn write_long(out: &mut impl Write, e: &Entry) -> io::Result<()> {
+/// Writes a stored name: its raw bytes for a pipe or file (so that scripts
+/// get exact names), escaped on a terminal (so that a hostile name cannot
+/// send control sequences to it), as `ls` does.
+pub fn write_name(out: &mut impl Write, name: &[u8], terminal: bool) -> io::Result<()> {
+    if terminal {
+        write!(out, "{}", EntryPath(name.to_vec()))
+    } else {
+        out.write_all(name)
+    }
+}
+
+/// One `list -l` line: `MODE SIZE YYYY-MM-DD HH:MM:SS PATH[ -> TARGET]`.
+pub fn write_long(out: &mut impl Write, e: &Entry, terminal: bool) -> io::Result<()> {
     let (kind, size, target) = match &e.kind {
         EntryKind::Dir => ('d', 0, None),
         EntryKind::File { size, .. } => ('-', *size, None),
@@ -17,10 +27,10 @@ pub fn write_long(out: &mut impl Write, e: &Entry) -> io::Result<()> {
         _ => ('?', 0, None),
     };
     write!(out, "{} {size:>12} {} ", mode_string(kind, e.mode), utc(e.mtime_secs))?;
-    out.write_all(&e.path)?;
+    write_name(out, &e.path, terminal)?;
     if let Some(t) = target {
         out.write_all(b" -> ")?;
-        out.write_all(t)?;
+        write_name(out, t, terminal)?;
     }
     out.write_all(b"\n")
 }
@@ -158,6 +168,18 @@ mod tests {
         assert_eq!(mode_string('d', 0o1777), "drwxrwxrwt");
         assert_eq!(mode_string('d', 0o1776), "drwxrwxrwT");
         assert_eq!(mode_string('h', 0), "h---------");
+    }
+
+    #[test]
+    fn names_are_escaped_only_on_a_terminal() {
+        let hostile = b"x\x1b]0;pwned\x07\x1b[2J\xff";
+        let mut raw = Vec::new();
+        write_name(&mut raw, hostile, false).unwrap();
+        assert_eq!(raw, hostile, "pipes get the exact bytes");
+        let mut shown = Vec::new();
+        write_name(&mut shown, hostile, true).unwrap();
+        assert!(!shown.contains(&0x1b) && !shown.contains(&0x07), "{}", String::from_utf8_lossy(&shown));
+        assert_eq!(String::from_utf8(shown).unwrap(), "x\\u{1b}]0;pwned\\u{7}\\u{1b}[2J\\xff");
     }
 
     #[test]
