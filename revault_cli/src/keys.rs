@@ -14,27 +14,29 @@ use revault_lockbox_api::{
 };
 
 use crate::password::{self, Purpose};
-use crate::{CreateArgs, GlobalArgs, KeyAddArgs, KeyListArgs, KeyRemoveArgs, PasswdArgs, UsageError};
+use crate::{
+    CreateArgs, GlobalArgs, KeyAddArgs, KeyListArgs, KeyRemoveArgs, PasswdArgs, RecipientArgs, UsageError,
+};
 
 /// What a new archive is locked with: the recipients given, else a
 /// password (asked twice on a terminal).
 pub fn lock(g: &GlobalArgs, a: &CreateArgs) -> Result<KeySet> {
-    let recipients = recipients(&a.recipients, &a.recipients_files)?;
+    let keys = recipients(&a.recipients)?;
     if let Some(path) = &g.key_file {
-        let keys = KeySet::new().key_file(&key_file(path)?).recipients(recipients);
-        return Ok(keys.allow_mixed_recipients(a.allow_mixed_recipients));
+        return Ok(keys.key_file(&key_file(path)?));
     }
-    if recipients.is_empty() {
+    if !keys.has_keys() {
         let password = password::get(g.password_file.as_deref(), Purpose::Create)?;
         return Ok(KeySet::new().password(&password));
     }
-    Ok(KeySet::new().recipients(recipients).allow_mixed_recipients(a.allow_mixed_recipients))
+    Ok(keys)
 }
 
-/// The recipients of `-r` arguments and `-R` files; a bad one is a usage
-/// error naming where it is.
-fn recipients(texts: &[String], files: &[PathBuf]) -> Result<Vec<Recipient>> {
-    let mut all = Vec::new();
+/// The recipients of `-r` arguments and `-R` files, as a key set; a bad one
+/// is a usage error naming where it is.
+fn recipients(a: &RecipientArgs) -> Result<KeySet> {
+    let (texts, files) = (&a.recipients, &a.files);
+    let mut all: Vec<Recipient> = Vec::new();
     for (i, text) in texts.iter().enumerate() {
         let parsed = parse_recipients(text, &format!("-r argument {}", i + 1))
             .map_err(|e| UsageError(e.to_string()))?;
@@ -46,7 +48,7 @@ fn recipients(texts: &[String], files: &[PathBuf]) -> Result<Vec<Recipient>> {
     if !files.is_empty() && all.is_empty() {
         return Err(UsageError("the recipients files name no recipient".into()).into());
     }
-    Ok(all)
+    Ok(KeySet::new().recipients(all).allow_mixed_recipients(a.allow_mixed_recipients))
 }
 
 fn key_file(path: &Path) -> Result<KeyFile> {
@@ -106,17 +108,14 @@ pub fn list(a: KeyListArgs) -> Result<ExitCode> {
 
 /// `key add`: new password and recipient slots.
 pub fn add(g: &GlobalArgs, a: KeyAddArgs) -> Result<ExitCode> {
-    let mut keys = KeySet::new()
-        .recipients(recipients(&a.recipients, &a.recipients_files)?)
-        .allow_mixed_recipients(a.allow_mixed_recipients);
+    let mut keys = recipients(&a.recipients)?;
     if a.password || a.new_password_file.is_some() {
         keys = keys.password(&password::get_new(a.new_password_file.as_deref())?);
     }
     if let Some(path) = &a.new_key_file {
         keys = keys.key_file(&key_file(path)?);
     }
-    let nothing = !a.password && a.new_password_file.is_none() && a.new_key_file.is_none();
-    if nothing && a.recipients.is_empty() && a.recipients_files.is_empty() {
+    if !keys.has_keys() {
         return Err(UsageError("nothing to add: give --password, --new-key-file, -r or -R".into()).into());
     }
     let written = with_key(g, |key| add_keys(&a.archive, key, &keys, KdfParams::default()))

@@ -125,19 +125,8 @@ struct CreateArgs {
     /// Argon2id lanes [default: 4]. Lowering makes guessing cheaper.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     kdf_lanes: Option<u32>,
-    /// Lock the archive to this age recipient (`age1…`, `age1pq1…`) or SSH
-    /// public key (`ssh-ed25519 …`, `ssh-rsa …`) instead of a password;
-    /// repeatable. Reading it then takes `-i IDENTITY_FILE`.
-    #[arg(short = 'r', long = "recipient", value_name = "RECIPIENT")]
-    recipients: Vec<String>,
-    /// Lock the archive to every recipient in FILE (one a line, `#`
-    /// comments); repeatable.
-    #[arg(short = 'R', long = "recipients-file", value_name = "FILE")]
-    recipients_files: Vec<PathBuf>,
-    /// Allow post-quantum and classical-only recipients in one archive (it
-    /// is then only as strong as its classical recipients).
-    #[arg(long)]
-    allow_mixed_recipients: bool,
+    #[command(flatten)]
+    recipients: RecipientArgs,
     /// Files and directories to archive (directories recursively; symbolic
     /// links are stored, not followed).
     #[arg(value_name = "PATH", required = true)]
@@ -235,13 +224,24 @@ struct KeyAddArgs {
     /// Add a slot for the key file FILE.
     #[arg(long, value_name = "FILE")]
     new_key_file: Option<PathBuf>,
-    /// Add a slot for this recipient (repeatable).
+    #[command(flatten)]
+    recipients: RecipientArgs,
+}
+
+/// Public-key recipients, for `create` and `key add`.
+#[derive(Debug, Args)]
+struct RecipientArgs {
+    /// A slot for this age recipient (`age1…`, `age1pq1…`) or SSH public key
+    /// (`ssh-ed25519 …`, `ssh-rsa …`); repeatable. With `create`, instead of
+    /// a password; reading then takes `-i IDENTITY_FILE`.
     #[arg(short = 'r', long = "recipient", value_name = "RECIPIENT")]
     recipients: Vec<String>,
-    /// Add a slot for every recipient in FILE (repeatable).
+    /// A slot for every recipient in FILE (one a line, `#` comments);
+    /// repeatable.
     #[arg(short = 'R', long = "recipients-file", value_name = "FILE")]
-    recipients_files: Vec<PathBuf>,
-    /// Allow post-quantum and classical-only recipients together.
+    files: Vec<PathBuf>,
+    /// Allow post-quantum and classical-only recipients in one archive (it
+    /// is then only as strong as its classical recipients).
     #[arg(long)]
     allow_mixed_recipients: bool,
 }

@@ -78,6 +78,11 @@ impl KeySet {
         !self.passwords.is_empty()
     }
 
+    /// Whether any key was given.
+    pub fn has_keys(&self) -> bool {
+        !(self.passwords.is_empty() && self.key_files.is_empty() && self.recipients.is_empty())
+    }
+
     /// The slot table: one slot per key, then empty slots.
     pub(crate) fn slots(
         &self,
