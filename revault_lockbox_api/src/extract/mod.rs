@@ -192,11 +192,9 @@ impl<S: ReadAt> Archive<S> {
                 return Err(Error::NotFound { path: EntryPath(root.clone()) });
             }
         }
-        if roots.is_empty() {
-            // The whole index is walked, with its checks, before writing.
-            self.entries()?.try_for_each(|e| e.map(drop))?;
-        }
-        // Below a directory that does not exist yet nothing exists either.
+        // This walk of the selection (the whole index when nothing was
+        // named) runs every index check before anything is written. Below
+        // a directory that does not exist yet nothing exists either.
         let mut missing: Option<Vec<u8>> = None;
         for e in self.selected(roots)? {
             let e = e?;
