@@ -5,16 +5,13 @@
 //! archives into the inputs of each target.
 
 use std::io::Cursor;
-use std::sync::Arc;
 
-use crate::crypto::{unwrap_password_slots, SessionKeys};
 use crate::format::{
     decode_slot, Child, EntriesLeaf, HeaderPrefix, IndexNodeId, Internal, KeySlot, PagesLeaf, Root, Table,
     Trailer, DATA_START, MAX_PAGE_PLAIN_LEN,
 };
 use crate::index::TreeReader;
-use crate::pipeline::open_root;
-use crate::{Archive, Error, Password, Result};
+use crate::{Archive, Password, Result};
 
 /// Length of the header prefix, the input of [`header`].
 pub const HEADER_PREFIX_LEN: usize = crate::format::HEADER_PREFIX_LEN;
@@ -104,28 +101,12 @@ pub fn archive(data: &[u8]) {
 /// index node of `archive`, each after the byte that selects its decoder;
 /// the root first, then each tree (entries, pages) top-down in key order.
 pub fn index_plaintexts(archive: &[u8], password: &Password) -> Result<Vec<Vec<u8>>> {
-    // Authenticates everything read below; the keys it derives are private
-    // to `Archive`, so they are derived again here.
-    Archive::open(Cursor::new(archive), password)?;
-    let archive_id =
-        HeaderPrefix::decode(archive[..HEADER_PREFIX_LEN].try_into().expect("open read it"))?.archive_id;
-    let at = archive.len() - TRAILER_LEN;
-    let trailer = Trailer::decode(archive[at..].try_into().expect("open read it"), at as u64)?;
-    let slots = archive[HEADER_PREFIX_LEN..DATA_START as usize]
-        .chunks(KEY_SLOT_LEN)
-        .map(decode_slot)
-        .collect::<std::result::Result<Vec<_>, _>>()?;
-    let (content_key, _) =
-        unwrap_password_slots(&archive_id, &slots, password).map_err(|_| Error::WrongPassword)?;
-    let keys = Arc::new(SessionKeys::derive(&content_key, &trailer.session_salt));
-    let sealed = archive[trailer.root_offset as usize..at].to_vec();
-    let root_plain = open_root(&keys, &trailer.body(), trailer.root_plain_len, sealed)?;
-    let root = Root::decode(&root_plain)?;
-    let mut out = vec![[&[INDEX_ROOT], &root_plain[..]].concat()];
-    let src = Cursor::new(archive);
+    let opened = Archive::open(Cursor::new(archive), password)?;
+    let root = opened.root();
+    // The root's encoding is canonical: its decoder refuses anything else.
+    let mut out = vec![[&[INDEX_ROOT], &root.encode()[..]].concat()];
     for (table, top) in [(Table::Entries, &root.entries), (Table::Pages, &root.pages)] {
-        let reader = TreeReader { src: &src, keys: Arc::clone(&keys), archive_id, table };
-        node_plaintexts(&reader, top.height.saturating_sub(1), 0, &top.children, &mut out)?;
+        node_plaintexts(&opened.tree(table), top.height.saturating_sub(1), 0, &top.children, &mut out)?;
     }
     Ok(out)
 }
@@ -154,4 +135,23 @@ fn node_plaintexts(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ArchiveWriter, CreateOptions, KdfParams, Metadata};
+
+    #[test]
+    fn index_seeds_are_the_root_and_every_node() {
+        let password = Password::from(PASSWORD);
+        let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS);
+        let mut w = ArchiveWriter::new(Vec::new(), &password, options).unwrap();
+        w.add_file("a", &Metadata::new(0o644, 0, 0, 0, 0), 3, &b"abc"[..]).unwrap();
+        let seeds = index_plaintexts(&w.finish().unwrap(), &password).unwrap();
+        let kinds: Vec<u8> = seeds.iter().map(|s| s[0]).collect();
+        assert_eq!(kinds, [INDEX_ROOT, INDEX_ENTRIES_LEAF, INDEX_PAGES_LEAF]);
+        assert!(Root::decode(&seeds[0][1..]).is_ok());
+        assert!(EntriesLeaf::decode(&seeds[1][1..]).is_ok() && PagesLeaf::decode(&seeds[2][1..]).is_ok());
+    }
 }

@@ -176,8 +176,14 @@ impl<S: ReadAt> Archive<S> {
         self.root.stream_len
     }
 
+    /// The authenticated root (for the fuzz seeds).
+    #[cfg(feature = "fuzzing")]
+    pub(crate) fn root(&self) -> &Root {
+        &self.root
+    }
+
     /// A reader of one of the trees written by the last session.
-    fn tree(&self, table: Table) -> TreeReader<'_> {
+    pub(crate) fn tree(&self, table: Table) -> TreeReader<'_> {
         TreeReader {
             src: &self.src,
             keys: Arc::clone(self.session_keys.last().expect("at least one session")),
