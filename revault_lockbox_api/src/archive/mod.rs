@@ -114,27 +114,12 @@ impl<S: ReadAt> Archive<S> {
         if file_len < HEADER_PREFIX_LEN as u64 {
             return Err(malformed_error("archive", "too short to be a lockbox archive"));
         }
-        let mut prefix = [0u8; HEADER_PREFIX_LEN];
-        read_exact(&src, &mut prefix, 0, "header")?;
-        let header =
-            HeaderPrefix::decode(&prefix).map_err(|e| match HeaderPrefix::peek_version(&prefix) {
-                Some(found) if found != VERSION => Error::UnsupportedVersion { found, supported: VERSION },
-                _ => Error::from(e),
-            })?;
+        let header = read_prefix(&src)?;
         if file_len < DATA_START + TRAILER_LEN as u64 {
             return Err(Error::tampered("trailer (archive truncated)"));
         }
-        let trailer_offset = file_len - TRAILER_LEN as u64;
-        let mut raw = [0u8; TRAILER_LEN];
-        read_exact(&src, &mut raw, trailer_offset, "trailer")?;
-        let trailer = Trailer::decode(&raw, trailer_offset)
-            .map_err(|e| Error::tampered(format!("trailer ({})", e.why)))?;
-        if trailer.archive_id != header.archive_id {
-            return Err(Error::tampered("trailer (belongs to another archive)"));
-        }
-        let mut table = vec![0u8; KEY_SLOTS * KEY_SLOT_LEN];
-        read_exact(&src, &mut table, HEADER_PREFIX_LEN as u64, "key slots")?;
-        let slots = table.chunks(KEY_SLOT_LEN).map(decode_slot).collect::<Result<Vec<_>, _>>()?;
+        let trailer = read_trailer(&src, file_len, &header)?;
+        let slots = read_slots(&src)?;
         let (content_key, _) = key.into().content_key(&header.archive_id, &slots)?;
         let last_keys = SessionKeys::derive(&content_key, &trailer.session_salt);
         let body = trailer.body();
@@ -244,6 +229,40 @@ pub(crate) fn page_in(leaf: &PagesLeaf, at: u64) -> Option<(u64, PageRecord, u64
         start = end;
     }
     None
+}
+
+/// Reads and decodes the header prefix; a version this library does not
+/// read is named.
+pub(crate) fn read_prefix(src: &dyn ReadAt) -> Result<HeaderPrefix> {
+    let mut prefix = [0u8; HEADER_PREFIX_LEN];
+    read_exact(src, &mut prefix, 0, "header")?;
+    HeaderPrefix::decode(&prefix).map_err(|e| match HeaderPrefix::peek_version(&prefix) {
+        Some(found) if found != VERSION => Error::UnsupportedVersion { found, supported: VERSION },
+        _ => Error::from(e),
+    })
+}
+
+/// Reads and decodes the trailer at the end of a `file_len`-byte archive,
+/// which must belong to the archive of `header`. Not yet authenticated.
+pub(crate) fn read_trailer(src: &dyn ReadAt, file_len: u64, header: &HeaderPrefix) -> Result<Trailer> {
+    let offset = file_len
+        .checked_sub(TRAILER_LEN as u64)
+        .ok_or_else(|| Error::tampered("trailer (archive truncated)"))?;
+    let mut raw = [0u8; TRAILER_LEN];
+    read_exact(src, &mut raw, offset, "trailer")?;
+    let trailer =
+        Trailer::decode(&raw, offset).map_err(|e| Error::tampered(format!("trailer ({})", e.why)))?;
+    if trailer.archive_id != header.archive_id {
+        return Err(Error::tampered("trailer (belongs to another archive)"));
+    }
+    Ok(trailer)
+}
+
+/// Reads and decodes every slot of the key-slot table.
+pub(crate) fn read_slots(src: &dyn ReadAt) -> Result<Vec<KeySlot>> {
+    let mut table = vec![0u8; KEY_SLOTS * KEY_SLOT_LEN];
+    read_exact(src, &mut table, HEADER_PREFIX_LEN as u64, "key slots")?;
+    Ok(table.chunks(KEY_SLOT_LEN).map(decode_slot).collect::<Result<Vec<_>, _>>()?)
 }
 
 fn read_exact(src: &dyn ReadAt, buf: &mut [u8], offset: u64, what: &str) -> Result<()> {

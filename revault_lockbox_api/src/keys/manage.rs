@@ -12,11 +12,9 @@ use std::path::Path;
 use rustix::fs::{flock, FlockOperation};
 
 use super::{KeySet, Unlock};
+use crate::archive::{read_prefix, read_slots, read_trailer};
 use crate::crypto::{ContentKey, KdfParams, Password, SessionKeys};
-use crate::format::{
-    decode_slot, encode_slot, HeaderPrefix, KeySlot, Trailer, HEADER_PREFIX_LEN, KEY_SLOTS, KEY_SLOT_LEN,
-    TRAILER_LEN, VERSION,
-};
+use crate::format::{encode_slot, HeaderPrefix, KeySlot, HEADER_PREFIX_LEN, KEY_SLOTS, KEY_SLOT_LEN};
 use crate::{Error, Result};
 
 /// What one slot holds, as `key list` shows it.
@@ -46,7 +44,7 @@ pub struct SlotInfo {
 struct SlotTable {
     file: File,
     path: std::path::PathBuf,
-    archive_id: [u8; 16],
+    header: HeaderPrefix,
     slots: Vec<KeySlot>,
 }
 
@@ -61,33 +59,19 @@ impl SlotTable {
                 source: e.into(),
             })?;
         }
-        let mut prefix = [0u8; HEADER_PREFIX_LEN];
-        read_at(&file, &mut prefix, 0, path)?;
-        let header =
-            HeaderPrefix::decode(&prefix).map_err(|e| match HeaderPrefix::peek_version(&prefix) {
-                Some(found) if found != VERSION => Error::UnsupportedVersion { found, supported: VERSION },
-                _ => Error::from(e),
-            })?;
-        let mut table = vec![0u8; KEY_SLOTS * KEY_SLOT_LEN];
-        read_at(&file, &mut table, HEADER_PREFIX_LEN as u64, path)?;
-        let slots = table.chunks(KEY_SLOT_LEN).map(decode_slot).collect::<Result<Vec<_>, _>>()?;
-        Ok(SlotTable { file, path: path.to_path_buf(), archive_id: header.archive_id, slots })
+        let header = read_prefix(&file)?;
+        let slots = read_slots(&file)?;
+        Ok(SlotTable { file, path: path.to_path_buf(), header, slots })
     }
 
     /// The content key that `key` opens, checked against this archive's
     /// trailer, and the slot it came from.
     fn unlock(&self, key: Unlock<'_>) -> Result<(ContentKey, usize)> {
-        let (content_key, at) = key.content_key(&self.archive_id, &self.slots)?;
+        let (content_key, at) = key.content_key(&self.header.archive_id, &self.slots)?;
         let len = self.file.metadata().map_err(Error::io("inspecting", &self.path))?.len();
-        let offset = len
-            .checked_sub(TRAILER_LEN as u64)
-            .ok_or_else(|| Error::tampered("trailer (archive truncated)"))?;
-        let mut raw = [0u8; TRAILER_LEN];
-        read_at(&self.file, &mut raw, offset, &self.path)?;
-        let trailer =
-            Trailer::decode(&raw, offset).map_err(|e| Error::tampered(format!("trailer ({})", e.why)))?;
+        let trailer = read_trailer(&self.file, len, &self.header)?;
         let keys = SessionKeys::derive(&content_key, &trailer.session_salt);
-        if trailer.archive_id != self.archive_id
+        if trailer.archive_id != self.header.archive_id
             || keys.check_trailer_tag(&trailer.body(), &trailer.tag).is_err()
         {
             return Err(Error::tampered("trailer"));
@@ -109,16 +93,6 @@ impl SlotTable {
     fn in_use(&self) -> usize {
         self.slots.iter().filter(|s| !matches!(s, KeySlot::Empty)).count()
     }
-}
-
-fn read_at(file: &File, buf: &mut [u8], offset: u64, path: &Path) -> Result<()> {
-    file.read_exact_at(buf, offset).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::UnexpectedEof {
-            Error::tampered("key slots (archive truncated)")
-        } else {
-            Error::io("reading", path)(e)
-        }
-    })
 }
 
 /// The slots in use of the archive at `path`. Slots are not secret: no key
@@ -150,7 +124,7 @@ pub fn add_keys<'k>(
 ) -> Result<Vec<usize>> {
     let mut table = SlotTable::open(path, true)?;
     let (content_key, _) = table.unlock(key.into())?;
-    let new = keys.wrap(&table.archive_id, &content_key, kdf, &table.slots)?;
+    let new = keys.wrap(&table.header.archive_id, &content_key, kdf, &table.slots)?;
     let mut written = Vec::with_capacity(new.len());
     for slot in new {
         let index =
@@ -184,7 +158,7 @@ pub fn remove_key_slot<'k>(path: &Path, key: impl Into<Unlock<'k>>, index: usize
 pub fn change_password(path: &Path, old: &Password, new: &Password, kdf: KdfParams) -> Result<usize> {
     let mut table = SlotTable::open(path, true)?;
     let (content_key, old_index) = table.unlock(Unlock::Password(old))?;
-    let slot = KeySet::new().password(new).wrap(&table.archive_id, &content_key, kdf, &[])?.remove(0);
+    let slot = KeySet::new().password(new).wrap(&table.header.archive_id, &content_key, kdf, &[])?.remove(0);
     let Some(index) = table.slots.iter().position(|s| matches!(s, KeySlot::Empty)) else {
         return Err(Error::BadKeys(format!("all {KEY_SLOTS} slots are in use: remove one first")));
     };
