@@ -2,9 +2,9 @@
 //!
 //! ```text
 //! data_page_aad  = archive_id[16] || 0x01 || page_number u64 || codec u8
-//!                  || plain_len u32 || stored_len u32                    (35 bytes)
+//!                  || plain_len u32 || stored_len u32                    (34 bytes)
 //! index_node_aad = archive_id[16] || 0x02 || table u8 || level u8 || seq u64
-//!                  || codec u8 || plain_len u32 || stored_len u32        (37 bytes)
+//!                  || codec u8 || plain_len u32 || stored_len u32        (36 bytes)
 //! ```
 
 use super::codec::{malformed, Encoder};
@@ -31,6 +31,8 @@ impl Codec {
 }
 
 const KIND_DATA: u8 = 1;
+/// Length of a data page's associated data.
+pub(crate) const DATA_AAD_LEN: usize = ARCHIVE_ID_LEN + 18;
 const KIND_INDEX: u8 = 2;
 
 /// Associated data of one sealed data page.
@@ -43,10 +45,16 @@ impl PageAad {
         codec: Codec,
         plain_len: u32,
         stored_len: u32,
-    ) -> Vec<u8> {
-        let mut e = Encoder::default();
-        e.bytes(archive_id).u8(KIND_DATA).u64(page_number).u8(codec as u8).u32(plain_len).u32(stored_len);
-        e.buf
+    ) -> [u8; DATA_AAD_LEN] {
+        // A fixed array, not an encoder's Vec: one is built for every page.
+        let mut aad = [0u8; DATA_AAD_LEN];
+        aad[..ARCHIVE_ID_LEN].copy_from_slice(archive_id);
+        aad[16] = KIND_DATA;
+        aad[17..25].copy_from_slice(&page_number.to_le_bytes());
+        aad[25] = codec as u8;
+        aad[26..30].copy_from_slice(&plain_len.to_le_bytes());
+        aad[30..34].copy_from_slice(&stored_len.to_le_bytes());
+        aad
     }
 }
 

@@ -18,6 +18,9 @@ thread_local! {
     /// one costs more than compressing a small probe.
     static COMPRESSORS: RefCell<Vec<(i32, zstd::bulk::Compressor<'static>)>> = const { RefCell::new(Vec::new()) };
     static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
+    /// Where the probes compress to, reused so that a page costs no
+    /// allocation.
+    static PROBE_FRAME: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Whether three small probes (start, middle, end) of the page all fail to
@@ -28,31 +31,46 @@ fn looks_incompressible(plain: &[u8]) -> bool {
         return false;
     }
     let starts = [0, plain.len() / 2 - PROBE_LEN / 2, plain.len() - PROBE_LEN];
-    starts.iter().all(|&s| {
-        let probe = &plain[s..s + PROBE_LEN];
-        zstd_compress(probe, 1).is_none_or(|c| c.len() + PROBE_LEN / MIN_SAVING_DIVISOR >= PROBE_LEN)
+    PROBE_FRAME.with(|frame| {
+        let frame = &mut frame.borrow_mut();
+        starts.iter().all(|&s| {
+            let probe = &plain[s..s + PROBE_LEN];
+            !zstd_compress_into(probe, 1, frame) || frame.len() + PROBE_LEN / MIN_SAVING_DIVISOR >= PROBE_LEN
+        })
     })
 }
 
-fn compress(plain: &[u8], level: i32) -> Option<Vec<u8>> {
-    if looks_incompressible(plain) {
-        return None;
-    }
-    let out = zstd_compress(plain, level)?;
-    (out.len() + plain.len() / MIN_SAVING_DIVISOR < plain.len()).then_some(out)
+/// Compresses `plain` into `frame` (replacing what it held) when that pays;
+/// `false` leaves the page to be stored raw.
+fn compress_into(plain: &[u8], level: i32, frame: &mut Vec<u8>) -> bool {
+    !looks_incompressible(plain)
+        && zstd_compress_into(plain, level, frame)
+        && frame.len() + plain.len() / MIN_SAVING_DIVISOR < plain.len()
 }
 
-fn zstd_compress(plain: &[u8], level: i32) -> Option<Vec<u8>> {
+/// Room for the sealed form of any `len`-byte plaintext, compressed or not.
+fn sealed_capacity(len: usize) -> usize {
+    zstd::zstd_safe::compress_bound(len).max(len) + TAG_LEN
+}
+
+/// Compresses all of `plain` into `frame` with this thread's context for
+/// `level`. `frame` grows only when it has less room than zstd's bound.
+fn zstd_compress_into(plain: &[u8], level: i32, frame: &mut Vec<u8>) -> bool {
+    frame.clear();
+    frame.reserve(sealed_capacity(plain.len()));
     COMPRESSORS.with(|cell| {
         let mut contexts = cell.borrow_mut();
         let i = match contexts.iter().position(|(l, _)| *l == level) {
             Some(i) => i,
-            None => {
-                contexts.push((level, zstd::bulk::Compressor::new(level).ok()?));
-                contexts.len() - 1
-            }
+            None => match zstd::bulk::Compressor::new(level) {
+                Ok(context) => {
+                    contexts.push((level, context));
+                    contexts.len() - 1
+                }
+                Err(_) => return false,
+            },
         };
-        contexts[i].1.compress(plain).ok()
+        contexts[i].1.compress_to_buffer(plain, frame).is_ok()
     })
 }
 
@@ -67,30 +85,54 @@ impl Sealed {
     /// Compresses `plain` when it pays and seals it; `seal` gets the codec,
     /// the lengths and the buffer to seal in place.
     fn new(plain: Vec<u8>, level: i32, seal: impl FnOnce(Codec, u32, u32, &mut Vec<u8>)) -> Sealed {
-        let plain_len = plain.len() as u32;
-        let (codec, mut bytes) = match compress(&plain, level) {
-            Some(c) => (Codec::Zstd, c),
-            None => (Codec::Raw, plain),
-        };
-        let stored_len = (bytes.len() + TAG_LEN) as u32;
-        bytes.reserve_exact(TAG_LEN);
-        seal(codec, plain_len, stored_len, &mut bytes);
-        Sealed { plain_len, codec, bytes }
+        Sealed::into_buffers(plain, Vec::new(), level, seal).0
     }
+
+    /// [`new`](Self::new) into recycled buffers: `plain` holds the
+    /// plaintext, `spare` is any buffer. Returns the sealed unit and the
+    /// buffer it did not need. Neither grows when both have
+    /// [`page_buffer_capacity`] room for a plaintext of this length.
+    fn into_buffers(
+        plain: Vec<u8>,
+        mut spare: Vec<u8>,
+        level: i32,
+        seal: impl FnOnce(Codec, u32, u32, &mut Vec<u8>),
+    ) -> (Sealed, Vec<u8>) {
+        let plain_len = plain.len() as u32;
+        let (codec, mut bytes, mut left) = if compress_into(&plain, level, &mut spare) {
+            (Codec::Zstd, spare, plain)
+        } else {
+            (Codec::Raw, plain, spare)
+        };
+        left.clear();
+        let stored_len = (bytes.len() + TAG_LEN) as u32;
+        bytes.reserve(TAG_LEN);
+        seal(codec, plain_len, stored_len, &mut bytes);
+        (Sealed { plain_len, codec, bytes }, left)
+    }
+}
+
+/// Capacity of a page buffer that sealing never has to grow: room for a
+/// page of `page_size` bytes, its zstd frame at worst, and the tag.
+pub(crate) fn page_buffer_capacity(page_size: usize) -> usize {
+    sealed_capacity(page_size)
 }
 
 /// zstd level of index nodes and the root: they are small and read often.
 const INDEX_LEVEL: i32 = 3;
 
-/// Compresses (when it pays) and seals data page `number`.
+/// Compresses (when it pays) and seals data page `number`, held in
+/// `plain`, using `spare` for the frame; returns the sealed page and the
+/// buffer it did not need (see [`Sealed::into_buffers`]).
 pub(crate) fn seal_data_page(
     keys: &SessionKeys,
     archive_id: &[u8; ARCHIVE_ID_LEN],
     number: u64,
     plain: Vec<u8>,
+    spare: Vec<u8>,
     level: i32,
-) -> Sealed {
-    Sealed::new(plain, level, |codec, plain_len, stored_len, buf| {
+) -> (Sealed, Vec<u8>) {
+    Sealed::into_buffers(plain, spare, level, |codec, plain_len, stored_len, buf| {
         let aad = PageAad::data(archive_id, number, codec, plain_len, stored_len);
         keys.seal_page(PageNonce::data(number), &aad, buf)
     })
@@ -142,10 +184,14 @@ pub(crate) fn open_index_node(
 /// Compresses the root into one zstd frame: always, so that its length
 /// needs no codec field.
 pub(crate) fn compress_root(plain: &[u8]) -> Result<Vec<u8>> {
-    zstd_compress(plain, INDEX_LEVEL).ok_or_else(|| Error::Stream {
-        action: "compressing the index root",
-        source: std::io::Error::other("zstd failed"),
-    })
+    let mut frame = Vec::new();
+    if !zstd_compress_into(plain, INDEX_LEVEL, &mut frame) {
+        return Err(Error::Stream {
+            action: "compressing the index root",
+            source: std::io::Error::other("zstd failed"),
+        });
+    }
+    Ok(frame)
 }
 
 /// Seals the compressed root with the trailer body as associated data.
@@ -204,10 +250,12 @@ mod tests {
             })
             .collect();
         assert!(looks_incompressible(&random));
-        assert!(compress(&random, 3).is_none());
+        let mut frame = Vec::new();
+        assert!(!compress_into(&random, 3, &mut frame));
         let text = b"the quick brown fox jumps over the lazy dog. ".repeat(2000);
         assert!(!looks_incompressible(&text));
-        let c = compress(&text, 3).unwrap();
+        assert!(compress_into(&text, 3, &mut frame));
+        let c = frame;
         assert_eq!(decompress(&c, text.len()).unwrap(), text);
         assert!(decompress(&c, text.len() - 1).is_none());
     }

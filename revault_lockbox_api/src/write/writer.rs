@@ -16,7 +16,7 @@ use crate::format::{
     TRAILER_LEN,
 };
 use crate::index::{page_key, NodeSink, TreeBuilder};
-use crate::pipeline::{compress_root, seal_data_page, seal_index_node, seal_root, OrderedPool, Sealed};
+use crate::pipeline::{compress_root, seal_index_node, seal_root, PageSealer, SealingKeys};
 use crate::{CreateTuning, Error, KeySet, Progress, Result, WorkloadProfile};
 
 /// Metadata stored with each entry.
@@ -198,7 +198,7 @@ pub struct ArchiveWriter<W: Write> {
     /// Data-stream offset of the current page's first byte.
     page_start: u64,
     next_page: u64,
-    pool: OrderedPool<(u64, Sealed)>,
+    sealer: PageSealer,
     /// Records of written pages waiting for their leaf.
     page_records: PagesLeaf,
     pages: TreeBuilder,
@@ -243,6 +243,10 @@ impl<W: Write> ArchiveWriter<W> {
         }
         out.write_all(&header).map_err(Error::stream("writing the archive header"))?;
         let keys = Arc::new(SessionKeys::derive(&content_key, &session_salt));
+        let tuning = &options.tuning;
+        let sealing = SealingKeys { keys: Arc::clone(&keys), archive_id, zstd_level: tuning.zstd_level };
+        let mut sealer =
+            PageSealer::new(sealing, tuning.page_size, tuning.threads, tuning.pages_in_flight, 0)?;
         let output = Output {
             out,
             position: header.len() as u64,
@@ -253,10 +257,10 @@ impl<W: Write> ArchiveWriter<W> {
         Ok(ArchiveWriter {
             output,
             session_salt,
-            page: Vec::with_capacity(options.tuning.page_size),
+            page: sealer.buffer(),
             page_start: 0,
             next_page: 0,
-            pool: OrderedPool::new(options.tuning.threads)?,
+            sealer,
             page_records: PagesLeaf { first_page: 0, first_offset: 0, pages: Vec::new() },
             pages: TreeBuilder::new(Table::Pages),
             leaf: Vec::new(),
@@ -460,20 +464,19 @@ impl<W: Write> ArchiveWriter<W> {
 
     /// Hands the current page to the workers and writes whatever finished.
     fn flush_page(&mut self) -> Result<()> {
-        let plain = std::mem::replace(&mut self.page, Vec::with_capacity(self.tuning.page_size));
+        let fresh = self.sealer.buffer();
+        let plain = std::mem::replace(&mut self.page, fresh);
         self.page_start += plain.len() as u64;
-        let (keys, id, number, level) =
-            (Arc::clone(&self.output.keys), self.output.archive_id, self.next_page, self.tuning.zstd_level);
+        self.sealer.submit(self.next_page, plain);
         self.next_page += 1;
-        self.pool.submit(move || (number, seal_data_page(&keys, &id, number, plain, level)));
-        while self.pool.in_flight() >= self.tuning.pages_in_flight {
+        while self.sealer.in_flight() >= self.tuning.pages_in_flight {
             self.write_oldest()?;
         }
         Ok(())
     }
 
     fn write_oldest(&mut self) -> Result<()> {
-        let Some((_, sealed)) = self.pool.pop() else { return Ok(()) };
+        let Some(sealed) = self.sealer.pop() else { return Ok(()) };
         let offset = self.output.position;
         self.output.write(&sealed.bytes, "writing a page")?;
         self.page_records.pages.push(PageRecord {
@@ -482,6 +485,7 @@ impl<W: Write> ArchiveWriter<W> {
             plain_len: sealed.plain_len,
             codec: sealed.codec,
         });
+        self.sealer.recycle(sealed.bytes);
         if (self.page_records.pages.len() + 1) * PAGE_RECORD_LEN > INDEX_NODE_TARGET_LEN {
             self.flush_page_records()?;
         }
@@ -513,7 +517,7 @@ impl<W: Write> ArchiveWriter<W> {
         if !self.page.is_empty() {
             self.flush_page()?;
         }
-        while self.pool.in_flight() > 0 {
+        while self.sealer.in_flight() > 0 {
             self.write_oldest()?;
         }
         self.flush_page_records()?;
