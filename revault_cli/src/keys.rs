@@ -151,7 +151,7 @@ pub fn identities(files: &[PathBuf]) -> Result<Vec<Identity>> {
             if !std::io::stdin().is_terminal() {
                 return None;
             }
-            rpassword::prompt_password(format!("{prompt}: ")).ok().map(Password::from)
+            password::ask(prompt).ok()
         };
         all.extend(
             Identity::read_file(file, &mut ask)

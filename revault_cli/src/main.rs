@@ -305,6 +305,8 @@ const EXIT_AUTH: u8 = 3;
 const EXIT_BROKEN_PIPE: u8 = 141;
 
 fn main() -> ExitCode {
+    // First, while the process has one thread.
+    password::take_from_environment();
     let cli = Cli::parse();
     let strict_extract = matches!(&cli.command, Command::Extract(a) if !a.keep_going);
     let writes_archive = matches!(&cli.command, Command::Create(_));

@@ -1,14 +1,20 @@
 //! Where the password comes from: a file, the environment, or the terminal.
 //!
-//! Each source's bytes go into a [`Password`] as soon as they are read, so
-//! they are wiped on drop; nothing here prints a password.
+//! Every source is read straight into a [`Password`]: a locked buffer of
+//! [`MAX_PASSWORD_LEN`] bytes that never grows, so no partial copy is left
+//! in freed memory, wiped on drop. The environment variables are taken out
+//! of the process environment at start-up, before any thread exists, so
+//! that nothing started later inherits them. Nothing here prints a password.
 
-use std::io::IsTerminal;
+use std::fs::File;
+use std::io::{IsTerminal, Write};
 use std::os::unix::ffi::OsStringExt;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use anyhow::{Context, Result};
 use revault_lockbox_api::Password;
+use rustix::termios::{tcgetattr, tcsetattr, LocalModes, OptionalActions};
 
 use crate::UsageError;
 
@@ -16,6 +22,40 @@ use crate::UsageError;
 pub const ENV_VAR: &str = "LOCKBOX_PASSWORD";
 /// The environment variable holding a new password (`passwd`, `key add`).
 pub const NEW_ENV_VAR: &str = "LOCKBOX_NEW_PASSWORD";
+/// Longest password read from a file, a pipe or the terminal, in bytes.
+pub const MAX_PASSWORD_LEN: usize = 4096;
+
+/// The passwords taken from the environment by [`take_from_environment`].
+struct FromEnvironment {
+    password: Option<Password>,
+    new_password: Option<Password>,
+}
+
+static FROM_ENVIRONMENT: OnceLock<FromEnvironment> = OnceLock::new();
+
+/// Moves `LOCKBOX_PASSWORD` and `LOCKBOX_NEW_PASSWORD` out of the process
+/// environment into locked memory. Must run first in `main`, before any
+/// thread starts: changing the environment is sound only then.
+pub fn take_from_environment() {
+    let taken = FromEnvironment { password: take_var(ENV_VAR), new_password: take_var(NEW_ENV_VAR) };
+    let _ = FROM_ENVIRONMENT.set(taken);
+}
+
+fn take_var(name: &str) -> Option<Password> {
+    let value = std::env::var_os(name)?;
+    std::env::remove_var(name);
+    // `Password::new` copies into locked memory and wipes this buffer.
+    Some(Password::new(value.into_vec()))
+}
+
+fn from_environment(name: &str) -> Option<Password> {
+    let taken = FROM_ENVIRONMENT.get()?;
+    if name == ENV_VAR {
+        taken.password.clone()
+    } else {
+        taken.new_password.clone()
+    }
+}
 
 /// Whether the password protects a new archive (asked twice, never empty)
 /// or opens an existing one.
@@ -39,11 +79,9 @@ pub fn get_new(file: Option<&Path>) -> Result<Password> {
 
 fn from(file: Option<&Path>, env_var: &str, purpose: Purpose) -> Result<Password> {
     let password = if let Some(path) = file {
-        let bytes =
-            std::fs::read(path).with_context(|| format!("reading password file {}", path.display()))?;
-        Password::new(first_line(bytes))
-    } else if let Some(value) = std::env::var_os(env_var) {
-        Password::new(value.into_vec())
+        read_file(path)?
+    } else if let Some(password) = from_environment(env_var) {
+        password
     } else if std::io::stdin().is_terminal() {
         return prompt(purpose);
     } else {
@@ -57,24 +95,19 @@ fn from(file: Option<&Path>, env_var: &str, purpose: Purpose) -> Result<Password
     Ok(password)
 }
 
-/// The first line of `bytes`, without its `\n` or `\r\n`. Truncates in
-/// place rather than copying: `Password` wipes the whole allocation on drop,
-/// the cut-off rest included.
-fn first_line(mut bytes: Vec<u8>) -> Vec<u8> {
-    let end = bytes.iter().position(|&b| b == b'\n').unwrap_or(bytes.len());
-    let end = if end > 0 && bytes[end - 1] == b'\r' { end - 1 } else { end };
-    bytes.truncate(end);
-    bytes
+/// The first line of the file (or pipe) at `path`.
+fn read_file(path: &Path) -> Result<Password> {
+    let reading = || format!("reading password file {}", path.display());
+    let mut file = File::open(path).with_context(reading)?;
+    Password::read_line(&mut file, MAX_PASSWORD_LEN).with_context(reading)
 }
 
 fn prompt(purpose: Purpose) -> Result<Password> {
-    let first = rpassword::prompt_password("Password: ").context("reading the password from the terminal")?;
+    let password = ask("Password").context("reading the password from the terminal")?;
     if purpose == Purpose::Open {
-        return Ok(Password::from(first));
+        return Ok(password);
     }
-    let second =
-        rpassword::prompt_password("Repeat password: ").context("reading the password from the terminal")?;
-    let (password, repeat) = (Password::from(first), Password::from(second));
+    let repeat = ask("Repeat password").context("reading the password from the terminal")?;
     if !password.ct_eq(&repeat) {
         return Err(UsageError("the passwords do not match".into()).into());
     }
@@ -84,17 +117,37 @@ fn prompt(purpose: Purpose) -> Result<Password> {
     Ok(password)
 }
 
+/// Asks on the terminal (`/dev/tty`) with echo off: writes `label: `, reads
+/// one line into a [`Password`], and restores the terminal's modes.
+pub fn ask(label: &str) -> std::io::Result<Password> {
+    let mut tty = File::options().read(true).write(true).open("/dev/tty")?;
+    let saved = tcgetattr(&tty)?;
+    let mut quiet = saved.clone();
+    quiet.local_modes.remove(LocalModes::ECHO);
+    quiet.local_modes.insert(LocalModes::ECHONL);
+    write!(tty, "{label}: ")?;
+    tty.flush()?;
+    tcsetattr(&tty, OptionalActions::Flush, &quiet)?;
+    let read = Password::read_line(&mut tty, MAX_PASSWORD_LEN);
+    tcsetattr(&tty, OptionalActions::Now, &saved)?;
+    read
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn first_line_strips_line_endings() {
-        assert_eq!(first_line(b"secret\n".to_vec()), b"secret");
-        assert_eq!(first_line(b"secret\r\nmore\n".to_vec()), b"secret");
-        assert_eq!(first_line(b"no newline".to_vec()), b"no newline");
-        assert_eq!(first_line(b" spaces kept \n".to_vec()), b" spaces kept ");
-        assert_eq!(first_line(b"\n".to_vec()), b"");
-        assert_eq!(first_line(b"\xff\xfe\n".to_vec()), b"\xff\xfe");
+    fn a_taken_variable_is_gone_from_the_environment_of_children() {
+        // A name of its own: tests run on threads of one process.
+        const NAME: &str = "LOCKBOX_TEST_TAKEN_PASSWORD";
+        std::env::set_var(NAME, "hunter2 in the environment");
+        let taken = take_var(NAME).expect("the variable was set");
+        assert!(taken.ct_eq(&Password::from("hunter2 in the environment")));
+        assert!(std::env::var_os(NAME).is_none());
+        let child = std::process::Command::new("cat").arg("/proc/self/environ").output().unwrap();
+        assert!(child.status.success());
+        assert!(!String::from_utf8_lossy(&child.stdout).contains(NAME));
+        assert!(take_var(NAME).is_none());
     }
 }

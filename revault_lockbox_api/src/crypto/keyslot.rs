@@ -22,7 +22,7 @@ fn seal_key(
     key: &ContentKey,
 ) -> [u8; KEY_LEN + TAG_LEN] {
     let cipher = ChaCha20Poly1305::new(&Key::from(*kek));
-    let mut buf = Zeroizing::new(*key.0);
+    let mut buf = Zeroizing::new(*key.bytes());
     let tag = cipher
         .encrypt_inout_detached(&Nonce::from(*nonce), aad, buf.as_mut_slice().into())
         .expect("32-byte message");
@@ -46,7 +46,7 @@ fn open_key(
     cipher
         .decrypt_inout_detached(&Nonce::from(*nonce), aad, key.as_mut_slice().into(), &tag)
         .map_err(|_| AuthFailed)?;
-    Ok(ContentKey(key))
+    Ok(ContentKey::from_bytes(&key))
 }
 
 /// The key-encryption key of a key-file slot: HKDF-SHA256 of the file's
@@ -150,7 +150,7 @@ mod tests {
         let slot = wrap_password_slot(&id, &key, &pw, KdfParams::INSECURE_FOR_TESTS).unwrap();
         let slots = [KeySlot::Empty, KeySlot::Password(slot)];
         let (opened, at) = unwrap_password_slots(&id, &slots, &pw).unwrap();
-        assert_eq!((*opened.0, at), (*key.0, 1));
+        assert_eq!((*opened.bytes(), at), (*key.bytes(), 1));
         assert!(unwrap_password_slots(&id, &slots, &Password::from("wrong")).is_err());
         id[0] ^= 1;
         assert!(unwrap_password_slots(&id, &slots, &pw).is_err(), "slot is bound to the archive id");

@@ -1,11 +1,13 @@
 //! Keys and sealing: the password KDF, the random content key and the key
 //! slots that wrap it, the per-session key schedule, and page sealing.
 //!
-//! Secrets live in zeroizing types with redacted `Debug`. Every nonce is a
+//! Secrets live in zeroizing types with redacted `Debug`, in memory locked
+//! against swapping where the system allows (`locked`). Every nonce is a
 //! [`PageNonce`] built in one place; see `schedule` for why none repeats.
 
 mod kdf;
 mod keyslot;
+mod locked;
 mod schedule;
 mod secret;
 
@@ -13,6 +15,7 @@ pub use kdf::KdfParams;
 pub(crate) use keyslot::{
     unwrap_key_file_slots, unwrap_password_slots, wrap_key_file_slot, wrap_password_slot,
 };
+pub(crate) use locked::Locked;
 pub(crate) use schedule::{PageNonce, SessionKeys};
 pub use secret::Password;
 pub(crate) use secret::{random_bytes, ContentKey};

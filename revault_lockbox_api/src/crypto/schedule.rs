@@ -55,7 +55,7 @@ pub(crate) struct SessionKeys {
 
 impl SessionKeys {
     pub(crate) fn derive(key: &ContentKey, salt: &[u8; SESSION_SALT_LEN]) -> SessionKeys {
-        let hk = Hkdf::<Sha256>::new(Some(salt), key.0.as_ref());
+        let hk = Hkdf::<Sha256>::new(Some(salt), key.bytes());
         let sub = |label: &[u8]| {
             let mut k = Zeroizing::new([0u8; KEY_LEN]);
             hk.expand(label, k.as_mut()).expect("32 bytes is a valid HKDF output length");
@@ -138,7 +138,7 @@ mod tests {
     use super::*;
 
     fn keys(salt: u8) -> SessionKeys {
-        SessionKeys::derive(&ContentKey(Zeroizing::new([7; KEY_LEN])), &[salt; SESSION_SALT_LEN])
+        SessionKeys::derive(&ContentKey::from_bytes(&[7; KEY_LEN]), &[salt; SESSION_SALT_LEN])
     }
 
     #[test]

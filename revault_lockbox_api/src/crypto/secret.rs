@@ -1,33 +1,89 @@
-//! Secret types: zeroized on drop, never printed.
+//! Secret types: in locked memory (where the system allows), zeroized on
+//! drop, never printed.
 
 use std::fmt;
-use zeroize::Zeroizing;
+use std::io::{self, Read};
 
+use zeroize::{Zeroize, Zeroizing};
+
+use super::locked::{Locked, SecretBytes};
 use crate::format::KEY_LEN;
 
-/// A password. Wiped from memory on drop; `Debug` prints no content.
+/// A password. Held in memory locked against swapping where the system
+/// allows, wiped on drop; `Debug` prints no content.
 #[derive(Clone)]
-pub struct Password(Zeroizing<Vec<u8>>);
+pub struct Password(SecretBytes);
 
 impl Password {
-    /// Takes ownership of the password bytes.
+    /// Takes the password bytes: they are copied into locked memory and
+    /// the given buffer is wiped.
     pub fn new(bytes: impl Into<Vec<u8>>) -> Password {
-        Password(Zeroizing::new(bytes.into()))
+        let mut bytes = bytes.into();
+        let password = Password(SecretBytes::copy_of(&bytes));
+        bytes.zeroize();
+        password
+    }
+
+    /// Reads a password up to the first `\n` (a `\r` before it is dropped
+    /// too) or the end of `source`, straight into a locked buffer of
+    /// `max_len` bytes that never grows, so no partial copy is left behind.
+    /// Bytes read past the line stay in that buffer until it is wiped.
+    /// A line longer than `max_len` is an [`io::ErrorKind::InvalidData`]
+    /// error.
+    pub fn read_line(source: &mut dyn Read, max_len: usize) -> io::Result<Password> {
+        let mut buf = SecretBytes::with_capacity(max_len);
+        loop {
+            if let Some(end) = buf.as_slice().iter().position(|&b| b == b'\n') {
+                buf.truncate(end);
+                break;
+            }
+            if buf.spare().is_empty() {
+                // Full: only a newline (or the end) may follow.
+                let mut next = Zeroizing::new([0u8; 1]);
+                if read_some(source, next.as_mut())? == 0 || next[0] == b'\n' {
+                    break;
+                }
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("the password is longer than {max_len} bytes"),
+                ));
+            }
+            let n = read_some(source, buf.spare())?;
+            if n == 0 {
+                break;
+            }
+            buf.add_len(n);
+        }
+        if buf.as_slice().last() == Some(&b'\r') {
+            buf.truncate(buf.as_slice().len() - 1);
+        }
+        Ok(Password(buf))
     }
 
     /// Compares two passwords in constant time (for "enter it again").
     pub fn ct_eq(&self, other: &Password) -> bool {
         use subtle::ConstantTimeEq;
-        self.0.len() == other.0.len() && bool::from(self.0.as_slice().ct_eq(other.0.as_slice()))
+        let (a, b) = (self.0.as_slice(), other.0.as_slice());
+        a.len() == b.len() && bool::from(a.ct_eq(b))
     }
 
     /// Whether the password is empty.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0.as_slice().is_empty()
     }
 
     pub(crate) fn expose(&self) -> &[u8] {
-        &self.0
+        self.0.as_slice()
+    }
+}
+
+/// One `read`, retried when interrupted.
+fn read_some(source: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        match source.read(buf) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
     }
 }
 
@@ -49,14 +105,26 @@ impl fmt::Debug for Password {
     }
 }
 
-/// The random 256-bit key all of an archive's subkeys derive from.
-pub(crate) struct ContentKey(pub(crate) Zeroizing<[u8; KEY_LEN]>);
+/// The random 256-bit key all of an archive's subkeys derive from, in
+/// locked memory, wiped on drop.
+pub(crate) struct ContentKey(Locked<Zeroizing<[u8; KEY_LEN]>>);
 
 impl ContentKey {
     pub(crate) fn random() -> std::io::Result<ContentKey> {
-        let mut key = Zeroizing::new([0u8; KEY_LEN]);
-        random_bytes(key.as_mut())?;
-        Ok(ContentKey(key))
+        let mut key = ContentKey(Locked::zeroed());
+        random_bytes(key.0.as_mut())?;
+        Ok(key)
+    }
+
+    /// A copy of `bytes` (the caller wipes its own).
+    pub(crate) fn from_bytes(bytes: &[u8; KEY_LEN]) -> ContentKey {
+        let mut key = ContentKey(Locked::zeroed());
+        key.0.copy_from_slice(bytes);
+        key
+    }
+
+    pub(crate) fn bytes(&self) -> &[u8; KEY_LEN] {
+        &self.0
     }
 }
 
@@ -79,8 +147,44 @@ mod tests {
     fn debug_never_shows_secrets() {
         let p = Password::from("hunter2");
         assert!(!format!("{p:?}").contains("hunter2"));
-        let k = ContentKey(Zeroizing::new([0x41; KEY_LEN]));
+        let k = ContentKey::from_bytes(&[0x41; KEY_LEN]);
         assert!(!format!("{k:?}").contains("65"));
         assert!(!format!("{k:?}").contains('A'));
+    }
+
+    #[test]
+    fn read_line_takes_the_first_line_into_a_fixed_buffer() {
+        let read = |input: &[u8], max| Password::read_line(&mut &input[..], max).map(|p| p.expose().to_vec());
+        assert_eq!(read(b"secret\nmore\n", 64).unwrap(), b"secret");
+        assert_eq!(read(b"secret\r\n", 64).unwrap(), b"secret");
+        assert_eq!(read(b"no newline", 64).unwrap(), b"no newline");
+        assert_eq!(read(b" spaces kept \n", 64).unwrap(), b" spaces kept ");
+        assert_eq!(read(b"\n", 64).unwrap(), b"");
+        assert_eq!(read(b"", 64).unwrap(), b"");
+        assert_eq!(read(b"\xff\xfe\n", 64).unwrap(), b"\xff\xfe");
+        assert_eq!(read(b"12345678", 8).unwrap(), b"12345678");
+        assert_eq!(read(b"12345678\nrest", 8).unwrap(), b"12345678");
+        let err = read(b"123456789\n", 8).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert!(err.to_string().contains("longer than 8 bytes"), "{err}");
+    }
+
+    /// A reader that hands out one byte per call, as a slow pipe does.
+    struct Trickle<'a>(&'a [u8]);
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let Some((&b, rest)) = self.0.split_first() else { return Ok(0) };
+            buf[0] = b;
+            self.0 = rest;
+            Ok(1)
+        }
+    }
+
+    #[test]
+    fn read_line_from_a_trickling_pipe() {
+        let long = vec![b'x'; 3000];
+        let input = [&long[..], b"\nnext"].concat();
+        let password = Password::read_line(&mut Trickle(&input), 4096).unwrap();
+        assert_eq!(password.expose(), &long[..]);
     }
 }

@@ -13,6 +13,7 @@ use zeroize::Zeroizing;
 use super::hybrid::HybridIdentity;
 use super::recipient::{read_limited, RecipientKey};
 use super::{KeyError, Recipient, RecipientKind, MAX_KEY_FILE_LEN, MAX_SCRYPT_LOG_N};
+use crate::crypto::Locked;
 use crate::Password;
 
 /// The caller's way to get a passphrase for a protected identity: called
@@ -33,10 +34,12 @@ pub type PassphraseFn<'a> = dyn FnMut(&str) -> Option<Password> + 'a;
 pub struct Identity(IdentityKey);
 
 #[derive(Clone)]
+/// Each key in its own locked allocation (an RSA key's numbers are on the
+/// heap of the `rsa` crate, beyond this lock).
 enum IdentityKey {
-    X25519(age::x25519::Identity),
-    Hybrid(Box<HybridIdentity>),
-    Ssh(Box<SshIdentity>),
+    X25519(Locked<age::x25519::Identity>),
+    Hybrid(Locked<HybridIdentity>),
+    Ssh(Locked<SshIdentity>),
 }
 
 #[derive(Clone)]
@@ -82,18 +85,18 @@ impl Identity {
     /// The age identity behind this one.
     pub(super) fn as_age(&self) -> &dyn age::Identity {
         match &self.0 {
-            IdentityKey::X25519(i) => i,
-            IdentityKey::Hybrid(i) => i.as_ref(),
+            IdentityKey::X25519(i) => &**i,
+            IdentityKey::Hybrid(i) => &**i,
             IdentityKey::Ssh(ssh) => &ssh.key,
         }
     }
 
     pub(super) fn from_hybrid(i: HybridIdentity) -> Identity {
-        Identity(IdentityKey::Hybrid(Box::new(i)))
+        Identity(IdentityKey::Hybrid(Locked::new(i)))
     }
 
     pub(super) fn from_x25519(i: age::x25519::Identity) -> Identity {
-        Identity(IdentityKey::X25519(i))
+        Identity(IdentityKey::X25519(Locked::new(i)))
     }
 }
 
@@ -188,7 +191,7 @@ fn parse_ssh(
         line: None,
         reason: format!("SSH key has no usable public key ({e:?})"),
     })?;
-    Ok(Identity(IdentityKey::Ssh(Box::new(SshIdentity { key, public }))))
+    Ok(Identity(IdentityKey::Ssh(Locked::new(SshIdentity { key, public }))))
 }
 
 /// Decrypts an `age -p` identity file (binary or armored) with the

@@ -12,19 +12,20 @@ use std::path::Path;
 use zeroize::Zeroizing;
 
 use super::{random_bytes, KeyError, MAX_KEY_FILE_LEN};
+use crate::crypto::Locked;
 
 const PREFIX: &str = "LOCKBOX-KEY-1 ";
 
-/// A random 256-bit key read from (or written to) a key file. Wiped on
-/// drop; `Debug` prints nothing of it.
+/// A random 256-bit key read from (or written to) a key file. In memory
+/// locked against swapping where the system allows, wiped on drop; `Debug` prints nothing of it.
 #[derive(Clone)]
-pub struct KeyFile(pub(crate) Zeroizing<[u8; 32]>);
+pub struct KeyFile(pub(crate) Locked<Zeroizing<[u8; 32]>>);
 
 impl KeyFile {
     /// A new random key.
     pub fn generate() -> Result<KeyFile, KeyError> {
-        let mut key = Zeroizing::new([0u8; 32]);
-        random_bytes(key.as_mut())?;
+        let mut key = Locked::<Zeroizing<[u8; 32]>>::zeroed();
+        random_bytes(&mut key[..])?;
         Ok(KeyFile(key))
     }
 
@@ -48,7 +49,7 @@ impl KeyFile {
         if hex.len() != 64 {
             return Err(bad("the key is not 64 hex digits"));
         }
-        let mut key = Zeroizing::new([0u8; 32]);
+        let mut key = Locked::<Zeroizing<[u8; 32]>>::zeroed();
         for (byte, pair) in key.iter_mut().zip(hex.as_bytes().chunks(2)) {
             let digits = std::str::from_utf8(pair).map_err(|_| bad("the key is not hex"))?;
             *byte = u8::from_str_radix(digits, 16).map_err(|_| bad("the key is not hex"))?;

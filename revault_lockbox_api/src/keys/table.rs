@@ -2,8 +2,6 @@
 //! which key opens one ([`Unlock`]), building the slot table and finding
 //! the content key in it.
 
-use zeroize::Zeroizing;
-
 use super::{check_recipient_mix, unwrap_content_key, wrap_content_key, Identity, KeyFile, Recipient};
 use crate::crypto::{
     unwrap_key_file_slots, unwrap_password_slots, wrap_key_file_slot, wrap_password_slot, ContentKey,
@@ -125,7 +123,7 @@ impl KeySet {
         }
         let aad = recipient_slot_aad(archive_id);
         for recipient in &self.recipients {
-            let body = wrap_content_key(recipient, &content_key.0, &aad)?;
+            let body = wrap_content_key(recipient, content_key.bytes(), &aad)?;
             if body.len() > MAX_KEY_SLOT_BODY_LEN {
                 return Err(Error::BadKeys(format!("the slot for {recipient} does not fit in 4 KiB")));
             }
@@ -201,7 +199,7 @@ impl Unlock<'_> {
                     // A malformed body is as opaque as a wrong key: the slot
                     // table is not authenticated as a whole.
                     if let Ok(Some(key)) = unwrap_content_key(identities, body, &aad) {
-                        return Ok((ContentKey(Zeroizing::new(*key)), i));
+                        return Ok((ContentKey::from_bytes(&key), i));
                     }
                 }
                 Err(Error::NoIdentityMatched)
