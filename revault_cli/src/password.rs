@@ -8,7 +8,7 @@ use std::os::unix::ffi::OsStringExt;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use revault_lockbox_api::Password;
+use revault_lockbox_api::{Password, Quoted};
 
 use crate::UsageError;
 
@@ -40,7 +40,7 @@ pub fn get_new(file: Option<&Path>) -> Result<Password> {
 fn from(file: Option<&Path>, env_var: &str, purpose: Purpose) -> Result<Password> {
     let password = if let Some(path) = file {
         let bytes =
-            std::fs::read(path).with_context(|| format!("reading password file {}", path.display()))?;
+            std::fs::read(path).with_context(|| format!("reading password file {}", Quoted::path(path)))?;
         Password::new(first_line(bytes))
     } else if let Some(value) = std::env::var_os(env_var) {
         Password::new(value.into_vec())

@@ -185,7 +185,7 @@ pub fn read_recipients_file(path: &Path) -> Result<Vec<Recipient>, KeyError> {
     let text = read_limited(path).map_err(io_err)?;
     let text = String::from_utf8(text)
         .map_err(|_| io_err(std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text")))?;
-    parse_recipients(&text, &path.display().to_string())
+    parse_recipients(&text, &crate::Quoted::path(path).to_string())
 }
 
 /// Reads a whole key file, refusing one over [`MAX_KEY_FILE_LEN`].
