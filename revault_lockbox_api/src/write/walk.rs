@@ -24,6 +24,7 @@ use rustix::io::Errno;
 use super::warning::{CreateWarning, WarningKind};
 use super::writer::{ArchiveWriter, Metadata};
 use super::CreateReport;
+use crate::format::MAX_PATH_LEN;
 use crate::{Error, Result};
 
 /// Walks input trees into an [`ArchiveWriter`], in index order.
@@ -128,6 +129,10 @@ impl<'a, W: Write> Walk<'a, W> {
         shown: PathBuf,
         stored: Vec<u8>,
     ) -> Result<()> {
+        // Checked before anything is read, and before the walk goes deeper.
+        if stored.len() > MAX_PATH_LEN {
+            return self.warn(shown, WarningKind::NameTooLong);
+        }
         let at = if self.follow { AtFlags::empty() } else { AtFlags::SYMLINK_NOFOLLOW };
         let seen = match statat(dir, name, at) {
             Ok(st) => Identity::of(&st),
@@ -333,6 +338,18 @@ mod tests {
         assert_eq!(kinds(&walk), [WarningKind::Vanished]);
         assert_eq!(walk.report.entries, 0);
         assert_eq!(walk.report.warnings[0].to_string(), "t/gone: file removed before we read it");
+    }
+
+    #[test]
+    fn a_name_too_long_for_the_index_is_skipped_before_it_is_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::create_dir(tmp.path().join("d")).unwrap();
+        let dir = open_dir(tmp.path());
+        let mut walk = walk(false);
+        let stored = [vec![b'x'; MAX_PATH_LEN - 1], b"/d".to_vec()].concat();
+        walk.add_entry(dir.as_fd(), OsStr::new("d"), "d".into(), stored).unwrap();
+        assert_eq!(kinds(&walk), [WarningKind::NameTooLong]);
+        assert_eq!(walk.report.entries, 0);
     }
 
     #[test]

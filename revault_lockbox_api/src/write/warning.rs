@@ -50,6 +50,9 @@ pub enum WarningKind {
     /// With `dereference`: a symbolic link to a directory that contains it.
     /// Not followed.
     Loop,
+    /// Its stored name is longer than an archive holds (16 KiB). Not
+    /// stored, nor anything below it.
+    NameTooLong,
 }
 
 impl CreateWarning {
@@ -84,6 +87,7 @@ impl fmt::Display for CreateWarning {
             }
             WarningKind::Unreadable { error, .. } => write!(f, "cannot read: {error}"),
             WarningKind::Loop => f.write_str("file system loop detected"),
+            WarningKind::NameTooLong => f.write_str("name too long for an archive (over 16 KiB)"),
         }
     }
 }
