@@ -45,7 +45,8 @@ pub fn create(g: &GlobalArgs, a: CreateArgs) -> Result<ExitCode> {
         options = options.zstd_level(level);
     }
     let roots: Vec<PathBuf> = a.paths.iter().map(|p| a.directory.join(p)).collect();
-    let display = progress::maybe_start(g.quiet, Job::Create, move || input_bytes(&roots));
+    let follow = a.dereference;
+    let display = progress::maybe_start(g.quiet, Job::Create, move || input_bytes(&roots, follow));
     if let Some((counters, _)) = &display {
         options = options.progress(Arc::clone(counters));
     }
@@ -109,14 +110,19 @@ fn kdf_params(a: &CreateArgs) -> Result<KdfParams> {
 
 /// Total size of the regular files under `roots`, for the progress bar.
 /// Unreadable parts count as nothing: the create itself reports them.
-fn input_bytes(roots: &[PathBuf]) -> u64 {
+/// `follow` (`-h`): through symbolic links, each directory once (a loop
+/// must not keep the estimate going).
+fn input_bytes(roots: &[PathBuf], follow: bool) -> u64 {
+    use std::os::unix::fs::MetadataExt;
     let mut stack: Vec<PathBuf> = roots.to_vec();
+    let mut seen_dirs = std::collections::HashSet::new();
     let mut total = 0u64;
     while let Some(path) = stack.pop() {
-        let Ok(md) = std::fs::symlink_metadata(&path) else { continue };
+        let md = if follow { std::fs::metadata(&path) } else { std::fs::symlink_metadata(&path) };
+        let Ok(md) = md else { continue };
         if md.is_file() {
             total += md.len();
-        } else if md.is_dir() {
+        } else if md.is_dir() && (!follow || seen_dirs.insert((md.dev(), md.ino()))) {
             if let Ok(dir) = std::fs::read_dir(&path) {
                 stack.extend(dir.filter_map(|d| d.ok().map(|d| d.path())));
             }
