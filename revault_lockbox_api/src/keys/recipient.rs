@@ -116,8 +116,8 @@ fn shorten(s: &str) -> String {
         return "`AGE-SECRET-KEY-…`".to_owned();
     }
     match s.char_indices().nth(SHOWN) {
-        Some((at, _)) => format!("`{}…`", &s[..at]),
-        None => format!("`{s}`"),
+        Some((at, _)) => format!("`{}…`", crate::Quoted::bytes(&s.as_bytes()[..at])),
+        None => format!("`{}`", crate::Quoted::bytes(s.as_bytes())),
     }
 }
 
@@ -215,6 +215,12 @@ mod tests {
         assert!(!r.is_post_quantum());
         let r: Recipient = format!("  {X25519}\n").parse().unwrap();
         assert_eq!(r.to_string(), X25519);
+    }
+
+    #[test]
+    fn a_recipient_with_terminal_escapes_is_quoted_in_its_error() {
+        let err = "age1\x1b]0;x\x07".parse::<Recipient>().unwrap_err().to_string();
+        assert!(err.contains("`age1\\033]0;x\\a`") && !err.contains('\x1b'), "{err:?}");
     }
 
     #[test]
