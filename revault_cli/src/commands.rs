@@ -12,7 +12,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use revault_lockbox_api::limits::{MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES};
 use revault_lockbox_api::{
-    create_archive, write_archive, Archive, CreateOptions, EntryPath, ExtractOptions, KdfParams, OpenOptions,
+    create_archive, write_archive, Archive, CreateOptions, ExtractOptions, KdfParams, OpenOptions, Quoted,
     WorkloadProfile,
 };
 
@@ -35,15 +35,18 @@ pub fn create(g: &GlobalArgs, a: CreateArgs) -> Result<ExitCode> {
     // Missing inputs are reported before the password is asked for.
     for p in &a.paths {
         let full = if a.directory == Path::new(".") { p.clone() } else { a.directory.join(p) };
-        std::fs::symlink_metadata(&full).with_context(|| format!("cannot archive {}", full.display()))?;
+        let exists = if a.dereference { std::fs::metadata(&full) } else { std::fs::symlink_metadata(&full) };
+        exists.with_context(|| format!("cannot archive {}", Quoted::path(&full)))?;
     }
     let lock = keys::lock(g, &a)?;
-    let mut options = CreateOptions::new().profile(a.profile).kdf(kdf);
+    let mut options =
+        CreateOptions::new().profile(a.profile).kdf(kdf).dereference(a.dereference).strict(a.strict);
     if let Some(level) = a.level {
         options = options.zstd_level(level);
     }
     let roots: Vec<PathBuf> = a.paths.iter().map(|p| a.directory.join(p)).collect();
-    let display = progress::maybe_start(g.quiet, Job::Create, move || input_bytes(&roots));
+    let follow = a.dereference;
+    let display = progress::maybe_start(g.quiet, Job::Create, move || input_bytes(&roots, follow));
     if let Some((counters, _)) = &display {
         options = options.progress(Arc::clone(counters));
     }
@@ -64,13 +67,22 @@ pub fn create(g: &GlobalArgs, a: CreateArgs) -> Result<ExitCode> {
         report
     } else {
         create_archive(&a.output, &a.directory, &a.paths, lock, options)
-            .with_context(|| format!("creating {}", a.output.display()))?
+            .with_context(|| format!("creating {}", Quoted::path(&a.output)))?
     };
     if let Some((_, display)) = display {
         display.finish();
     }
     for w in &report.warnings {
-        eprintln!("lockbox: warning: {w}");
+        eprintln!("lockbox: {w}");
+    }
+    // As tar: the archive is valid, but misses or holds a changed copy of
+    // something asked for.
+    if report.has_failures() {
+        eprintln!(
+            "lockbox: creating {}: some files were skipped or changed while read",
+            Quoted::path(&a.output)
+        );
+        return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -98,14 +110,19 @@ fn kdf_params(a: &CreateArgs) -> Result<KdfParams> {
 
 /// Total size of the regular files under `roots`, for the progress bar.
 /// Unreadable parts count as nothing: the create itself reports them.
-fn input_bytes(roots: &[PathBuf]) -> u64 {
+/// `follow` (`-h`): through symbolic links, each directory once (a loop
+/// must not keep the estimate going).
+fn input_bytes(roots: &[PathBuf], follow: bool) -> u64 {
+    use std::os::unix::fs::MetadataExt;
     let mut stack: Vec<PathBuf> = roots.to_vec();
+    let mut seen_dirs = std::collections::HashSet::new();
     let mut total = 0u64;
     while let Some(path) = stack.pop() {
-        let Ok(md) = std::fs::symlink_metadata(&path) else { continue };
+        let md = if follow { std::fs::metadata(&path) } else { std::fs::symlink_metadata(&path) };
+        let Ok(md) = md else { continue };
         if md.is_file() {
             total += md.len();
-        } else if md.is_dir() {
+        } else if md.is_dir() && (!follow || seen_dirs.insert((md.dev(), md.ino()))) {
             if let Ok(dir) = std::fs::read_dir(&path) {
                 stack.extend(dir.filter_map(|d| d.ok().map(|d| d.path())));
             }
@@ -115,29 +132,29 @@ fn input_bytes(roots: &[PathBuf]) -> u64 {
 }
 
 fn open_archive(path: &Path, g: &GlobalArgs, profile: WorkloadProfile) -> Result<Archive<File>> {
-    let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
-    let kind = file.metadata().with_context(|| format!("opening {}", path.display()))?.file_type();
+    let file = File::open(path).with_context(|| format!("opening {}", Quoted::path(path)))?;
+    let kind = file.metadata().with_context(|| format!("opening {}", Quoted::path(path)))?.file_type();
     if kind.is_fifo() || kind.is_socket() || kind.is_char_device() {
-        anyhow::bail!("opening {}: not a seekable file; lockbox reads archives from files (save a piped archive to a file first)", path.display());
+        anyhow::bail!("opening {}: not a seekable file; lockbox reads archives from files (save a piped archive to a file first)", Quoted::path(path));
     }
     let options = OpenOptions::new().profile(profile);
     keys::with_key(g, |key| Archive::open_with(file, key, options))
-        .with_context(|| format!("opening {}", path.display()))
+        .with_context(|| format!("opening {}", Quoted::path(path)))
 }
 
 pub fn list(g: &GlobalArgs, a: ListArgs) -> Result<ExitCode> {
     let archive = open_archive(&a.archive, g, WorkloadProfile::Balanced)?;
-    let terminal = io::stdout().is_terminal();
     let mut out = BufWriter::new(io::stdout().lock());
-    let reading = || format!("reading the index of {}", a.archive.display());
+    let reading = || format!("reading the index of {}", Quoted::path(&a.archive));
     for e in archive.entries().with_context(reading)? {
         let e = e.with_context(reading)?;
         let e = &e;
         if a.long {
-            listing::write_long(&mut out, e, terminal)
+            listing::write_long(&mut out, e, a.null)
         } else {
-            listing::write_name(&mut out, &e.path, terminal).and_then(|()| out.write_all(b"\n"))
+            listing::write_name(&mut out, &e.path, a.null)
         }
+        .and_then(|()| out.write_all(if a.null { b"\0" } else { b"\n" }))
         .context("writing to stdout")?;
     }
     out.flush().context("writing to stdout")?;
@@ -156,9 +173,9 @@ pub fn extract(g: &GlobalArgs, a: ExtractArgs) -> Result<ExitCode> {
     if let Some((counters, _)) = &display {
         options = options.progress(Arc::clone(counters));
     }
-    let report = archive
-        .extract(&a.directory, &options)
-        .with_context(|| format!("extracting {} into {}", a.archive.display(), a.directory.display()))?;
+    let report = archive.extract(&a.directory, &options).with_context(|| {
+        format!("extracting {} into {}", Quoted::path(&a.archive), Quoted::path(&a.directory))
+    })?;
     if let Some((_, display)) = display {
         display.finish();
     }
@@ -170,7 +187,7 @@ pub fn extract(g: &GlobalArgs, a: ExtractArgs) -> Result<ExitCode> {
     }
     eprintln!(
         "lockbox: extracting {}: {} damaged entries not restored, {} restored",
-        a.archive.display(),
+        Quoted::path(&a.archive),
         report.damaged.len(),
         report.entries
     );
@@ -192,7 +209,7 @@ fn filter_path(mut p: Vec<u8>) -> Vec<u8> {
 pub fn cat(g: &GlobalArgs, a: CatArgs) -> Result<ExitCode> {
     let archive = open_archive(&a.archive, g, WorkloadProfile::RandomRead)?;
     let path = a.path.into_vec();
-    let what = || format!("reading {} from {}", EntryPath(path.clone()), a.archive.display());
+    let what = || format!("reading {} from {}", Quoted::bytes(&path), Quoted::path(&a.archive));
     let mut reader = archive.open_file(&path).with_context(what)?;
     let mut out = io::stdout().lock();
     let mut buf = vec![0u8; 256 << 10];
@@ -213,7 +230,7 @@ pub fn cat(g: &GlobalArgs, a: CatArgs) -> Result<ExitCode> {
 
 pub fn info(g: &GlobalArgs, a: InfoArgs) -> Result<ExitCode> {
     let archive = open_archive(&a.archive, g, WorkloadProfile::Balanced)?;
-    let info = archive.info().with_context(|| format!("reading {}", a.archive.display()))?;
+    let info = archive.info().with_context(|| format!("reading {}", Quoted::path(&a.archive)))?;
     let text = if a.json { listing::info_json(&info) } else { listing::info_text(&info) };
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes()).and_then(|()| out.flush()).context("writing to stdout")?;
@@ -222,7 +239,7 @@ pub fn info(g: &GlobalArgs, a: InfoArgs) -> Result<ExitCode> {
 
 pub fn verify(g: &GlobalArgs, a: VerifyArgs) -> Result<ExitCode> {
     let archive = open_archive(&a.archive, g, WorkloadProfile::ExtractMany)?;
-    let report = archive.verify().with_context(|| format!("verifying {}", a.archive.display()))?;
+    let report = archive.verify().with_context(|| format!("verifying {}", Quoted::path(&a.archive)))?;
     for d in &report.damaged {
         eprintln!("lockbox: damaged: {}: {}", d.path, d.reason);
     }
@@ -230,7 +247,7 @@ pub fn verify(g: &GlobalArgs, a: VerifyArgs) -> Result<ExitCode> {
         if !g.quiet {
             eprintln!(
                 "{}: OK: {} files, {} bytes, {} pages authenticated",
-                a.archive.display(),
+                Quoted::path(&a.archive),
                 report.files,
                 report.bytes,
                 report.pages
@@ -240,7 +257,7 @@ pub fn verify(g: &GlobalArgs, a: VerifyArgs) -> Result<ExitCode> {
     }
     eprintln!(
         "lockbox: verifying {}: {} damaged entries, {} damaged pages",
-        a.archive.display(),
+        Quoted::path(&a.archive),
         report.damaged.len(),
         report.damaged_pages.len()
     );

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use revault_lockbox_api::{
     add_keys, change_password, list_key_slots, parse_recipients, read_recipients_file, remove_key_slot,
-    Identity, KdfParams, KeyFile, KeySet, Password, Recipient, SlotKind, Unlock,
+    Identity, KdfParams, KeyFile, KeySet, Password, Quoted, Recipient, SlotKind, Unlock,
 };
 
 use crate::password::{self, Purpose};
@@ -53,7 +53,7 @@ fn recipients(a: &RecipientArgs) -> Result<KeySet> {
 
 fn key_file(path: &Path) -> Result<KeyFile> {
     warn_if_readable_by_others(path);
-    KeyFile::read(path).with_context(|| format!("reading key file {}", path.display()))
+    KeyFile::read(path).with_context(|| format!("reading key file {}", Quoted::path(path)))
 }
 
 /// Like ssh: a secret key file that others may read gets a warning.
@@ -64,7 +64,7 @@ fn warn_if_readable_by_others(path: &Path) {
         if mode & 0o077 != 0 {
             eprintln!(
                 "lockbox: warning: {} is readable by others (mode {mode:04o}); keep secret keys at 0600",
-                path.display()
+                Quoted::path(path)
             );
         }
     }
@@ -90,7 +90,8 @@ pub fn with_key<T>(
 
 /// `key list`: one line per slot in use.
 pub fn list(a: KeyListArgs) -> Result<ExitCode> {
-    let slots = list_key_slots(&a.archive).with_context(|| format!("reading {}", a.archive.display()))?;
+    let slots =
+        list_key_slots(&a.archive).with_context(|| format!("reading {}", Quoted::path(&a.archive)))?;
     let mut out = std::io::stdout().lock();
     for slot in slots {
         let what = match &slot.kind {
@@ -119,16 +120,16 @@ pub fn add(g: &GlobalArgs, a: KeyAddArgs) -> Result<ExitCode> {
         return Err(UsageError("nothing to add: give --password, --new-key-file, -r or -R".into()).into());
     }
     let written = with_key(g, |key| add_keys(&a.archive, key, &keys, KdfParams::default()))
-        .with_context(|| format!("adding keys to {}", a.archive.display()))?;
+        .with_context(|| format!("adding keys to {}", Quoted::path(&a.archive)))?;
     let slots: Vec<String> = written.iter().map(usize::to_string).collect();
-    eprintln!("lockbox: {}: added slot {}", a.archive.display(), slots.join(", "));
+    eprintln!("lockbox: {}: added slot {}", Quoted::path(&a.archive), slots.join(", "));
     Ok(ExitCode::SUCCESS)
 }
 
 /// `key remove`: one slot, overwritten.
 pub fn remove(g: &GlobalArgs, a: KeyRemoveArgs) -> Result<ExitCode> {
     with_key(g, |key| remove_key_slot(&a.archive, key, a.slot))
-        .with_context(|| format!("removing slot {} of {}", a.slot, a.archive.display()))?;
+        .with_context(|| format!("removing slot {} of {}", a.slot, Quoted::path(&a.archive)))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -137,7 +138,7 @@ pub fn passwd(g: &GlobalArgs, a: PasswdArgs) -> Result<ExitCode> {
     let old = password::get(g.password_file.as_deref(), Purpose::Open)?;
     let new = password::get_new(a.new_password_file.as_deref())?;
     change_password(&a.archive, &old, &new, KdfParams::default())
-        .with_context(|| format!("changing the password of {}", a.archive.display()))?;
+        .with_context(|| format!("changing the password of {}", Quoted::path(&a.archive)))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -155,7 +156,7 @@ pub fn identities(files: &[PathBuf]) -> Result<Vec<Identity>> {
         };
         all.extend(
             Identity::read_file(file, &mut ask)
-                .with_context(|| format!("reading identity file {}", file.display()))?,
+                .with_context(|| format!("reading identity file {}", Quoted::path(file)))?,
         );
     }
     Ok(all)
@@ -177,10 +178,10 @@ pub fn keygen(output: Option<&Path>, pq: bool, symmetric: bool) -> Result<ExitCo
                 .create_new(true)
                 .mode(0o600)
                 .open(path)
-                .with_context(|| format!("creating {}", path.display()))?;
+                .with_context(|| format!("creating {}", Quoted::path(path)))?;
             file.write_all(identity.as_bytes())
                 .and_then(|()| file.sync_all())
-                .with_context(|| format!("writing {}", path.display()))?;
+                .with_context(|| format!("writing {}", Quoted::path(path)))?;
             if !symmetric {
                 println!("{recipient}");
             }

@@ -4,21 +4,22 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use revault_lockbox_api::{ArchiveInfo, Entry, EntryKind, EntryPath};
+use revault_lockbox_api::{ArchiveInfo, Entry, EntryKind, Quoted};
 
-/// Writes a stored name: its raw bytes for a pipe or file (so that scripts
-/// get exact names), escaped on a terminal (so that a hostile name cannot
-/// send control sequences to it), as `ls` does.
-pub fn write_name(out: &mut impl Write, name: &[u8], terminal: bool) -> io::Result<()> {
-    if terminal {
-        write!(out, "{}", EntryPath(name.to_vec()))
-    } else {
+/// Writes a stored name quoted (as `ls -b` and GNU tar do, so that a hostile
+/// name cannot send control sequences to a terminal), or its exact bytes
+/// when `raw` (`list -0`, for scripts).
+pub fn write_name(out: &mut impl Write, name: &[u8], raw: bool) -> io::Result<()> {
+    if raw {
         out.write_all(name)
+    } else {
+        write!(out, "{}", Quoted::bytes(name))
     }
 }
 
-/// One `list -l` line: `MODE SIZE YYYY-MM-DD HH:MM:SS PATH[ -> TARGET]`.
-pub fn write_long(out: &mut impl Write, e: &Entry, terminal: bool) -> io::Result<()> {
+/// One `list -l` line, without its end: `MODE SIZE YYYY-MM-DD HH:MM:SS
+/// PATH[ -> TARGET]`.
+pub fn write_long(out: &mut impl Write, e: &Entry, raw: bool) -> io::Result<()> {
     let (kind, size, target) = match &e.kind {
         EntryKind::Dir => ('d', 0, None),
         EntryKind::File { size, .. } => ('-', *size, None),
@@ -27,12 +28,12 @@ pub fn write_long(out: &mut impl Write, e: &Entry, terminal: bool) -> io::Result
         _ => ('?', 0, None),
     };
     write!(out, "{} {size:>12} {} ", mode_string(kind, e.mode), utc(e.mtime_secs))?;
-    write_name(out, &e.path, terminal)?;
+    write_name(out, &e.path, raw)?;
     if let Some(t) = target {
         out.write_all(b" -> ")?;
-        write_name(out, t, terminal)?;
+        write_name(out, t, raw)?;
     }
-    out.write_all(b"\n")
+    Ok(())
 }
 
 /// `ls`-style mode: kind character, then `rwx` triplets with setuid,
@@ -171,15 +172,14 @@ mod tests {
     }
 
     #[test]
-    fn names_are_escaped_only_on_a_terminal() {
+    fn names_are_quoted_unless_raw() {
         let hostile = b"x\x1b]0;pwned\x07\x1b[2J\xff";
         let mut raw = Vec::new();
-        write_name(&mut raw, hostile, false).unwrap();
-        assert_eq!(raw, hostile, "pipes get the exact bytes");
+        write_name(&mut raw, hostile, true).unwrap();
+        assert_eq!(raw, hostile, "-0 gets the exact bytes");
         let mut shown = Vec::new();
-        write_name(&mut shown, hostile, true).unwrap();
-        assert!(!shown.contains(&0x1b) && !shown.contains(&0x07), "{}", String::from_utf8_lossy(&shown));
-        assert_eq!(String::from_utf8(shown).unwrap(), "x\\u{1b}]0;pwned\\u{7}\\u{1b}[2J\\xff");
+        write_name(&mut shown, hostile, false).unwrap();
+        assert_eq!(String::from_utf8(shown).unwrap(), "x\\033]0;pwned\\a\\033[2J\\377");
     }
 
     #[test]

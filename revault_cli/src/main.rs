@@ -9,7 +9,7 @@
 //! | code | meaning |
 //! |------|---------|
 //! | 0    | success |
-//! | 1    | any other failure: I/O error, missing input, existing file without `--overwrite`, path not in the archive |
+//! | 1    | any other failure: I/O error, missing input, existing file without `--overwrite`, path not in the archive; `create` that skipped files or stored a changed copy (warnings; the archive is valid) |
 //! | 2    | usage error: bad flags (clap), no password available, empty or mismatched password, archive to a terminal, KDF cost out of range |
 //! | 3    | authentication failure: wrong password, archive tampered with, malformed or truncated, checksum mismatch, damaged entries reported by `extract --keep-going` or `verify` |
 //! | 141  | `create -o -` whose stdout closed early (broken pipe): the archive was not delivered; nothing is printed. `list`, `cat` and `info` cut off by `\| head` exit 0 quietly |
@@ -77,6 +77,7 @@ struct GlobalArgs {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Create an archive from files and directories.
+    #[command(disable_help_flag = true)]
     Create(CreateArgs),
     /// List the paths in an archive.
     #[command(visible_alias = "ls")]
@@ -127,8 +128,20 @@ struct CreateArgs {
     kdf_lanes: Option<u32>,
     #[command(flatten)]
     recipients: RecipientArgs,
+    /// Follow symbolic links (PATHs and inside the trees) and store what
+    /// they point to; a link to a directory containing it is not followed.
+    #[arg(short = 'h', long)]
+    dereference: bool,
+    /// Fail, leaving no archive, at the first file that would be skipped or
+    /// stored incompletely with a warning (vanished, replaced, changed
+    /// while read, unreadable, a socket...).
+    #[arg(long)]
+    strict: bool,
+    /// Print help (`-h` is --dereference here, as in tar).
+    #[arg(long, action = clap::ArgAction::Help)]
+    help: Option<bool>,
     /// Files and directories to archive (directories recursively; symbolic
-    /// links are stored, not followed).
+    /// links are stored, not followed, unless -h).
     #[arg(value_name = "PATH", required = true)]
     paths: Vec<PathBuf>,
 }
@@ -140,6 +153,10 @@ struct ListArgs {
     /// Long format: mode, size, mtime (UTC), path, link target.
     #[arg(short, long)]
     long: bool,
+    /// Print names raw (exact bytes, unquoted), each ended by a NUL byte
+    /// instead of a newline, for `xargs -0` and scripts.
+    #[arg(short = '0', long = "null")]
+    null: bool,
 }
 
 #[derive(Debug, Args)]

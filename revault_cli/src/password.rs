@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use anyhow::{Context, Result};
-use revault_lockbox_api::Password;
+use revault_lockbox_api::{Password, Quoted};
 use rustix::termios::{tcgetattr, tcsetattr, LocalModes, OptionalActions};
 
 use crate::UsageError;
@@ -97,7 +97,7 @@ fn from(file: Option<&Path>, env_var: &str, purpose: Purpose) -> Result<Password
 
 /// The first line of the file (or pipe) at `path`.
 fn read_file(path: &Path) -> Result<Password> {
-    let reading = || format!("reading password file {}", path.display());
+    let reading = || format!("reading password file {}", Quoted::path(path));
     let mut file = File::open(path).with_context(reading)?;
     Password::read_line(&mut file, MAX_PASSWORD_LEN).with_context(reading)
 }

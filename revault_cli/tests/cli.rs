@@ -11,35 +11,17 @@ use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, UNIX_EPOCH};
 
-use assert_cmd::Command;
+use common::{code, lockbox, run, stderr, CHEAP, PASSWORD};
 use tempfile::TempDir;
 
-const PASSWORD: &str = "correct horse battery staple";
-const CHEAP: [&str; 6] = ["--kdf-memory", "1", "--kdf-passes", "1", "--kdf-lanes", "1"];
+mod common;
+
 /// 2001-09-09 01:46:40 UTC.
 const T0: u64 = 1_000_000_000;
 const NON_UTF8: &[u8] = b"caf\xe9.txt";
-
-fn lockbox() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lockbox"));
-    cmd.env("LOCKBOX_PASSWORD", PASSWORD);
-    cmd
-}
-
-fn run(cmd: &mut Command) -> Output {
-    cmd.output().expect("runs lockbox")
-}
-
-fn code(out: &Output) -> i32 {
-    out.status.code().expect("exited, not killed")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 fn set_mtime(path: &Path, secs: u64, nanos: u32) {
     let t = UNIX_EPOCH + Duration::new(secs, nanos);
@@ -153,7 +135,7 @@ fn empty_dir(work: &TempDir, name: &str) -> PathBuf {
 #[test]
 fn round_trip_restores_the_tree_exactly() {
     let (work, archive) = archived_tree();
-    let listed = run(lockbox().arg("list").arg(&archive));
+    let listed = run(lockbox().args(["list", "-0"]).arg(&archive));
     assert_eq!(code(&listed), 0, "{}", stderr(&listed));
     let mut expected: Vec<Vec<u8>> = [
         "tree",
@@ -172,11 +154,11 @@ fn round_trip_restores_the_tree_exactly() {
     .map(|s| s.as_bytes().to_vec())
     .collect();
     expected.push([b"tree/", NON_UTF8].concat());
-    let mut lines: Vec<Vec<u8>> = listed.stdout.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
-    assert_eq!(lines.pop(), Some(vec![]), "output ends with a newline");
+    let mut lines: Vec<Vec<u8>> = listed.stdout.split(|&b| b == 0).map(<[u8]>::to_vec).collect();
+    assert_eq!(lines.pop(), Some(vec![]), "output ends with a NUL");
     lines.sort();
     expected.sort();
-    assert_eq!(lines, expected, "paths are written as raw bytes, one a line");
+    assert_eq!(lines, expected, "list -0 writes raw bytes, each name ended by a NUL");
 
     let dst = empty_dir(&work, "dst");
     lockbox().arg("extract").arg(&archive).arg("-C").arg(&dst).assert().success();
@@ -216,7 +198,8 @@ fn list_long_shows_mode_size_mtime_and_link_targets() {
         assert!(fields[1].parse::<u64>().is_ok(), "size column in {l:?}");
         assert_eq!((fields[2].len(), fields[3].len()), (10, 8), "date and time columns in {l:?}");
     }
-    assert!(out.stdout.windows(NON_UTF8.len()).any(|w| w == NON_UTF8), "raw bytes of the non-UTF-8 name");
+    assert!(line(r" tree/caf\351.txt").starts_with("-rw-r--r-- "), "invalid UTF-8 quoted as octal: {text}");
+    assert!(!out.stdout.windows(NON_UTF8.len()).any(|w| w == NON_UTF8), "no raw non-UTF-8 bytes");
 }
 
 #[test]
@@ -544,7 +527,7 @@ fn streaming_into_the_archived_tree_does_not_store_the_archive() {
         .output()
         .unwrap();
     assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
-    assert!(String::from_utf8_lossy(&status.stderr).contains("the archive itself"));
+    assert!(String::from_utf8_lossy(&status.stderr).contains("self.lbox: file is the archive; not dumped"));
     let listed = run(lockbox().arg("list").arg(&archive));
     assert_eq!(code(&listed), 0, "{}", stderr(&listed));
     assert!(!String::from_utf8_lossy(&listed.stdout).contains("self.lbox"));

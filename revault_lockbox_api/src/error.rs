@@ -6,10 +6,11 @@ use std::io;
 use std::path::PathBuf;
 
 use crate::format::DecodeError;
+use crate::quote::Quoted;
+use crate::write::CreateWarning;
 
-/// A path as stored in an archive: raw bytes, shown with anything that is
-/// not printable UTF-8 escaped (`\xNN`, `\n`, ...), so that a hostile name
-/// cannot send control sequences to a terminal.
+/// A path as stored in an archive: raw bytes, shown quoted ([`Quoted`]), so
+/// that a hostile name cannot send control sequences to a terminal.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct EntryPath(pub Vec<u8>);
 
@@ -28,19 +29,7 @@ impl From<&[u8]> for EntryPath {
 
 impl fmt::Display for EntryPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for chunk in self.0.utf8_chunks() {
-            for c in chunk.valid().chars() {
-                if c.is_control() || c == '\\' {
-                    write!(f, "{}", c.escape_default())?;
-                } else {
-                    write!(f, "{c}")?;
-                }
-            }
-            for b in chunk.invalid() {
-                write!(f, "\\x{b:02x}")?;
-            }
-        }
-        Ok(())
+        Quoted::bytes(&self.0).fmt(f)
     }
 }
 
@@ -59,7 +48,7 @@ impl fmt::Debug for EntryPath {
 #[non_exhaustive]
 pub enum Error {
     /// An I/O operation failed on `path`.
-    #[error("{action} {}", path.display())]
+    #[error("{action} {}", Quoted::path(path))]
     Io {
         /// What was being done ("reading", "creating", ...).
         action: &'static str,
@@ -133,7 +122,7 @@ pub enum Error {
         reason: &'static str,
     },
     /// The extraction target exists and overwriting was not asked for.
-    #[error("{} already exists", path.display())]
+    #[error("{} already exists", Quoted::path(path))]
     AlreadyExists {
         /// The existing path.
         path: PathBuf,
@@ -151,13 +140,17 @@ pub enum Error {
         path: EntryPath,
     },
     /// An input path cannot be archived as given.
-    #[error("input {}: {reason}", path.display())]
+    #[error("input {}: {reason}", Quoted::path(path))]
     BadInput {
         /// The input path.
         path: PathBuf,
         /// Why.
         reason: &'static str,
     },
+    /// With [`CreateOptions::strict`](crate::CreateOptions::strict): the walk
+    /// met something it would otherwise skip with a warning.
+    #[error("{0}; stopping (strict)")]
+    Strict(CreateWarning),
     /// Entries were added out of the index order, or twice.
     #[error("entry {path} added after {previous}: entries must come in path order, each once")]
     OutOfOrder {
@@ -237,7 +230,7 @@ mod tests {
     #[test]
     fn paths_are_shown_without_control_bytes() {
         let p = EntryPath(b"a\x1b]0;x\x07\xff/b\\".to_vec());
-        assert_eq!(p.to_string(), "a\\u{1b}]0;x\\u{7}\\xff/b\\\\");
+        assert_eq!(p.to_string(), "a\\033]0;x\\a\\377/b\\\\");
         assert_eq!(EntryPath(b"caf\xc3\xa9".to_vec()).to_string(), "café");
     }
 }

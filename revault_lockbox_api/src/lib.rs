@@ -47,6 +47,7 @@ mod index;
 mod keys;
 mod pipeline;
 mod profile;
+mod quote;
 mod storage;
 mod write;
 
@@ -63,8 +64,12 @@ pub use keys::{
     RecipientKind, SlotInfo, SlotKind, Unlock,
 };
 pub use profile::{zstd_levels, CreateTuning, ReadTuning, WorkloadProfile};
+pub use quote::Quoted;
 pub use storage::{ReadAt, SeekReader};
-pub use write::{create_archive, write_archive, ArchiveWriter, CreateOptions, CreateReport, Metadata};
+pub use write::{
+    create_archive, write_archive, ArchiveWriter, CreateOptions, CreateReport, CreateWarning, Metadata,
+    WarningKind,
+};
 
 /// The Argon2id cost limits every reader enforces; a writer refuses
 /// parameters above them.

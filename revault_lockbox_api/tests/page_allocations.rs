@@ -55,7 +55,11 @@ impl Read for Generated {
             self.state ^= self.state << 13;
             self.state ^= self.state >> 7;
             self.state ^= self.state << 17;
-            *b = if self.random { self.state as u8 } else { b"lockbox pages "[(self.state % 14) as usize] + (i % 3) as u8 };
+            *b = if self.random {
+                self.state as u8
+            } else {
+                b"lockbox pages "[(self.state % 14) as usize] + (i % 3) as u8
+            };
         }
         self.left -= n as u64;
         Ok(n)

@@ -65,7 +65,7 @@ impl Identity {
         let content = Zeroizing::new(
             read_limited(path).map_err(|source| KeyError::Io { path: path.to_owned(), source })?,
         );
-        parse_named(&content, Some(&path.display().to_string()), passphrase)
+        parse_named(&content, Some(&crate::Quoted::path(path).to_string()), passphrase)
     }
 
     /// The recipient this identity opens slots for.

@@ -142,7 +142,7 @@ pub enum KeyError {
     #[error("cannot wrap key for recipient: {0}")]
     Wrap(String),
     /// Reading a key file failed.
-    #[error("reading {}", path.display())]
+    #[error("reading {}", crate::Quoted::path(path))]
     Io {
         /// The file.
         path: PathBuf,

@@ -116,8 +116,8 @@ fn shorten(s: &str) -> String {
         return "`AGE-SECRET-KEY-…`".to_owned();
     }
     match s.char_indices().nth(SHOWN) {
-        Some((at, _)) => format!("`{}…`", &s[..at]),
-        None => format!("`{s}`"),
+        Some((at, _)) => format!("`{}…`", crate::Quoted::bytes(&s.as_bytes()[..at])),
+        None => format!("`{}`", crate::Quoted::bytes(s.as_bytes())),
     }
 }
 
@@ -185,7 +185,7 @@ pub fn read_recipients_file(path: &Path) -> Result<Vec<Recipient>, KeyError> {
     let text = read_limited(path).map_err(io_err)?;
     let text = String::from_utf8(text)
         .map_err(|_| io_err(std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text")))?;
-    parse_recipients(&text, &path.display().to_string())
+    parse_recipients(&text, &crate::Quoted::path(path).to_string())
 }
 
 /// Reads a whole key file, refusing one over [`MAX_KEY_FILE_LEN`].
@@ -215,6 +215,12 @@ mod tests {
         assert!(!r.is_post_quantum());
         let r: Recipient = format!("  {X25519}\n").parse().unwrap();
         assert_eq!(r.to_string(), X25519);
+    }
+
+    #[test]
+    fn a_recipient_with_terminal_escapes_is_quoted_in_its_error() {
+        let err = "age1\x1b]0;x\x07".parse::<Recipient>().unwrap_err().to_string();
+        assert!(err.contains("`age1\\033]0;x\\a`") && !err.contains('\x1b'), "{err:?}");
     }
 
     #[test]

@@ -1,301 +1,401 @@
-//! Walks input paths (tar semantics) in the index order and streams them
-//! into an archive.
+//! The tree walk of `create`: directory descriptors all the way down, so
+//! that a process racing in the tree cannot make the walk store a file from
+//! outside it.
+//!
+//! Each name is looked at with `fstatat` (`lstat` unless dereferencing),
+//! then opened relative to its directory's descriptor with `O_NOFOLLOW |
+//! O_NONBLOCK` and `fstat`ed: the opened file must be the one looked at
+//! (device, inode and kind), else it was swapped and is skipped. A symbolic
+//! link swapped in is never followed (`O_NOFOLLOW`), a FIFO swapped in never
+//! blocks the open (`O_NONBLOCK`). Size, mode and times come from the
+//! descriptor; a file is read up to the size it had when opened.
 
 use std::collections::HashMap;
-use std::fs::{self, File};
-use std::io::{BufWriter, Read, Write};
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
-use super::sync::SyncingWriter;
-use super::writer::{ArchiveWriter, CreateOptions, Metadata};
-use crate::format::path_cmp;
-use crate::{Error, KeySet, Result};
+use rustix::fs::{fstat, openat, readlinkat, statat, AtFlags, Dir, FileType, Mode, OFlags, Stat, CWD};
+use rustix::io::Errno;
 
-/// What a create did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct CreateReport {
-    /// Entries archived.
-    pub entries: u64,
-    /// Bytes of file content archived.
-    pub content_bytes: u64,
-    /// Archive size.
-    pub archive_bytes: u64,
-    /// Things skipped or changed, one line each (sockets, devices, the
-    /// archive itself, files that vanished or changed size while read).
-    pub warnings: Vec<String>,
-}
+use super::warning::{CreateWarning, WarningKind};
+use super::writer::{ArchiveWriter, Metadata};
+use super::CreateReport;
+use crate::format::MAX_PATH_LEN;
+use crate::{Error, Result};
 
-/// Creates the archive `archive` from `inputs`, each taken relative to
-/// `base_dir` and stored under the name given (a leading `/` stripped, `.`
-/// components removed), recursing into directories without following
-/// symbolic links, an input that is itself a symbolic link included.
-///
-/// The archive is written under a temporary name beside `archive`, synced,
-/// and renamed into place: an interrupted create leaves no file at `archive`
-/// and an existing one untouched until the new one is complete.
-pub fn create_archive(
-    archive: &Path,
-    base_dir: &Path,
-    inputs: &[PathBuf],
-    keys: impl Into<KeySet>,
-    options: CreateOptions,
-) -> Result<CreateReport> {
-    let dir = match archive.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let name = archive.file_name().ok_or_else(|| Error::BadInput {
-        path: archive.to_path_buf(),
-        reason: "the archive path does not name a file",
-    })?;
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!(".{}.", name.to_string_lossy()))
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(Error::io("creating a temporary file in", dir))?;
-    let own = tmp.as_file().metadata().map_err(Error::io("inspecting", tmp.path()))?;
-    let mut skip = vec![(own.dev(), own.ino())];
-    if let Ok(old) = fs::metadata(archive) {
-        skip.push((old.dev(), old.ino()));
-    }
-    let out = BufWriter::with_capacity(1 << 20, SyncingWriter::new(tmp)?);
-    let (out, report) = walk_into(out, base_dir, inputs, &keys.into(), options, &skip)?;
-    let tmp = out.into_inner().map_err(|e| Error::io("writing", archive)(e.into_error()))?.finish();
-    tmp.as_file().sync_all().map_err(Error::io("syncing", tmp.path()))?;
-    tmp.persist(archive).map_err(|e| Error::io("renaming the finished archive to", archive)(e.error))?;
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(report)
-}
-
-/// Streams an archive of `inputs` to `out` (a pipe, stdout, a socket): the
-/// same walk as [`create_archive`] without the temporary file.
-pub fn write_archive<W: Write>(
-    out: W,
-    base_dir: &Path,
-    inputs: &[PathBuf],
-    keys: impl Into<KeySet>,
-    options: CreateOptions,
-) -> Result<(W, CreateReport)> {
-    walk_into(out, base_dir, inputs, &keys.into(), options, &[])
-}
-
-fn walk_into<W: Write>(
-    out: W,
-    base_dir: &Path,
-    inputs: &[PathBuf],
-    keys: &KeySet,
-    options: CreateOptions,
-    skip: &[(u64, u64)],
-) -> Result<(W, CreateReport)> {
-    if inputs.is_empty() {
-        return Err(Error::BadInput {
-            path: PathBuf::new(),
-            reason: "nothing to archive: no input paths given",
-        });
-    }
-    let meta = fs::metadata(base_dir).map_err(Error::io("opening directory", base_dir))?;
-    if !meta.is_dir() {
-        return Err(Error::BadInput { path: base_dir.to_path_buf(), reason: "not a directory" });
-    }
-    let mut skip = skip.to_vec();
-    skip.extend_from_slice(&options.skip_files);
-    let roots = ordered_roots(base_dir, inputs)?;
-    let mut walk = Walk {
-        writer: ArchiveWriter::new(out, keys.clone(), options)?,
-        report: CreateReport::default(),
-        links: HashMap::new(),
-        skip: &skip,
-    };
-    for (full, name) in roots {
-        walk.add_tree(&full, name)?;
-    }
-    let Walk { writer, mut report, .. } = walk;
-    let (out, archive_bytes) = writer.finish_counted()?;
-    report.archive_bytes = archive_bytes;
-    Ok((out, report))
-}
-
-/// The inputs as (file-system path, stored name), in the index order of
-/// their stored names, without those that another input contains: walked
-/// one after the other, they give every entry in the index order.
-fn ordered_roots(base_dir: &Path, inputs: &[PathBuf]) -> Result<Vec<(PathBuf, Vec<u8>)>> {
-    let mut roots = Vec::with_capacity(inputs.len());
-    for input in inputs {
-        let full = base_dir.join(input);
-        fs::symlink_metadata(&full).map_err(Error::io("reading", &full))?;
-        roots.push((full, stored_name(input)?));
-    }
-    roots.sort_by(|a, b| path_cmp(&a.1, &b.1));
-    let mut kept: Vec<(PathBuf, Vec<u8>)> = Vec::with_capacity(roots.len());
-    for (full, name) in roots {
-        let inside = kept.last().is_some_and(|(_, outer)| {
-            outer.is_empty()
-                || name == *outer
-                || (name.starts_with(outer) && name.get(outer.len()) == Some(&b'/'))
-        });
-        if !inside {
-            kept.push((full, name));
-        }
-    }
-    Ok(kept)
-}
-
-/// The stored name of an input: tar semantics, `..` refused.
-fn stored_name(input: &Path) -> Result<Vec<u8>> {
-    let mut parts: Vec<&[u8]> = Vec::new();
-    for c in input.components() {
-        match c {
-            Component::Normal(s) => parts.push(s.as_bytes()),
-            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
-            Component::ParentDir => {
-                return Err(Error::BadInput {
-                    path: input.to_path_buf(),
-                    reason: "contains `..`; use -C to change directory instead",
-                });
-            }
-        }
-    }
-    Ok(parts.join(&b'/'))
-}
-
-struct Walk<'a, W: Write> {
-    writer: ArchiveWriter<W>,
-    report: CreateReport,
+/// Walks input trees into an [`ArchiveWriter`], in index order.
+pub(super) struct Walk<'a, W: Write> {
+    pub(super) writer: ArchiveWriter<W>,
+    pub(super) report: CreateReport,
     /// First stored path of each multiply-linked file, by (device, inode).
     links: HashMap<(u64, u64), Vec<u8>>,
+    /// Files never archived (the archive itself), by (device, inode).
     skip: &'a [(u64, u64)],
+    /// Follow symbolic links (`-h`).
+    follow: bool,
+    /// Fail at the first warning instead of skipping.
+    strict: bool,
+    /// The directories being walked, outermost first: one met again inside
+    /// itself is a loop.
+    open_dirs: Vec<(u64, u64)>,
 }
 
-impl<W: Write> Walk<'_, W> {
-    fn add_tree(&mut self, root: &Path, name: Vec<u8>) -> Result<()> {
-        let walk =
-            walkdir::WalkDir::new(root).follow_links(false).follow_root_links(false).sort_by_file_name();
-        for item in walk {
-            let item = match item {
-                Ok(item) => item,
-                Err(e) if e.io_error().is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound) => {
-                    let path = e.path().unwrap_or(root).display().to_string();
-                    self.report.warnings.push(format!("{path}: vanished while archiving, not stored"));
-                    continue;
-                }
-                Err(e) => {
-                    let path = e.path().unwrap_or(root).to_path_buf();
-                    return Err(Error::Io { action: "reading", path, source: e.into() });
-                }
-            };
-            let rel = item.path().strip_prefix(root).expect("walkdir yields paths under its root");
-            let mut stored = name.clone();
-            for c in rel.components() {
-                if !stored.is_empty() {
-                    stored.push(b'/');
-                }
-                stored.extend_from_slice(c.as_os_str().as_bytes());
-            }
-            if stored.is_empty() {
-                continue;
-            }
-            self.add_one(item.path(), stored)?;
+/// A name met in a directory the walk holds open.
+struct Found<'d> {
+    dir: BorrowedFd<'d>,
+    name: &'d OsStr,
+    /// How warnings name it.
+    shown: PathBuf,
+    /// What it is stored as.
+    stored: Vec<u8>,
+}
+
+/// What must not change between looking at a name and opening it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Identity {
+    dev: u64,
+    ino: u64,
+    kind: FileType,
+}
+
+impl Identity {
+    #[allow(clippy::unnecessary_cast)] // field types differ between targets
+    fn of(st: &Stat) -> Identity {
+        Identity { dev: st.st_dev as u64, ino: st.st_ino as u64, kind: FileType::from_raw_mode(st.st_mode) }
+    }
+}
+
+#[allow(clippy::unnecessary_cast)] // field types differ between targets
+fn metadata_of(st: &Stat) -> Metadata {
+    Metadata::new(
+        st.st_mode as u32 & 0o7777,
+        st.st_uid,
+        st.st_gid,
+        st.st_mtime as i64,
+        st.st_mtime_nsec as u32,
+    )
+}
+
+#[allow(clippy::unnecessary_cast)] // field types differ between targets
+fn size_and_mtime(st: &Stat) -> (u64, i64, u64) {
+    (st.st_size as u64, st.st_mtime as i64, st.st_mtime_nsec as u64)
+}
+
+impl<'a, W: Write> Walk<'a, W> {
+    pub(super) fn new(writer: ArchiveWriter<W>, skip: &'a [(u64, u64)], follow: bool, strict: bool) -> Self {
+        Walk {
+            writer,
+            report: CreateReport::default(),
+            links: HashMap::new(),
+            skip,
+            follow,
+            strict,
+            open_dirs: Vec::new(),
         }
+    }
+
+    /// Adds the input at `full` under the name `stored`, and everything
+    /// below it. `shown` names it in warnings.
+    pub(super) fn add_root(&mut self, full: &Path, shown: PathBuf, stored: Vec<u8>) -> Result<()> {
+        let Some(name) = full.file_name() else {
+            // `.` or `/`: the directory itself, stored as its contents.
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            let dir = openat(CWD, full, flags, Mode::empty())
+                .map_err(|e| Error::io("opening directory", full)(e.into()))?;
+            let st = fstat(&dir).map_err(|e| Error::io("inspecting", full)(e.into()))?;
+            return self.add_dir_contents(dir, &st, &shown, &stored);
+        };
+        let parent = match full.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        // The path leading to an input is followed, as tar does; the input
+        // itself is not, unless dereferencing.
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let dir = openat(CWD, parent, flags, Mode::empty())
+            .map_err(|e| Error::io("opening directory", parent)(e.into()))?;
+        self.add_entry(dir.as_fd(), name, shown, stored)
+    }
+
+    /// Adds the entry `name` of the directory `dir`.
+    fn add_entry(
+        &mut self,
+        dir: BorrowedFd<'_>,
+        name: &OsStr,
+        shown: PathBuf,
+        stored: Vec<u8>,
+    ) -> Result<()> {
+        // Checked before anything is read, and before the walk goes deeper.
+        if stored.len() > MAX_PATH_LEN {
+            return self.warn(shown, WarningKind::NameTooLong);
+        }
+        let at = if self.follow { AtFlags::empty() } else { AtFlags::SYMLINK_NOFOLLOW };
+        let seen = match statat(dir, name, at) {
+            Ok(st) => Identity::of(&st),
+            // Dereferencing, a dangling link is there but cannot be read.
+            Err(Errno::NOENT) if self.follow && statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).is_ok() => {
+                return self.skip_with(CreateWarning::unreadable(shown, &Errno::NOENT.into()))
+            }
+            Err(e) => return self.skip_after(shown, e, &[]),
+        };
+        if self.skip.contains(&(seen.dev, seen.ino)) {
+            return self.warn(shown, WarningKind::ArchiveItself);
+        }
+        let found = Found { dir, name, shown, stored };
+        match seen.kind {
+            FileType::Directory => self.add_dir(found, seen),
+            FileType::RegularFile => self.add_file(found, seen),
+            FileType::Symlink => self.add_symlink(found),
+            FileType::Fifo => self.warn(found.shown, WarningKind::Unsupported("FIFO")),
+            FileType::Socket => self.warn(found.shown, WarningKind::Unsupported("socket")),
+            _ => self.warn(found.shown, WarningKind::Unsupported("device")),
+        }
+    }
+
+    fn add_dir(&mut self, found: Found<'_>, seen: Identity) -> Result<()> {
+        let Some((fd, st)) = self.open(&found, seen, OFlags::DIRECTORY)? else { return Ok(()) };
+        if self.open_dirs.contains(&(seen.dev, seen.ino)) {
+            return self.warn(found.shown, WarningKind::Loop);
+        }
+        self.writer.add_dir(&found.stored, &metadata_of(&st))?;
+        self.report.entries += 1;
+        self.add_dir_contents(fd, &st, &found.shown, &found.stored)
+    }
+
+    /// Adds what the open directory `fd` holds, in index order.
+    fn add_dir_contents(&mut self, fd: OwnedFd, st: &Stat, shown: &Path, stored: &[u8]) -> Result<()> {
+        let names = match read_names(&fd) {
+            Ok(names) => names,
+            Err(e) => return self.skip_with(CreateWarning::unreadable(shown.to_path_buf(), &e)),
+        };
+        let id = Identity::of(st);
+        self.open_dirs.push((id.dev, id.ino));
+        for name in names {
+            let name = OsStr::from_bytes(&name);
+            let mut child = stored.to_vec();
+            if !child.is_empty() {
+                child.push(b'/');
+            }
+            child.extend_from_slice(name.as_bytes());
+            self.add_entry(fd.as_fd(), name, shown.join(name), child)?;
+        }
+        self.open_dirs.pop();
         Ok(())
     }
 
-    fn add_one(&mut self, path: &Path, stored: Vec<u8>) -> Result<()> {
-        let md = match fs::symlink_metadata(path) {
-            Ok(md) => md,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                self.warn(path, "vanished while archiving, not stored");
-                return Ok(());
-            }
-            Err(e) => return Err(Error::io("reading", path)(e)),
+    fn add_symlink(&mut self, found: Found<'_>) -> Result<()> {
+        // The link's own metadata: `fstatat` again, now that its target is
+        // read (a link cannot be opened without following it).
+        let target = match readlinkat(found.dir, found.name, Vec::new()) {
+            Ok(t) => t,
+            // No longer a link.
+            Err(e) => return self.skip_after(found.shown, e, &[Errno::INVAL]),
         };
-        let meta = Metadata::from_fs(&md);
-        let ft = md.file_type();
-        if self.skip.contains(&(md.dev(), md.ino())) {
-            self.warn(path, "the archive itself, not stored");
-            return Ok(());
-        }
-        if ft.is_dir() {
-            self.writer.add_dir(&stored, &meta)?;
-        } else if ft.is_symlink() {
-            let target = fs::read_link(path).map_err(Error::io("reading link", path))?;
-            self.writer.add_symlink(&stored, &meta, target.as_os_str().as_bytes())?;
-        } else if ft.is_file() {
-            let linked = md.nlink() > 1;
-            if linked {
-                if let Some(first) = self.links.get(&(md.dev(), md.ino())) {
-                    let first = first.clone();
-                    self.report.entries += 1;
-                    return self.writer.add_hardlink(&stored, &meta, first);
-                }
-                self.links.insert((md.dev(), md.ino()), stored.clone());
-            }
-            let file = File::open(path).map_err(Error::io("opening", path))?;
-            // A file that grows while read is stored at the size it had
-            // (tar's rule): the walk must end.
-            let mut content = file.take(md.len());
-            let with_path = |e| match e {
-                Error::Stream { source, .. } => {
-                    Error::Io { action: "reading", path: path.to_path_buf(), source }
-                }
-                e => e,
-            };
-            let n = if linked {
-                self.writer.add_linked_file(&stored, &meta, md.len(), &mut content)
-            } else {
-                self.writer.add_file(&stored, &meta, md.len(), &mut content)
-            }
-            .map_err(with_path)?;
-            let grew = content.into_inner().read(&mut [0u8]).map_err(Error::io("reading", path))? > 0;
-            if n != md.len() || grew {
-                self.warn(path, &format!("changed size while being archived; its first {n} bytes stored"));
-            }
-            self.report.content_bytes += n;
-        } else {
-            let what = if ft.is_fifo() {
-                "a FIFO"
-            } else if ft.is_socket() {
-                "a socket"
-            } else {
-                "a device"
-            };
-            self.warn(path, &format!("{what}, not stored"));
-            return Ok(());
-        }
+        let st = match statat(found.dir, found.name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => st,
+            Err(e) => return self.skip_after(found.shown, e, &[]),
+        };
+        self.writer.add_symlink(&found.stored, &metadata_of(&st), target.as_bytes())?;
         self.report.entries += 1;
         Ok(())
     }
 
-    fn warn(&mut self, path: &Path, what: &str) {
-        self.report.warnings.push(format!("{}: {what}", path.display()));
+    fn add_file(&mut self, found: Found<'_>, seen: Identity) -> Result<()> {
+        let Some((fd, st)) = self.open(&found, seen, OFlags::empty())? else { return Ok(()) };
+        let Found { shown, stored, .. } = found;
+        let meta = metadata_of(&st);
+        let linked = st.st_nlink > 1;
+        if linked {
+            if let Some(first) = self.links.get(&(seen.dev, seen.ino)) {
+                let first = first.clone();
+                self.writer.add_hardlink(&stored, &meta, first)?;
+                self.report.entries += 1;
+                return Ok(());
+            }
+        }
+        let (size, mtime, mtime_nanos) = size_and_mtime(&st);
+        let file = File::from(fd);
+        // Read up to the size at open (tar's rule): a growing file must not
+        // keep the walk reading.
+        let mut content = (&file).take(size);
+        let with_path = |e| match e {
+            Error::Stream { source, .. } => Error::Io { action: "reading", path: shown.clone(), source },
+            e => e,
+        };
+        let n = if linked {
+            self.writer.add_linked_file(&stored, &meta, size, &mut content)
+        } else {
+            self.writer.add_file(&stored, &meta, size, &mut content)
+        }
+        .map_err(with_path)?;
+        if linked {
+            self.links.insert((seen.dev, seen.ino), stored);
+        }
+        self.report.entries += 1;
+        self.report.content_bytes += n;
+        let grew = (&file).read(&mut [0u8]).map_err(Error::io("reading", &shown))? > 0;
+        let after = fstat(&file).map_err(|e| Error::io("inspecting", &shown)(e.into()))?;
+        if n != size || grew || size_and_mtime(&after) != (size, mtime, mtime_nanos) {
+            return self.warn(shown, WarningKind::Changed { stored: n });
+        }
+        Ok(())
     }
+
+    /// Opens what was found without following a symbolic link (unless
+    /// dereferencing) and without blocking on a FIFO, and checks that it is
+    /// the file the walk looked at. `None`: skipped with a warning.
+    fn open(&mut self, found: &Found<'_>, seen: Identity, extra: OFlags) -> Result<Option<(OwnedFd, Stat)>> {
+        let mut flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY | extra;
+        if !self.follow {
+            flags |= OFlags::NOFOLLOW;
+        }
+        let fd = match openat(found.dir, found.name, flags, Mode::empty()) {
+            Ok(fd) => fd,
+            // Now a symbolic link (`O_NOFOLLOW`), a non-directory, a socket.
+            Err(e) => {
+                let replaced = [Errno::LOOP, Errno::NOTDIR, Errno::NXIO];
+                let replaced = if self.follow { &replaced[1..] } else { &replaced[..] };
+                return self.skip_after(found.shown.clone(), e, replaced).map(|()| None);
+            }
+        };
+        let st = fstat(&fd).map_err(|e| Error::io("inspecting", &found.shown)(e.into()))?;
+        if Identity::of(&st) != seen {
+            return self.warn(found.shown.clone(), WarningKind::Replaced).map(|()| None);
+        }
+        Ok(Some((fd, st)))
+    }
+
+    /// Skips `path` after the error `e`: vanished, replaced (the errors
+    /// `replaced` say so here), or unreadable.
+    fn skip_after(&mut self, path: PathBuf, e: Errno, replaced: &[Errno]) -> Result<()> {
+        match e {
+            Errno::NOENT => self.warn(path, WarningKind::Vanished),
+            e if replaced.contains(&e) => self.warn(path, WarningKind::Replaced),
+            e => self.skip_with(CreateWarning::unreadable(path, &e.into())),
+        }
+    }
+
+    fn warn(&mut self, path: PathBuf, kind: WarningKind) -> Result<()> {
+        self.skip_with(CreateWarning::new(path, kind))
+    }
+
+    /// Records `warning`, or fails with it when strict.
+    fn skip_with(&mut self, warning: CreateWarning) -> Result<()> {
+        if self.strict {
+            return Err(Error::Strict(warning));
+        }
+        self.report.warnings.push(warning);
+        Ok(())
+    }
+}
+
+/// The names in the open directory `fd`, sorted bytewise (the index order
+/// of siblings), without `.` and `..`.
+fn read_names(fd: &OwnedFd) -> std::io::Result<Vec<Vec<u8>>> {
+    let mut names = Vec::new();
+    for entry in Dir::new(fd.try_clone()?)? {
+        let name = entry?.file_name().to_bytes().to_vec();
+        if name != b"." && name != b".." {
+            names.push(name);
+        }
+    }
+    names.sort_unstable();
+    Ok(names)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::fs;
+    use std::os::unix::fs::symlink;
 
-    #[test]
-    fn stored_names_follow_tar() {
-        assert_eq!(stored_name(Path::new("/etc/hosts")).unwrap(), b"etc/hosts");
-        assert_eq!(stored_name(Path::new("./a/./b/")).unwrap(), b"a/b");
-        assert!(stored_name(Path::new("a/../b")).is_err());
+    use super::*;
+    use crate::{CreateOptions, KdfParams, Password};
+
+    fn walk(strict: bool) -> Walk<'static, Vec<u8>> {
+        let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS);
+        let writer = ArchiveWriter::new(Vec::new(), &Password::from("pw"), options).unwrap();
+        Walk::new(writer, &[], false, strict)
+    }
+
+    fn open_dir(path: &Path) -> OwnedFd {
+        openat(CWD, path, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).unwrap()
+    }
+
+    fn kinds(walk: &Walk<'_, Vec<u8>>) -> Vec<WarningKind> {
+        walk.report.warnings.iter().map(|w| w.kind.clone()).collect()
     }
 
     #[test]
-    fn inputs_are_merged_into_index_order() {
-        let dir = tempfile::tempdir().unwrap();
-        for d in ["a", "a/x", "b"] {
-            fs::create_dir(dir.path().join(d)).unwrap();
+    fn a_name_removed_after_the_directory_read_is_a_warning() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = open_dir(tmp.path());
+        let mut walk = walk(false);
+        walk.add_entry(dir.as_fd(), OsStr::new("gone"), "t/gone".into(), b"t/gone".to_vec()).unwrap();
+        assert_eq!(kinds(&walk), [WarningKind::Vanished]);
+        assert_eq!(walk.report.entries, 0);
+        assert_eq!(walk.report.warnings[0].to_string(), "t/gone: file removed before we read it");
+    }
+
+    #[test]
+    fn a_name_too_long_for_the_index_is_skipped_before_it_is_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::create_dir(tmp.path().join("d")).unwrap();
+        let dir = open_dir(tmp.path());
+        let mut walk = walk(false);
+        let stored = [vec![b'x'; MAX_PATH_LEN - 1], b"/d".to_vec()].concat();
+        walk.add_entry(dir.as_fd(), OsStr::new("d"), "d".into(), stored).unwrap();
+        assert_eq!(kinds(&walk), [WarningKind::NameTooLong]);
+        assert_eq!(walk.report.entries, 0);
+    }
+
+    #[test]
+    fn strict_turns_the_first_warning_into_an_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = open_dir(tmp.path());
+        let err = walk(true).add_entry(dir.as_fd(), OsStr::new("gone"), "gone".into(), b"gone".to_vec());
+        assert!(matches!(err, Err(Error::Strict(CreateWarning { kind: WarningKind::Vanished, .. }))));
+    }
+
+    /// What a racing process can put under a name between the walk's look
+    /// at a regular file and its open: each is skipped, nothing is read
+    /// from it, and a FIFO does not block the open.
+    #[test]
+    fn a_file_swapped_after_the_look_is_skipped_not_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tmp.path().join("outside");
+        fs::write(&outside, b"secret").unwrap();
+        let tree = tmp.path().join("tree");
+        fs::create_dir(&tree).unwrap();
+        let dir = open_dir(&tree);
+        type SwapIn = fn(&Path, &Path);
+        let swaps: [(&str, SwapIn); 3] = [
+            ("a symlink to a file outside", |name, outside| symlink(outside, name).unwrap()),
+            ("a FIFO", |name, _| rustix::fs::mkfifoat(CWD, name, Mode::RUSR | Mode::WUSR).unwrap()),
+            ("another file", |name, _| fs::write(name, b"decoy!").unwrap()),
+        ];
+        for (what, swap_in) in swaps {
+            let name = tree.join("f");
+            fs::write(&name, b"decoy!").unwrap();
+            let seen = Identity::of(&statat(&dir, "f", AtFlags::SYMLINK_NOFOLLOW).unwrap());
+            // Made aside and renamed over, as an attacker would, so that the
+            // old file's inode is not free for reuse.
+            swap_in(&tree.join("new"), &outside);
+            fs::rename(tree.join("new"), &name).unwrap();
+            let mut walk = walk(false);
+            let found = Found {
+                dir: dir.as_fd(),
+                name: OsStr::new("f"),
+                shown: "tree/f".into(),
+                stored: b"tree/f".to_vec(),
+            };
+            walk.add_file(found, seen).unwrap();
+            assert_eq!(kinds(&walk), [WarningKind::Replaced], "{what}");
+            assert_eq!((walk.report.entries, walk.report.content_bytes), (0, 0), "{what}");
+            fs::remove_file(&name).unwrap();
         }
-        fs::write(dir.path().join("a.txt"), b"").unwrap();
-        let inputs: Vec<PathBuf> = ["b", "a.txt", "./a/x", "a", "b/"].iter().map(PathBuf::from).collect();
-        let names: Vec<Vec<u8>> =
-            ordered_roots(dir.path(), &inputs).unwrap().into_iter().map(|r| r.1).collect();
-        assert_eq!(names, [b"a".to_vec(), b"a.txt".to_vec(), b"b".to_vec()]);
     }
 }

@@ -55,6 +55,8 @@ pub struct CreateOptions {
     pub(crate) kdf: KdfParams,
     pub(crate) progress: Option<Arc<Progress>>,
     pub(crate) skip_files: Vec<(u64, u64)>,
+    pub(crate) dereference: bool,
+    pub(crate) strict: bool,
 }
 
 impl Default for CreateOptions {
@@ -71,6 +73,8 @@ impl CreateOptions {
             kdf: KdfParams::default(),
             progress: None,
             skip_files: Vec::new(),
+            dereference: false,
+            strict: false,
         }
     }
 
@@ -121,6 +125,24 @@ impl CreateOptions {
     /// skips its own output without being told. Default: none.
     pub fn skip_file(mut self, dev: u64, ino: u64) -> Self {
         self.skip_files.push((dev, ino));
+        self
+    }
+
+    /// Follow symbolic links, inputs and those inside the trees, storing
+    /// what they point to (tar's `-h`); a link to a directory containing it
+    /// is skipped with a warning, not followed forever. Default: off, links
+    /// are stored as links.
+    pub fn dereference(mut self, follow: bool) -> Self {
+        self.dereference = follow;
+        self
+    }
+
+    /// Fail at the first thing the walk would skip or store incompletely
+    /// with a warning ([`Error::Strict`]), before the archive is renamed
+    /// into place. Default: off, such things are reported in
+    /// [`CreateReport::warnings`](crate::CreateReport::warnings).
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
         self
     }
 
