@@ -83,7 +83,7 @@ mod tests {
     fn key_files_round_trip_and_bad_ones_are_named() {
         let key = KeyFile::generate().unwrap();
         assert_eq!(*KeyFile::parse(key.to_text().as_bytes()).unwrap().0, *key.0);
-        assert!(!format!("{key:?}").contains(&format!("{:02x}", key.0[0])) || key.0[0] == 0);
+        assert_eq!(format!("{key:?}"), "KeyFile([redacted])");
         for bad in [
             &b""[..],
             b"# only\n",
