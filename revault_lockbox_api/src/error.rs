@@ -214,6 +214,7 @@ impl Error {
             Error::WrongPassword
                 | Error::NoIdentityMatched
                 | Error::WrongKeyFile
+                | Error::Key(crate::KeyError::WrongPassphrase)
                 | Error::Tampered { .. }
                 | Error::DamagedPage { .. }
                 | Error::Malformed(_)
