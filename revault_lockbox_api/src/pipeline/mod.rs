@@ -9,6 +9,6 @@ mod pool;
 pub(crate) use codec::decompress;
 pub(crate) use codec::{
     compress_root, open_data_page, open_index_node, open_root, seal_data_page, seal_index_node, seal_root,
-    Sealed,
+    to_seal, Sealed, Sealing,
 };
 pub(crate) use pool::OrderedPool;
