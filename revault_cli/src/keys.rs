@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use revault_lockbox_api::{
     add_keys, change_password, list_key_slots, parse_recipients, read_recipients_file, remove_key_slot,
-    Identity, KdfParams, KeyFile, KeySet, Password, Quoted, Recipient, SlotKind, Unlock,
+    Error, Identity, KdfParams, KeyError, KeyFile, KeySet, Password, Quoted, Recipient, SlotKind, Unlock,
 };
 
 use crate::password::{self, Purpose};
@@ -154,12 +154,21 @@ pub fn identities(files: &[PathBuf]) -> Result<Vec<Identity>> {
             }
             password::ask(prompt).ok()
         };
-        all.extend(
-            Identity::read_file(file, &mut ask)
-                .with_context(|| format!("reading identity file {}", Quoted::path(file)))?,
-        );
+        all.extend(Identity::read_file(file, &mut ask).map_err(|e| identity_error(file, e))?);
     }
     Ok(all)
+}
+
+/// A malformed identity file is the caller's input, like a bad recipient:
+/// a usage error (exit 2); a wrong passphrase is an authentication failure
+/// (exit 3); a file that cannot be read, an I/O error.
+fn identity_error(file: &Path, e: KeyError) -> anyhow::Error {
+    let what = format!("reading identity file {}", Quoted::path(file));
+    match e {
+        KeyError::Io { .. } => anyhow::Error::new(e).context(what),
+        KeyError::WrongPassphrase => anyhow::Error::new(Error::Key(e)).context(what),
+        e => UsageError(format!("{what}: {e}")).into(),
+    }
 }
 
 /// Writes a new identity (or, `symmetric`, a key file) to `output` (mode

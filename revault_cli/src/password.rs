@@ -4,7 +4,8 @@
 //! [`MAX_PASSWORD_LEN`] bytes that never grows, so no partial copy is left
 //! in freed memory, wiped on drop. The environment variables are taken out
 //! of the process environment at start-up, before any thread exists, so
-//! that nothing started later inherits them. Nothing here prints a password.
+//! that nothing started later inherits them, and their values are wiped
+//! from the block `/proc/PID/environ` shows. Nothing here prints a password.
 
 use std::fs::File;
 use std::io::{IsTerminal, Write};
@@ -44,8 +45,41 @@ pub fn take_from_environment() {
 fn take_var(name: &str) -> Option<Password> {
     let value = std::env::var_os(name)?;
     std::env::remove_var(name);
+    // Best effort: where the kernel refuses, the value stays in /proc/PID/environ.
+    let _ = scrub_initial_environment(name);
     // `Password::new` copies into locked memory and wipes this buffer.
     Some(Password::new(value.into_vec()))
+}
+
+/// Overwrites the value of `name` with zero bytes in the environment block
+/// the kernel gave the process at `exec` (what `/proc/PID/environ` shows
+/// other processes of the same user), through `/proc/self/mem`. Run only
+/// after the variable was removed from the environment, so that nothing
+/// refers to those bytes any more.
+fn scrub_initial_environment(name: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let bad = || std::io::Error::other("unexpected /proc/self/stat");
+    let stat = std::fs::read_to_string("/proc/self/stat")?;
+    // Fields after the command name (which may hold spaces and parentheses)
+    // start two bytes after its last ')', at field 3; env_start and env_end
+    // are fields 50 and 51 (proc(5)).
+    let rest = stat.get(stat.rfind(')').ok_or_else(bad)? + 2..).ok_or_else(bad)?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<u64>().ok()).ok_or_else(bad);
+    let (start, end) = (field(50)?, field(51)?);
+    let len = usize::try_from(end.checked_sub(start).ok_or_else(bad)?).map_err(|_| bad())?;
+    let mem = File::options().read(true).write(true).open("/proc/self/mem")?;
+    let mut block = zeroize::Zeroizing::new(vec![0u8; len]);
+    mem.read_exact_at(&mut block, start)?;
+    let prefix = format!("{name}=");
+    let mut at = 0;
+    for entry in block.split(|&b| b == 0) {
+        if let Some(value) = entry.strip_prefix(prefix.as_bytes()) {
+            mem.write_all_at(&vec![0u8; value.len()], start + (at + prefix.len()) as u64)?;
+        }
+        at += entry.len() + 1;
+    }
+    Ok(())
 }
 
 fn from_environment(name: &str) -> Option<Password> {

@@ -251,3 +251,105 @@ fn key_files_lock_and_open_archives() {
     assert_eq!(bad.status.code(), Some(1), "{}", String::from_utf8_lossy(&bad.stderr));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("invalid key file"));
 }
+
+/// Runs `program` with `args`, panicking with a hint when it is missing.
+fn tool(program: &str, args: &[&str], path: &Path) {
+    let made = std::process::Command::new(program).args(args).arg(path).output();
+    let made = made.unwrap_or_else(|_| panic!("{program} is needed (.ci/run installs it)"));
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+}
+
+/// One archive with a slot of every kind (password, key file, X25519,
+/// hybrid, ssh-ed25519, ssh-rsa): each key alone opens it.
+#[test]
+fn every_slot_kind_in_one_archive_each_opens_it_alone() {
+    let work = TempDir::new().unwrap();
+    let p = |name: &str| work.path().join(name);
+    let x = stdout(&ok(lockbox().args(["keygen", "-o"]).arg(p("x")).output().unwrap()));
+    let pq = stdout(&ok(lockbox().args(["keygen", "--pq", "-o"]).arg(p("pq")).output().unwrap()));
+    ok(lockbox().args(["keygen", "--symmetric", "-o"]).arg(p("kf")).output().unwrap());
+    tool("ssh-keygen", &["-q", "-t", "ed25519", "-N", "", "-f"], &p("ed"));
+    tool("ssh-keygen", &["-q", "-t", "rsa", "-b", "2048", "-N", "", "-f"], &p("rsa"));
+    let list = p("recipients");
+    let ed = fs::read_to_string(p("ed.pub")).unwrap();
+    let rsa = fs::read_to_string(p("rsa.pub")).unwrap();
+    fs::write(&list, format!("{x}\n{pq}\n{ed}{rsa}")).unwrap();
+    let archive = {
+        fs::create_dir_all(p("src")).unwrap();
+        fs::write(p("src/note.txt"), b"for your eyes only\n").unwrap();
+        let archive = p("a.lbox");
+        ok(lockbox()
+            .env("LOCKBOX_PASSWORD", "pw")
+            .args(["create", "-o"])
+            .arg(&archive)
+            .arg("-C")
+            .arg(p("src"))
+            .args(["--kdf-memory", "1", "--kdf-passes", "1", "--kdf-lanes", "1", "note.txt"])
+            .output()
+            .unwrap());
+        archive
+    };
+    let add = |extra: &[&str]| {
+        ok(lockbox()
+            .env("LOCKBOX_PASSWORD", "pw")
+            .args(["key", "add"])
+            .arg(&archive)
+            .args(extra)
+            .output()
+            .unwrap())
+    };
+    add(&["--allow-mixed-recipients", "-R", list.to_str().unwrap()]);
+    add(&["--new-key-file", p("kf").to_str().unwrap()]);
+    let listed = stdout(&ok(lockbox().args(["key", "list"]).arg(&archive).output().unwrap()));
+    assert_eq!(listed.lines().count(), 6, "{listed}");
+    for identity in ["x", "pq", "ed", "rsa"] {
+        assert_eq!(stdout(&ok(cat_with(&archive, &p(identity)))), "for your eyes only", "{identity}");
+    }
+    let by_key_file =
+        lockbox().arg("--key-file").arg(p("kf")).arg("cat").arg(&archive).arg("note.txt").output();
+    assert_eq!(stdout(&ok(by_key_file.unwrap())), "for your eyes only");
+    let by_password =
+        lockbox().env("LOCKBOX_PASSWORD", "pw").arg("cat").arg(&archive).arg("note.txt").output().unwrap();
+    assert_eq!(stdout(&ok(by_password)), "for your eyes only");
+}
+
+/// Identity files cut short (age, hybrid, OpenSSH) or not identities at
+/// all: one clear line, exit 2 or 3, nothing extracted.
+#[test]
+fn truncated_identity_files_fail_cleanly() {
+    let work = TempDir::new().unwrap();
+    let key = work.path().join("key");
+    let recipient = stdout(&ok(lockbox().args(["keygen", "-o"]).arg(&key).output().unwrap()));
+    let archive = create(work.path(), &["-r", &recipient]);
+    let pq = work.path().join("pq");
+    ok(lockbox().args(["keygen", "--pq", "-o"]).arg(&pq).output().unwrap());
+    let ssh = work.path().join("ed");
+    tool("ssh-keygen", &["-q", "-t", "ed25519", "-N", "", "-f"], &ssh);
+    let dest = work.path().join("out");
+    fs::create_dir(&dest).unwrap();
+    for (name, source) in [("age", &key), ("pq", &pq), ("ssh", &ssh)] {
+        let full = fs::read(source).unwrap();
+        for cut in [full.len() - 5, full.len() / 2, 20] {
+            let bad = work.path().join(format!("{name}-cut-{cut}"));
+            fs::write(&bad, &full[..cut]).unwrap();
+            fs::set_permissions(&bad, fs::Permissions::from_mode(0o600)).unwrap();
+            let out = lockbox()
+                .arg("-i")
+                .arg(&bad)
+                .arg("extract")
+                .arg(&archive)
+                .arg("-C")
+                .arg(&dest)
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(matches!(out.status.code(), Some(2 | 3)), "{name} cut at {cut}: {stderr}");
+            assert!(
+                stderr.starts_with("lockbox: ") && stderr.lines().count() == 1,
+                "{name} cut at {cut}: {stderr}"
+            );
+            assert!(!stderr.contains("AGE-SECRET-KEY"), "no key material in messages: {stderr}");
+            assert_eq!(fs::read_dir(&dest).unwrap().count(), 0, "nothing extracted");
+        }
+    }
+}

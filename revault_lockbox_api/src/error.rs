@@ -207,6 +207,7 @@ impl Error {
             Error::WrongPassword
                 | Error::NoIdentityMatched
                 | Error::WrongKeyFile
+                | Error::Key(crate::KeyError::WrongPassphrase)
                 | Error::Tampered { .. }
                 | Error::DamagedPage { .. }
                 | Error::Malformed(_)

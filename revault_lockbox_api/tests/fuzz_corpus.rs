@@ -68,3 +68,18 @@ fn page_corpus() {
 fn archive_corpus() {
     replay("archive", fuzz::archive);
 }
+
+#[test]
+fn recipient_slot_corpus() {
+    replay("recipient_slot", fuzz::recipient_slot);
+}
+
+#[test]
+fn slot_table_corpus() {
+    replay("slot_table", fuzz::slot_table);
+}
+
+#[test]
+fn sealed_corpus() {
+    replay("sealed", fuzz::sealed);
+}

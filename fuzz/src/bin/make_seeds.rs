@@ -1,5 +1,6 @@
 //! Writes the seed corpora in `fuzz/corpus/<target>/` from real archives:
-//! `cargo run --bin make_seeds` (inside `fuzz/`). Only the public API and
+//! `cargo run --bin make_seeds [TARGET...]` (inside `fuzz/`; only the
+//! targets named, when any are). Only the public API and
 //! `revault_lockbox_api::fuzz` are used: archives are written with
 //! `ArchiveWriter` and cut into the pieces each target reads; index seeds
 //! are the decrypted root and node plaintexts of those archives. Archives
@@ -31,8 +32,10 @@ struct Shape {
 
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus");
-    for target in ["archive", "header", "key_slots", "trailer", "index", "page"] {
-        remove_generated(&root.join(target));
+    for target in TARGETS {
+        if wanted(target) {
+            remove_generated(&root.join(target));
+        }
     }
     let shapes = [
         Shape { name: "no-entries", bytes: build(|_| {}), whole: true },
@@ -63,6 +66,16 @@ fn main() {
     write(&root, "key_slots", "password", trim_zeros(slot(0)));
     write(&root, "key_slots", "empty", trim_zeros(slot(1)));
 
+    // Key targets: a slot table with every kind of slot, each recipient body.
+    let (table, bodies) = fuzz::key_seeds().expect("key seeds");
+    write(&root, "slot_table", "every-kind", trim_zeros(&table));
+    for (kind, body) in bodies {
+        write(&root, "recipient_slot", &kind, &body);
+    }
+    for (name, seed) in fuzz::sealed_seeds().expect("sealed seeds") {
+        write(&root, "sealed", &name, &seed);
+    }
+
     let text = text(3 * PAGE_SIZE);
     for (name, plain) in [("text", &text[..]), ("empty", &[][..]), ("zeros", &[0u8; PAGE_SIZE][..])] {
         let mut seed = (plain.len() as u32).to_le_bytes().to_vec();
@@ -71,7 +84,19 @@ fn main() {
     }
 }
 
+const TARGETS: [&str; 9] =
+    ["archive", "header", "key_slots", "trailer", "index", "page", "recipient_slot", "slot_table", "sealed"];
+
+/// Whether the command line names `target`, or names none.
+fn wanted(target: &str) -> bool {
+    let named: Vec<String> = std::env::args().skip(1).collect();
+    named.is_empty() || named.iter().any(|n| n == target)
+}
+
 fn write(root: &Path, target: &str, name: &str, bytes: &[u8]) {
+    if !wanted(target) {
+        return;
+    }
     assert!(bytes.len() <= MAX_SEED_LEN, "{target}/{name} is {} bytes", bytes.len());
     let dir = root.join(target);
     fs::create_dir_all(&dir).expect("corpus dir");

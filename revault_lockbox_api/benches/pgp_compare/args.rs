@@ -2,8 +2,19 @@
 
 use std::path::PathBuf;
 
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 use corpora::Scenario;
+
+/// How the archives are locked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    /// A passphrase: lockbox's Argon2id slot, `gpg --symmetric`, 7zz `-p`
+    /// (zstd|age always uses an X25519 key).
+    Password,
+    /// Public keys: lockbox with an X25519 recipient, `gpg --encrypt` to a
+    /// fresh key without passphrase, `zstd | age -r`; 7zz has none.
+    Key,
+}
 
 /// pgp_compare: lockbox vs gpg (and zstd|age, 7zz) on the published corpora.
 #[derive(Parser, Debug)]
@@ -51,6 +62,10 @@ pub struct Args {
     /// 100k or 2M variants [default: 1000000].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub scale_entries: Option<u64>,
+
+    /// Lock archives with a passphrase or with public keys.
+    #[arg(long, value_enum, default_value_t = Mode::Password)]
+    pub mode: Mode,
 
     /// Skip the external tools.
     #[arg(long)]

@@ -10,17 +10,20 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use revault_lockbox_api::{create_archive, Archive, CreateOptions, ExtractOptions, Password};
+use revault_lockbox_api::{
+    create_archive, Archive, CreateOptions, ExtractOptions, Identity, KeySet, Password,
+};
 
 use crate::util::last_number;
 
-const USAGE: &str = "usage: --child create PASSFILE ARCHIVE BASE INPUT... | \
-                     --child extract|nosync PASSFILE ARCHIVE DEST";
+const USAGE: &str = "usage: --child create KEYFILE ARCHIVE BASE INPUT... | \
+                     --child extract|nosync KEYFILE ARCHIVE DEST";
 
-/// `--child create PASSFILE ARCHIVE BASE INPUT...` or
-/// `--child extract|nosync PASSFILE ARCHIVE DEST` (`nosync`: extract with
-/// `sync(false)`); the process is named `lockbox-MODE`; prints
-/// `elapsed_ns=… peak_rss_kib=…` on success.
+/// `--child create KEYFILE ARCHIVE BASE INPUT...` or
+/// `--child extract|nosync KEYFILE ARCHIVE DEST` (`nosync`: extract with
+/// `sync(false)`); KEYFILE holds a passphrase, or an age identity whose
+/// recipient locks the archive (key mode). The process is named
+/// `lockbox-MODE`; prints `elapsed_ns=… peak_rss_kib=…` on success.
 pub fn main(args: &[String]) -> ExitCode {
     match run(args) {
         Ok(line) => {
@@ -38,21 +41,36 @@ fn run(args: &[String]) -> Result<String> {
     let (mode, rest) = args.split_first().context(USAGE)?;
     // Names the process (and the threads it starts) for perf reports.
     let _ = fs::write("/proc/self/comm", format!("lockbox-{mode}"));
-    let pass = rest.first().context(USAGE)?;
-    let pass = fs::read_to_string(pass).with_context(|| format!("reading {pass}"))?;
-    let password = Password::from(pass.as_str());
+    let key = rest.first().context(USAGE)?;
+    let key = fs::read_to_string(key).with_context(|| format!("reading {key}"))?;
+    let password = Password::from(key.as_str());
     let start = Instant::now();
+    // Identities are parsed in the timed part: lockbox reads them on every run.
+    let identities = if key.contains("AGE-SECRET-KEY-") {
+        Identity::parse_file(key.as_bytes(), &mut |_| None).context("parsing the identity")?
+    } else {
+        Vec::new()
+    };
     match (mode.as_str(), rest) {
         ("create", [_, archive, base, inputs @ ..]) if !inputs.is_empty() => {
             let inputs: Vec<PathBuf> = inputs.iter().map(PathBuf::from).collect();
-            create_archive(Path::new(archive), Path::new(base), &inputs, &password, CreateOptions::new())
+            let keys = if identities.is_empty() {
+                KeySet::from(&password)
+            } else {
+                KeySet::new().recipients(identities.iter().map(Identity::to_recipient))
+            };
+            create_archive(Path::new(archive), Path::new(base), &inputs, keys, CreateOptions::new())
                 .with_context(|| format!("lockbox create of {archive}"))?;
         }
         ("extract" | "nosync", [_, archive, dest]) => {
             let options = ExtractOptions::new().sync(mode == "extract");
             let file = fs::File::open(archive).with_context(|| format!("opening {archive}"))?;
-            let opened =
-                Archive::open(file, &password).with_context(|| format!("lockbox open of {archive}"))?;
+            let opened = if identities.is_empty() {
+                Archive::open(file, &password)
+            } else {
+                Archive::open(file, &identities)
+            };
+            let opened = opened.with_context(|| format!("lockbox open of {archive}"))?;
             opened
                 .extract(Path::new(dest), &options)
                 .with_context(|| format!("lockbox extract of {archive} to {dest}"))?;

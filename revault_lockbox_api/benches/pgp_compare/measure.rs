@@ -95,7 +95,7 @@ pub fn run_scenario(
     for &tool in &tools {
         for &how in tool.extracts() {
             let label = match how {
-                Extract::Default => tool.label(shape),
+                Extract::Default => tool.label(shape, env.mode),
                 Extract::NoSync => "lockbox, sync off",
             };
             report.rows.push(Row { tool, how, label, size: 0, create: Vec::new(), extract: Vec::new() });
@@ -152,7 +152,7 @@ impl Round<'_> {
     /// order too), each checked.
     fn run(&mut self, tool: Tool, i: u32, rows: &mut [Row], scratch: &mut Scratch) -> Result<(), Failure> {
         let (ctx, name, n) = (self.ctx, self.name, self.iterations);
-        let label = tool.label(ctx.shape);
+        let label = tool.label(ctx.shape, ctx.env.mode);
         let archive = self.work.join(tool.archive_name());
         let _ = fs::remove_file(&archive);
         let fail = |what: &'static str| move |e: Error| Failure::Tool(e.context(format!("{label} {what}")));

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use corpora::Shape;
 
-use crate::args::Args;
+use crate::args::{Args, Mode};
 use crate::measure::{Row, ScenarioReport};
 use crate::process::Sample;
 use crate::tools::{Env, Extract, Tool};
@@ -25,7 +25,11 @@ pub struct Setting<'a> {
 
 pub fn render(args: &Args, env: &Env, at: &Setting, reports: &[ScenarioReport]) -> String {
     let mut md = String::new();
-    let _ = writeln!(md, "# pgp_compare: lockbox vs gpg\n");
+    let title = match args.mode {
+        Mode::Password => "# pgp_compare: lockbox vs gpg\n",
+        Mode::Key => "# pgp_compare --mode key: lockbox vs gpg, public keys\n",
+    };
+    let _ = writeln!(md, "{title}");
     let _ = writeln!(md, "- Date (UTC): {}", utc_now());
     let _ = writeln!(md, "- Machine: {}", machine());
     let _ = writeln!(md, "- OS: {}", os());
@@ -143,8 +147,19 @@ pub fn render(args: &Args, env: &Env, at: &Setting, reports: &[ScenarioReport]) 
         }
     }
     md.push_str(HOW_TO_READ);
+    if args.mode == Mode::Key {
+        md.push_str(HOW_TO_READ_KEYS);
+    }
     md
 }
+
+const HOW_TO_READ_KEYS: &str = "\
+- Key mode: lockbox locks each archive to an X25519 recipient (`KeySet::new().recipients(..)`) and \
+opens it with the identity (parsed in the timed run): no Argon2id. gpg encrypts with `--encrypt -r` to \
+a key pair made without passphrase in the fresh `--homedir` (`--quick-generate-key ... \
+future-default`: ed25519 signing, cv25519 encryption), same cipher and compression options; its \
+agent holds the key before timing. zstd|age is as in password mode. 7zz has no public keys.
+";
 
 const HOW_TO_READ: &str = "\
 How to read this:

@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, Result};
 use corpora::{Corpus, Shape};
 
-use crate::args::Args;
+use crate::args::{Args, Mode};
 use crate::process::run_pipeline;
 use crate::report::commit;
 use crate::util::{find_tool, last_number, q, write_private};
@@ -21,7 +21,11 @@ use crate::PASSPHRASE;
 /// Everything about the machine and the tools, found once.
 pub struct Env {
     pub exe: PathBuf,
+    pub mode: Mode,
     pub passfile: PathBuf,
+    /// What lockbox's child is given: the passphrase file, or (key mode)
+    /// an age identity file whose X25519 recipient locks the archives.
+    pub lockbox_key: PathBuf,
     /// GNU time, for external tools' peak RSS.
     pub time: Option<PathBuf>,
     pub gpg: Option<PathBuf>,
@@ -40,9 +44,21 @@ impl Env {
         let exe = std::env::current_exe().context("finding this executable")?;
         let passfile = work.join("passphrase");
         write_private(&passfile, PASSPHRASE.as_bytes())?;
+        let lockbox_key = match args.mode {
+            Mode::Password => passfile.clone(),
+            Mode::Key => {
+                let (identity, _) =
+                    revault_lockbox_api::keygen(false).context("making an X25519 identity")?;
+                let path = work.join("lockbox-identity.txt");
+                write_private(&path, identity.as_bytes())?;
+                path
+            }
+        };
         let mut env = Env {
             exe,
+            mode: args.mode,
             passfile,
+            lockbox_key,
             time: None,
             gpg: None,
             gpgconf: None,
@@ -106,6 +122,9 @@ impl Env {
             }
         }
         match find_tool("7zz") {
+            Some(_) if args.mode == Mode::Key => {
+                env.notes.push("key mode: 7zz has no public keys, skipped".into())
+            }
             Some(sz) => {
                 env.version("7zz", &sz, &[]);
                 env.sevenzip = Some(sz);
@@ -160,14 +179,17 @@ pub enum Extract {
 }
 
 impl Tool {
-    pub fn label(self, shape: Shape) -> &'static str {
-        match (self, shape) {
-            (Tool::Lockbox, _) => "lockbox",
-            (Tool::Gpg, Shape::SingleFile) => "gpg -c",
-            (Tool::Gpg, Shape::Tree) => "tar | gpg -c",
-            (Tool::ZstdAge, Shape::SingleFile) => "zstd -3 | age (key)",
-            (Tool::ZstdAge, Shape::Tree) => "tar | zstd -3 | age (key)",
-            (Tool::SevenZip, _) => "7zz -mhe=on",
+    pub fn label(self, shape: Shape, mode: Mode) -> &'static str {
+        match (self, shape, mode) {
+            (Tool::Lockbox, _, Mode::Password) => "lockbox",
+            (Tool::Lockbox, _, Mode::Key) => "lockbox -r (X25519)",
+            (Tool::Gpg, Shape::SingleFile, Mode::Password) => "gpg -c",
+            (Tool::Gpg, Shape::Tree, Mode::Password) => "tar | gpg -c",
+            (Tool::Gpg, Shape::SingleFile, Mode::Key) => "gpg -e (key)",
+            (Tool::Gpg, Shape::Tree, Mode::Key) => "tar | gpg -e (key)",
+            (Tool::ZstdAge, Shape::SingleFile, _) => "zstd -3 | age (key)",
+            (Tool::ZstdAge, Shape::Tree, _) => "tar | zstd -3 | age (key)",
+            (Tool::SevenZip, _, _) => "7zz -mhe=on",
         }
     }
 
@@ -223,12 +245,12 @@ impl Ctx<'_> {
         match tool {
             Tool::Lockbox => {
                 let mut child: Vec<OsString> =
-                    vec!["create".into(), env.passfile.clone().into(), archive.into(), root.into()];
+                    vec!["create".into(), env.lockbox_key.clone().into(), archive.into(), root.into()];
                 child.extend(self.corpus.inputs.iter().map(|p| p.clone().into_os_string()));
                 Ok(Job::Child(child))
             }
             Tool::Gpg => {
-                let gpg = self.gpg_home.context("no gpg home")?.command(env, &["--symmetric"]);
+                let gpg = self.gpg_home.context("no gpg home")?.command(env, &[encrypt_op(env.mode)]);
                 let gpg =
                     format!("{gpg} --cipher-algo AES256 --compress-algo ZLIB --compress-level 6 -o {out}");
                 if tree {
@@ -271,7 +293,7 @@ impl Ctx<'_> {
                     Extract::Default => "extract",
                     Extract::NoSync => "nosync",
                 };
-                Ok(Job::Child(vec![mode.into(), env.passfile.clone().into(), archive.into(), dest.into()]))
+                Ok(Job::Child(vec![mode.into(), env.lockbox_key.clone().into(), archive.into(), dest.into()]))
             }
             Tool::Gpg => {
                 let gpg = self.gpg_home.context("no gpg home")?.command(env, &["--decrypt"]);
@@ -303,9 +325,21 @@ impl Ctx<'_> {
     }
 }
 
+/// The user id of the key made in key mode.
+const GPG_KEY_UID: &str = "pgp_compare <pgp-compare@example.invalid>";
+
+/// gpg's encryption operation: symmetric, or (key mode) to the fresh key.
+fn encrypt_op(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Password => "--symmetric",
+        Mode::Key => "--encrypt --trust-model always -r pgp-compare@example.invalid",
+    }
+}
+
 /// A fresh gpg home directory (mode 0700) with its agent already running,
-/// as it is for someone who uses gpg; the agent is stopped and the
-/// directory removed on drop.
+/// as it is for someone who uses gpg, and in key mode a fresh key pair
+/// without passphrase (gpg's `future-default`: ed25519 and cv25519); the
+/// agent is stopped and the directory removed on drop.
 pub struct GpgHome {
     dir: PathBuf,
     gpgconf: Option<PathBuf>,
@@ -321,25 +355,36 @@ impl GpgHome {
             .create(&dir)
             .with_context(|| format!("creating {}", dir.display()))?;
         let home = GpgHome { dir, gpgconf: env.gpgconf.clone() };
+        if env.mode == Mode::Key {
+            let keygen = format!(
+                "{} --passphrase '' --quick-generate-key {} future-default default never",
+                home.command(env, &[]),
+                q(GPG_KEY_UID)
+            );
+            run_pipeline(env, work, &[keygen]).context("gpg key generation")?;
+        }
         let warm = work.join("gpg-warmup");
         write_private(&warm, b"warm-up")?;
-        let cmd = format!(
-            "{} -o {} {}",
-            home.command(env, &["--symmetric"]),
-            q(work.join("gpg-warmup.gpg")),
-            q(&warm)
-        );
+        let sealed = q(work.join("gpg-warmup.gpg"));
+        let cmd = format!("{} -o {sealed} {}", home.command(env, &[encrypt_op(env.mode)]), q(&warm));
         run_pipeline(env, work, &[cmd]).context("gpg warm-up")?;
+        let open =
+            format!("{} -o {} {sealed}", home.command(env, &["--decrypt"]), q(work.join("gpg-warmup.out")));
+        run_pipeline(env, work, &[open]).context("gpg warm-up")?;
         Ok(home)
     }
 
-    /// `gpg` with this home and the passphrase options, then `extra`.
+    /// `gpg` with this home (and in password mode the passphrase options),
+    /// then `extra`.
     fn command(&self, env: &Env, extra: &[&str]) -> String {
+        let passphrase = match env.mode {
+            Mode::Password => format!("--no-symkey-cache --passphrase-file {} ", q(&env.passfile)),
+            Mode::Key => String::new(),
+        };
         format!(
-            "{} --homedir {} --batch --yes --pinentry-mode loopback --no-symkey-cache --passphrase-file {} {}",
+            "{} --homedir {} --batch --yes --pinentry-mode loopback {passphrase}{}",
             q(env.gpg.as_deref().unwrap_or(Path::new("gpg"))),
             q(&self.dir),
-            q(&env.passfile),
             extra.join(" ")
         )
     }

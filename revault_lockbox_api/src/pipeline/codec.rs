@@ -74,6 +74,26 @@ fn zstd_compress_into(plain: &[u8], level: i32, frame: &mut Vec<u8>) -> bool {
     })
 }
 
+/// What is being sealed, for the fuzzing hook that swaps plaintexts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sealing {
+    Root,
+    Node(IndexNodeId),
+    Page(u64),
+}
+
+/// The plaintext to seal as `what`: `plain`, unless a fuzz target swaps it
+/// (feature `fuzzing`), so that the decoders behind the MAC get its bytes.
+pub(crate) fn to_seal(archive_id: &[u8; ARCHIVE_ID_LEN], what: Sealing, plain: Vec<u8>) -> Vec<u8> {
+    #[cfg(feature = "fuzzing")]
+    return crate::fuzz::swap_plaintext(archive_id, what, plain);
+    #[cfg(not(feature = "fuzzing"))]
+    {
+        let _ = (archive_id, what);
+        plain
+    }
+}
+
 /// A page or node compressed (or not) and sealed, ready to write.
 pub(crate) struct Sealed {
     pub(crate) plain_len: u32,
@@ -132,6 +152,7 @@ pub(crate) fn seal_data_page(
     spare: Vec<u8>,
     level: i32,
 ) -> (Sealed, Vec<u8>) {
+    let plain = to_seal(archive_id, Sealing::Page(number), plain);
     Sealed::into_buffers(plain, spare, level, |codec, plain_len, stored_len, buf| {
         let aad = PageAad::data(archive_id, number, codec, plain_len, stored_len);
         keys.seal_page(PageNonce::data(number), &aad, buf)
@@ -159,6 +180,7 @@ pub(crate) fn seal_index_node(
     id: &IndexNodeId,
     plain: Vec<u8>,
 ) -> Sealed {
+    let plain = to_seal(archive_id, Sealing::Node(*id), plain);
     Sealed::new(plain, INDEX_LEVEL, |codec, plain_len, stored_len, buf| {
         let aad = id.aad(archive_id, codec, plain_len, stored_len);
         keys.seal_index(PageNonce::index_node(id), &aad, buf)

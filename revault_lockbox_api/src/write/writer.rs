@@ -16,7 +16,7 @@ use crate::format::{
     TRAILER_LEN,
 };
 use crate::index::{page_key, NodeSink, TreeBuilder};
-use crate::pipeline::{compress_root, seal_index_node, seal_root, PageSealer, SealingKeys};
+use crate::pipeline::{compress_root, seal_index_node, seal_root, to_seal, PageSealer, Sealing, SealingKeys};
 use crate::{CreateTuning, Error, KeySet, Progress, Result, WorkloadProfile};
 
 /// Metadata stored with each entry.
@@ -552,7 +552,7 @@ impl<W: Write> ArchiveWriter<W> {
             entries: self.entries.finish(&mut self.output)?,
             pages: self.pages.finish(&mut self.output)?,
         };
-        let plain = root.encode();
+        let plain = to_seal(&self.output.archive_id, Sealing::Root, root.encode());
         let frame = compress_root(&plain)?;
         let stored_len = (frame.len() + TAG_LEN) as u32;
         let out = &mut self.output;
