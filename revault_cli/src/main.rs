@@ -160,6 +160,11 @@ struct ExtractArgs {
     /// ones, and exit with code 3.
     #[arg(long)]
     keep_going: bool,
+    /// Restore permission bits exactly as stored, setuid, setgid and sticky
+    /// included, ignoring the umask (by default the umask applies and those
+    /// three bits are dropped, as tar does).
+    #[arg(short = 'p', long, visible_alias = "preserve-permissions")]
+    same_permissions: bool,
     /// Tuning preset for reading [default: extract-many].
     #[arg(long, value_name = "NAME", value_parser = profile_parser())]
     profile: Option<WorkloadProfile>,

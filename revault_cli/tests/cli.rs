@@ -549,3 +549,45 @@ fn streaming_into_the_archived_tree_does_not_store_the_archive() {
     assert_eq!(code(&listed), 0, "{}", stderr(&listed));
     assert!(!String::from_utf8_lossy(&listed.stdout).contains("self.lbox"));
 }
+
+/// `lockbox ARGS` run under umask `mask` (set by a shell, so that the
+/// test process keeps its own).
+fn under_umask(mask: &str, args: &[&OsStr]) -> Output {
+    let mut cmd = Command::new("sh");
+    cmd.env("LOCKBOX_PASSWORD", PASSWORD)
+        .arg("-c")
+        .arg(format!("umask {mask} && exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_lockbox"))
+        .args(args);
+    run(&mut cmd)
+}
+
+#[test]
+fn extract_applies_the_umask_and_drops_setuid_unless_p() {
+    let work = TempDir::new().unwrap();
+    empty_dir(&work, "m");
+    let modes =
+        [("m/suid", 0o4755), ("m/open", 0o666), ("m/wide", 0o777), ("m/sticky", 0o1777), ("m/sgid", 0o2770)];
+    for (path, mode) in modes {
+        let full = work.path().join(path);
+        if path.ends_with("suid") || path.ends_with("open") {
+            write(&full, b"#!/bin/sh\n", mode, T0);
+        } else {
+            fs::create_dir(&full).unwrap();
+            fs::set_permissions(&full, fs::Permissions::from_mode(mode)).unwrap();
+        }
+    }
+    let archive = work.path().join("m.lbox");
+    create(&archive, work.path(), "m", &[]);
+    for (flag, expected) in [(None, [0o750, 0o640, 0o750, 0o750, 0o750]), (Some("-p"), modes.map(|m| m.1))] {
+        let dst = empty_dir(&work, if flag.is_some() { "exact" } else { "masked" });
+        let mut args: Vec<&OsStr> = vec!["extract".as_ref(), archive.as_ref(), "-C".as_ref(), dst.as_ref()];
+        args.extend(flag.map(OsStr::new));
+        let out = under_umask("027", &args);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        for ((path, _), want) in modes.iter().zip(expected) {
+            let got = fs::symlink_metadata(dst.join(path)).unwrap().mode() & 0o7777;
+            assert_eq!(got, want, "{path} {flag:?}: {got:o} != {want:o}");
+        }
+    }
+}
