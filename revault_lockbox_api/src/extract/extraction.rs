@@ -31,8 +31,13 @@ const BUFFERED_FILE_MAX: u64 = 256 << 10;
 /// is CPU time in the kernel, and more threads than cores only contend for
 /// directory locks.
 const SYNCING_PLACING_THREADS: usize = 8;
-/// Files handed to the placing threads and not yet placed.
-const PLACING_IN_FLIGHT: usize = 64;
+/// Jobs handed to the placing threads and not yet done.
+const PLACING_IN_FLIGHT: usize = 16;
+/// Files per placing job: one hand-off (a wake-up and a wait on each
+/// side) for several small files instead of one each.
+const JOB_FILES: usize = 16;
+/// Bytes of buffered files per placing job, bounding the memory in flight.
+const JOB_BYTES: u64 = 1 << 20;
 
 /// A directory entry made, waiting for its final mode and mtime.
 struct DirEntry {
@@ -56,12 +61,17 @@ pub(super) struct Extraction<'a> {
     extracted_files: HashSet<Vec<u8>>,
     /// Files not restored because their content was damaged.
     lost: HashSet<Vec<u8>>,
-    placing: OrderedPool<Result<Option<Written>>>,
+    placing: OrderedPool<Result<Vec<Written>>>,
+    /// Checked files not yet handed to the placing threads, and their bytes.
+    job: Vec<Placement>,
+    job_bytes: u64,
     /// Files written and waiting for their batch's sync and placing.
     pending: Vec<Written>,
     /// The batch being synced and placed, at most one at a time.
     syncing: OrderedPool<Result<()>>,
+    /// Files and bytes since the last batch, in flight or written.
     pending_bytes: u64,
+    pending_files: usize,
     batch_files: usize,
 }
 
@@ -81,7 +91,10 @@ impl<'a> Extraction<'a> {
             placing: OrderedPool::new(if options.sync { SYNCING_PLACING_THREADS } else { threads })?,
             pending: Vec::new(),
             syncing: OrderedPool::new(1)?,
+            job: Vec::new(),
+            job_bytes: 0,
             pending_bytes: 0,
+            pending_files: 0,
             batch_files: sync_batch_files(),
         })
     }
@@ -182,21 +195,14 @@ impl<'a> Extraction<'a> {
             mtime: timespec(f.entry.mtime_secs, f.entry.mtime_nanos),
             placer: Arc::clone(&self.placer),
         };
-        // Without syncing, files are placed at once; with it, they wait
-        // for their batch's sync.
-        let sync = self.options.sync;
-        self.placing.submit(move || {
-            let written = placement.write()?;
-            if sync {
-                return Ok(Some(written));
-            }
-            written.place().map(|()| None)
-        });
+        self.job.push(placement);
+        self.job_bytes += size.min(BUFFERED_FILE_MAX);
         self.pending_bytes += size;
-        while self.placing.in_flight() >= PLACING_IN_FLIGHT {
-            self.take_placed()?;
+        self.pending_files += 1;
+        if self.job.len() >= JOB_FILES || self.job_bytes >= JOB_BYTES {
+            self.submit_job()?;
         }
-        if self.pending.len() >= self.batch_files || self.pending_bytes >= super::place::SYNC_BATCH_BYTES {
+        if self.pending_files >= self.batch_files || self.pending_bytes >= super::place::SYNC_BATCH_BYTES {
             self.flush_placed()?;
         }
         self.report.entries += 1;
@@ -207,11 +213,38 @@ impl<'a> Extraction<'a> {
         Ok(())
     }
 
+    /// Hands the files gathered so far to a placing thread. Without
+    /// syncing, it places them at once; with it, they wait for their
+    /// batch's sync.
+    fn submit_job(&mut self) -> Result<()> {
+        if self.job.is_empty() {
+            return Ok(());
+        }
+        let job = std::mem::take(&mut self.job);
+        self.job_bytes = 0;
+        let sync = self.options.sync;
+        self.placing.submit(move || {
+            let mut written = Vec::with_capacity(if sync { job.len() } else { 0 });
+            for placement in job {
+                let file = placement.write()?;
+                if sync {
+                    written.push(file);
+                } else {
+                    file.place()?;
+                }
+            }
+            Ok(written)
+        });
+        while self.placing.in_flight() >= PLACING_IN_FLIGHT {
+            self.take_placed()?;
+        }
+        Ok(())
+    }
+
     /// Collects the oldest placing result.
     fn take_placed(&mut self) -> Result<()> {
-        if let Some(written) = self.placing.pop().expect("in flight")? {
-            self.pending.push(written);
-        }
+        let written = self.placing.pop().expect("in flight")?;
+        self.pending.extend(written);
         Ok(())
     }
 
@@ -219,10 +252,11 @@ impl<'a> Extraction<'a> {
     /// hands the batch to the sync thread, which syncs each file system
     /// once, then puts the files in place.
     fn flush_placed(&mut self) -> Result<()> {
+        self.submit_job()?;
         while self.placing.in_flight() > 0 {
             self.take_placed()?;
         }
-        self.pending_bytes = 0;
+        (self.pending_bytes, self.pending_files) = (0, 0);
         if self.pending.is_empty() {
             return Ok(());
         }

@@ -216,10 +216,11 @@ pub(super) const SYNC_BATCH_FILES: usize = 4096;
 pub(super) const SYNC_BATCH_BYTES: u64 = 256 << 20;
 
 /// Files a batch may hold: each keeps its descriptor (and perhaps its
-/// directory's) open until it is placed, so the open-file limit bounds it.
+/// directory's) open until it is placed, and the next batch fills while
+/// one is synced, so the open-file limit bounds it.
 pub(super) fn sync_batch_files() -> usize {
     let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current.unwrap_or(u64::MAX);
-    let room = limit.saturating_sub(DESCRIPTORS_KEPT) / 2;
+    let room = limit.saturating_sub(DESCRIPTORS_KEPT) / 4;
     usize::try_from(room).unwrap_or(usize::MAX).clamp(16, SYNC_BATCH_FILES)
 }
 
