@@ -591,3 +591,26 @@ fn extract_applies_the_umask_and_drops_setuid_unless_p() {
         }
     }
 }
+
+#[test]
+fn verify_refuses_what_extract_refuses() {
+    let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("../revault_lockbox_api/tests/vectors/hostile");
+    let work = TempDir::new().unwrap();
+    for name in ["below-symlink", "nul-in-link-target"] {
+        let archive = vectors.join(format!("{name}.lbox"));
+        for command in ["verify", "extract"] {
+            let dst = work.path().join(format!("{name}-{command}"));
+            fs::create_dir(&dst).unwrap();
+            let mut cmd = lockbox();
+            cmd.env("LOCKBOX_PASSWORD", "hostile").arg(command).arg(&archive);
+            if command == "extract" {
+                cmd.arg("-C").arg(&dst);
+            }
+            let out = run(&mut cmd);
+            let err = stderr(&out);
+            assert_eq!(code(&out), 3, "{name} {command}: {err}");
+            assert!(err.starts_with("lockbox: ") && err.lines().count() == 1, "{name} {command}: {err}");
+            assert_eq!(fs::read_dir(&dst).unwrap().count(), 0, "{name} {command} wrote something");
+        }
+    }
+}

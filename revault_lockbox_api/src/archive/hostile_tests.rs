@@ -197,3 +197,35 @@ fn contents_past_the_data_and_bad_hard_links_are_refused() {
         refused(name, w.finish().unwrap());
     }
 }
+
+/// Archives `extract` refuses, kept as files for the CLI tests (which
+/// cannot reach the writer's raw hooks); see `tests/vectors/hostile/`.
+fn hostile_vectors() -> Vec<(&'static str, Vec<u8>)> {
+    let mut below = writer();
+    below.add_symlink("evil", &meta(), "/tmp").unwrap();
+    below.push_raw(file(b"evil/planted", 0, 0)).unwrap();
+    let mut nul = writer();
+    let link = EntryKind::Symlink { target: b"/etc\0passwd".to_vec() };
+    nul.push_raw(Entry { kind: link, extent: None, ..file(b"link", 0, 0) }).unwrap();
+    vec![("below-symlink", below.finish().unwrap()), ("nul-in-link-target", nul.finish().unwrap())]
+}
+
+#[test]
+fn hostile_vectors_are_refused_as_made_and_as_stored() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/hostile");
+    for (name, bytes) in hostile_vectors() {
+        let stored = std::fs::read(dir.join(format!("{name}.lbox"))).unwrap();
+        refused(name, stored);
+        refused(name, bytes);
+    }
+}
+
+#[test]
+#[ignore = "writes tests/vectors/hostile/*.lbox; run by hand when the cases change"]
+fn write_hostile_vectors() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/hostile");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, bytes) in hostile_vectors() {
+        std::fs::write(dir.join(format!("{name}.lbox")), bytes).unwrap();
+    }
+}
