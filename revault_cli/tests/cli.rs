@@ -614,3 +614,34 @@ fn verify_refuses_what_extract_refuses() {
         }
     }
 }
+
+#[test]
+fn an_unprivileged_user_extracts_the_tree_exactly() {
+    // Root may name an O_TMPFILE inode in ways others may not; run the
+    // extraction as `nobody` (the tests run as root; setpriv is util-linux).
+    assert_eq!(fs::metadata("/proc/self").unwrap().uid(), 0, "this test runs as root");
+    let (work, archive) = archived_tree();
+    fs::set_permissions(work.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    fs::set_permissions(&archive, fs::Permissions::from_mode(0o644)).unwrap();
+    let dst = empty_dir(&work, "dst");
+    std::os::unix::fs::chown(&dst, Some(65534), Some(65534)).unwrap();
+    let mut cmd = Command::new("setpriv");
+    cmd.env("LOCKBOX_PASSWORD", PASSWORD)
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "sh",
+            "-c",
+            "umask 022 && exec \"$0\" \"$@\"",
+        ])
+        .arg(env!("CARGO_BIN_EXE_lockbox"))
+        .arg("extract")
+        .arg(&archive)
+        .arg("-C")
+        .arg(&dst);
+    let out = run(&mut cmd);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(snapshot(&dst.join("tree")), snapshot(&work.path().join("tree")));
+    assert_eq!(fs::metadata(dst.join("tree/a.txt")).unwrap().uid(), 65534);
+}
