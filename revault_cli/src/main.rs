@@ -88,7 +88,8 @@ enum Command {
     Cat(CatArgs),
     /// Show facts about an archive: format version, KDF cost, counts, sizes.
     Info(InfoArgs),
-    /// Authenticate every page and check every file's SHA-256; write nothing.
+    /// Run every check extract runs, authenticate every page and check every
+    /// file's SHA-256; write nothing.
     Verify(VerifyArgs),
     /// Generate an age identity (X25519, or ML-KEM-768 + X25519 with --pq)
     /// and print its recipient.
