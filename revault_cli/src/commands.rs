@@ -162,11 +162,16 @@ pub fn list(g: &GlobalArgs, a: ListArgs) -> Result<ExitCode> {
 }
 
 pub fn extract(g: &GlobalArgs, a: ExtractArgs) -> Result<ExitCode> {
+    raise_open_file_limit();
     let profile = a.profile.unwrap_or(WorkloadProfile::ExtractMany);
     let archive = open_archive(&a.archive, g, profile)?;
     let only: Vec<Vec<u8>> = a.paths.into_iter().map(|p| filter_path(p.into_vec())).collect();
-    let mut options =
-        ExtractOptions::new().overwrite(a.overwrite).sync(!a.no_sync).keep_going(a.keep_going).only(only);
+    let mut options = ExtractOptions::new()
+        .overwrite(a.overwrite)
+        .sync(!a.no_sync)
+        .keep_going(a.keep_going)
+        .same_permissions(a.same_permissions)
+        .only(only);
     // All of the content for a whole extraction; at most that for a part.
     let total = archive.content_bytes();
     let display = progress::maybe_start(g.quiet, Job::Extract, move || total);
@@ -192,6 +197,17 @@ pub fn extract(g: &GlobalArgs, a: ExtractArgs) -> Result<ExitCode> {
         report.entries
     );
     Ok(ExitCode::from(EXIT_AUTH))
+}
+
+/// Lifts the soft open-file limit to the hard one: extraction keeps each
+/// file of a sync batch open until the batch is synced, and sizes its
+/// batches to the limit it finds. Failing leaves smaller batches, no error.
+fn raise_open_file_limit() {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let limit = getrlimit(Resource::Nofile);
+    if limit.current != limit.maximum {
+        let _ = setrlimit(Resource::Nofile, Rlimit { current: limit.maximum, maximum: limit.maximum });
+    }
 }
 
 /// A PATH argument as the stored paths spell it: no leading `./`, no

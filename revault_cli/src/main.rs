@@ -89,7 +89,8 @@ enum Command {
     Cat(CatArgs),
     /// Show facts about an archive: format version, KDF cost, counts, sizes.
     Info(InfoArgs),
-    /// Authenticate every page and check every file's SHA-256; write nothing.
+    /// Run every check extract runs, authenticate every page and check every
+    /// file's SHA-256; write nothing.
     Verify(VerifyArgs),
     /// Generate an age identity (X25519, or ML-KEM-768 + X25519 with --pq)
     /// and print its recipient.
@@ -177,6 +178,11 @@ struct ExtractArgs {
     /// ones, and exit with code 3.
     #[arg(long)]
     keep_going: bool,
+    /// Restore permission bits exactly as stored, setuid, setgid and sticky
+    /// included, ignoring the umask (by default the umask applies and those
+    /// three bits are dropped, as tar does).
+    #[arg(short = 'p', long, visible_alias = "preserve-permissions")]
+    same_permissions: bool,
     /// Tuning preset for reading [default: extract-many].
     #[arg(long, value_name = "NAME", value_parser = profile_parser())]
     profile: Option<WorkloadProfile>,

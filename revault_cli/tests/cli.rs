@@ -11,9 +11,10 @@ use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::{Output, Stdio};
 use std::time::{Duration, UNIX_EPOCH};
 
+use assert_cmd::Command;
 use common::{code, lockbox, run, stderr, CHEAP, PASSWORD};
 use tempfile::TempDir;
 
@@ -531,4 +532,100 @@ fn streaming_into_the_archived_tree_does_not_store_the_archive() {
     let listed = run(lockbox().arg("list").arg(&archive));
     assert_eq!(code(&listed), 0, "{}", stderr(&listed));
     assert!(!String::from_utf8_lossy(&listed.stdout).contains("self.lbox"));
+}
+
+/// `lockbox ARGS` run under umask `mask` (set by a shell, so that the
+/// test process keeps its own).
+fn under_umask(mask: &str, args: &[&OsStr]) -> Output {
+    let mut cmd = Command::new("sh");
+    cmd.env("LOCKBOX_PASSWORD", PASSWORD)
+        .arg("-c")
+        .arg(format!("umask {mask} && exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_lockbox"))
+        .args(args);
+    run(&mut cmd)
+}
+
+#[test]
+fn extract_applies_the_umask_and_drops_setuid_unless_p() {
+    let work = TempDir::new().unwrap();
+    empty_dir(&work, "m");
+    let modes =
+        [("m/suid", 0o4755), ("m/open", 0o666), ("m/wide", 0o777), ("m/sticky", 0o1777), ("m/sgid", 0o2770)];
+    for (path, mode) in modes {
+        let full = work.path().join(path);
+        if path.ends_with("suid") || path.ends_with("open") {
+            write(&full, b"#!/bin/sh\n", mode, T0);
+        } else {
+            fs::create_dir(&full).unwrap();
+            fs::set_permissions(&full, fs::Permissions::from_mode(mode)).unwrap();
+        }
+    }
+    let archive = work.path().join("m.lbox");
+    create(&archive, work.path(), "m", &[]);
+    for (flag, expected) in [(None, [0o750, 0o640, 0o750, 0o750, 0o750]), (Some("-p"), modes.map(|m| m.1))] {
+        let dst = empty_dir(&work, if flag.is_some() { "exact" } else { "masked" });
+        let mut args: Vec<&OsStr> = vec!["extract".as_ref(), archive.as_ref(), "-C".as_ref(), dst.as_ref()];
+        args.extend(flag.map(OsStr::new));
+        let out = under_umask("027", &args);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        for ((path, _), want) in modes.iter().zip(expected) {
+            let got = fs::symlink_metadata(dst.join(path)).unwrap().mode() & 0o7777;
+            assert_eq!(got, want, "{path} {flag:?}: {got:o} != {want:o}");
+        }
+    }
+}
+
+#[test]
+fn verify_refuses_what_extract_refuses() {
+    let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("../revault_lockbox_api/tests/vectors/hostile");
+    let work = TempDir::new().unwrap();
+    for name in ["below-symlink", "nul-in-link-target"] {
+        let archive = vectors.join(format!("{name}.lbox"));
+        for command in ["verify", "extract"] {
+            let dst = work.path().join(format!("{name}-{command}"));
+            fs::create_dir(&dst).unwrap();
+            let mut cmd = lockbox();
+            cmd.env("LOCKBOX_PASSWORD", "hostile").arg(command).arg(&archive);
+            if command == "extract" {
+                cmd.arg("-C").arg(&dst);
+            }
+            let out = run(&mut cmd);
+            let err = stderr(&out);
+            assert_eq!(code(&out), 3, "{name} {command}: {err}");
+            assert!(err.starts_with("lockbox: ") && err.lines().count() == 1, "{name} {command}: {err}");
+            assert_eq!(fs::read_dir(&dst).unwrap().count(), 0, "{name} {command} wrote something");
+        }
+    }
+}
+
+#[test]
+fn an_unprivileged_user_extracts_the_tree_exactly() {
+    // Root may name an O_TMPFILE inode in ways others may not; run the
+    // extraction as `nobody` (the tests run as root; setpriv is util-linux).
+    assert_eq!(fs::metadata("/proc/self").unwrap().uid(), 0, "this test runs as root");
+    let (work, archive) = archived_tree();
+    fs::set_permissions(work.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    fs::set_permissions(&archive, fs::Permissions::from_mode(0o644)).unwrap();
+    let dst = empty_dir(&work, "dst");
+    std::os::unix::fs::chown(&dst, Some(65534), Some(65534)).unwrap();
+    let mut cmd = Command::new("setpriv");
+    cmd.env("LOCKBOX_PASSWORD", PASSWORD)
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "sh",
+            "-c",
+            "umask 022 && exec \"$0\" \"$@\"",
+        ])
+        .arg(env!("CARGO_BIN_EXE_lockbox"))
+        .arg("extract")
+        .arg(&archive)
+        .arg("-C")
+        .arg(&dst);
+    let out = run(&mut cmd);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(snapshot(&dst.join("tree")), snapshot(&work.path().join("tree")));
+    assert_eq!(fs::metadata(dst.join("tree/a.txt")).unwrap().uid(), 65534);
 }

@@ -167,8 +167,8 @@ pub enum Error {
         /// What it names.
         target: EntryPath,
     },
-    /// A symbolic link target is empty or too long.
-    #[error("symbolic link {path}: target is empty or longer than 16 KiB")]
+    /// A symbolic link target is empty, holds a NUL byte or is too long.
+    #[error("symbolic link {path}: target is empty, holds a NUL byte or is longer than 4095 bytes")]
     BadSymlink {
         /// The link.
         path: EntryPath,

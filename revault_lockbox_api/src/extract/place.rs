@@ -1,114 +1,320 @@
-//! Putting checked files in place: written under a temporary name beside
-//! their target, synced in batches (one `syncfs` per batch), then renamed.
+//! Putting checked files in place, never a partial file under a final name.
+//!
+//! Each file is written to an inode without a name (`O_TMPFILE`) in its
+//! directory, or, where the file system refuses those, under a temporary
+//! name there (mode 0600); it gets its mode and mtime through its
+//! descriptor; batches are synced (one `syncfs` per file system); then
+//! each is linked (or renamed) to its name, never over an existing one
+//! unless overwriting was asked for. A crash before the link leaves no
+//! trace of an `O_TMPFILE` file.
 
 use std::collections::HashSet;
-use std::fs;
-use std::io::Write;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::fs::File;
+use std::io::Write as _;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
-use filetime::FileTime;
-use tempfile::{NamedTempFile, TempPath};
+use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, Timespec, CWD};
+use rustix::io::Errno;
 
+use super::dirs::{mtime_only, sync_file_system, Dir};
 use crate::{Error, Result};
 
 /// Where a file's bytes go while it is being extracted.
 pub(super) enum Sink {
     Buffer(Vec<u8>),
-    Temp(NamedTempFile),
+    File(Unplaced),
+}
+
+/// What every placement shares.
+pub(super) struct Placer {
+    overwrite: bool,
+    /// Cleared the first time a file system refuses `O_TMPFILE`.
+    tmpfile: AtomicBool,
+}
+
+impl Placer {
+    pub(super) fn new(overwrite: bool) -> Placer {
+        // An `O_TMPFILE` inode gets its name through /proc/self/fd (no
+        // privilege needed); without /proc, temporary names it is.
+        let proc_fd = Path::new("/proc/self/fd").is_dir();
+        Placer { overwrite, tmpfile: AtomicBool::new(proc_fd) }
+    }
+}
+
+/// A file being written, with no final name yet.
+pub(super) struct Unplaced {
+    file: File,
+    dir: Arc<Dir>,
+    /// Its temporary name, when it is not an `O_TMPFILE` inode; removed
+    /// unless the file is placed.
+    temp_name: Option<Vec<u8>>,
+}
+
+impl Unplaced {
+    /// A new file in `dir`, created with permission bits `mode` (less the
+    /// umask) if it has no name, 0600 if it has a temporary one.
+    pub(super) fn create(placer: &Placer, dir: Arc<Dir>, mode: u32, shown: &Path) -> Result<Unplaced> {
+        let io = |e: Errno| Error::io("creating a temporary file beside", shown)(e.into());
+        if placer.tmpfile.load(Ordering::Relaxed) {
+            let flags = OFlags::WRONLY | OFlags::TMPFILE | OFlags::CLOEXEC;
+            match rustix::fs::openat(&dir.fd, ".", flags, Mode::from_raw_mode(mode)) {
+                Ok(fd) => return Ok(Unplaced { file: fd.into(), dir, temp_name: None }),
+                Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL) => {
+                    placer.tmpfile.store(false, Ordering::Relaxed)
+                }
+                Err(e) => return Err(io(e)),
+            }
+        }
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        loop {
+            let name = temp_name()?;
+            match rustix::fs::openat(&dir.fd, name.as_slice(), flags, Mode::from_raw_mode(0o600)) {
+                Ok(fd) => return Ok(Unplaced { file: fd.into(), dir, temp_name: Some(name) }),
+                Err(Errno::EXIST) => continue,
+                Err(e) => return Err(io(e)),
+            }
+        }
+    }
+
+    pub(super) fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.file.write_all(bytes)
+    }
+
+    /// Links (or renames) the file to `name` in its directory.
+    fn place(mut self, name: &[u8], overwrite: bool, shown: &Path) -> Result<()> {
+        let exists = || Error::AlreadyExists { path: shown.to_path_buf() };
+        let io = |e: Errno| Error::io("putting in place", shown)(e.into());
+        let dir = Arc::clone(&self.dir);
+        let Some(temp) = self.temp_name.take() else {
+            return match self.link_to(name) {
+                Ok(()) => Ok(()),
+                Err(Errno::EXIST) if overwrite => {
+                    let temp = loop {
+                        let temp = temp_name()?;
+                        match self.link_to(&temp) {
+                            Ok(()) => break temp,
+                            Err(Errno::EXIST) => continue,
+                            Err(e) => return Err(io(e)),
+                        }
+                    };
+                    rename(&dir, &temp, name, true).map_err(io)
+                }
+                Err(Errno::EXIST) => Err(exists()),
+                Err(e) => Err(io(e)),
+            };
+        };
+        rename(&dir, &temp, name, overwrite).map_err(|e| if e == Errno::EXIST { exists() } else { io(e) })
+    }
+
+    /// Gives the `O_TMPFILE` inode the name `name`.
+    fn link_to(&self, name: &[u8]) -> rustix::io::Result<()> {
+        let fd_path = format!("/proc/self/fd/{}", self.file.as_raw_fd());
+        rustix::fs::linkat(CWD, fd_path.as_str(), &self.dir.fd, name, AtFlags::SYMLINK_FOLLOW)
+    }
+}
+
+impl Drop for Unplaced {
+    fn drop(&mut self) {
+        if let Some(name) = self.temp_name.take() {
+            let _ = rustix::fs::unlinkat(&self.dir.fd, name.as_slice(), AtFlags::empty());
+        }
+    }
+}
+
+/// Renames `temp` to `name` in `dir`; removes `temp` if that fails. Without
+/// `overwrite`, never replaces: `renameat2(RENAME_NOREPLACE)`, or a link
+/// and an unlink where the file system lacks it.
+fn rename(dir: &Dir, temp: &[u8], name: &[u8], overwrite: bool) -> rustix::io::Result<()> {
+    let renamed = if overwrite {
+        rustix::fs::renameat(&dir.fd, temp, &dir.fd, name)
+    } else {
+        match rustix::fs::renameat_with(&dir.fd, temp, &dir.fd, name, RenameFlags::NOREPLACE) {
+            Err(Errno::INVAL | Errno::NOSYS) => {
+                rustix::fs::linkat(&dir.fd, temp, &dir.fd, name, AtFlags::empty())
+                    .and_then(|()| rustix::fs::unlinkat(&dir.fd, temp, AtFlags::empty()))
+            }
+            other => other,
+        }
+    };
+    if renamed.is_err() {
+        let _ = rustix::fs::unlinkat(&dir.fd, temp, AtFlags::empty());
+    }
+    renamed
+}
+
+/// A fresh temporary name, `.lockbox-XXXXXXXXXXXXXXXX.tmp`.
+fn temp_name() -> Result<Vec<u8>> {
+    let n =
+        getrandom::u64().map_err(|e| Error::stream("choosing a temporary name")(std::io::Error::other(e)))?;
+    Ok(format!(".lockbox-{n:016x}.tmp").into_bytes())
 }
 
 /// Everything a placing thread needs to put one checked file in place.
 pub(super) struct Placement {
     pub(super) sink: Sink,
-    pub(super) path: PathBuf,
-    pub(super) mode: u32,
-    pub(super) mtime: FileTime,
-    pub(super) overwrite: bool,
+    pub(super) dir: Arc<Dir>,
+    pub(super) name: Vec<u8>,
+    /// Where it goes, for messages.
+    pub(super) shown: PathBuf,
+    /// Permission bits to create it with, and a mode to set afterwards.
+    pub(super) mode: (u32, Option<u32>),
+    pub(super) mtime: Timespec,
+    pub(super) placer: Arc<Placer>,
 }
 
-/// A complete file under its temporary name, waiting for the sync of its
-/// batch before it is renamed into place.
+/// A complete file with no final name yet, waiting for the sync of its
+/// batch before it is put in place.
 pub(super) struct Written {
-    tmp: TempPath,
-    path: PathBuf,
-    dev: u64,
+    file: Unplaced,
+    name: Vec<u8>,
+    shown: PathBuf,
     overwrite: bool,
 }
 
 impl Placement {
-    /// Writes the file (if buffered) and sets its mode and mtime, under its
-    /// temporary name.
+    /// Writes the file (if buffered) and sets its mode and mtime.
     pub(super) fn write(self) -> Result<Written> {
-        let path = self.path;
-        let tmp = match self.sink {
-            Sink::Temp(tmp) => tmp,
+        let shown = self.shown;
+        let (create_mode, chmod) = self.mode;
+        let file = match self.sink {
+            Sink::File(file) => file,
             Sink::Buffer(bytes) => {
-                let mut tmp = temp_beside(&path)?;
-                tmp.write_all(&bytes).map_err(Error::io("writing", tmp.path()))?;
-                tmp
+                let mut file = Unplaced::create(&self.placer, self.dir, create_mode, &shown)?;
+                file.write_all(&bytes).map_err(Error::io("writing", &shown))?;
+                file
             }
         };
-        let file = tmp.as_file();
-        file.set_permissions(fs::Permissions::from_mode(self.mode))
-            .map_err(Error::io("setting permissions of", &path))?;
-        filetime::set_file_handle_times(file, None, Some(self.mtime))
-            .map_err(Error::io("setting mtime of", &path))?;
-        let dev = file.metadata().map_err(Error::io("inspecting", &path))?.dev();
-        Ok(Written { tmp: tmp.into_temp_path(), path, dev, overwrite: self.overwrite })
+        // A temporary name was created 0600; an unnamed inode has its mode.
+        let chmod = if file.temp_name.is_some() { Some(chmod.unwrap_or(create_mode)) } else { chmod };
+        if let Some(mode) = chmod {
+            rustix::fs::fchmod(&file.file, Mode::from_raw_mode(mode))
+                .map_err(|e| Error::io("setting permissions of", &shown)(e.into()))?;
+        }
+        rustix::fs::futimens(&file.file, &mtime_only(self.mtime))
+            .map_err(|e| Error::io("setting mtime of", &shown)(e.into()))?;
+        let overwrite = self.placer.overwrite;
+        Ok(Written { file, name: self.name, shown, overwrite })
     }
 }
 
 impl Written {
-    /// Renames the file into place; never replaces an existing path unless
-    /// overwriting was asked for.
-    pub(super) fn rename(self) -> Result<()> {
-        let path = self.path;
-        let persisted =
-            if self.overwrite { self.tmp.persist(&path) } else { self.tmp.persist_noclobber(&path) };
-        persisted.map_err(|e| {
-            if e.error.kind() == std::io::ErrorKind::AlreadyExists {
-                Error::AlreadyExists { path: path.clone() }
-            } else {
-                Error::io("renaming into place", &path)(e.error)
-            }
-        })
+    /// Puts the file in place.
+    pub(super) fn place(self) -> Result<()> {
+        self.file.place(&self.name, self.overwrite, &self.shown)
     }
 }
 
 /// Files synced together: a batch is flushed with one `syncfs` per file
-/// system, then renamed into place. One sync for many files costs about
-/// what one `fsync` does.
+/// system, then put in place. One sync for many files costs about what
+/// one `fsync` does.
 pub(super) const SYNC_BATCH_FILES: usize = 4096;
 /// Bytes written before a batch is synced, bounding how much a crash can
-/// leave behind under temporary names.
+/// leave behind (and, under temporary names, on disk).
 pub(super) const SYNC_BATCH_BYTES: u64 = 256 << 20;
 
-/// Syncs the file systems a batch of written files is on, then renames
-/// them into place. Runs on a thread of its own while extraction goes on.
-pub(super) fn sync_and_rename(batch: Vec<Written>) -> Result<()> {
+/// Files a batch may hold: each keeps its descriptor (and perhaps its
+/// directory's) open until it is placed, and the next batch fills while
+/// one is synced, so the open-file limit bounds it.
+pub(super) fn sync_batch_files() -> usize {
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current.unwrap_or(u64::MAX);
+    let room = limit.saturating_sub(DESCRIPTORS_KEPT) / 4;
+    usize::try_from(room).unwrap_or(usize::MAX).clamp(16, SYNC_BATCH_FILES)
+}
+
+/// Descriptors left for everything else: the archive, directories open
+/// along the current path, files in flight.
+const DESCRIPTORS_KEPT: u64 = 256;
+
+/// Syncs the file systems a batch of written files is on, then puts them
+/// in place. Runs on a thread of its own while extraction goes on.
+pub(super) fn sync_and_place(batch: Vec<Written>) -> Result<()> {
     let mut synced = HashSet::new();
     for w in &batch {
-        if synced.insert(w.dev) {
-            sync_file_system(w.path.parent().expect("entry paths have a parent under dest"))?;
+        if synced.insert(w.file.dir.dev) {
+            sync_file_system(&w.file.file, &w.shown)?;
         }
     }
-    batch.into_iter().try_for_each(Written::rename)
+    batch.into_iter().try_for_each(Written::place)
 }
 
-/// Flushes the file system holding `dir` (`syncfs`): the data of every
-/// file written there is on disk when it returns.
-pub(super) fn sync_file_system(dir: &Path) -> Result<()> {
-    let dir_file = fs::File::open(dir).map_err(Error::io("opening", dir))?;
-    rustix::fs::syncfs(&dir_file).map_err(|e| Error::io("syncing the file system of", dir)(e.into()))
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// A new temporary file in the directory of `path`.
-pub(super) fn temp_beside(path: &Path) -> Result<NamedTempFile> {
-    let dir = path.parent().expect("entry paths have a parent under dest");
-    tempfile::Builder::new()
-        .prefix(".lockbox-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(Error::io("creating a temporary file in", dir))
+    fn dir(path: &Path) -> Arc<Dir> {
+        let fd = rustix::fs::openat(CWD, path, OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).unwrap();
+        Arc::new(Dir::from_fd(fd).unwrap())
+    }
+
+    /// Writes `bytes` as `name` in `dest`, with O_TMPFILE or a temporary name.
+    fn place(dest: &Path, name: &str, bytes: &[u8], tmpfile: bool, overwrite: bool) -> Result<()> {
+        let placer = Arc::new(Placer { overwrite, tmpfile: AtomicBool::new(tmpfile) });
+        let shown = dest.join(name);
+        let placement = Placement {
+            sink: Sink::Buffer(bytes.to_vec()),
+            dir: dir(dest),
+            name: name.as_bytes().to_vec(),
+            shown: shown.clone(),
+            mode: (0o640, None),
+            mtime: Timespec { tv_sec: 1_600_000_000, tv_nsec: 5 },
+            placer,
+        };
+        let before = std::fs::read(&shown).ok();
+        let written = placement.write()?;
+        // The final name is untouched until the file is placed.
+        assert_eq!(std::fs::read(&shown).ok(), before);
+        written.place()
+    }
+
+    fn names(dest: &Path) -> Vec<String> {
+        let mut names: Vec<String> =
+            std::fs::read_dir(dest).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn files_are_placed_with_and_without_o_tmpfile() {
+        use std::os::unix::fs::MetadataExt;
+        for tmpfile in [true, false] {
+            let dest = tempfile::tempdir().unwrap();
+            place(dest.path(), "f", b"new", tmpfile, false).unwrap();
+            let md = std::fs::metadata(dest.path().join("f")).unwrap();
+            assert_eq!((md.mode() & 0o7777, md.mtime(), md.mtime_nsec()), (0o640, 1_600_000_000, 5));
+            assert_eq!(std::fs::read(dest.path().join("f")).unwrap(), b"new");
+            // No temporary name is left behind.
+            assert_eq!(names(dest.path()), ["f"]);
+        }
+    }
+
+    #[test]
+    fn existing_files_are_kept_unless_overwriting() {
+        for tmpfile in [true, false] {
+            let dest = tempfile::tempdir().unwrap();
+            std::fs::write(dest.path().join("f"), b"old").unwrap();
+            let err = place(dest.path(), "f", b"new", tmpfile, false).unwrap_err();
+            assert!(matches!(err, Error::AlreadyExists { .. }), "{err}");
+            assert_eq!(std::fs::read(dest.path().join("f")).unwrap(), b"old");
+            assert_eq!(names(dest.path()), ["f"]);
+            place(dest.path(), "f", b"new", tmpfile, true).unwrap();
+            assert_eq!(std::fs::read(dest.path().join("f")).unwrap(), b"new");
+            assert_eq!(names(dest.path()), ["f"]);
+        }
+    }
+
+    #[test]
+    fn an_unplaced_file_leaves_nothing() {
+        for tmpfile in [true, false] {
+            let dest = tempfile::tempdir().unwrap();
+            let placer = Placer { overwrite: false, tmpfile: AtomicBool::new(tmpfile) };
+            let mut file = Unplaced::create(&placer, dir(dest.path()), 0o644, dest.path()).unwrap();
+            file.write_all(b"partial").unwrap();
+            assert_eq!(names(dest.path()).len(), usize::from(!tmpfile));
+            drop(file);
+            assert!(names(dest.path()).is_empty());
+        }
+    }
 }

@@ -13,7 +13,7 @@
 //! earlier file and repeats where that file's content is.
 
 use super::codec::{malformed, Decoder, Encoder};
-use super::{check_entry_path, DecodeError, DIGEST_LEN, MAX_PATH_LEN};
+use super::{check_entry_path, check_symlink_target, DecodeError, DIGEST_LEN, MAX_PATH_LEN};
 
 /// One archived path and its metadata.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,7 +181,11 @@ pub(crate) fn decode_entry(d: &mut Decoder<'_>) -> Result<Entry, DecodeError> {
             };
             (EntryKind::File { size, sha256 }, Some(Extent { offset, size, linked }))
         }
-        ENTRY_SYMLINK => (EntryKind::Symlink { target: target(d)? }, None),
+        ENTRY_SYMLINK => {
+            let target = target(d)?;
+            check_symlink_target(&target).map_err(|why| malformed("symbolic link", why))?;
+            (EntryKind::Symlink { target }, None)
+        }
         ENTRY_HARDLINK => {
             let target = target(d)?;
             check_entry_path(&target).map_err(|why| malformed("hard link target", why))?;

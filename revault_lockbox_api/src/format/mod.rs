@@ -24,7 +24,7 @@ pub(crate) use node::{
     Child, EntriesLeaf, Internal, PageRecord, PagesLeaf, Root, Session, TreeTop, PAGE_RECORD_LEN,
 };
 pub(crate) use page::{Codec, IndexNodeId, PageAad, Table};
-pub(crate) use path::{check_entry_path, is_within, path_cmp};
+pub(crate) use path::{check_entry_path, check_symlink_target, is_within, path_cmp};
 pub(crate) use trailer::{Trailer, TRAILER_LEN};
 
 /// First bytes of every archive. The high byte and CR LF SUB catch text-mode
@@ -94,6 +94,12 @@ pub(crate) const MAX_ROOT_LEN: u32 = 256 << 10;
 pub(crate) const MAX_TREE_LEVELS: u8 = 16;
 /// Longest stored path or link target, in bytes.
 pub(crate) const MAX_PATH_LEN: usize = 16 * 1024;
+/// Longest path component, in bytes: `NAME_MAX`, which file systems
+/// refuse to go past, so no extraction could create a longer one.
+pub(crate) const MAX_NAME_LEN: usize = 255;
+/// Longest symbolic link target, in bytes: `PATH_MAX` less its NUL, the
+/// most `symlink(2)` accepts.
+pub(crate) const MAX_SYMLINK_TARGET_LEN: usize = 4095;
 /// Most write sessions (the create plus appends) one archive may record.
 pub(crate) const MAX_SESSIONS: usize = 1024;
 

@@ -1,12 +1,17 @@
 //! Stored paths: what a valid one is, and the one order every index keeps.
+//!
+//! A valid path or link target is one extraction can restore: these
+//! checks are the rules `extract` and `verify` share, applied wherever an
+//! entry is decoded, and by writers before one is written.
 
 use std::cmp::Ordering;
 
-use super::MAX_PATH_LEN;
+use super::{MAX_NAME_LEN, MAX_PATH_LEN, MAX_SYMLINK_TARGET_LEN};
 
 /// Checks a stored entry path: relative, `/`-separated, no empty, `.` or
-/// `..` components, no NUL byte, at most [`MAX_PATH_LEN`] bytes. Writers
-/// refuse other paths and readers refuse archives holding them.
+/// `..` components, none longer than [`MAX_NAME_LEN`], no NUL byte, at
+/// most [`MAX_PATH_LEN`] bytes. Writers refuse other paths and readers
+/// refuse archives holding them.
 pub(crate) fn check_entry_path(path: &[u8]) -> Result<(), &'static str> {
     if path.is_empty() {
         return Err("empty path");
@@ -25,8 +30,24 @@ pub(crate) fn check_entry_path(path: &[u8]) -> Result<(), &'static str> {
             b"" => return Err("empty path component"),
             b"." => return Err("`.` component"),
             b".." => return Err("`..` component"),
+            long if long.len() > MAX_NAME_LEN => return Err("a component longer than 255 bytes"),
             _ => {}
         }
+    }
+    Ok(())
+}
+
+/// Checks a symbolic link's target: not empty, no NUL byte, at most
+/// [`MAX_SYMLINK_TARGET_LEN`] bytes; `symlink(2)` takes nothing else.
+pub(crate) fn check_symlink_target(target: &[u8]) -> Result<(), &'static str> {
+    if target.is_empty() {
+        return Err("empty link target");
+    }
+    if target.contains(&0) {
+        return Err("NUL byte in link target");
+    }
+    if target.len() > MAX_SYMLINK_TARGET_LEN {
+        return Err("link target longer than 4095 bytes");
     }
     Ok(())
 }
@@ -59,6 +80,18 @@ mod tests {
         assert!(check_entry_path(b"a/b\xff/c").is_ok());
         for bad in [&b""[..], b"/etc/x", b"../x", b"a/../../x", b"a//b", b"a/./b", b"a/", b"a\0b"] {
             assert!(check_entry_path(bad).is_err(), "{bad:?}");
+        }
+        let name = |n| vec![b'n'; n];
+        assert!(check_entry_path(&name(255)).is_ok());
+        assert!(check_entry_path(&[&name(255)[..], b"/", &name(256)].concat()).is_err());
+    }
+
+    #[test]
+    fn symlink_targets_are_checked() {
+        assert!(check_symlink_target(b"../\xff/x").is_ok());
+        assert!(check_symlink_target(&[b'/'; 4095]).is_ok());
+        for bad in [&b""[..], b"a\0b", &[b'x'; 4096]] {
+            assert!(check_symlink_target(bad).is_err(), "{bad:?}");
         }
     }
 

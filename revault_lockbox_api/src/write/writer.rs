@@ -10,9 +10,9 @@ use sha2::{Digest, Sha256};
 
 use crate::crypto::{random_bytes, ContentKey, KdfParams, SessionKeys};
 use crate::format::{
-    check_entry_path, encode_slot, encoded_entry_len, is_within, path_cmp, Child, EntriesLeaf, Entry,
-    EntryKind, Extent, HeaderPrefix, IndexNodeId, PageRecord, PagesLeaf, Root, Session, Table, Trailer,
-    ARCHIVE_ID_LEN, INDEX_NODE_TARGET_LEN, MAX_PATH_LEN, PAGE_RECORD_LEN, SESSION_SALT_LEN, TAG_LEN,
+    check_entry_path, check_symlink_target, encode_slot, encoded_entry_len, is_within, path_cmp, Child,
+    EntriesLeaf, Entry, EntryKind, Extent, HeaderPrefix, IndexNodeId, PageRecord, PagesLeaf, Root, Session,
+    Table, Trailer, ARCHIVE_ID_LEN, INDEX_NODE_TARGET_LEN, PAGE_RECORD_LEN, SESSION_SALT_LEN, TAG_LEN,
     TRAILER_LEN,
 };
 use crate::index::{page_key, NodeSink, TreeBuilder};
@@ -316,7 +316,7 @@ impl<W: Write> ArchiveWriter<W> {
     ) -> Result<()> {
         let (path, target) = (path.as_ref(), target.as_ref());
         self.check_next_path(path)?;
-        if target.is_empty() || target.len() > MAX_PATH_LEN {
+        if check_symlink_target(target).is_err() {
             return Err(Error::BadSymlink { path: path.into() });
         }
         self.push_entry(path, meta, EntryKind::Symlink { target: target.to_vec() }, None)

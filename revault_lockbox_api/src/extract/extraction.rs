@@ -1,0 +1,480 @@
+//! One extraction's state: the checks on the destination, the visitor that
+//! receives each file's bytes, the placing and syncing threads, and the
+//! links and directory modes that wait for the end.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use rustix::fs::{AtFlags, Timespec};
+use rustix::io::Errno;
+use sha2::{Digest, Sha256};
+
+use super::dirs::{mtime_only, sync_file_system, timespec, Walker};
+use super::place::{sync_and_place, sync_batch_files, Placement, Placer, Sink, Unplaced, Written};
+use super::policy::Modes;
+use super::{ExtractOptions, ExtractReport};
+use crate::archive::{ContentVisitor, Damage, Span};
+use crate::format::{is_within, Entry, EntryKind, Extent};
+use crate::pipeline::OrderedPool;
+use crate::storage::ReadAt;
+use crate::{Archive, EntryPath, Error, Result};
+
+/// Files up to this size are gathered in memory and written, synced and
+/// placed by the placing threads; larger ones are streamed to an unplaced
+/// file as their pages arrive.
+const BUFFERED_FILE_MAX: u64 = 256 << 10;
+/// Threads that write, sync and place files when each file is synced:
+/// syncing is I/O-bound, and the file system commits concurrent syncs
+/// together, so more threads than cores pays off. Without syncing the work
+/// is CPU time in the kernel, and more threads than cores only contend for
+/// directory locks.
+const SYNCING_PLACING_THREADS: usize = 8;
+/// Jobs handed to the placing threads and not yet done.
+const PLACING_IN_FLIGHT: usize = 16;
+/// Files per placing job: one hand-off (a wake-up and a wait on each
+/// side) for several small files instead of one each.
+const JOB_FILES: usize = 16;
+/// Bytes of buffered files per placing job, bounding the memory in flight.
+const JOB_BYTES: u64 = 1 << 20;
+
+/// A directory entry made, waiting for its final mode and mtime.
+struct DirEntry {
+    path: Vec<u8>,
+    identity: (u64, u64),
+    mode: u32,
+    mtime: Timespec,
+}
+
+pub(super) struct Extraction<'a> {
+    options: &'a ExtractOptions,
+    walker: Walker,
+    modes: Modes,
+    placer: Arc<Placer>,
+    report: ExtractReport,
+    /// Directories made, in index order, for their modes and mtimes at the end.
+    dirs: Vec<DirEntry>,
+    symlinks: Vec<Entry>,
+    links: Vec<Entry>,
+    /// Linked files placed (or being placed), by stored path.
+    extracted_files: HashSet<Vec<u8>>,
+    /// Files not restored because their content was damaged.
+    lost: HashSet<Vec<u8>>,
+    placing: OrderedPool<Result<Vec<Written>>>,
+    /// Checked files not yet handed to the placing threads, and their bytes.
+    job: Vec<Placement>,
+    job_bytes: u64,
+    /// Files written and waiting for their batch's sync and placing.
+    pending: Vec<Written>,
+    /// The batch being synced and placed, at most one at a time.
+    syncing: OrderedPool<Result<()>>,
+    /// Files and bytes since the last batch, in flight or written.
+    pending_bytes: u64,
+    pending_files: usize,
+    batch_files: usize,
+}
+
+impl<'a> Extraction<'a> {
+    pub(super) fn new(dest: &Path, options: &'a ExtractOptions, threads: usize) -> Result<Extraction<'a>> {
+        Ok(Extraction {
+            options,
+            walker: Walker::open(dest)?,
+            modes: Modes::for_process(options.same_permissions),
+            placer: Arc::new(Placer::new(options.overwrite)),
+            report: ExtractReport::default(),
+            dirs: Vec::new(),
+            symlinks: Vec::new(),
+            links: Vec::new(),
+            extracted_files: HashSet::new(),
+            lost: HashSet::new(),
+            placing: OrderedPool::new(if options.sync { SYNCING_PLACING_THREADS } else { threads })?,
+            pending: Vec::new(),
+            syncing: OrderedPool::new(1)?,
+            job: Vec::new(),
+            job_bytes: 0,
+            pending_bytes: 0,
+            pending_files: 0,
+            batch_files: sync_batch_files(),
+        })
+    }
+
+    /// No existing target unless overwriting (and never a directory
+    /// replaced by something else), for every entry of `entries`.
+    pub(super) fn check_targets(&mut self, entries: impl Iterator<Item = Result<Entry>>) -> Result<()> {
+        // Below a directory that does not exist yet nothing exists either.
+        let mut missing: Option<Vec<u8>> = None;
+        for e in entries {
+            let e = e?;
+            if missing.as_ref().is_some_and(|m| is_within(m, &e.path)) {
+                continue;
+            }
+            let Some(kind) = self.walker.existing(&e.path)? else {
+                missing = Some(e.path);
+                continue;
+            };
+            let ok = if matches!(e.kind, EntryKind::Dir) {
+                kind.is_dir()
+            } else {
+                self.options.overwrite && !kind.is_dir()
+            };
+            if !ok {
+                return Err(Error::AlreadyExists { path: self.walker.display(&e.path) });
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes every file of `entries` as its bytes arrive and makes their
+    /// directories; returns the hard links whose target is not extracted.
+    pub(super) fn write_files<S: ReadAt>(
+        &mut self,
+        archive: &Archive<S>,
+        entries: Box<dyn Iterator<Item = Result<Entry>> + '_>,
+    ) -> Result<Vec<Entry>> {
+        let mut visitor = FileWriter {
+            x: self,
+            selected: entries,
+            open: HashMap::new(),
+            files: HashMap::new(),
+            next_token: 0,
+            copies: Vec::new(),
+        };
+        archive.walk_content(&mut visitor, false)?;
+        let copies = std::mem::take(&mut visitor.copies);
+        self.place_all()?;
+        Ok(copies)
+    }
+
+    fn make_dir(&mut self, e: &Entry) -> Result<()> {
+        let dir = self.walker.make_dir(&e.path)?;
+        self.dirs.push(DirEntry {
+            path: e.path.clone(),
+            identity: dir.identity(),
+            mode: self.modes.final_mode(e.mode),
+            mtime: timespec(e.mtime_secs, e.mtime_nanos),
+        });
+        self.report.entries += 1;
+        Ok(())
+    }
+
+    fn open_file(&mut self, entry: Entry) -> Result<OpenFile> {
+        let (dir, _) = self.walker.parent(&entry.path, true)?;
+        let size = entry.content().map_or(0, |c| c.0);
+        let sink = if size <= BUFFERED_FILE_MAX {
+            Sink::Buffer(Vec::with_capacity(size as usize))
+        } else {
+            let (mode, _) = self.modes.file_creation(entry.mode);
+            Sink::File(Unplaced::create(&self.placer, dir, mode, &self.walker.display(&entry.path))?)
+        };
+        Ok(OpenFile { entry, sink, hasher: Sha256::new() })
+    }
+
+    /// Checks a complete file against its SHA-256 and hands it to the
+    /// placing threads; a mismatch never reaches its final name.
+    fn finish_file(&mut self, f: OpenFile) -> Result<()> {
+        let (size, sha256) = f.entry.content().map(|(s, d)| (s, *d)).expect("files have content");
+        if f.hasher.finalize()[..] != sha256 {
+            let path = EntryPath(f.entry.path.clone());
+            let err = Error::ChecksumMismatch { path: path.clone() };
+            self.extracted_files.remove(&f.entry.path);
+            self.lost.insert(f.entry.path);
+            if self.options.keep_going {
+                self.report.damaged.push(Damage { path, reason: err.to_string() });
+                return Ok(());
+            }
+            return Err(err);
+        }
+        let (dir, name) = self.walker.parent(&f.entry.path, true)?;
+        let placement = Placement {
+            sink: f.sink,
+            dir,
+            name: name.to_vec(),
+            shown: self.walker.display(&f.entry.path),
+            mode: self.modes.file_creation(f.entry.mode),
+            mtime: timespec(f.entry.mtime_secs, f.entry.mtime_nanos),
+            placer: Arc::clone(&self.placer),
+        };
+        self.job.push(placement);
+        self.job_bytes += size.min(BUFFERED_FILE_MAX);
+        self.pending_bytes += size;
+        self.pending_files += 1;
+        if self.job.len() >= JOB_FILES || self.job_bytes >= JOB_BYTES {
+            self.submit_job()?;
+        }
+        if self.pending_files >= self.batch_files || self.pending_bytes >= super::place::SYNC_BATCH_BYTES {
+            self.flush_placed()?;
+        }
+        self.report.entries += 1;
+        self.report.bytes += size;
+        if let Some(p) = &self.options.progress {
+            p.entries.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Hands the files gathered so far to a placing thread. Without
+    /// syncing, it places them at once; with it, they wait for their
+    /// batch's sync.
+    fn submit_job(&mut self) -> Result<()> {
+        if self.job.is_empty() {
+            return Ok(());
+        }
+        let job = std::mem::take(&mut self.job);
+        self.job_bytes = 0;
+        let sync = self.options.sync;
+        self.placing.submit(move || {
+            let mut written = Vec::with_capacity(if sync { job.len() } else { 0 });
+            for placement in job {
+                let file = placement.write()?;
+                if sync {
+                    written.push(file);
+                } else {
+                    file.place()?;
+                }
+            }
+            Ok(written)
+        });
+        while self.placing.in_flight() >= PLACING_IN_FLIGHT {
+            self.take_placed()?;
+        }
+        Ok(())
+    }
+
+    /// Collects the oldest placing result.
+    fn take_placed(&mut self) -> Result<()> {
+        let written = self.placing.pop().expect("in flight")?;
+        self.pending.extend(written);
+        Ok(())
+    }
+
+    /// Waits for every file handed to the placing threads; when syncing,
+    /// hands the batch to the sync thread, which syncs each file system
+    /// once, then puts the files in place.
+    fn flush_placed(&mut self) -> Result<()> {
+        self.submit_job()?;
+        while self.placing.in_flight() > 0 {
+            self.take_placed()?;
+        }
+        (self.pending_bytes, self.pending_files) = (0, 0);
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        self.syncing.pop().transpose()?;
+        let batch = std::mem::take(&mut self.pending);
+        self.syncing.submit(move || sync_and_place(batch));
+        Ok(())
+    }
+
+    /// Waits until every file is in place.
+    fn place_all(&mut self) -> Result<()> {
+        self.flush_placed()?;
+        self.syncing.pop().transpose()?;
+        Ok(())
+    }
+
+    /// Hard links whose target was not extracted become copies of its
+    /// content, so that `extract ARCHIVE some/path` gives whole files;
+    /// links sharing one target share the first copy.
+    pub(super) fn copy_links<S: ReadAt>(
+        &mut self,
+        archive: &Archive<S>,
+        mut copies: Vec<Entry>,
+    ) -> Result<()> {
+        copies.sort_by_key(|e| e.extent.map(|x| x.offset));
+        let mut first_copy: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
+        let mut to_copy = Vec::new();
+        for e in copies {
+            let EntryKind::Hardlink { target, .. } = &e.kind else { unreachable!("hard links only") };
+            match first_copy.get(target) {
+                Some(copy) => {
+                    let mut link = e.clone();
+                    link.kind = EntryKind::Hardlink { target: copy.clone(), size: 0, sha256: [0; 32] };
+                    self.links.push(link);
+                }
+                None => {
+                    first_copy.insert(target.clone(), e.path.clone());
+                    to_copy.push(e);
+                }
+            }
+        }
+        if to_copy.is_empty() {
+            return Ok(());
+        }
+        let as_files = to_copy.into_iter().map(|mut e| {
+            let (size, sha256) = e.content().map(|(s, d)| (s, *d)).expect("hard links have content");
+            e.kind = EntryKind::File { size, sha256 };
+            e.extent = e.extent.map(|x| Extent { linked: true, ..x });
+            Ok(e)
+        });
+        self.write_files(archive, Box::new(as_files))?;
+        Ok(())
+    }
+
+    /// Hard links, then symbolic links, then directory modes and mtimes;
+    /// then, when syncing, one sync for the links, names and modes.
+    pub(super) fn finish(mut self) -> Result<ExtractReport> {
+        for e in std::mem::take(&mut self.links) {
+            self.make_hardlink(&e)?;
+        }
+        for e in std::mem::take(&mut self.symlinks) {
+            self.make_symlink(&e)?;
+        }
+        // In reverse index order every directory comes after its contents:
+        // writing into a directory changes its mtime, and a read-only mode
+        // would stop writes.
+        for d in std::mem::take(&mut self.dirs).into_iter().rev() {
+            self.walker.finish_dir(&d.path, d.identity, d.mode, d.mtime)?;
+        }
+        if self.options.sync {
+            sync_file_system(&self.walker.root().fd, &self.walker.display(b""))?;
+        }
+        Ok(self.report)
+    }
+
+    /// Removes what is at `name` in `dir` (never a directory), when
+    /// overwriting.
+    fn clear(&self, dir: &super::dirs::Dir, name: &[u8], shown: &Path) -> Result<()> {
+        if !self.options.overwrite {
+            return Ok(());
+        }
+        match rustix::fs::unlinkat(&dir.fd, name, AtFlags::empty()) {
+            Ok(()) | Err(Errno::NOENT) => Ok(()),
+            Err(e) => Err(Error::io("replacing", shown)(e.into())),
+        }
+    }
+
+    fn make_hardlink(&mut self, e: &Entry) -> Result<()> {
+        let EntryKind::Hardlink { target, .. } = &e.kind else { unreachable!("hard links only") };
+        if self.lost.contains(target) {
+            let reason = format!("its target {} is damaged", EntryPath(target.clone()));
+            self.report.damaged.push(Damage { path: EntryPath(e.path.clone()), reason });
+            return Ok(());
+        }
+        let (from_dir, from_name) = self.walker.parent(target, false)?;
+        let (dir, name) = self.walker.parent(&e.path, true)?;
+        let shown = self.walker.display(&e.path);
+        self.clear(&dir, name, &shown)?;
+        rustix::fs::linkat(&from_dir.fd, from_name, &dir.fd, name, AtFlags::empty())
+            .map_err(|err| link_error(err, "creating hard link", shown))?;
+        self.report.entries += 1;
+        Ok(())
+    }
+
+    fn make_symlink(&mut self, e: &Entry) -> Result<()> {
+        let EntryKind::Symlink { target } = &e.kind else { unreachable!("symlinks only") };
+        let (dir, name) = self.walker.parent(&e.path, true)?;
+        let shown = self.walker.display(&e.path);
+        self.clear(&dir, name, &shown)?;
+        rustix::fs::symlinkat(target.as_slice(), &dir.fd, name)
+            .map_err(|err| link_error(err, "creating symbolic link", shown.clone()))?;
+        let times = mtime_only(timespec(e.mtime_secs, e.mtime_nanos));
+        rustix::fs::utimensat(&dir.fd, name, &times, AtFlags::SYMLINK_NOFOLLOW)
+            .map_err(|err| Error::io("setting mtime of", shown)(err.into()))?;
+        self.report.entries += 1;
+        Ok(())
+    }
+}
+
+/// An existing path is named as such (the hint to `--overwrite` follows).
+fn link_error(err: Errno, action: &'static str, shown: PathBuf) -> Error {
+    if err == Errno::EXIST {
+        Error::AlreadyExists { path: shown }
+    } else {
+        Error::io(action, shown)(err.into())
+    }
+}
+
+/// A file being written.
+struct OpenFile {
+    entry: Entry,
+    sink: Sink,
+    hasher: Sha256,
+}
+
+/// Hands the walk the spans of the selected files, making directories as
+/// their entries come, and writes each file as its bytes arrive.
+struct FileWriter<'x, 'a, 'e> {
+    x: &'x mut Extraction<'a>,
+    selected: Box<dyn Iterator<Item = Result<Entry>> + 'e>,
+    open: HashMap<usize, OpenFile>,
+    /// Files handed out, until their span ends.
+    files: HashMap<usize, Entry>,
+    next_token: usize,
+    /// Hard links whose target is not extracted: written as copies later.
+    copies: Vec<Entry>,
+}
+
+impl ContentVisitor for FileWriter<'_, '_, '_> {
+    fn next_span(&mut self) -> Result<Option<(usize, Span)>> {
+        for entry in self.selected.by_ref() {
+            let entry = entry?;
+            let extent = match &entry.kind {
+                EntryKind::Dir => {
+                    self.x.make_dir(&entry)?;
+                    continue;
+                }
+                EntryKind::Symlink { .. } => {
+                    self.x.symlinks.push(entry);
+                    continue;
+                }
+                EntryKind::Hardlink { target, .. } => {
+                    if self.x.extracted_files.contains(target) || self.x.lost.contains(target) {
+                        self.x.links.push(entry);
+                    } else {
+                        self.copies.push(entry);
+                    }
+                    continue;
+                }
+                EntryKind::File { .. } => entry.extent.expect("files have an extent"),
+            };
+            if extent.linked {
+                self.x.extracted_files.insert(entry.path.clone());
+            }
+            let token = self.next_token;
+            self.next_token += 1;
+            self.files.insert(token, entry);
+            return Ok(Some((token, Span { start: extent.offset, size: extent.size })));
+        }
+        Ok(None)
+    }
+
+    fn bytes(&mut self, token: usize, bytes: &[u8]) -> Result<()> {
+        if !self.open.contains_key(&token) {
+            let entry = self.files.remove(&token).expect("span handed out");
+            let f = self.x.open_file(entry)?;
+            self.open.insert(token, f);
+        }
+        let f = self.open.get_mut(&token).expect("opened above");
+        match &mut f.sink {
+            Sink::Buffer(buf) => buf.extend_from_slice(bytes),
+            Sink::File(file) => file
+                .write_all(bytes)
+                .map_err(|e| Error::io("writing", self.x.walker.display(&f.entry.path))(e))?,
+        }
+        f.hasher.update(bytes);
+        if let Some(p) = &self.x.options.progress {
+            p.bytes_in.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, token: usize) -> Result<()> {
+        let f = self.open.remove(&token).expect("bytes came first");
+        self.x.finish_file(f)
+    }
+
+    fn damaged(&mut self, token: usize, error: &Error) -> bool {
+        let path = match (self.open.remove(&token), self.files.remove(&token)) {
+            (Some(f), _) => f.entry.path,
+            (None, Some(e)) => e.path,
+            (None, None) => return self.x.options.keep_going,
+        };
+        self.x.extracted_files.remove(&path);
+        if self.x.options.keep_going {
+            self.x.report.damaged.push(Damage { path: EntryPath(path.clone()), reason: error.to_string() });
+        }
+        self.x.lost.insert(path);
+        self.x.options.keep_going
+    }
+}
