@@ -64,7 +64,10 @@ pub use keys::{
 };
 pub use profile::{zstd_levels, CreateTuning, ReadTuning, WorkloadProfile};
 pub use storage::{ReadAt, SeekReader};
-pub use write::{create_archive, write_archive, ArchiveWriter, CreateOptions, CreateReport, Metadata};
+pub use write::{
+    compact_archive, create_archive, repair_archive, write_archive, ArchiveUpdater, ArchiveWriter,
+    CreateOptions, CreateReport, Metadata, UpdateOptions, UpdateReport,
+};
 
 /// The Argon2id cost limits every reader enforces; a writer refuses
 /// parameters above them.

@@ -92,6 +92,18 @@ fn walk_into<W: Write>(
     options: CreateOptions,
     skip: &[(u64, u64)],
 ) -> Result<(W, CreateReport)> {
+    let mut skip = skip.to_vec();
+    skip.extend_from_slice(&options.skip_files);
+    check_inputs(base_dir, inputs)?;
+    let writer = ArchiveWriter::new(out, keys.clone(), options)?;
+    let (writer, mut report) = walk_with(writer, base_dir, inputs, &skip, None)?;
+    let (out, archive_bytes) = writer.finish_counted()?;
+    report.archive_bytes = archive_bytes;
+    Ok((out, report))
+}
+
+/// Refuses an empty input list and a base that is not a directory.
+pub(crate) fn check_inputs(base_dir: &Path, inputs: &[PathBuf]) -> Result<()> {
     if inputs.is_empty() {
         return Err(Error::BadInput {
             path: PathBuf::new(),
@@ -102,28 +114,36 @@ fn walk_into<W: Write>(
     if !meta.is_dir() {
         return Err(Error::BadInput { path: base_dir.to_path_buf(), reason: "not a directory" });
     }
-    let mut skip = skip.to_vec();
-    skip.extend_from_slice(&options.skip_files);
+    Ok(())
+}
+
+/// Decides, for each path the walk reaches, whether it is stored (`update`
+/// skips unchanged files, and records deletions before a path).
+pub(crate) trait WalkFilter<W: Write> {
+    fn admit(&mut self, writer: &mut ArchiveWriter<W>, stored: &[u8], md: &fs::Metadata) -> Result<bool>;
+}
+
+/// Walks `inputs` into `writer` (a create, or an append session), leaving
+/// it unfinished.
+pub(crate) fn walk_with<'a, W: Write>(
+    writer: ArchiveWriter<W>,
+    base_dir: &Path,
+    inputs: &[PathBuf],
+    skip: &'a [(u64, u64)],
+    filter: Option<&'a mut dyn WalkFilter<W>>,
+) -> Result<(ArchiveWriter<W>, CreateReport)> {
     let roots = ordered_roots(base_dir, inputs)?;
-    let mut walk = Walk {
-        writer: ArchiveWriter::new(out, keys.clone(), options)?,
-        report: CreateReport::default(),
-        links: HashMap::new(),
-        skip: &skip,
-    };
+    let mut walk = Walk { writer, report: CreateReport::default(), links: HashMap::new(), skip, filter };
     for (full, name) in roots {
         walk.add_tree(&full, name)?;
     }
-    let Walk { writer, mut report, .. } = walk;
-    let (out, archive_bytes) = writer.finish_counted()?;
-    report.archive_bytes = archive_bytes;
-    Ok((out, report))
+    Ok((walk.writer, walk.report))
 }
 
 /// The inputs as (file-system path, stored name), in the index order of
 /// their stored names, without those that another input contains: walked
 /// one after the other, they give every entry in the index order.
-fn ordered_roots(base_dir: &Path, inputs: &[PathBuf]) -> Result<Vec<(PathBuf, Vec<u8>)>> {
+pub(crate) fn ordered_roots(base_dir: &Path, inputs: &[PathBuf]) -> Result<Vec<(PathBuf, Vec<u8>)>> {
     let mut roots = Vec::with_capacity(inputs.len());
     for input in inputs {
         let full = base_dir.join(input);
@@ -169,6 +189,7 @@ struct Walk<'a, W: Write> {
     /// First stored path of each multiply-linked file, by (device, inode).
     links: HashMap<(u64, u64), Vec<u8>>,
     skip: &'a [(u64, u64)],
+    filter: Option<&'a mut dyn WalkFilter<W>>,
 }
 
 impl<W: Write> Walk<'_, W> {
@@ -218,6 +239,11 @@ impl<W: Write> Walk<'_, W> {
         if self.skip.contains(&(md.dev(), md.ino())) {
             self.warn(path, "the archive itself, not stored");
             return Ok(());
+        }
+        if let Some(filter) = self.filter.as_mut() {
+            if !filter.admit(&mut self.writer, &stored, &md)? {
+                return Ok(());
+            }
         }
         if ft.is_dir() {
             self.writer.add_dir(&stored, &meta)?;
