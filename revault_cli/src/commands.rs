@@ -34,15 +34,15 @@ pub fn create(g: &GlobalArgs, a: CreateArgs) -> Result<ExitCode> {
     }
     // Missing inputs are reported before the password is asked for.
     for p in &a.paths {
-        let full = if a.directory == Path::new(".") { p.clone() } else { a.directory.join(p) };
+        let full = if a.input.directory == Path::new(".") { p.clone() } else { a.input.directory.join(p) };
         std::fs::symlink_metadata(&full).with_context(|| format!("cannot archive {}", full.display()))?;
     }
     let lock = keys::lock(g, &a)?;
-    let mut options = CreateOptions::new().profile(a.profile).kdf(kdf);
-    if let Some(level) = a.level {
+    let mut options = CreateOptions::new().profile(a.input.profile).kdf(kdf);
+    if let Some(level) = a.input.level {
         options = options.zstd_level(level);
     }
-    let roots: Vec<PathBuf> = a.paths.iter().map(|p| a.directory.join(p)).collect();
+    let roots: Vec<PathBuf> = a.paths.iter().map(|p| a.input.directory.join(p)).collect();
     let display = progress::maybe_start(g.quiet, Job::Create, move || input_bytes(&roots));
     if let Some((counters, _)) = &display {
         options = options.progress(Arc::clone(counters));
@@ -56,14 +56,14 @@ pub fn create(g: &GlobalArgs, a: CreateArgs) -> Result<ExitCode> {
             }
         }
         let out = BufWriter::with_capacity(1 << 20, io::stdout().lock());
-        let (out, report) = write_archive(out, &a.directory, &a.paths, lock, options)
+        let (out, report) = write_archive(out, &a.input.directory, &a.paths, lock, options)
             .context("writing the archive to stdout")?;
         let mut out =
             out.into_inner().map_err(|e| e.into_error()).context("writing the archive to stdout")?;
         out.flush().context("writing the archive to stdout")?;
         report
     } else {
-        create_archive(&a.output, &a.directory, &a.paths, lock, options)
+        create_archive(&a.output, &a.input.directory, &a.paths, lock, options)
             .with_context(|| format!("creating {}", a.output.display()))?
     };
     if let Some((_, display)) = display {
@@ -98,7 +98,7 @@ fn kdf_params(a: &CreateArgs) -> Result<KdfParams> {
 
 /// Total size of the regular files under `roots`, for the progress bar.
 /// Unreadable parts count as nothing: the create itself reports them.
-fn input_bytes(roots: &[PathBuf]) -> u64 {
+pub(crate) fn input_bytes(roots: &[PathBuf]) -> u64 {
     let mut stack: Vec<PathBuf> = roots.to_vec();
     let mut total = 0u64;
     while let Some(path) = stack.pop() {
@@ -114,7 +114,7 @@ fn input_bytes(roots: &[PathBuf]) -> u64 {
     total
 }
 
-fn open_archive(path: &Path, g: &GlobalArgs, profile: WorkloadProfile) -> Result<Archive<File>> {
+pub(crate) fn open_archive(path: &Path, g: &GlobalArgs, profile: WorkloadProfile) -> Result<Archive<File>> {
     let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
     let kind = file.metadata().with_context(|| format!("opening {}", path.display()))?.file_type();
     if kind.is_fifo() || kind.is_socket() || kind.is_char_device() {
@@ -179,7 +179,7 @@ pub fn extract(g: &GlobalArgs, a: ExtractArgs) -> Result<ExitCode> {
 
 /// A PATH argument as the stored paths spell it: no leading `./`, no
 /// trailing `/`.
-fn filter_path(mut p: Vec<u8>) -> Vec<u8> {
+pub(crate) fn filter_path(mut p: Vec<u8>) -> Vec<u8> {
     while p.len() > 1 && p.ends_with(b"/") {
         p.pop();
     }
@@ -225,6 +225,14 @@ pub fn verify(g: &GlobalArgs, a: VerifyArgs) -> Result<ExitCode> {
     let report = archive.verify().with_context(|| format!("verifying {}", a.archive.display()))?;
     for d in &report.damaged {
         eprintln!("lockbox: damaged: {}: {}", d.path, d.reason);
+    }
+    if report.torn_tail_bytes > 0 {
+        eprintln!(
+            "lockbox: warning: {}: {} bytes after the last committed trailer, ignored (an interrupted \
+             add, update or rm; lockbox repair cuts them off)",
+            a.archive.display(),
+            report.torn_tail_bytes
+        );
     }
     if report.is_ok() {
         if !g.quiet {

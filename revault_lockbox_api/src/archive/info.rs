@@ -27,7 +27,7 @@ pub struct ArchiveInfo {
     /// Sealed bytes of all data pages.
     pub stored_page_bytes: u64,
     /// Sealed bytes of the index in use: the nodes of every entries run and
-    /// pages tree the root lists, the root and the trailer.
+    /// pages tree the root lists, and the root.
     pub index_bytes: u64,
     /// Write sessions.
     pub sessions: u64,
@@ -70,7 +70,7 @@ impl<S: ReadAt> Archive<S> {
                 info.kdf.push(KdfParams { m_kib: p.m_kib, t: p.t, p: p.p });
             }
         }
-        let mut index_bytes = u64::from(self.trailer_root_len()) + TRAILER_LEN as u64;
+        let mut index_bytes = u64::from(self.trailer_root_len());
         for session in 0..self.root.sessions.len() {
             let tree = self.tree_of(session, Table::Pages);
             let mut leaves = tree.leaves(self.root.pages_of(session));
@@ -104,7 +104,7 @@ impl<S: ReadAt> Archive<S> {
                 EntryKind::Hardlink { .. } => info.hardlinks += 1,
             }
         }
-        let used = DATA_START + live.bytes + index_bytes;
+        let used = DATA_START + live.bytes + index_bytes + TRAILER_LEN as u64;
         info.dead_bytes = self.committed_len.saturating_sub(used);
         Ok(info)
     }
