@@ -9,7 +9,7 @@
 //! | code | meaning |
 //! |------|---------|
 //! | 0    | success |
-//! | 1    | any other failure: I/O error, missing input, existing file without `--overwrite`, path not in the archive |
+//! | 1    | any other failure: I/O error (a full disk included), missing input, existing file without `--overwrite`, path not in the archive, archive locked by another writer, a path below a stored file |
 //! | 2    | usage error: bad flags (clap), no password available, empty or mismatched password, archive to a terminal, KDF cost out of range |
 //! | 3    | authentication failure: wrong password, archive tampered with, malformed or truncated, checksum mismatch, damaged entries reported by `extract --keep-going` or `verify` |
 //! | 141  | `create -o -` whose stdout closed early (broken pipe): the archive was not delivered; nothing is printed. `list`, `cat` and `info` cut off by `\| head` exit 0 quietly |

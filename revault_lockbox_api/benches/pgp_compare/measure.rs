@@ -70,7 +70,7 @@ pub fn run_scenario(
         rows: Vec::new(),
         notes: Vec::new(),
     };
-    let mut tools = vec![Tool::Lockbox];
+    let mut tools = vec![Tool::Lockbox, Tool::LockboxAdd];
     if env.gpg.is_some() {
         tools.push(Tool::Gpg);
     }
@@ -177,7 +177,7 @@ impl Round<'_> {
             let job = ctx.extract(tool, how, &archive, &dest).map_err(fail("extract"))?;
             let sample = process::run(ctx.env, &job).map_err(fail("extract"))?;
             for input in &ctx.corpus.inputs {
-                self.verifier.verify(&ctx.corpus.root, &dest, input, tool == Tool::Lockbox).map_err(|e| {
+                self.verifier.verify(&ctx.corpus.root, &dest, input, tool.is_lockbox()).map_err(|e| {
                     Failure::Mismatch(e.context(format!(
                         "{name} extracted by {} differs from the source (left in {} for inspection)",
                         row.label,

@@ -144,6 +144,9 @@ impl Env {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Tool {
     Lockbox,
+    /// Lockbox's `add` of the whole corpus into an empty archive: an append
+    /// session, timed beside `create` of the same tree.
+    LockboxAdd,
     Gpg,
     ZstdAge,
     SevenZip,
@@ -163,6 +166,7 @@ impl Tool {
     pub fn label(self, shape: Shape) -> &'static str {
         match (self, shape) {
             (Tool::Lockbox, _) => "lockbox",
+            (Tool::LockboxAdd, _) => "lockbox add (append)",
             (Tool::Gpg, Shape::SingleFile) => "gpg -c",
             (Tool::Gpg, Shape::Tree) => "tar | gpg -c",
             (Tool::ZstdAge, Shape::SingleFile) => "zstd -3 | age (key)",
@@ -174,6 +178,7 @@ impl Tool {
     pub fn archive_name(self) -> &'static str {
         match self {
             Tool::Lockbox => "out.lbox",
+            Tool::LockboxAdd => "out-add.lbox",
             Tool::Gpg => "out.gpg",
             Tool::ZstdAge => "out.zst.age",
             Tool::SevenZip => "out.7z",
@@ -182,7 +187,12 @@ impl Tool {
 
     /// Lockbox and gpg are the comparison; failures of the others are noted.
     pub fn required(self) -> bool {
-        matches!(self, Tool::Lockbox | Tool::Gpg)
+        matches!(self, Tool::Lockbox | Tool::LockboxAdd | Tool::Gpg)
+    }
+
+    /// Lockbox restores modes and mtimes too; extractions check them.
+    pub fn is_lockbox(self) -> bool {
+        matches!(self, Tool::Lockbox | Tool::LockboxAdd)
     }
 
     /// The extraction variants measured, each its own row.
@@ -221,9 +231,10 @@ impl Ctx<'_> {
         let tree = self.shape == Shape::Tree;
         let pipeline = |stages: Vec<String>| Ok(Job::Pipeline { cwd: root.clone(), stages });
         match tool {
-            Tool::Lockbox => {
+            Tool::Lockbox | Tool::LockboxAdd => {
+                let mode = if tool == Tool::Lockbox { "create" } else { "append" };
                 let mut child: Vec<OsString> =
-                    vec!["create".into(), env.passfile.clone().into(), archive.into(), root.into()];
+                    vec![mode.into(), env.passfile.clone().into(), archive.into(), root.into()];
                 child.extend(self.corpus.inputs.iter().map(|p| p.clone().into_os_string()));
                 Ok(Job::Child(child))
             }
@@ -266,7 +277,7 @@ impl Ctx<'_> {
         let single_out = q(dest.join(&self.corpus.inputs[0]));
         let pipeline = |stages: Vec<String>| Ok(Job::Pipeline { cwd: dest.to_path_buf(), stages });
         match tool {
-            Tool::Lockbox => {
+            Tool::Lockbox | Tool::LockboxAdd => {
                 let mode = match how {
                     Extract::Default => "extract",
                     Extract::NoSync => "nosync",
