@@ -313,3 +313,33 @@ fn hard_links_to_a_replaced_file_read_as_files() {
     verified(&archive);
     let _ = Archive::open(fs::File::open(&archive).unwrap(), &password()).unwrap();
 }
+
+#[test]
+fn a_directory_stored_again_over_a_file_does_not_bring_back_its_old_subtree() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    fs::create_dir_all(src.join("a")).unwrap();
+    fs::write(src.join("a/x"), b"x").unwrap();
+    fs::write(src.join("b"), b"b").unwrap();
+    let archive = archive_of(dir.path(), &src, &["a", "b"], cheap());
+    // Run 1: `a` becomes a file, hiding run 0's a/x.
+    fs::remove_dir_all(src.join("a")).unwrap();
+    fs::write(src.join("a"), b"file").unwrap();
+    updater(&archive).add(&src, &["a".into()]).unwrap();
+    // Run 2: `a` is a directory again, with a/y only.
+    fs::remove_file(src.join("a")).unwrap();
+    fs::create_dir(src.join("a")).unwrap();
+    fs::write(src.join("a/y"), b"y").unwrap();
+    updater(&archive).add(&src, &["a".into()]).unwrap();
+    assert_eq!(names(&archive), ["a", "a/y", "b"]);
+    let a = open(&archive);
+    assert!(a.find("a/x").unwrap().is_none(), "hidden by run 1's file, whatever run 2 holds");
+    assert_eq!(a.entry_count(), 3);
+    verified(&archive);
+    // A walk that starts inside `a` sees the same (extracting a subtree).
+    let out = dir.path().join("part");
+    fs::create_dir(&out).unwrap();
+    let options = revault_lockbox_api::ExtractOptions::new().sync(false).only(vec![b"a".to_vec()]);
+    a.extract(&out, &options).unwrap();
+    assert!(out.join("a/y").exists() && !out.join("a/x").exists() && !out.join("b").exists());
+}

@@ -217,8 +217,9 @@ impl<S: ReadAt> Archive<S> {
             runs.push(run);
         }
         let mut merged = Merged { runs, hiders: Vec::new(), expected: self.root.entry_count };
-        if let Some(path) = start {
-            // What hides `path` and below comes from the paths above it.
+        if let Some(path) = start.filter(|_| readers.len() > 1) {
+            // What hides `path` and below comes from the paths above it
+            // (with one run nothing hides: it hides only older runs).
             for ancestor in ancestors(path) {
                 let mut hides = 0;
                 for (i, (tree, top)) in readers.iter().enumerate() {
