@@ -318,3 +318,34 @@ fn kill_9_during_add_leaves_old_or_new() {
 fn kill_9_during_a_large_add_at_120_points() {
     kill_during_add(128, 1 << 20, 120);
 }
+
+#[test]
+fn a_writer_waiting_while_the_archive_is_replaced_appends_to_the_new_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, archive) = archived(dir.path());
+    let a = s(&archive);
+    // flock(1) holds the lock on the current file; meanwhile a new file is
+    // renamed over it, as `compact` does; the waiting add must follow.
+    let mut holder =
+        StdCommand::new("flock").args([a, "sleep", "1.5"]).spawn().expect("flock(1) is installed");
+    std::thread::sleep(Duration::from_millis(300));
+    let waiting = StdCommand::new(env!("CARGO_BIN_EXE_lockbox"))
+        .env("LOCKBOX_PASSWORD", PASSWORD)
+        .args(["add", "-q", "--wait", a, "-C", s(&src), "top.txt"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let replacement = dir.path().join("replacement.lbox");
+    fs::copy(&archive, &replacement).unwrap();
+    fs::rename(&replacement, &archive).unwrap();
+    holder.wait().unwrap();
+    let out = waiting.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        trailer_salts(&fs::read(&archive).unwrap()).len(),
+        2,
+        "the add landed in the file at the path"
+    );
+    ok(&["verify", "-q", a]);
+}

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::lock::open_locked;
+use super::sync::SyncingWriter;
 use super::walk::{check_inputs, ordered_roots, walk_with, WalkFilter};
 use super::writer::{ArchiveWriter, CreateOptions, Metadata, SessionStart};
 use crate::archive::Merged;
@@ -112,8 +113,8 @@ pub struct UpdateReport {
 }
 
 /// The output of an append session: the archive file, after its committed
-/// end.
-type SessionOut = BufWriter<File>;
+/// end, synced in the background as it grows (as create's output is).
+type SessionOut = BufWriter<SyncingWriter<File>>;
 
 /// An archive opened for one change in place, holding its writer lock.
 ///
@@ -345,7 +346,11 @@ impl ArchiveUpdater {
         };
         let mut out = self.file.try_clone().map_err(Error::io("opening", &self.path))?;
         out.seek(SeekFrom::Start(end)).map_err(Error::io("seeking in", &self.path))?;
-        let out = BufWriter::with_capacity(1 << 20, out);
+        // The background syncs use a file description of their own: one
+        // shared with `self.file` would hold the writer lock for as long
+        // as the sync thread lives.
+        let syncs = File::open(&self.path).map_err(Error::io("opening", &self.path))?;
+        let out = BufWriter::with_capacity(1 << 20, SyncingWriter::over(out, syncs)?);
         ArchiveWriter::session(out, content_key, start, self.options.create.clone())
     }
 
@@ -399,7 +404,7 @@ fn next_root(old: &Root, salt: [u8; 32], entries: TreeTop, pages: TreeTop, keep_
 /// Flushes the session's output and syncs the file's data to disk.
 fn sync(out: &mut SessionOut, path: &Path) -> Result<()> {
     out.flush().map_err(Error::io("writing", path))?;
-    out.get_ref().sync_data().map_err(Error::io("syncing", path))
+    out.get_ref().get_ref().sync_data().map_err(Error::io("syncing", path))
 }
 
 fn inconsistent() -> Error {
@@ -556,7 +561,7 @@ pub fn compact_archive<'k>(path: &Path, key: impl Into<Unlock<'k>>, options: Upd
         .map_err(Error::io("creating a temporary file in", dir))?;
     let mut head = vec![0u8; DATA_START as usize];
     std::os::unix::fs::FileExt::read_exact_at(&file, &mut head, 0).map_err(Error::io("reading", path))?;
-    let mut out = BufWriter::with_capacity(1 << 20, super::sync::SyncingWriter::new(tmp)?);
+    let mut out = BufWriter::with_capacity(1 << 20, SyncingWriter::new(tmp)?);
     out.write_all(&head).map_err(Error::io("writing", path))?;
     let (archive_id, content_key, _) = archive.append_point();
     let start = SessionStart { archive_id, position: DATA_START, next_page: 0, stream_len: 0 };
