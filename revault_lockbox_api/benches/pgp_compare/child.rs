@@ -18,10 +18,11 @@ use revault_lockbox_api::{
 use crate::util::last_number;
 
 const USAGE: &str = "usage: --child create|append PASSFILE ARCHIVE BASE INPUT... | \
-                     --child extract|nosync PASSFILE ARCHIVE DEST";
+                     --child extract|nosync PASSFILE ARCHIVE DEST | --child seed PASSFILE ARCHIVE";
 
 /// `--child create|append PASSFILE ARCHIVE BASE INPUT...` (`append`: one
-/// `add` session into an empty archive written before the clock starts) or
+/// `add` session into the empty archive that `--child seed PASSFILE
+/// ARCHIVE` wrote, untimed, before) or
 /// `--child extract|nosync PASSFILE ARCHIVE DEST` (`nosync`: extract with
 /// `sync(false)`); the process is named `lockbox-MODE`; prints
 /// `elapsed_ns=… peak_rss_kib=…` on success.
@@ -45,16 +46,16 @@ fn run(args: &[String]) -> Result<String> {
     let pass = rest.first().context(USAGE)?;
     let pass = fs::read_to_string(pass).with_context(|| format!("reading {pass}"))?;
     let password = Password::from(pass.as_str());
-    if let ("append", [_, archive, ..]) = (mode.as_str(), rest) {
-        let file = fs::File::create(archive).with_context(|| format!("creating {archive}"))?;
-        ArchiveWriter::new(file, &password, CreateOptions::new())?.finish()?.sync_all()?;
-    }
     let start = Instant::now();
     match (mode.as_str(), rest) {
         ("create", [_, archive, base, inputs @ ..]) if !inputs.is_empty() => {
             let inputs: Vec<PathBuf> = inputs.iter().map(PathBuf::from).collect();
             create_archive(Path::new(archive), Path::new(base), &inputs, &password, CreateOptions::new())
                 .with_context(|| format!("lockbox create of {archive}"))?;
+        }
+        ("seed", [_, archive]) => {
+            let file = fs::File::create(archive).with_context(|| format!("creating {archive}"))?;
+            ArchiveWriter::new(file, &password, CreateOptions::new())?.finish()?.sync_all()?;
         }
         ("append", [_, archive, base, inputs @ ..]) if !inputs.is_empty() => {
             let inputs: Vec<PathBuf> = inputs.iter().map(PathBuf::from).collect();

@@ -156,6 +156,9 @@ impl Round<'_> {
         let archive = self.work.join(tool.archive_name());
         let _ = fs::remove_file(&archive);
         let fail = |what: &'static str| move |e: Error| Failure::Tool(e.context(format!("{label} {what}")));
+        if let Some(seed) = ctx.seed(tool, &archive) {
+            process::run(ctx.env, &seed).map_err(fail("seed"))?;
+        }
         let job = ctx.create(tool, &archive).map_err(fail("create"))?;
         let sample = process::run(ctx.env, &job).map_err(fail("create"))?;
         let size = fs::metadata(&archive)

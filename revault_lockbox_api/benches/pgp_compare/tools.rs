@@ -221,6 +221,13 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// What must exist before the timed create, made untimed: the empty
+    /// archive lockbox's `add` row appends to.
+    pub fn seed(&self, tool: Tool, archive: &Path) -> Option<Job> {
+        (tool == Tool::LockboxAdd)
+            .then(|| Job::Child(vec!["seed".into(), self.env.passfile.clone().into(), archive.into()]))
+    }
+
     /// The command that makes `archive` from the corpus.
     pub fn create(&self, tool: Tool, archive: &Path) -> Result<Job> {
         let env = self.env;
