@@ -11,15 +11,18 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use revault_lockbox_api::{
-    create_archive, Archive, CreateOptions, ExtractOptions, Identity, KeySet, Password,
+    create_archive, Archive, ArchiveUpdater, ArchiveWriter, CreateOptions, ExtractOptions, Identity, KeySet,
+    Password, UpdateOptions,
 };
 
 use crate::util::last_number;
 
-const USAGE: &str = "usage: --child create KEYFILE ARCHIVE BASE INPUT... | \
-                     --child extract|nosync KEYFILE ARCHIVE DEST";
+const USAGE: &str = "usage: --child create|append KEYFILE ARCHIVE BASE INPUT... | \
+                     --child extract|nosync KEYFILE ARCHIVE DEST | --child seed KEYFILE ARCHIVE";
 
-/// `--child create KEYFILE ARCHIVE BASE INPUT...` or
+/// `--child create|append KEYFILE ARCHIVE BASE INPUT...` (`append`: one
+/// `add` session into the empty archive that `--child seed KEYFILE
+/// ARCHIVE` wrote, untimed, before) or
 /// `--child extract|nosync KEYFILE ARCHIVE DEST` (`nosync`: extract with
 /// `sync(false)`); KEYFILE holds a passphrase, or an age identity whose
 /// recipient locks the archive (key mode). The process is named
@@ -61,6 +64,16 @@ fn run(args: &[String]) -> Result<String> {
             };
             create_archive(Path::new(archive), Path::new(base), &inputs, keys, CreateOptions::new())
                 .with_context(|| format!("lockbox create of {archive}"))?;
+        }
+        ("seed", [_, archive]) => {
+            let file = fs::File::create(archive).with_context(|| format!("creating {archive}"))?;
+            ArchiveWriter::new(file, &password, CreateOptions::new())?.finish()?.sync_all()?;
+        }
+        ("append", [_, archive, base, inputs @ ..]) if !inputs.is_empty() => {
+            let inputs: Vec<PathBuf> = inputs.iter().map(PathBuf::from).collect();
+            ArchiveUpdater::open(Path::new(archive), &password, UpdateOptions::new())
+                .and_then(|u| u.add(Path::new(base), &inputs))
+                .with_context(|| format!("lockbox add to {archive}"))?;
         }
         ("extract" | "nosync", [_, archive, dest]) => {
             let options = ExtractOptions::new().sync(mode == "extract");

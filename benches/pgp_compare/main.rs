@@ -36,7 +36,8 @@
 //!
 //! Only the library's stable entry points are used: `create_archive`,
 //! `CreateOptions::new`, `Archive::open`, `Archive::extract`,
-//! `ExtractOptions::new().sync(..)` and `Password::from`.
+//! `ExtractOptions::new().sync(..)`, `Password::from`, and for the
+//! `lockbox add (append)` row `ArchiveWriter` and `ArchiveUpdater`.
 
 mod args;
 mod child;

@@ -70,7 +70,7 @@ pub fn run_scenario(
         rows: Vec::new(),
         notes: Vec::new(),
     };
-    let mut tools = vec![Tool::Lockbox];
+    let mut tools = vec![Tool::Lockbox, Tool::LockboxAdd];
     if env.gpg.is_some() {
         tools.push(Tool::Gpg);
     }
@@ -156,6 +156,9 @@ impl Round<'_> {
         let archive = self.work.join(tool.archive_name());
         let _ = fs::remove_file(&archive);
         let fail = |what: &'static str| move |e: Error| Failure::Tool(e.context(format!("{label} {what}")));
+        if let Some(seed) = ctx.seed(tool, &archive) {
+            process::run(ctx.env, &seed).map_err(fail("seed"))?;
+        }
         let job = ctx.create(tool, &archive).map_err(fail("create"))?;
         let sample = process::run(ctx.env, &job).map_err(fail("create"))?;
         let size = fs::metadata(&archive)
@@ -177,7 +180,7 @@ impl Round<'_> {
             let job = ctx.extract(tool, how, &archive, &dest).map_err(fail("extract"))?;
             let sample = process::run(ctx.env, &job).map_err(fail("extract"))?;
             for input in &ctx.corpus.inputs {
-                self.verifier.verify(&ctx.corpus.root, &dest, input, tool == Tool::Lockbox).map_err(|e| {
+                self.verifier.verify(&ctx.corpus.root, &dest, input, tool.is_lockbox()).map_err(|e| {
                     Failure::Mismatch(e.context(format!(
                         "{name} extracted by {} differs from the source (left in {} for inspection)",
                         row.label,

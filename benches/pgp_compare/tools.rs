@@ -163,6 +163,9 @@ impl Env {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Tool {
     Lockbox,
+    /// Lockbox's `add` of the whole corpus into an empty archive: an append
+    /// session, timed beside `create` of the same tree.
+    LockboxAdd,
     Gpg,
     ZstdAge,
     SevenZip,
@@ -183,6 +186,7 @@ impl Tool {
         match (self, shape, mode) {
             (Tool::Lockbox, _, Mode::Password) => "lockbox",
             (Tool::Lockbox, _, Mode::Key) => "lockbox -r (X25519)",
+            (Tool::LockboxAdd, _, _) => "lockbox add (append)",
             (Tool::Gpg, Shape::SingleFile, Mode::Password) => "gpg -c",
             (Tool::Gpg, Shape::Tree, Mode::Password) => "tar | gpg -c",
             (Tool::Gpg, Shape::SingleFile, Mode::Key) => "gpg -e (key)",
@@ -196,6 +200,7 @@ impl Tool {
     pub fn archive_name(self) -> &'static str {
         match self {
             Tool::Lockbox => "out.lbox",
+            Tool::LockboxAdd => "out-add.lbox",
             Tool::Gpg => "out.gpg",
             Tool::ZstdAge => "out.zst.age",
             Tool::SevenZip => "out.7z",
@@ -204,7 +209,12 @@ impl Tool {
 
     /// Lockbox and gpg are the comparison; failures of the others are noted.
     pub fn required(self) -> bool {
-        matches!(self, Tool::Lockbox | Tool::Gpg)
+        matches!(self, Tool::Lockbox | Tool::LockboxAdd | Tool::Gpg)
+    }
+
+    /// Lockbox restores modes and mtimes too; extractions check them.
+    pub fn is_lockbox(self) -> bool {
+        matches!(self, Tool::Lockbox | Tool::LockboxAdd)
     }
 
     /// The extraction variants measured, each its own row.
@@ -233,6 +243,13 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// What must exist before the timed create, made untimed: the empty
+    /// archive lockbox's `add` row appends to.
+    pub fn seed(&self, tool: Tool, archive: &Path) -> Option<Job> {
+        (tool == Tool::LockboxAdd)
+            .then(|| Job::Child(vec!["seed".into(), self.env.passfile.clone().into(), archive.into()]))
+    }
+
     /// The command that makes `archive` from the corpus.
     pub fn create(&self, tool: Tool, archive: &Path) -> Result<Job> {
         let env = self.env;
@@ -243,9 +260,10 @@ impl Ctx<'_> {
         let tree = self.shape == Shape::Tree;
         let pipeline = |stages: Vec<String>| Ok(Job::Pipeline { cwd: root.clone(), stages });
         match tool {
-            Tool::Lockbox => {
+            Tool::Lockbox | Tool::LockboxAdd => {
+                let mode = if tool == Tool::Lockbox { "create" } else { "append" };
                 let mut child: Vec<OsString> =
-                    vec!["create".into(), env.lockbox_key.clone().into(), archive.into(), root.into()];
+                    vec![mode.into(), env.lockbox_key.clone().into(), archive.into(), root.into()];
                 child.extend(self.corpus.inputs.iter().map(|p| p.clone().into_os_string()));
                 Ok(Job::Child(child))
             }
@@ -288,7 +306,7 @@ impl Ctx<'_> {
         let single_out = q(dest.join(&self.corpus.inputs[0]));
         let pipeline = |stages: Vec<String>| Ok(Job::Pipeline { cwd: dest.to_path_buf(), stages });
         match tool {
-            Tool::Lockbox => {
+            Tool::Lockbox | Tool::LockboxAdd => {
                 let mode = match how {
                     Extract::Default => "extract",
                     Extract::NoSync => "nosync",

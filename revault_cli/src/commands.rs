@@ -34,17 +34,17 @@ pub fn create(g: &GlobalArgs, a: CreateArgs) -> Result<ExitCode> {
     }
     // Missing inputs are reported before the password is asked for.
     for p in &a.paths {
-        let full = if a.directory == Path::new(".") { p.clone() } else { a.directory.join(p) };
+        let full = if a.input.directory == Path::new(".") { p.clone() } else { a.input.directory.join(p) };
         let exists = if a.dereference { std::fs::metadata(&full) } else { std::fs::symlink_metadata(&full) };
         exists.with_context(|| format!("cannot archive {}", Quoted::path(&full)))?;
     }
     let lock = keys::lock(g, &a)?;
     let mut options =
-        CreateOptions::new().profile(a.profile).kdf(kdf).dereference(a.dereference).strict(a.strict);
-    if let Some(level) = a.level {
+        CreateOptions::new().profile(a.input.profile).kdf(kdf).dereference(a.dereference).strict(a.strict);
+    if let Some(level) = a.input.level {
         options = options.zstd_level(level);
     }
-    let roots: Vec<PathBuf> = a.paths.iter().map(|p| a.directory.join(p)).collect();
+    let roots: Vec<PathBuf> = a.paths.iter().map(|p| a.input.directory.join(p)).collect();
     let follow = a.dereference;
     let display = progress::maybe_start(g.quiet, Job::Create, move || input_bytes(&roots, follow));
     if let Some((counters, _)) = &display {
@@ -59,14 +59,14 @@ pub fn create(g: &GlobalArgs, a: CreateArgs) -> Result<ExitCode> {
             }
         }
         let out = BufWriter::with_capacity(1 << 20, io::stdout().lock());
-        let (out, report) = write_archive(out, &a.directory, &a.paths, lock, options)
+        let (out, report) = write_archive(out, &a.input.directory, &a.paths, lock, options)
             .context("writing the archive to stdout")?;
         let mut out =
             out.into_inner().map_err(|e| e.into_error()).context("writing the archive to stdout")?;
         out.flush().context("writing the archive to stdout")?;
         report
     } else {
-        create_archive(&a.output, &a.directory, &a.paths, lock, options)
+        create_archive(&a.output, &a.input.directory, &a.paths, lock, options)
             .with_context(|| format!("creating {}", Quoted::path(&a.output)))?
     };
     if let Some((_, display)) = display {
@@ -112,7 +112,7 @@ fn kdf_params(a: &CreateArgs) -> Result<KdfParams> {
 /// Unreadable parts count as nothing: the create itself reports them.
 /// `follow` (`-h`): through symbolic links, each directory once (a loop
 /// must not keep the estimate going).
-fn input_bytes(roots: &[PathBuf], follow: bool) -> u64 {
+pub(crate) fn input_bytes(roots: &[PathBuf], follow: bool) -> u64 {
     use std::os::unix::fs::MetadataExt;
     let mut stack: Vec<PathBuf> = roots.to_vec();
     let mut seen_dirs = std::collections::HashSet::new();
@@ -131,7 +131,7 @@ fn input_bytes(roots: &[PathBuf], follow: bool) -> u64 {
     total
 }
 
-fn open_archive(path: &Path, g: &GlobalArgs, profile: WorkloadProfile) -> Result<Archive<File>> {
+pub(crate) fn open_archive(path: &Path, g: &GlobalArgs, profile: WorkloadProfile) -> Result<Archive<File>> {
     let file = File::open(path).with_context(|| format!("opening {}", Quoted::path(path)))?;
     let kind = file.metadata().with_context(|| format!("opening {}", Quoted::path(path)))?.file_type();
     if kind.is_fifo() || kind.is_socket() || kind.is_char_device() {
@@ -212,7 +212,7 @@ fn raise_open_file_limit() {
 
 /// A PATH argument as the stored paths spell it: no leading `./`, no
 /// trailing `/`.
-fn filter_path(mut p: Vec<u8>) -> Vec<u8> {
+pub(crate) fn filter_path(mut p: Vec<u8>) -> Vec<u8> {
     while p.len() > 1 && p.ends_with(b"/") {
         p.pop();
     }
@@ -258,6 +258,14 @@ pub fn verify(g: &GlobalArgs, a: VerifyArgs) -> Result<ExitCode> {
     let report = archive.verify().with_context(|| format!("verifying {}", Quoted::path(&a.archive)))?;
     for d in &report.damaged {
         eprintln!("lockbox: damaged: {}: {}", d.path, d.reason);
+    }
+    if report.torn_tail_bytes > 0 {
+        eprintln!(
+            "lockbox: warning: {}: {} bytes after the last committed trailer, ignored (an interrupted \
+             add, update or rm; lockbox repair cuts them off)",
+            a.archive.display(),
+            report.torn_tail_bytes
+        );
     }
     if report.is_ok() {
         if !g.quiet {

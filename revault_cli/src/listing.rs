@@ -117,7 +117,14 @@ pub fn info_text(info: &ArchiveInfo) -> String {
         format!("{} ({} stored uncompressed), {} bytes", info.pages, info.raw_pages, info.stored_page_bytes),
     );
     line("index", format!("{} bytes", info.index_bytes));
-    line("write sessions", info.sessions.to_string());
+    line("write sessions", format!("{} ({} index runs)", info.sessions, info.runs));
+    line("dead bytes", format!("{} (lockbox compact reclaims them)", info.dead_bytes));
+    if info.torn_tail_bytes > 0 {
+        line(
+            "torn tail",
+            format!("{} bytes (an interrupted append; lockbox repair cuts them off)", info.torn_tail_bytes),
+        );
+    }
     line("key slots in use", info.key_slots.to_string());
     s
 }
@@ -149,6 +156,9 @@ pub fn info_json(info: &ArchiveInfo) -> String {
         ("stored_page_bytes", info.stored_page_bytes.to_string()),
         ("index_bytes", info.index_bytes.to_string()),
         ("sessions", info.sessions.to_string()),
+        ("runs", info.runs.to_string()),
+        ("dead_bytes", info.dead_bytes.to_string()),
+        ("torn_tail_bytes", info.torn_tail_bytes.to_string()),
         ("key_slots", info.key_slots.to_string()),
     ];
     let body: Vec<String> = fields.iter().map(|(k, v)| format!("  \"{k}\": {v}")).collect();

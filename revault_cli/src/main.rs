@@ -9,7 +9,7 @@
 //! | code | meaning |
 //! |------|---------|
 //! | 0    | success |
-//! | 1    | any other failure: I/O error, missing input, existing file without `--overwrite`, path not in the archive; `create` that skipped files or stored a changed copy (warnings; the archive is valid) |
+//! | 1    | any other failure: I/O error (a full disk included), missing input, existing file without `--overwrite`, path not in the archive, archive locked by another writer, a path below a stored file; `create`/`add`/`update` that skipped files or stored a changed copy (warnings; the archive is valid) |
 //! | 2    | usage error: bad flags (clap), no password available, empty or mismatched password, archive to a terminal, KDF cost out of range |
 //! | 3    | authentication failure: wrong password, archive tampered with, malformed or truncated, checksum mismatch, damaged entries reported by `extract --keep-going` or `verify` |
 //! | 141  | `create -o -` whose stdout closed early (broken pipe): the archive was not delivered; nothing is printed. `list`, `cat` and `info` cut off by `\| head` exit 0 quietly |
@@ -21,6 +21,7 @@
 //! is a terminal (`create` asks twice).
 #![forbid(unsafe_code)]
 
+mod append;
 mod commands;
 mod keys;
 mod listing;
@@ -100,14 +101,25 @@ enum Command {
     Key(KeyCommand),
     /// Replace the password that opens an archive (rewrites one key slot).
     Passwd(PasswdArgs),
+    /// Store files and directories in an existing archive: new paths are
+    /// added, stored ones replaced (tar -r). Appends one write session.
+    Add(AddArgs),
+    /// Store only what changed since it was stored (kind, size or mtime;
+    /// tar -u); --delete-missing also removes what vanished under PATHs.
+    Update(UpdateArgs),
+    /// Remove stored paths (a directory with everything below it).
+    Rm(RmArgs),
+    /// Rewrite the archive without what later sessions replaced or removed
+    /// (to a temporary file, synced, renamed over it).
+    Compact(MaintainArgs),
+    /// Cut off what an interrupted add/update/rm left after the last commit.
+    Repair(MaintainArgs),
 }
 
+/// Where the input paths are and how their pages are made: for `create`,
+/// `add` and `update`.
 #[derive(Debug, Args)]
-struct CreateArgs {
-    /// Archive to write; `-` streams it to stdout. A file is written under a
-    /// temporary name and renamed into place when complete.
-    #[arg(short, long, value_name = "ARCHIVE")]
-    output: PathBuf,
+struct InputArgs {
     /// Take PATHs relative to DIR, and store them under those relative names.
     #[arg(short = 'C', long = "directory", value_name = "DIR", default_value = ".")]
     directory: PathBuf,
@@ -117,6 +129,72 @@ struct CreateArgs {
     /// zstd level for data pages, overriding the profile's (e.g. 1 fast ... 19 small).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     level: Option<i32>,
+}
+
+/// Where to append and how: for `add` and `update`.
+#[derive(Debug, Args)]
+struct AppendArgs {
+    /// The archive, changed in place.
+    archive: PathBuf,
+    #[command(flatten)]
+    input: InputArgs,
+    #[command(flatten)]
+    lock: WaitArgs,
+    /// Files and directories to store (directories recursively).
+    #[arg(value_name = "PATH", required = true)]
+    paths: Vec<PathBuf>,
+}
+
+/// Waiting for another writer of the same archive.
+#[derive(Debug, Args)]
+struct WaitArgs {
+    /// Wait while another lockbox changes the archive, instead of failing.
+    #[arg(long)]
+    wait: bool,
+}
+
+#[derive(Debug, Args)]
+struct AddArgs {
+    #[command(flatten)]
+    append: AppendArgs,
+}
+
+#[derive(Debug, Args)]
+struct UpdateArgs {
+    #[command(flatten)]
+    append: AppendArgs,
+    /// Also remove stored paths under PATHs that are no longer on disk.
+    #[arg(long)]
+    delete_missing: bool,
+}
+
+#[derive(Debug, Args)]
+struct RmArgs {
+    /// The archive, changed in place.
+    archive: PathBuf,
+    #[command(flatten)]
+    lock: WaitArgs,
+    /// Stored paths to remove (directories with everything below them).
+    #[arg(value_name = "PATH", required = true)]
+    paths: Vec<OsString>,
+}
+
+#[derive(Debug, Args)]
+struct MaintainArgs {
+    /// The archive.
+    archive: PathBuf,
+    #[command(flatten)]
+    lock: WaitArgs,
+}
+
+#[derive(Debug, Args)]
+struct CreateArgs {
+    /// Archive to write; `-` streams it to stdout. A file is written under a
+    /// temporary name and renamed into place when complete.
+    #[arg(short, long, value_name = "ARCHIVE")]
+    output: PathBuf,
+    #[command(flatten)]
+    input: InputArgs,
     /// Argon2id memory cost in MiB [default: 64]. Lowering any KDF cost makes
     /// guessing the password cheaper for whoever holds the archive.
     #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u32).range(1..))]
@@ -345,6 +423,11 @@ fn main() -> ExitCode {
         Command::Key(KeyCommand::Add(args)) => keys::add(&cli.global, args),
         Command::Key(KeyCommand::Remove(args)) => keys::remove(&cli.global, args),
         Command::Passwd(args) => keys::passwd(&cli.global, args),
+        Command::Add(args) => append::add(&cli.global, args),
+        Command::Update(args) => append::update(&cli.global, args),
+        Command::Rm(args) => append::rm(&cli.global, args),
+        Command::Compact(args) => append::compact(&cli.global, args),
+        Command::Repair(args) => append::repair(&cli.global, args),
     };
     match result {
         Ok(code) => code,

@@ -179,6 +179,21 @@ pub enum Error {
     /// Argon2id parameters that Argon2 or a reader would refuse.
     #[error("invalid or too costly Argon2id parameters: {0}")]
     InvalidKdf(String),
+    /// Another process holds the archive's writer lock.
+    #[error("{}: another lockbox is changing this archive (--wait waits for it)", path.display())]
+    Locked {
+        /// The archive.
+        path: PathBuf,
+    },
+    /// A change would leave the archive's entries inconsistent (an entry
+    /// below a file, say); nothing was committed.
+    #[error("{path}: {reason}")]
+    Conflict {
+        /// The path at fault.
+        path: EntryPath,
+        /// Why.
+        reason: &'static str,
+    },
 }
 
 /// Shorthand for results of this crate.

@@ -67,8 +67,8 @@ pub use profile::{zstd_levels, CreateTuning, ReadTuning, WorkloadProfile};
 pub use quote::Quoted;
 pub use storage::{ReadAt, SeekReader};
 pub use write::{
-    create_archive, write_archive, ArchiveWriter, CreateOptions, CreateReport, CreateWarning, Metadata,
-    WarningKind,
+    compact_archive, create_archive, repair_archive, write_archive, ArchiveUpdater, ArchiveWriter,
+    CreateOptions, CreateReport, CreateWarning, Metadata, UpdateOptions, UpdateReport, WarningKind,
 };
 
 /// The Argon2id cost limits every reader enforces; a writer refuses

@@ -55,9 +55,13 @@ struct Pending {
     written: u64,
 }
 
-/// The page records in order, from a starting leaf, with the table's
-/// continuity checked: page numbers and stream offsets follow on.
-struct PageRecords<'a> {
+/// The page records in order, from a starting leaf, through each session's
+/// pages tree in turn, with the table's continuity checked: page numbers
+/// and stream offsets follow on, and each session's pages start at the
+/// page the sessions table says.
+struct PageRecords<'a, S> {
+    archive: &'a Archive<S>,
+    session: usize,
     cursor: LeafCursor<'a>,
     tree: crate::index::TreeReader<'a>,
     leaf: Option<PagesLeaf>,
@@ -66,7 +70,7 @@ struct PageRecords<'a> {
     next: Option<(u64, u64)>,
 }
 
-impl PageRecords<'_> {
+impl<S: ReadAt> PageRecords<'_, S> {
     fn next(&mut self) -> Result<Option<(u64, PageRecord, u64)>> {
         loop {
             if let Some(leaf) = &self.leaf {
@@ -77,7 +81,12 @@ impl PageRecords<'_> {
                     return Ok(Some((number, *record, start)));
                 }
             }
-            let Some(next) = self.cursor.next() else { return Ok(None) };
+            let Some(next) = self.cursor.next() else {
+                if !self.next_session()? {
+                    return Ok(None);
+                }
+                continue;
+            };
             let (id, child) = next?;
             let leaf = PagesLeaf::decode(&self.tree.node(&id, &child)?)?;
             if page_key(leaf.first_offset) != child.first_key
@@ -95,6 +104,22 @@ impl PageRecords<'_> {
     fn position(&self) -> Option<(u64, u64)> {
         self.next
     }
+
+    /// Moves on to the next session's pages tree; `false` after the last.
+    fn next_session(&mut self) -> Result<bool> {
+        let sessions = &self.archive.root.sessions;
+        if self.session + 1 >= sessions.len() {
+            return Ok(false);
+        }
+        self.session += 1;
+        let first_page = sessions[self.session].first_page;
+        if self.next.is_some_and(|(page, _)| page != first_page) {
+            return Err(malformed_error("page table", "a session's pages do not start where the root says"));
+        }
+        self.tree = self.archive.tree_of(self.session, Table::Pages);
+        self.cursor = self.tree.leaves(self.archive.root.pages_of(self.session));
+        Ok(true)
+    }
 }
 
 type Opened = (u64, u64, u64, Result<Vec<u8>>);
@@ -105,19 +130,39 @@ type Opened = (u64, u64, u64, Result<Vec<u8>>);
 const MAX_WAITING_SPANS: usize = 16 << 10;
 
 impl<S: ReadAt> Archive<S> {
-    fn page_records_from(&self, at: u64) -> Result<PageRecords<'_>> {
-        let tree = self.tree(Table::Pages);
-        let cursor = tree.leaves_from(&self.root.pages, &page_key(at))?;
-        Ok(PageRecords { cursor, tree: tree.clone(), leaf: None, index: 0, next: None })
+    fn page_records_from(&self, at: u64) -> Result<PageRecords<'_, S>> {
+        let session = self.session_at(at);
+        let tree = self.tree_of(session, Table::Pages);
+        let cursor = tree.leaves_from(self.root.pages_of(session), &page_key(at))?;
+        Ok(PageRecords { archive: self, session, cursor, tree, leaf: None, index: 0, next: None })
     }
 
     /// Delivers the bytes of every span `visitor` hands out. With
     /// `every_page`, also opens the pages no span needs (verification) and
     /// checks that the page table covers the whole data stream.
+    ///
+    /// Spans come in index order; after appends, files of a later session
+    /// sit later in the data stream than paths around them. The walk runs
+    /// in passes, each over ascending spans: a span that starts before the
+    /// previous one ended begins the next pass (its pages are read again).
     pub(crate) fn walk_content(&self, visitor: &mut dyn ContentVisitor, every_page: bool) -> Result<()> {
+        let mut pass = Pass { inner: visitor, carry: None, last_end: 0, stopped: false };
+        let mut first = true;
+        loop {
+            self.walk_pass(&mut pass, every_page && first)?;
+            first = false;
+            if pass.carry.is_none() {
+                return Ok(());
+            }
+            pass.stopped = false;
+            pass.last_end = 0;
+        }
+    }
+
+    fn walk_pass(&self, visitor: &mut dyn ContentVisitor, every_page: bool) -> Result<()> {
         let mut queue: VecDeque<Pending> = VecDeque::new();
         let mut spans_done = false;
-        let mut pages: Option<PageRecords<'_>> = None;
+        let mut pages: Option<PageRecords<'_, S>> = None;
         let mut pool: OrderedPool<Opened> = OrderedPool::new(self.tuning.threads)?;
         let mut pages_done = false;
         // The last span the visitor gave, for the order check.
@@ -188,6 +233,56 @@ impl<S: ReadAt> Archive<S> {
             }
         }
         Ok(())
+    }
+}
+
+/// One pass of a content walk: the visitor's spans while they ascend. The
+/// first span that starts before the last one ended is kept for the next
+/// pass.
+struct Pass<'v> {
+    inner: &'v mut dyn ContentVisitor,
+    carry: Option<(usize, Span)>,
+    last_end: u64,
+    stopped: bool,
+}
+
+impl ContentVisitor for Pass<'_> {
+    fn next_span(&mut self) -> Result<Option<(usize, Span)>> {
+        if self.stopped {
+            return Ok(None);
+        }
+        let next = match self.carry.take() {
+            Some(carried) => Some(carried),
+            None => self.inner.next_span()?,
+        };
+        match next {
+            Some((token, span)) if span.start < self.last_end => {
+                self.carry = Some((token, span));
+                self.stopped = true;
+                Ok(None)
+            }
+            Some((token, span)) => {
+                self.last_end = span.end();
+                Ok(Some((token, span)))
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn bytes(&mut self, token: usize, bytes: &[u8]) -> Result<()> {
+        self.inner.bytes(token, bytes)
+    }
+
+    fn end(&mut self, token: usize) -> Result<()> {
+        self.inner.end(token)
+    }
+
+    fn damaged(&mut self, token: usize, error: &Error) -> bool {
+        self.inner.damaged(token, error)
+    }
+
+    fn page(&mut self, number: u64, error: Option<&Error>) {
+        self.inner.page(number, error)
     }
 }
 
@@ -405,7 +500,10 @@ mod tests {
         let mut visitor = Recorder::new(vec![past]);
         assert!(a.walk_content(&mut visitor, false).is_err());
         assert!(!visitor.ended[0]);
+        // Spans out of stream order (later sessions' files) are read in
+        // passes, not refused.
         let mut visitor = Recorder::new(vec![Span { start: 100, size: 10 }, Span { start: 50, size: 10 }]);
-        assert!(a.walk_content(&mut visitor, false).is_err(), "spans out of order are refused");
+        a.walk_content(&mut visitor, false).unwrap();
+        assert!(visitor.ended.iter().all(|&e| e), "both spans delivered");
     }
 }

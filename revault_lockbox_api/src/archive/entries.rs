@@ -1,37 +1,24 @@
-//! Streaming the entries: index leaves read in order, opened on worker
-//! threads with bounded read-ahead, and checked on the way (paths strictly
-//! increasing, file contents ascending and not overlapping, hard links
-//! naming an earlier file with the same content, counts as the root says).
+//! Streaming the entries: the merged view of the index runs (see
+//! `merge.rs`), checked on the way (paths strictly increasing, nothing
+//! below a file or symbolic link, each session's file contents ascending
+//! and not overlapping, hard links naming an earlier file with the same
+//! content, counts as the root says).
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
-use crate::format::{
-    is_within, malformed_error, path_cmp, Child, EntriesLeaf, Entry, EntryKind, Extent, IndexNodeId, Table,
-    ARCHIVE_ID_LEN, DIGEST_LEN,
-};
-use crate::index::{read_sealed, LeafCursor};
-use crate::pipeline::{open_index_node, OrderedPool};
+use super::Merged;
+use crate::format::{is_within, malformed_error, path_cmp, Entry, EntryKind, Extent, DIGEST_LEN};
 use crate::storage::ReadAt;
 use crate::{Archive, Error, Result};
 
-type OpenedLeaf = (Child, Result<EntriesLeaf>);
 /// Linked files by path: where their content is, and its digest.
 type LinkTargets = HashMap<Vec<u8>, (Extent, [u8; DIGEST_LEN])>;
 
 /// The archive's entries in index order; see [`Archive::entries`]. Yields
 /// an error once, then ends, when the index is damaged.
 pub struct Entries<'a> {
-    src: &'a dyn ReadAt,
-    keys: Arc<crate::crypto::SessionKeys>,
-    archive_id: [u8; ARCHIVE_ID_LEN],
-    cursor: LeafCursor<'a>,
-    pool: OrderedPool<OpenedLeaf>,
-    read_ahead: usize,
-    current: std::vec::IntoIter<Entry>,
+    merged: Merged<'a>,
     check: Checks,
-    /// Entries before this path are skipped (a walk from a lookup).
-    start: Option<Vec<u8>>,
     done: bool,
 }
 
@@ -41,9 +28,14 @@ struct Checks {
     /// The last entry that is not a directory: nothing may lie below it,
     /// and in the index order anything below it would come right after.
     last_leaf: Option<Vec<u8>>,
-    /// End of the last file's content in the data stream.
-    last_end: u64,
+    /// End of the last file's content in each session's part of the data
+    /// stream, and where each part starts.
+    last_end: Vec<u64>,
+    session_offsets: Vec<u64>,
     stream_len: u64,
+    /// Hard links whose target a later run removed or replaced read as
+    /// files of their own (FORMAT.md §6.4); with one run, they are damage.
+    several_runs: bool,
     /// Files that hard links may name, when the walk started at the first
     /// entry (a walk from the middle cannot know them).
     linked: Option<LinkTargets>,
@@ -52,7 +44,9 @@ struct Checks {
 }
 
 impl Checks {
-    fn entry(&mut self, e: &Entry) -> Result<()> {
+    /// Checks `e` against what came before; returns it as the merged view
+    /// shows it.
+    fn entry(&mut self, mut e: Entry) -> Result<Entry> {
         if self.last_path.as_ref().is_some_and(|last| path_cmp(last, &e.path).is_ge()) {
             return Err(malformed_error("index", "paths not in strictly increasing order"));
         }
@@ -65,16 +59,22 @@ impl Checks {
             self.last_leaf = Some(e.path.clone());
         }
         self.seen += 1;
-        let Some(extent) = e.extent else { return Ok(()) };
+        let Some(extent) = e.extent else { return Ok(e) };
         if extent.end() > self.stream_len {
             return Err(malformed_error("index entry", "content lies outside the data pages"));
         }
         match &e.kind {
             EntryKind::File { sha256, .. } => {
-                if extent.offset < self.last_end {
-                    return Err(malformed_error("index entry", "file contents overlap or are out of order"));
+                let session = self.session_offsets.partition_point(|&o| o <= extent.offset).saturating_sub(1);
+                let end = self.session_offsets.get(session + 1).copied().unwrap_or(self.stream_len);
+                // Empty files take no bytes: only their range is checked.
+                if extent.size > 0 {
+                    if extent.offset < self.last_end[session] || extent.end() > end {
+                        let why = "file contents overlap or are out of order";
+                        return Err(malformed_error("index entry", why));
+                    }
+                    self.last_end[session] = extent.end();
                 }
-                self.last_end = extent.end();
                 if let (true, Some(linked)) = (extent.linked, &mut self.linked) {
                     linked.insert(e.path.clone(), (extent, *sha256));
                 }
@@ -87,62 +87,22 @@ impl Checks {
                     let same = linked.get(target).is_some_and(|(x, sha)| {
                         (x.offset, x.size) == (extent.offset, extent.size) && sha == sha256
                     });
-                    if !same {
+                    if !same && self.several_runs {
+                        e.kind = EntryKind::File { size: extent.size, sha256: *sha256 };
+                    } else if !same {
                         return Err(malformed_error("hard link", "does not name an earlier linked file"));
                     }
                 }
             }
             _ => {}
         }
-        Ok(())
+        Ok(e)
     }
 
     fn finish(&self) -> Result<()> {
         if self.linked.is_some() && self.seen != self.expected {
             return Err(malformed_error("index", "entry count differs from the root's"));
         }
-        Ok(())
-    }
-}
-
-impl<'a> Entries<'a> {
-    fn next_entry(&mut self) -> Result<Option<Entry>> {
-        loop {
-            if let Some(e) = self.current.next() {
-                if self.start.as_ref().is_some_and(|s| path_cmp(&e.path, s).is_lt()) {
-                    continue;
-                }
-                self.start = None;
-                self.check.entry(&e)?;
-                return Ok(Some(e));
-            }
-            while self.pool.in_flight() < self.read_ahead {
-                let Some(next) = self.cursor.next() else { break };
-                let (id, child) = next?;
-                self.submit(id, child)?;
-            }
-            let Some((child, leaf)) = self.pool.pop() else {
-                self.check.finish()?;
-                return Ok(None);
-            };
-            let leaf = leaf?;
-            if leaf.entries[0].path != child.first_key {
-                return Err(malformed_error("index leaf", "first path differs from its parent's"));
-            }
-            self.current = leaf.entries.into_iter();
-        }
-    }
-
-    fn submit(&mut self, id: IndexNodeId, child: Child) -> Result<()> {
-        let bytes =
-            read_sealed(self.src, child.offset, child.stored_len, || format!("index leaf {}", id.seq))?;
-        let (keys, archive_id, codec, plain_len) =
-            (Arc::clone(&self.keys), self.archive_id, child.codec, child.plain_len);
-        self.pool.submit(move || {
-            let leaf = open_index_node(&keys, &archive_id, &id, codec, plain_len, bytes)
-                .and_then(|plain| EntriesLeaf::decode(&plain).map_err(Error::from));
-            (child, leaf)
-        });
         Ok(())
     }
 }
@@ -154,7 +114,11 @@ impl Iterator for Entries<'_> {
         if self.done {
             return None;
         }
-        let item = self.next_entry().transpose();
+        let item = match self.merged.next() {
+            Some(Ok(e)) => Some(self.check.entry(e)),
+            Some(Err(e)) => Some(Err(e)),
+            None => self.check.finish().err().map(Err),
+        };
         self.done = !matches!(item, Some(Ok(_)));
         item
     }
@@ -183,54 +147,52 @@ impl<S: ReadAt> Archive<S> {
     /// # Ok(()) }
     /// ```
     pub fn entries(&self) -> Result<Entries<'_>> {
-        let tree = self.tree(Table::Entries);
-        let cursor = tree.leaves(&self.root.entries);
-        self.walk(cursor, None)
+        self.walk(None)
     }
 
     /// The entries from `path` on (those sorting at or after it), reading
     /// only the index nodes on the way to it and after it.
     pub(crate) fn entries_from(&self, path: &[u8]) -> Result<Entries<'_>> {
-        let tree = self.tree(Table::Entries);
-        let cursor = tree.leaves_from(&self.root.entries, path)?;
-        self.walk(cursor, Some(path.to_vec()))
+        self.walk(Some(path))
     }
 
-    fn walk<'a>(&'a self, cursor: LeafCursor<'a>, start: Option<Vec<u8>>) -> Result<Entries<'a>> {
-        let full = start.is_none();
-        Ok(Entries {
-            src: &self.src,
-            keys: Arc::clone(self.session_keys.last().expect("at least one session")),
-            archive_id: self.archive_id,
-            cursor,
-            pool: OrderedPool::new(self.tuning.threads)?,
-            read_ahead: self.tuning.pages_in_flight,
-            current: Vec::new().into_iter(),
+    fn walk(&self, start: Option<&[u8]>) -> Result<Entries<'_>> {
+        let merged = self.merged_from(start)?;
+        Ok(Archive::<S>::checked(merged, start.is_none(), &self.session_offsets, self.root.stream_len))
+    }
+
+    /// `merged` with the walk's checks, for a view of sessions starting at
+    /// `session_offsets` in a stream of `stream_len` bytes. A walk from the
+    /// first entry (`full`) also checks hard links and the entry count.
+    pub(crate) fn checked<'a>(
+        merged: Merged<'a>,
+        full: bool,
+        session_offsets: &[u64],
+        stream_len: u64,
+    ) -> Entries<'a> {
+        let several_runs = merged.runs() > 1;
+        let expected = merged.expected_entries();
+        Entries {
+            merged,
             check: Checks {
                 last_path: None,
                 last_leaf: None,
-                last_end: 0,
-                stream_len: self.root.stream_len,
+                last_end: session_offsets.to_vec(),
+                session_offsets: session_offsets.to_vec(),
+                stream_len,
+                several_runs,
                 linked: full.then(HashMap::new),
                 seen: 0,
-                expected: self.root.entry_count,
+                expected,
             },
-            start,
             done: false,
-        })
+        }
     }
 
     /// The entry stored under `path`, if any: reads the index nodes on the
     /// way to it, nothing else.
     pub fn find(&self, path: impl AsRef<[u8]>) -> Result<Option<Entry>> {
-        let path = path.as_ref();
-        let tree = self.tree(Table::Entries);
-        let Some((id, child)) = tree.find_leaf(&self.root.entries, path)? else { return Ok(None) };
-        let leaf = EntriesLeaf::decode(&tree.node(&id, &child)?)?;
-        if leaf.entries[0].path != child.first_key {
-            return Err(malformed_error("index leaf", "first path differs from its parent's"));
-        }
-        let found = leaf.entries.into_iter().find(|e| e.path == path);
+        let found = self.find_merged(path.as_ref())?;
         if let Some(e) = &found {
             if e.extent.is_some_and(|x| x.end() > self.root.stream_len) {
                 return Err(malformed_error("index entry", "content lies outside the data pages"));

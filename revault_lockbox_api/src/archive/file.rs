@@ -7,7 +7,7 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use super::{no_page, page_in};
-use crate::format::{PageRecord, PagesLeaf, DIGEST_LEN};
+use crate::format::{Entry, PageRecord, PagesLeaf, DIGEST_LEN};
 use crate::storage::ReadAt;
 use crate::{Archive, EntryPath, Error, Result};
 
@@ -37,8 +37,19 @@ impl<S: ReadAt> Archive<S> {
     pub fn open_file(&self, path: impl AsRef<[u8]>) -> Result<EntryReader<'_, S>> {
         let path = path.as_ref();
         let entry = self.find(path)?.ok_or_else(|| Error::NotFound { path: path.into() })?;
+        self.content_reader(&entry, None)
+    }
+
+    /// A reader over the content of `entry` (a file or hard link read from
+    /// this archive), starting from the page-table leaf `leaf` when the
+    /// previous reader ended there (a walk reading file after file).
+    pub(crate) fn content_reader(
+        &self,
+        entry: &Entry,
+        leaf: Option<PagesLeaf>,
+    ) -> Result<EntryReader<'_, S>> {
         let (Some(extent), Some((_, sha256))) = (entry.extent, entry.content()) else {
-            return Err(Error::NotAFile { path: path.into() });
+            return Err(Error::NotAFile { path: entry.path.as_slice().into() });
         };
         Ok(EntryReader {
             archive: self,
@@ -48,7 +59,7 @@ impl<S: ReadAt> Archive<S> {
             pos: 0,
             hasher: Some(Sha256::new()),
             sha256: *sha256,
-            leaf: None,
+            leaf,
             page: None,
         })
     }
@@ -73,6 +84,11 @@ pub struct EntryReader<'a, S> {
 }
 
 impl<S> EntryReader<'_, S> {
+    /// The page-table leaf last used, for the next reader.
+    pub(crate) fn into_leaf(self) -> Option<PagesLeaf> {
+        self.leaf
+    }
+
     /// The file's length.
     pub fn len(&self) -> u64 {
         self.size

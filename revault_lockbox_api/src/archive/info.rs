@@ -1,7 +1,10 @@
 //! [`Archive::info`]: facts about an archive from its header, root, index
-//! and page table (no data page is read).
+//! and page tables (no data page is read).
 
-use crate::format::{Codec, EntryKind, KeySlot, PagesLeaf, Table, DATA_START, TRAILER_LEN, VERSION};
+use std::collections::HashMap;
+
+use super::page_in;
+use crate::format::{Codec, EntryKind, KeySlot, PagesLeaf, Table, TreeTop, DATA_START, TRAILER_LEN, VERSION};
 use crate::storage::ReadAt;
 use crate::{Archive, KdfParams, Result};
 
@@ -23,10 +26,20 @@ pub struct ArchiveInfo {
     pub raw_pages: u64,
     /// Sealed bytes of all data pages.
     pub stored_page_bytes: u64,
-    /// Sealed bytes of the index: its nodes and root.
+    /// Sealed bytes of the index in use: the nodes of every entries run and
+    /// pages tree the root lists, and the root.
     pub index_bytes: u64,
     /// Write sessions.
     pub sessions: u64,
+    /// Entries runs the index merges.
+    pub runs: u64,
+    /// Bytes `compact` would reclaim at least: data pages holding no live
+    /// file's content, and the index runs, roots and trailers of earlier
+    /// sessions that the root no longer lists.
+    pub dead_bytes: u64,
+    /// Bytes after the last committed trailer (an interrupted session);
+    /// `repair` or the next append cuts them off.
+    pub torn_tail_bytes: u64,
     /// Regular files.
     pub files: u64,
     /// Directories.
@@ -40,13 +53,15 @@ pub struct ArchiveInfo {
 }
 
 impl<S: ReadAt> Archive<S> {
-    /// Facts about the archive. Streams the index and the page table.
+    /// Facts about the archive. Streams the index and the page tables.
     pub fn info(&self) -> Result<ArchiveInfo> {
         let mut info = ArchiveInfo {
             version: VERSION,
             archive_bytes: self.file_len,
             pages: self.root.page_count,
             sessions: self.root.sessions.len() as u64,
+            runs: self.root.runs().count() as u64,
+            torn_tail_bytes: self.torn_tail_bytes(),
             ..ArchiveInfo::default()
         };
         for slot in &self.slots {
@@ -55,26 +70,90 @@ impl<S: ReadAt> Archive<S> {
                 info.kdf.push(KdfParams { m_kib: p.m_kib, t: p.t, p: p.p });
             }
         }
-        let tree = self.tree(Table::Pages);
-        for leaf in tree.leaves(&self.root.pages) {
-            let (id, child) = leaf?;
-            for p in PagesLeaf::decode(&tree.node(&id, &child)?)?.pages {
-                info.stored_page_bytes += u64::from(p.stored_len);
-                info.raw_pages += u64::from(p.codec == Codec::Raw);
+        let mut index_bytes = u64::from(self.trailer_root_len());
+        for session in 0..self.root.sessions.len() {
+            let tree = self.tree_of(session, Table::Pages);
+            let mut leaves = tree.leaves(self.root.pages_of(session));
+            for leaf in leaves.by_ref() {
+                let (id, child) = leaf?;
+                index_bytes += u64::from(child.stored_len);
+                for p in PagesLeaf::decode(&tree.node(&id, &child)?)?.pages {
+                    info.stored_page_bytes += u64::from(p.stored_len);
+                    info.raw_pages += u64::from(p.codec == Codec::Raw);
+                }
             }
+            index_bytes += leaves.internal_bytes;
         }
-        info.index_bytes = self.file_len - DATA_START - info.stored_page_bytes - TRAILER_LEN as u64;
+        for (session, top) in self.root.runs() {
+            index_bytes += tree_bytes(&self.tree_of(session, Table::Entries), top)?;
+        }
+        info.index_bytes = index_bytes;
+        let mut live = LivePages::default();
         for e in self.entries()? {
-            match e?.kind {
+            let e = e?;
+            match e.kind {
                 EntryKind::Dir => info.dirs += 1,
                 EntryKind::File { size, .. } => {
                     info.files += 1;
                     info.content_bytes += size;
+                    if let Some(x) = e.extent {
+                        live.mark(self, x.offset, x.end())?;
+                    }
                 }
                 EntryKind::Symlink { .. } => info.symlinks += 1,
                 EntryKind::Hardlink { .. } => info.hardlinks += 1,
             }
         }
+        let used = DATA_START + live.bytes + index_bytes + TRAILER_LEN as u64;
+        info.dead_bytes = self.committed_len.saturating_sub(used);
         Ok(info)
+    }
+}
+
+/// Sealed bytes of every node of one tree (leaves are not read).
+fn tree_bytes(tree: &crate::index::TreeReader<'_>, top: &TreeTop) -> Result<u64> {
+    let mut leaves = tree.leaves(top);
+    let mut bytes = 0;
+    for leaf in leaves.by_ref() {
+        bytes += u64::from(leaf?.1.stored_len);
+    }
+    Ok(bytes + leaves.internal_bytes)
+}
+
+/// Data pages holding live content, counted once each. Each session's
+/// files come in ascending stream order, so one leaf and one last page
+/// per session suffice.
+#[derive(Default)]
+struct LivePages {
+    bytes: u64,
+    /// Per session: the page-table leaf in use and the next page not yet
+    /// counted.
+    sessions: HashMap<usize, (PagesLeaf, u64)>,
+}
+
+impl LivePages {
+    fn mark<S: ReadAt>(&mut self, archive: &Archive<S>, from: u64, to: u64) -> Result<()> {
+        let session = archive.session_at(from);
+        let mut at = from;
+        while at < to {
+            let cached = self.sessions.get(&session).and_then(|(leaf, _)| page_in(leaf, at));
+            let (number, record, start) = match cached {
+                Some(hit) => hit,
+                None => {
+                    let leaf = archive.pages_leaf_at(at)?;
+                    let hit = page_in(&leaf, at).ok_or_else(super::no_page)?;
+                    let next = self.sessions.get(&session).map_or(0, |s| s.1);
+                    self.sessions.insert(session, (leaf, next));
+                    hit
+                }
+            };
+            let next = &mut self.sessions.get_mut(&session).expect("inserted").1;
+            if number >= *next {
+                self.bytes += u64::from(record.stored_len);
+                *next = number + 1;
+            }
+            at = start + u64::from(record.plain_len);
+        }
+        Ok(())
     }
 }

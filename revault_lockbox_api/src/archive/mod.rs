@@ -9,16 +9,19 @@ mod file;
 #[cfg(test)]
 mod hostile_tests;
 mod info;
+mod merge;
+mod tail;
 mod verify;
 
 use std::collections::VecDeque;
 use std::fs::File;
 use std::sync::{Arc, Mutex};
 
+use crate::crypto::ContentKey;
 use crate::crypto::SessionKeys;
 use crate::format::{
-    decode_slot, malformed_error, HeaderPrefix, KeySlot, PageRecord, PagesLeaf, Root, Table, Trailer,
-    ARCHIVE_ID_LEN, DATA_START, HEADER_PREFIX_LEN, KEY_SLOTS, KEY_SLOT_LEN, TRAILER_LEN, VERSION,
+    decode_slot, malformed_error, HeaderPrefix, KeySlot, PageRecord, PagesLeaf, Root, Table, ARCHIVE_ID_LEN,
+    DATA_START, HEADER_PREFIX_LEN, KEY_SLOTS, KEY_SLOT_LEN, TRAILER_LEN, VERSION,
 };
 use crate::index::{page_key, read_sealed, TreeReader};
 use crate::pipeline::{open_data_page, open_root};
@@ -29,6 +32,8 @@ pub(crate) use content::{ContentVisitor, Span};
 pub use entries::Entries;
 pub use file::EntryReader;
 pub use info::ArchiveInfo;
+pub(crate) use merge::Merged;
+pub(crate) use tail::{find_committed, Committed};
 pub use verify::{Damage, VerifyReport};
 
 /// How an archive is read. Every setter's doc states its default.
@@ -86,6 +91,15 @@ pub struct Archive<S = File> {
     tuning: ReadTuning,
     cache: Mutex<VecDeque<(u64, Arc<Vec<u8>>)>>,
     file_len: u64,
+    /// Where the last committed trailer ends; bytes past it are a torn tail.
+    committed_len: u64,
+    /// Sealed length of the root in use.
+    root_stored_len: u32,
+    /// Data-stream offset of each session's first page (for a session
+    /// without pages, the next session's).
+    session_offsets: Vec<u64>,
+    /// The content key, kept for appending sessions and history checks.
+    content_key: ContentKey,
 }
 
 impl<S> std::fmt::Debug for Archive<S> {
@@ -118,20 +132,42 @@ impl<S: ReadAt> Archive<S> {
         if file_len < DATA_START + TRAILER_LEN as u64 {
             return Err(Error::tampered("trailer (archive truncated)"));
         }
-        let trailer = read_trailer(&src, file_len, &header)?;
         let slots = read_slots(&src)?;
         let (content_key, _) = key.into().content_key(&header.archive_id, &slots)?;
-        let last_keys = SessionKeys::derive(&content_key, &trailer.session_salt);
+        Archive::open_unlocked(src, header, slots, content_key, file_len, options)
+    }
+
+    /// Opens an archive whose content key is known (an appending writer
+    /// re-reading what it committed).
+    pub(crate) fn reopen(src: S, content_key: &ContentKey, options: OpenOptions) -> Result<Archive<S>> {
+        let file_len = src.len().map_err(Error::stream("finding the archive's length"))?;
+        let header = read_prefix(&src)?;
+        let slots = read_slots(&src)?;
+        let key = ContentKey::from_bytes(content_key.bytes());
+        Archive::open_unlocked(src, header, slots, key, file_len, options)
+    }
+
+    fn open_unlocked(
+        src: S,
+        header: HeaderPrefix,
+        slots: Vec<KeySlot>,
+        content_key: ContentKey,
+        file_len: u64,
+        options: OpenOptions,
+    ) -> Result<Archive<S>> {
+        let Committed { trailer, keys: last_keys, end: committed_len } =
+            find_committed(&src, file_len, &header, &content_key)?;
         let body = trailer.body();
-        last_keys.check_trailer_tag(&body, &trailer.tag).map_err(|_| Error::tampered("trailer"))?;
         let sealed = read_sealed(&src, trailer.root_offset, trailer.root_stored_len, || "index root".into())?;
         let root = Root::decode(&open_root(&last_keys, &body, trailer.root_plain_len, sealed)?)?;
         let consistent = root.page_count == trailer.page_count
             && root.entry_count == trailer.entry_count
-            && root.sessions.last().map(|s| s.salt) == Some(trailer.session_salt);
+            && root.sessions.last().map(|s| s.salt) == Some(trailer.session_salt)
+            && (trailer.previous_trailer == 0) == (root.sessions.len() == 1);
         if !consistent {
             return Err(malformed_error("index root", "does not match the trailer"));
         }
+        let session_offsets = session_offsets(&root)?;
         let session_keys =
             root.sessions.iter().map(|s| Arc::new(SessionKeys::derive(&content_key, &s.salt))).collect();
         Ok(Archive {
@@ -143,6 +179,10 @@ impl<S: ReadAt> Archive<S> {
             tuning: options.tuning,
             cache: Mutex::new(VecDeque::new()),
             file_len,
+            committed_len,
+            root_stored_len: trailer.root_stored_len,
+            session_offsets,
+            content_key,
         })
     }
 
@@ -161,20 +201,57 @@ impl<S: ReadAt> Archive<S> {
         self.root.stream_len
     }
 
-    /// The authenticated root (for the fuzz seeds).
-    #[cfg(feature = "fuzzing")]
+    /// The authenticated root.
     pub(crate) fn root(&self) -> &Root {
         &self.root
     }
 
+    /// The archive id, the content key, and where the committed state ends:
+    /// what an appending session continues from.
+    pub(crate) fn append_point(&self) -> ([u8; ARCHIVE_ID_LEN], &ContentKey, u64) {
+        (self.archive_id, &self.content_key, self.committed_len)
+    }
+
+    /// Sealed length of the root in use.
+    pub(crate) fn trailer_root_len(&self) -> u32 {
+        self.root_stored_len
+    }
+
+    /// Where each session's part of the data stream starts.
+    pub(crate) fn session_offsets(&self) -> &[u64] {
+        &self.session_offsets
+    }
+
+    /// Bytes after the last committed trailer: what a crash during an
+    /// append left behind (0 for a whole archive).
+    pub fn torn_tail_bytes(&self) -> u64 {
+        self.file_len - self.committed_len
+    }
+
+    /// Write sessions: the create, then each append.
+    pub fn sessions(&self) -> u64 {
+        self.root.sessions.len() as u64
+    }
+
     /// A reader of one of the trees written by the last session.
+    #[cfg(feature = "fuzzing")]
     pub(crate) fn tree(&self, table: Table) -> TreeReader<'_> {
+        self.tree_of(self.root.sessions.len() - 1, table)
+    }
+
+    /// A reader of a tree sealed by session `session`.
+    pub(crate) fn tree_of(&self, session: usize, table: Table) -> TreeReader<'_> {
         TreeReader {
             src: &self.src,
-            keys: Arc::clone(self.session_keys.last().expect("at least one session")),
+            keys: Arc::clone(&self.session_keys[session]),
             archive_id: self.archive_id,
             table,
         }
+    }
+
+    /// The session whose pages hold data-stream offset `at`.
+    pub(crate) fn session_at(&self, at: u64) -> usize {
+        self.session_offsets.partition_point(|&o| o <= at).saturating_sub(1)
     }
 
     fn keys_for(&self, page: u64) -> &Arc<SessionKeys> {
@@ -183,8 +260,9 @@ impl<S: ReadAt> Archive<S> {
 
     /// The page-table leaf that holds data-stream offset `at`.
     pub(crate) fn pages_leaf_at(&self, at: u64) -> Result<PagesLeaf> {
-        let tree = self.tree(Table::Pages);
-        let (id, child) = tree.find_leaf(&self.root.pages, &page_key(at))?.ok_or_else(no_page)?;
+        let session = self.session_at(at);
+        let tree = self.tree_of(session, Table::Pages);
+        let (id, child) = tree.find_leaf(self.root.pages_of(session), &page_key(at))?.ok_or_else(no_page)?;
         let leaf = PagesLeaf::decode(&tree.node(&id, &child)?)?;
         if page_key(leaf.first_offset) != child.first_key {
             return Err(malformed_error("page table", "leaf does not start where its parent says"));
@@ -208,6 +286,34 @@ impl<S: ReadAt> Archive<S> {
         cache.truncate(self.tuning.page_cache.max(1));
         Ok(plain)
     }
+}
+
+/// The data-stream offset where each session's pages start, from the first
+/// key of its pages tree; a session without pages starts where the next
+/// one does (the last, at the end of the stream).
+fn session_offsets(root: &Root) -> Result<Vec<u64>> {
+    let mut offsets = vec![root.stream_len; root.sessions.len()];
+    for s in (0..root.sessions.len()).rev() {
+        let next = offsets.get(s + 1).copied().unwrap_or(root.stream_len);
+        offsets[s] = match root.pages_of(s).children.first() {
+            Some(child) => {
+                let key: [u8; 8] = child.first_key.as_slice().try_into().map_err(|_| bad_sessions())?;
+                u64::from_be_bytes(key)
+            }
+            None => next,
+        };
+        if offsets[s] > next {
+            return Err(bad_sessions());
+        }
+    }
+    if offsets[0] != 0 {
+        return Err(bad_sessions());
+    }
+    Ok(offsets)
+}
+
+fn bad_sessions() -> Error {
+    malformed_error("index root", "sessions' pages out of order")
 }
 
 fn no_page() -> Error {
@@ -240,22 +346,6 @@ pub(crate) fn read_prefix(src: &dyn ReadAt) -> Result<HeaderPrefix> {
         Some(found) if found != VERSION => Error::UnsupportedVersion { found, supported: VERSION },
         _ => Error::from(e),
     })
-}
-
-/// Reads and decodes the trailer at the end of a `file_len`-byte archive,
-/// which must belong to the archive of `header`. Not yet authenticated.
-pub(crate) fn read_trailer(src: &dyn ReadAt, file_len: u64, header: &HeaderPrefix) -> Result<Trailer> {
-    let offset = file_len
-        .checked_sub(TRAILER_LEN as u64)
-        .ok_or_else(|| Error::tampered("trailer (archive truncated)"))?;
-    let mut raw = [0u8; TRAILER_LEN];
-    read_exact(src, &mut raw, offset, "trailer")?;
-    let trailer =
-        Trailer::decode(&raw, offset).map_err(|e| Error::tampered(format!("trailer ({})", e.why)))?;
-    if trailer.archive_id != header.archive_id {
-        return Err(Error::tampered("trailer (belongs to another archive)"));
-    }
-    Ok(trailer)
 }
 
 /// Reads and decodes every slot of the key-slot table.

@@ -31,10 +31,14 @@ pub struct VerifyReport {
     pub bytes: u64,
     /// Entries that did not verify.
     pub damaged: Vec<Damage>,
+    /// Bytes after the last committed trailer: an interrupted append (or
+    /// bytes appended by someone else). Readers ignore them, so they do not
+    /// count against [`is_ok`](Self::is_ok); `repair` cuts them off.
+    pub torn_tail_bytes: u64,
 }
 
 impl VerifyReport {
-    /// Whether everything verified.
+    /// Whether the committed state verified.
     pub fn is_ok(&self) -> bool {
         self.damaged.is_empty() && self.damaged_pages.is_empty()
     }
@@ -132,7 +136,7 @@ impl<S: ReadAt> Archive<S> {
             entries: self.entries()?,
             open: Default::default(),
             next_token: 0,
-            report: VerifyReport::default(),
+            report: VerifyReport { torn_tail_bytes: self.torn_tail_bytes(), ..VerifyReport::default() },
         };
         self.walk_content(&mut checker, true)?;
         Ok(checker.report)

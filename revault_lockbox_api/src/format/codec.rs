@@ -101,6 +101,10 @@ impl<'a> Decoder<'a> {
     pub(crate) fn u8(&mut self) -> Result<u8, DecodeError> {
         Ok(self.array::<1>()?[0])
     }
+    /// The next byte, not consumed.
+    pub(crate) fn peek_u8(&self) -> Option<u8> {
+        self.rest.first().copied()
+    }
     pub(crate) fn u16(&mut self) -> Result<u16, DecodeError> {
         Ok(u16::from_le_bytes(self.array()?))
     }

@@ -7,6 +7,7 @@
 //! file     = size u64 || data_offset u64 || sha256[32] || flags u8
 //! symlink  = target var(16384)                 (bytes, kept exactly)
 //! hardlink = target var(16384) || size u64 || data_offset u64 || sha256[32]
+//! deleted  = (kind 5, and nothing after the path: a record of a later run)
 //! ```
 //! `data_offset` is where the content starts in the data stream (all data
 //! pages' plaintext, concatenated in page order). A hard link names an
@@ -102,10 +103,64 @@ const ENTRY_DIR: u8 = 1;
 const ENTRY_FILE: u8 = 2;
 const ENTRY_SYMLINK: u8 = 3;
 const ENTRY_HARDLINK: u8 = 4;
+const RECORD_DELETED: u8 = 5;
 const FILE_LINKED: u8 = 1;
 
 /// Fixed part of every entry: kind, path length, mode, owner, mtime.
-pub(crate) const MIN_ENTRY_LEN: usize = 1 + 4 + 4 * 3 + 8 + 4;
+const MIN_ENTRY_LEN: usize = 1 + 4 + 4 * 3 + 8 + 4;
+/// Shortest record: a deletion, kind and path length.
+pub(crate) const MIN_RECORD_LEN: usize = 1 + 4;
+
+/// One record of an entries run: an entry stored, or a path deleted. A
+/// later run's record hides what older runs hold at its path; a deletion
+/// or a non-directory also hides everything older below its path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Record {
+    Put(Entry),
+    Delete(Vec<u8>),
+}
+
+impl Record {
+    pub(crate) fn path(&self) -> &[u8] {
+        match self {
+            Record::Put(e) => &e.path,
+            Record::Delete(p) => p,
+        }
+    }
+
+    /// Whether it hides older records below its path.
+    pub(crate) fn hides_below(&self) -> bool {
+        !matches!(self, Record::Put(Entry { kind: EntryKind::Dir, .. }))
+    }
+}
+
+/// Bytes `record` takes encoded.
+pub(crate) fn encoded_record_len(record: &Record) -> usize {
+    match record {
+        Record::Put(e) => encoded_entry_len(e),
+        Record::Delete(p) => MIN_RECORD_LEN + p.len(),
+    }
+}
+
+pub(crate) fn encode_record(record: &Record, e: &mut Encoder) {
+    match record {
+        Record::Put(entry) => encode_entry(entry, e),
+        Record::Delete(path) => {
+            e.u8(RECORD_DELETED).var_bytes(path);
+        }
+    }
+}
+
+/// Decodes one record: an entry, or a deletion with a valid path.
+pub(crate) fn decode_record(d: &mut Decoder<'_>) -> Result<Record, DecodeError> {
+    if d.peek_u8() == Some(RECORD_DELETED) {
+        d.u8()?;
+        let path = d.var_bytes(MAX_PATH_LEN)?.to_vec();
+        check_entry_path(&path).map_err(|why| malformed("index entry path", why))?;
+        return Ok(Record::Delete(path));
+    }
+    decode_entry(d).map(Record::Put)
+}
 
 /// Bytes `entry` takes encoded.
 pub(crate) fn encoded_entry_len(entry: &Entry) -> usize {
@@ -119,7 +174,7 @@ pub(crate) fn encoded_entry_len(entry: &Entry) -> usize {
         }
 }
 
-pub(crate) fn encode_entry(entry: &Entry, e: &mut Encoder) {
+fn encode_entry(entry: &Entry, e: &mut Encoder) {
     let kind = match entry.kind {
         EntryKind::Dir => ENTRY_DIR,
         EntryKind::File { .. } => ENTRY_FILE,
@@ -151,7 +206,7 @@ pub(crate) fn encode_entry(entry: &Entry, e: &mut Encoder) {
 
 /// Decodes one entry and checks every field that does not depend on its
 /// neighbours: a valid path, mode and mtime in range, a known kind.
-pub(crate) fn decode_entry(d: &mut Decoder<'_>) -> Result<Entry, DecodeError> {
+fn decode_entry(d: &mut Decoder<'_>) -> Result<Entry, DecodeError> {
     let kind = d.u8()?;
     let path = d.var_bytes(MAX_PATH_LEN)?.to_vec();
     check_entry_path(&path).map_err(|why| malformed("index entry path", why))?;

@@ -15,13 +15,14 @@ mod trailer;
 
 pub(crate) use codec::malformed_error;
 pub use codec::DecodeError;
-pub(crate) use entry::{encoded_entry_len, Extent};
+pub(crate) use entry::{encoded_record_len, Extent, Record};
 pub use entry::{Entry, EntryKind};
 pub(crate) use header::{
     decode_slot, encode_slot, recipient_slot_aad, HeaderPrefix, KeyFileSlot, KeySlot, PasswordSlot,
 };
 pub(crate) use node::{
-    Child, EntriesLeaf, Internal, PageRecord, PagesLeaf, Root, Session, TreeTop, PAGE_RECORD_LEN,
+    Child, EntriesLeaf, History, Internal, PageRecord, PagesLeaf, Root, Run, Session, TreeTop,
+    PAGE_RECORD_LEN,
 };
 pub(crate) use page::{Codec, IndexNodeId, PageAad, Table};
 pub(crate) use path::{check_entry_path, check_symlink_target, is_within, path_cmp};
@@ -88,8 +89,9 @@ pub(crate) const INDEX_NODE_TARGET_LEN: usize = 64 << 10;
 /// Largest index node plaintext a reader accepts. A node holds at least one
 /// record, and the largest entry (two paths of `MAX_PATH_LEN`) fits.
 pub(crate) const MAX_INDEX_NODE_LEN: u32 = 128 << 10;
-/// Largest root plaintext: the sessions table and the two trees' top nodes.
-pub(crate) const MAX_ROOT_LEN: u32 = 256 << 10;
+/// Largest root plaintext: the sessions table, each session's pages tree
+/// top and the tops of the entries runs.
+pub(crate) const MAX_ROOT_LEN: u32 = 1 << 20;
 /// Deepest index tree a reader follows (a leaf is level 0).
 pub(crate) const MAX_TREE_LEVELS: u8 = 16;
 /// Longest stored path or link target, in bytes.
@@ -102,6 +104,9 @@ pub(crate) const MAX_NAME_LEN: usize = 255;
 pub(crate) const MAX_SYMLINK_TARGET_LEN: usize = 4095;
 /// Most write sessions (the create plus appends) one archive may record.
 pub(crate) const MAX_SESSIONS: usize = 1024;
+/// Most entries runs a root lists: a lookup reads a path's nodes in each,
+/// so a writer merges them into one before there would be more.
+pub(crate) const MAX_RUNS: usize = 16;
 
 /// HKDF-SHA256 `info` labels: one subkey per purpose, so a key never serves
 /// two purposes.

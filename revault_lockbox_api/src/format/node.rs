@@ -3,7 +3,7 @@
 //! data-stream offset), each built bottom-up from bounded leaves.
 //!
 //! ```text
-//! entries_leaf = count u32 || entry[count]                (entries in path order)
+//! entries_leaf = count u32 || record[count]               (entries and deletions in path order)
 //! pages_leaf   = first_page u64 || first_offset u64 || count u32 || page_record[count]
 //! page_record  = offset u64 || stored_len u32 || plain_len u32 || codec u8      (17 bytes)
 //! internal     = first_child_seq u64 || count u32 || child[count]
@@ -12,16 +12,22 @@
 //!                || session_count u32 || session[session_count] || tree(entries) || tree(pages)
 //! session      = first_page u64 || salt[32]
 //! tree         = height u8 || count u32 || child[count]    (the nodes of level height-1)
+//! history      = tree(pages)[session_count - 1] || run_count u32 || run[run_count]
+//! run          = session u32 || tree(entries)
 //! ```
+//! The two trees of the root are the newest entries run and the last
+//! session's pages; `history` follows them only when there is more than one
+//! session: each earlier session's pages tree, then the earlier runs,
+//! oldest first.
 //! A page record's key is the data-stream offset of its first byte, written
 //! big-endian in `first_key` so that keys of both trees compare bytewise.
 
 use super::codec::{malformed, Decoder, Encoder};
-use super::entry::{decode_entry, encode_entry, Entry, MIN_ENTRY_LEN};
+use super::entry::{decode_record, encode_record, Record, MIN_RECORD_LEN};
 use super::page::Codec;
 use super::{
-    DecodeError, MAX_INDEX_NODE_LEN, MAX_PAGE_PLAIN_LEN, MAX_PAGE_STORED_LEN, MAX_PATH_LEN, MAX_SESSIONS,
-    MAX_TREE_LEVELS, SESSION_SALT_LEN, TAG_LEN,
+    DecodeError, MAX_INDEX_NODE_LEN, MAX_PAGE_PLAIN_LEN, MAX_PAGE_STORED_LEN, MAX_PATH_LEN, MAX_RUNS,
+    MAX_SESSIONS, MAX_TREE_LEVELS, SESSION_SALT_LEN, TAG_LEN,
 };
 
 /// Where a sealed node lies, and the first key below it.
@@ -123,29 +129,29 @@ impl Internal {
     }
 }
 
-/// A leaf of the entries tree: entries in strictly increasing path order.
+/// A leaf of an entries run: records in strictly increasing path order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct EntriesLeaf {
-    pub(crate) entries: Vec<Entry>,
+    pub(crate) entries: Vec<Record>,
 }
 
 impl EntriesLeaf {
-    pub(crate) fn encode(entries: &[Entry]) -> Vec<u8> {
+    pub(crate) fn encode(entries: &[Record]) -> Vec<u8> {
         let mut e = Encoder::default();
         e.u32(entries.len() as u32);
         for entry in entries {
-            encode_entry(entry, &mut e);
+            encode_record(entry, &mut e);
         }
         e.buf
     }
 
     pub(crate) fn decode(bytes: &[u8]) -> Result<EntriesLeaf, DecodeError> {
         let mut d = Decoder::new(bytes, "index leaf");
-        let count = checked_count(d.u32()?.into(), MIN_ENTRY_LEN, &d)?;
-        let mut entries: Vec<Entry> = Vec::with_capacity(count);
+        let count = checked_count(d.u32()?.into(), MIN_RECORD_LEN, &d)?;
+        let mut entries: Vec<Record> = Vec::with_capacity(count);
         for _ in 0..count {
-            let entry = decode_entry(&mut d)?;
-            if entries.last().is_some_and(|prev| super::path_cmp(&prev.path, &entry.path).is_ge()) {
+            let entry = decode_record(&mut d)?;
+            if entries.last().is_some_and(|prev| super::path_cmp(prev.path(), entry.path()).is_ge()) {
                 return Err(malformed("index leaf", "paths not in strictly increasing order"));
             }
             entries.push(entry);
@@ -247,6 +253,24 @@ pub(crate) struct TreeTop {
     pub(crate) children: Vec<Child>,
 }
 
+/// An entries run of an earlier session: its index key seals the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Run {
+    /// Position in the sessions table of the session that wrote it.
+    pub(crate) session: u32,
+    pub(crate) top: TreeTop,
+}
+
+/// What the root records of earlier sessions: empty for an archive written
+/// in one session.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct History {
+    /// The pages tree of each session but the last, in session order.
+    pub(crate) pages: Vec<TreeTop>,
+    /// The entries runs other than the newest, oldest first.
+    pub(crate) runs: Vec<Run>,
+}
+
 /// The root: counts, sessions and the tops of both trees. Sealed with the
 /// trailer body as associated data.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -254,10 +278,14 @@ pub(crate) struct Root {
     pub(crate) page_count: u64,
     /// Bytes in the data stream: the sum of every page's plaintext length.
     pub(crate) stream_len: u64,
+    /// Entries of the merged view of every run.
     pub(crate) entry_count: u64,
     pub(crate) sessions: Vec<Session>,
+    /// The newest entries run, written by the last session.
     pub(crate) entries: TreeTop,
+    /// The pages of the last session.
     pub(crate) pages: TreeTop,
+    pub(crate) history: History,
 }
 
 impl Root {
@@ -268,8 +296,17 @@ impl Root {
             e.u64(s.first_page).bytes(&s.salt);
         }
         for tree in [&self.entries, &self.pages] {
-            e.u8(tree.height);
-            encode_children(&tree.children, &mut e);
+            encode_tree(tree, &mut e);
+        }
+        if self.sessions.len() > 1 {
+            for tree in &self.history.pages {
+                encode_tree(tree, &mut e);
+            }
+            e.u32(self.history.runs.len() as u32);
+            for run in &self.history.runs {
+                e.u32(run.session);
+                encode_tree(&run.top, &mut e);
+            }
         }
         e.buf
     }
@@ -288,33 +325,73 @@ impl Root {
         if sessions[0].first_page != 0 || sessions.windows(2).any(|w| w[0].first_page > w[1].first_page) {
             return Err(malformed("index root", "sessions out of order"));
         }
-        let tree = |d: &mut Decoder<'_>| -> Result<TreeTop, DecodeError> {
-            let height = d.u8()?;
-            let children = decode_children(d)?;
-            if height > MAX_TREE_LEVELS || (height == 0) != children.is_empty() {
-                return Err(malformed("index root", "tree height out of range"));
+        if sessions.last().is_some_and(|s| s.first_page > page_count) {
+            return Err(malformed("index root", "sessions out of order"));
+        }
+        let entries = decode_tree(&mut d)?;
+        let pages = decode_tree(&mut d)?;
+        let mut history = History::default();
+        if session_count > 1 {
+            for _ in 1..session_count {
+                history.pages.push(decode_tree(&mut d)?);
             }
-            Ok(TreeTop { height, children })
-        };
-        let entries = tree(&mut d)?;
-        let pages = tree(&mut d)?;
+            let run_count = checked_count(d.u32()?.into(), 4 + 1 + 4, &d)?;
+            if run_count >= MAX_RUNS {
+                return Err(malformed("index root", "too many entries runs"));
+            }
+            for _ in 0..run_count {
+                let session = d.u32()?;
+                let after = history.runs.last().map(|r: &Run| r.session);
+                if session as usize >= session_count - 1 || after.is_some_and(|a| session <= a) {
+                    return Err(malformed("index root", "runs out of order"));
+                }
+                history.runs.push(Run { session, top: decode_tree(&mut d)? });
+            }
+        }
         d.finish()?;
-        if (page_count == 0) != (pages.height == 0) || (entry_count == 0) != (entries.height == 0) {
+        let single = session_count == 1;
+        if single && ((page_count == 0) != (pages.height == 0) || (entry_count == 0) != (entries.height == 0))
+        {
             return Err(malformed("index root", "counts do not match the trees"));
         }
-        Ok(Root { page_count, stream_len, entry_count, sessions, entries, pages })
+        Ok(Root { page_count, stream_len, entry_count, sessions, entries, pages, history })
     }
 
     /// Position in `sessions` of the session that sealed data page `page`.
     pub(crate) fn session_of(&self, page: u64) -> usize {
         self.sessions.partition_point(|s| s.first_page <= page).saturating_sub(1)
     }
+
+    /// The pages tree of session `session`.
+    pub(crate) fn pages_of(&self, session: usize) -> &TreeTop {
+        self.history.pages.get(session).unwrap_or(&self.pages)
+    }
+
+    /// Every entries run, oldest first, with the session that sealed it.
+    pub(crate) fn runs(&self) -> impl Iterator<Item = (usize, &TreeTop)> + '_ {
+        let newest = (self.sessions.len() - 1, &self.entries);
+        self.history.runs.iter().map(|r| (r.session as usize, &r.top)).chain(std::iter::once(newest))
+    }
+}
+
+fn encode_tree(tree: &TreeTop, e: &mut Encoder) {
+    e.u8(tree.height);
+    encode_children(&tree.children, e);
+}
+
+fn decode_tree(d: &mut Decoder<'_>) -> Result<TreeTop, DecodeError> {
+    let height = d.u8()?;
+    let children = decode_children(d)?;
+    if height > MAX_TREE_LEVELS || (height == 0) != children.is_empty() {
+        return Err(malformed("index root", "tree height out of range"));
+    }
+    Ok(TreeTop { height, children })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::{EntryKind, Extent};
+    use crate::format::{Entry, EntryKind, Extent};
 
     fn entry(path: &[u8], kind: EntryKind, extent: Option<Extent>) -> Entry {
         Entry {
@@ -329,7 +406,7 @@ mod tests {
         }
     }
 
-    fn sample_entries() -> Vec<Entry> {
+    fn sample_entries() -> Vec<Record> {
         let sha = [8; 32];
         let ext = Extent { offset: 400, size: 1500, linked: true };
         vec![
@@ -342,6 +419,10 @@ mod tests {
             ),
             entry(b"l", EntryKind::Symlink { target: b"../x".to_vec() }, None),
         ]
+        .into_iter()
+        .map(Record::Put)
+        .chain([Record::Delete(b"z/gone".to_vec())])
+        .collect()
     }
 
     fn child(key: &[u8]) -> Child {
@@ -370,8 +451,27 @@ mod tests {
             sessions: vec![Session { first_page: 0, salt: [4; SESSION_SALT_LEN] }],
             entries: TreeTop { height: 1, children: vec![child(b"d")] },
             pages: TreeTop { height: 2, children: vec![child(&[0; 8])] },
+            history: History::default(),
         };
         assert_eq!(Root::decode(&root.encode()).unwrap(), root);
+        let appended = Root {
+            page_count: 3,
+            sessions: vec![
+                Session { first_page: 0, salt: [4; SESSION_SALT_LEN] },
+                Session { first_page: 2, salt: [5; SESSION_SALT_LEN] },
+                Session { first_page: 3, salt: [6; SESSION_SALT_LEN] },
+            ],
+            history: History {
+                pages: vec![root.pages.clone(), TreeTop { height: 1, children: vec![child(&[1; 8])] }],
+                runs: vec![Run { session: 0, top: root.entries.clone() }],
+            },
+            pages: TreeTop::default(),
+            ..root.clone()
+        };
+        assert_eq!(Root::decode(&appended.encode()).unwrap(), appended);
+        let mut bad = appended.clone();
+        bad.history.runs.push(Run { session: 2, top: TreeTop::default() });
+        assert!(Root::decode(&bad.encode()).is_err(), "a run of the last session among the earlier ones");
     }
 
     #[test]
@@ -380,7 +480,7 @@ mod tests {
         entries.swap(0, 1);
         assert!(EntriesLeaf::decode(&EntriesLeaf::encode(&entries)).is_err());
         let mut entries = sample_entries();
-        entries[2].path = entries[1].path.clone();
+        entries[2] = Record::Delete(entries[1].path().to_vec());
         assert!(EntriesLeaf::decode(&EntriesLeaf::encode(&entries)).is_err());
     }
 

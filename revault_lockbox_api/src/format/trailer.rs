@@ -36,8 +36,8 @@ pub(crate) struct Trailer {
     pub(crate) page_count: u64,
     /// Entries the root describes.
     pub(crate) entry_count: u64,
-    /// Where the previous version's trailer ends; 0 when there is none.
-    /// Reserved for append sessions: version 2 writers write 0.
+    /// Where the previous session's trailer ends (the archive's length
+    /// before this session); 0 for the first session.
     pub(crate) previous_trailer: u64,
     pub(crate) tag: [u8; TAG_LEN],
 }
@@ -96,8 +96,10 @@ impl Trailer {
         if t.root_plain_len > MAX_ROOT_LEN || t.root_stored_len > MAX_ROOT_LEN + TAG_LEN as u32 {
             return Err(malformed("trailer", "root length over its limit"));
         }
-        if t.previous_trailer != 0 {
-            return Err(malformed("trailer", "appended archives are not supported by this version"));
+        let previous_fits = t.previous_trailer == 0
+            || (t.previous_trailer >= DATA_START + TRAILER_LEN as u64 && t.previous_trailer <= t.root_offset);
+        if !previous_fits {
+            return Err(malformed("trailer", "previous trailer out of range"));
         }
         let root_end = t.root_offset.checked_add(u64::from(t.root_stored_len));
         if root_end != Some(trailer_offset) || t.root_offset < DATA_START {
@@ -127,5 +129,11 @@ mod tests {
         let bytes = t.encode();
         assert_eq!(Trailer::decode(&bytes, DATA_START + 1200).unwrap(), t);
         assert!(Trailer::decode(&bytes, DATA_START + 1201).is_err());
+        let appended = Trailer { previous_trailer: DATA_START + 116, ..t.clone() };
+        assert_eq!(Trailer::decode(&appended.encode(), DATA_START + 1200).unwrap(), appended);
+        for bad in [1, DATA_START + 1001] {
+            let t = Trailer { previous_trailer: bad, ..t.clone() };
+            assert!(Trailer::decode(&t.encode(), DATA_START + 1200).is_err());
+        }
     }
 }

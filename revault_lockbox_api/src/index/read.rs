@@ -131,7 +131,13 @@ impl<'a> TreeReader<'a> {
                 entered: false,
             });
         }
-        LeafCursor { reader: self.clone(), stack, expected: vec![0; levels], failed: false }
+        LeafCursor {
+            reader: self.clone(),
+            stack,
+            expected: vec![0; levels],
+            failed: false,
+            internal_bytes: 0,
+        }
     }
 }
 
@@ -153,6 +159,8 @@ pub(crate) struct LeafCursor<'a> {
     /// Next expected position at each level.
     expected: Vec<u64>,
     failed: bool,
+    /// Sealed bytes of the internal nodes read so far.
+    pub(crate) internal_bytes: u64,
 }
 
 impl LeafCursor<'_> {
@@ -183,6 +191,7 @@ impl LeafCursor<'_> {
                 return Ok(Some((id, child)));
             }
             let node = self.reader.internal(&id, &child)?;
+            self.internal_bytes += u64::from(child.stored_len);
             self.stack.push(Frame {
                 level: id.level - 1,
                 first_seq: node.first_child_seq,

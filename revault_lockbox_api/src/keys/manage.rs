@@ -5,15 +5,13 @@
 //! step (and, between the two steps of a replacement, with both). Data
 //! pages, the index and the trailer are never touched.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use rustix::fs::{flock, FlockOperation};
-
 use super::{KeySet, Unlock};
-use crate::archive::{read_prefix, read_slots, read_trailer};
-use crate::crypto::{ContentKey, KdfParams, Password, SessionKeys};
+use crate::archive::{find_committed, read_prefix, read_slots};
+use crate::crypto::{ContentKey, KdfParams, Password};
 use crate::format::{encode_slot, HeaderPrefix, KeySlot, HEADER_PREFIX_LEN, KEY_SLOTS, KEY_SLOT_LEN};
 use crate::{Error, Result};
 
@@ -50,32 +48,25 @@ struct SlotTable {
 
 impl SlotTable {
     fn open(path: &Path, write: bool) -> Result<SlotTable> {
-        let file =
-            OpenOptions::new().read(true).write(write).open(path).map_err(Error::io("opening", path))?;
-        if write {
-            flock(&file, FlockOperation::NonBlockingLockExclusive).map_err(|e| Error::Io {
-                action: "locking (is another lockbox changing it?)",
-                path: path.to_path_buf(),
-                source: e.into(),
-            })?;
-        }
+        let file = if write {
+            crate::write::open_locked(path, false)?
+        } else {
+            File::open(path).map_err(Error::io("opening", path))?
+        };
         let header = read_prefix(&file)?;
         let slots = read_slots(&file)?;
         Ok(SlotTable { file, path: path.to_path_buf(), header, slots })
     }
 
     /// The content key that `key` opens, checked against this archive's
-    /// trailer, and the slot it came from.
+    /// last committed trailer, and the slot it came from.
     fn unlock(&self, key: Unlock<'_>) -> Result<(ContentKey, usize)> {
         let (content_key, at) = key.content_key(&self.header.archive_id, &self.slots)?;
         let len = self.file.metadata().map_err(Error::io("inspecting", &self.path))?.len();
-        let trailer = read_trailer(&self.file, len, &self.header)?;
-        let keys = SessionKeys::derive(&content_key, &trailer.session_salt);
-        if trailer.archive_id != self.header.archive_id
-            || keys.check_trailer_tag(&trailer.body(), &trailer.tag).is_err()
-        {
-            return Err(Error::tampered("trailer"));
+        if len < crate::format::DATA_START + crate::format::TRAILER_LEN as u64 {
+            return Err(Error::tampered("trailer (archive truncated)"));
         }
+        find_committed(&self.file, len, &self.header, &content_key)?;
         Ok((content_key, at))
     }
 

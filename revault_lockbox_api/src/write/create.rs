@@ -8,7 +8,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
 use super::sync::SyncingWriter;
-use super::walk::Walk;
+use super::walk::{Walk, WalkFilter};
 use super::warning::CreateWarning;
 use super::writer::{ArchiveWriter, CreateOptions};
 use crate::format::path_cmp;
@@ -108,6 +108,19 @@ fn walk_into<W: Write>(
     options: CreateOptions,
     skip: &[(u64, u64)],
 ) -> Result<(W, CreateReport)> {
+    check_inputs(base_dir, inputs)?;
+    let mut skip = skip.to_vec();
+    skip.extend_from_slice(&options.skip_files);
+    let (follow, strict) = (options.dereference, options.strict);
+    let writer = ArchiveWriter::new(out, keys.clone(), options)?;
+    let (writer, mut report) = walk_with(writer, base_dir, inputs, &skip, (follow, strict), None)?;
+    let (out, archive_bytes) = writer.finish_counted()?;
+    report.archive_bytes = archive_bytes;
+    Ok((out, report))
+}
+
+/// Refuses an empty input list and a base that is not a directory.
+pub(crate) fn check_inputs(base_dir: &Path, inputs: &[PathBuf]) -> Result<()> {
     if inputs.is_empty() {
         return Err(Error::BadInput {
             path: PathBuf::new(),
@@ -118,33 +131,41 @@ fn walk_into<W: Write>(
     if !meta.is_dir() {
         return Err(Error::BadInput { path: base_dir.to_path_buf(), reason: "not a directory" });
     }
-    let mut skip = skip.to_vec();
-    skip.extend_from_slice(&options.skip_files);
-    let (follow, strict) = (options.dereference, options.strict);
+    Ok(())
+}
+
+/// Walks `inputs` into `writer` (a create, or an append session), leaving
+/// it unfinished. `(follow, strict)`: [`CreateOptions::dereference`] and
+/// [`CreateOptions::strict`]; `filter` decides what is stored (`update`).
+pub(crate) fn walk_with<'a, W: Write>(
+    writer: ArchiveWriter<W>,
+    base_dir: &Path,
+    inputs: &[PathBuf],
+    skip: &'a [(u64, u64)],
+    (follow, strict): (bool, bool),
+    filter: Option<&'a mut dyn WalkFilter<W>>,
+) -> Result<(ArchiveWriter<W>, CreateReport)> {
     let roots = ordered_roots(base_dir, inputs, follow)?;
-    let writer = ArchiveWriter::new(out, keys.clone(), options)?;
-    let mut walk = Walk::new(writer, &skip, follow, strict);
+    let mut walk = Walk::new(writer, skip, follow, strict, filter);
     for root in roots {
         walk.add_root(&root.full, root.shown, root.stored)?;
     }
-    let Walk { writer, mut report, .. } = walk;
-    let (out, archive_bytes) = writer.finish_counted()?;
-    report.archive_bytes = archive_bytes;
-    Ok((out, report))
+    let Walk { writer, report, .. } = walk;
+    Ok((writer, report))
 }
 
 /// One input: where it is, how warnings name it, what it is stored as.
-struct Root {
+pub(crate) struct Root {
     full: PathBuf,
     shown: PathBuf,
-    stored: Vec<u8>,
+    pub(crate) stored: Vec<u8>,
 }
 
 /// The inputs as (file-system path, stored name), in the index order of
 /// their stored names, without those that another input contains: walked
 /// one after the other, they give every entry in the index order. An input
 /// that does not exist is an error.
-fn ordered_roots(base_dir: &Path, inputs: &[PathBuf], follow: bool) -> Result<Vec<Root>> {
+pub(crate) fn ordered_roots(base_dir: &Path, inputs: &[PathBuf], follow: bool) -> Result<Vec<Root>> {
     let mut roots = Vec::with_capacity(inputs.len());
     for input in inputs {
         let full = base_dir.join(input);

@@ -1,12 +1,16 @@
 //! Writing archives: the one-pass [`ArchiveWriter`] and the tree walk that
 //! feeds it in index order.
 
+mod append;
 mod create;
+mod lock;
 mod sync;
 mod walk;
 mod warning;
 mod writer;
 
+pub use append::{compact_archive, repair_archive, ArchiveUpdater, UpdateOptions, UpdateReport};
 pub use create::{create_archive, write_archive, CreateReport};
+pub(crate) use lock::open_locked;
 pub use warning::{CreateWarning, WarningKind};
 pub use writer::{ArchiveWriter, CreateOptions, Metadata};

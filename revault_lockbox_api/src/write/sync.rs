@@ -5,11 +5,12 @@ use std::io::Write;
 
 use crate::{Error, Result};
 
-/// Writes to a temporary file and, every [`SYNC_EVERY`] bytes, has a
-/// background thread sync what was written so far: the disk works while
-/// pages are compressed, and the final sync has little left to do.
-pub(crate) struct SyncingWriter {
-    tmp: tempfile::NamedTempFile,
+/// Writes to a file (a temporary one, or an archive being appended to)
+/// and, every [`SYNC_EVERY`] bytes, has a background thread sync what was
+/// written so far: the disk works while pages are compressed, and the
+/// final sync has little left to do.
+pub(crate) struct SyncingWriter<F: Write = tempfile::NamedTempFile> {
+    tmp: F,
     unsynced: u64,
     kick: Option<std::sync::mpsc::SyncSender<()>>,
     syncer: Option<std::thread::JoinHandle<()>>,
@@ -21,6 +22,13 @@ const SYNC_EVERY: u64 = 64 << 20;
 impl SyncingWriter {
     pub(crate) fn new(tmp: tempfile::NamedTempFile) -> Result<SyncingWriter> {
         let file = tmp.as_file().try_clone().map_err(Error::io("opening", tmp.path()))?;
+        SyncingWriter::over(tmp, file)
+    }
+}
+
+impl<F: Write> SyncingWriter<F> {
+    /// Writes to `out`, syncing `file` (the same file) in the background.
+    pub(crate) fn over(out: F, file: std::fs::File) -> Result<SyncingWriter<F>> {
         let (kick, kicks) = std::sync::mpsc::sync_channel::<()>(1);
         let syncer = std::thread::Builder::new()
             .name("lockbox-sync".into())
@@ -31,13 +39,18 @@ impl SyncingWriter {
                 }
             })
             .map_err(Error::stream("starting the sync thread"))?;
-        Ok(SyncingWriter { tmp, unsynced: 0, kick: Some(kick), syncer: Some(syncer) })
+        Ok(SyncingWriter { tmp: out, unsynced: 0, kick: Some(kick), syncer: Some(syncer) })
+    }
+
+    /// The file written to.
+    pub(crate) fn get_ref(&self) -> &F {
+        &self.tmp
     }
 
     /// Stops the background syncs and returns the file. (Dropped without
     /// this, the writer's closed channel ends the thread after its current
     /// sync.)
-    pub(crate) fn finish(mut self) -> tempfile::NamedTempFile {
+    pub(crate) fn finish(mut self) -> F {
         self.kick = None;
         if let Some(t) = self.syncer.take() {
             let _ = t.join();
@@ -46,7 +59,7 @@ impl SyncingWriter {
     }
 }
 
-impl Write for SyncingWriter {
+impl<F: Write> Write for SyncingWriter<F> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let n = self.tmp.write(buf)?;
         self.unsynced += n as u64;

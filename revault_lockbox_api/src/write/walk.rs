@@ -42,6 +42,23 @@ pub(super) struct Walk<'a, W: Write> {
     /// The directories being walked, outermost first: one met again inside
     /// itself is a loop.
     open_dirs: Vec<(u64, u64)>,
+    /// Decides what is stored (`update`); everything when `None`.
+    filter: Option<&'a mut dyn WalkFilter<W>>,
+}
+
+/// What the walk saw of a name before storing it.
+pub(crate) struct Seen {
+    pub(crate) kind: FileType,
+    pub(crate) size: u64,
+    pub(crate) mtime_secs: i64,
+    pub(crate) mtime_nanos: u32,
+}
+
+/// Decides, for each name the walk reaches, whether it is stored (`update`
+/// skips unchanged files, and records deletions before a path). A
+/// directory not stored is still walked into.
+pub(crate) trait WalkFilter<W: Write> {
+    fn admit(&mut self, writer: &mut ArchiveWriter<W>, stored: &[u8], seen: &Seen) -> Result<bool>;
 }
 
 /// A name met in a directory the walk holds open.
@@ -86,7 +103,13 @@ fn size_and_mtime(st: &Stat) -> (u64, i64, u64) {
 }
 
 impl<'a, W: Write> Walk<'a, W> {
-    pub(super) fn new(writer: ArchiveWriter<W>, skip: &'a [(u64, u64)], follow: bool, strict: bool) -> Self {
+    pub(super) fn new(
+        writer: ArchiveWriter<W>,
+        skip: &'a [(u64, u64)],
+        follow: bool,
+        strict: bool,
+        filter: Option<&'a mut dyn WalkFilter<W>>,
+    ) -> Self {
         Walk {
             writer,
             report: CreateReport::default(),
@@ -95,6 +118,7 @@ impl<'a, W: Write> Walk<'a, W> {
             follow,
             strict,
             open_dirs: Vec::new(),
+            filter,
         }
     }
 
@@ -134,20 +158,32 @@ impl<'a, W: Write> Walk<'a, W> {
             return self.warn(shown, WarningKind::NameTooLong);
         }
         let at = if self.follow { AtFlags::empty() } else { AtFlags::SYMLINK_NOFOLLOW };
-        let seen = match statat(dir, name, at) {
-            Ok(st) => Identity::of(&st),
+        let st = match statat(dir, name, at) {
+            Ok(st) => st,
             // Dereferencing, a dangling link is there but cannot be read.
             Err(Errno::NOENT) if self.follow && statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).is_ok() => {
                 return self.skip_with(CreateWarning::unreadable(shown, &Errno::NOENT.into()))
             }
             Err(e) => return self.skip_after(shown, e, &[]),
         };
+        let seen = Identity::of(&st);
         if self.skip.contains(&(seen.dev, seen.ino)) {
             return self.warn(shown, WarningKind::ArchiveItself);
         }
+        let store = match self.filter.as_mut() {
+            Some(filter) => {
+                let (size, mtime_secs, mtime_nanos) = size_and_mtime(&st);
+                let what = Seen { kind: seen.kind, size, mtime_secs, mtime_nanos: mtime_nanos as u32 };
+                filter.admit(&mut self.writer, &stored, &what)?
+            }
+            None => true,
+        };
         let found = Found { dir, name, shown, stored };
+        if !store && seen.kind != FileType::Directory {
+            return Ok(());
+        }
         match seen.kind {
-            FileType::Directory => self.add_dir(found, seen),
+            FileType::Directory => self.add_dir(found, seen, store),
             FileType::RegularFile => self.add_file(found, seen),
             FileType::Symlink => self.add_symlink(found),
             FileType::Fifo => self.warn(found.shown, WarningKind::Unsupported("FIFO")),
@@ -156,13 +192,16 @@ impl<'a, W: Write> Walk<'a, W> {
         }
     }
 
-    fn add_dir(&mut self, found: Found<'_>, seen: Identity) -> Result<()> {
+    /// Adds a directory (its entry only when `store`) and what it holds.
+    fn add_dir(&mut self, found: Found<'_>, seen: Identity, store: bool) -> Result<()> {
         let Some((fd, st)) = self.open(&found, seen, OFlags::DIRECTORY)? else { return Ok(()) };
         if self.open_dirs.contains(&(seen.dev, seen.ino)) {
             return self.warn(found.shown, WarningKind::Loop);
         }
-        self.writer.add_dir(&found.stored, &metadata_of(&st))?;
-        self.report.entries += 1;
+        if store {
+            self.writer.add_dir(&found.stored, &metadata_of(&st))?;
+            self.report.entries += 1;
+        }
         self.add_dir_contents(fd, &st, &found.shown, &found.stored)
     }
 
@@ -318,7 +357,7 @@ mod tests {
     fn walk(strict: bool) -> Walk<'static, Vec<u8>> {
         let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS);
         let writer = ArchiveWriter::new(Vec::new(), &Password::from("pw"), options).unwrap();
-        Walk::new(writer, &[], false, strict)
+        Walk::new(writer, &[], false, strict, None)
     }
 
     fn open_dir(path: &Path) -> OwnedFd {

@@ -10,10 +10,10 @@ use sha2::{Digest, Sha256};
 
 use crate::crypto::{random_bytes, ContentKey, KdfParams, SessionKeys};
 use crate::format::{
-    check_entry_path, check_symlink_target, encode_slot, encoded_entry_len, is_within, path_cmp, Child,
-    EntriesLeaf, Entry, EntryKind, Extent, HeaderPrefix, IndexNodeId, PageRecord, PagesLeaf, Root, Session,
-    Table, Trailer, ARCHIVE_ID_LEN, INDEX_NODE_TARGET_LEN, PAGE_RECORD_LEN, SESSION_SALT_LEN, TAG_LEN,
-    TRAILER_LEN,
+    check_entry_path, check_symlink_target, encode_slot, encoded_record_len, is_within, path_cmp, Child,
+    EntriesLeaf, Entry, EntryKind, Extent, HeaderPrefix, History, IndexNodeId, PageRecord, PagesLeaf, Record,
+    Root, Session, Table, Trailer, TreeTop, ARCHIVE_ID_LEN, INDEX_NODE_TARGET_LEN, MAX_ROOT_LEN,
+    PAGE_RECORD_LEN, SESSION_SALT_LEN, TAG_LEN, TRAILER_LEN,
 };
 use crate::index::{page_key, NodeSink, TreeBuilder};
 use crate::pipeline::{compress_root, seal_index_node, seal_root, to_seal, PageSealer, Sealing, SealingKeys};
@@ -224,11 +224,14 @@ pub struct ArchiveWriter<W: Write> {
     /// Records of written pages waiting for their leaf.
     page_records: PagesLeaf,
     pages: TreeBuilder,
-    /// Entries waiting for their leaf, and their encoded size.
-    leaf: Vec<Entry>,
+    /// Records waiting for their leaf, and their encoded size.
+    leaf: Vec<Record>,
     leaf_bytes: usize,
     entries: TreeBuilder,
+    /// Entries stored (deletions not counted).
     entry_count: u64,
+    /// The first record's path, once there is one.
+    first_path: Option<Vec<u8>>,
     last_path: Option<Vec<u8>>,
     /// The last entry that is not a directory: nothing may follow below it.
     last_leaf: Option<Vec<u8>>,
@@ -255,24 +258,47 @@ impl<W: Write> ArchiveWriter<W> {
             )));
         }
         let mut archive_id = [0u8; ARCHIVE_ID_LEN];
-        let mut session_salt = [0u8; SESSION_SALT_LEN];
         random_bytes(&mut archive_id).map_err(Error::stream("drawing random bytes"))?;
-        random_bytes(&mut session_salt).map_err(Error::stream("drawing random bytes"))?;
         let content_key = ContentKey::random().map_err(Error::stream("drawing random bytes"))?;
         let mut header = HeaderPrefix { archive_id }.encode().to_vec();
         for slot in keys.slots(&archive_id, &content_key, options.kdf)? {
             header.extend_from_slice(&encode_slot(&slot));
         }
         out.write_all(&header).map_err(Error::stream("writing the archive header"))?;
-        let keys = Arc::new(SessionKeys::derive(&content_key, &session_salt));
+        let start = SessionStart { archive_id, position: header.len() as u64, next_page: 0, stream_len: 0 };
+        Self::session(out, &content_key, start, options)
+    }
+
+    /// A write session of the archive `start` describes, writing to `out`
+    /// from `start.position` on: new pages numbered from `start.next_page`,
+    /// under keys from a fresh random salt.
+    pub(crate) fn session(
+        out: W,
+        content_key: &ContentKey,
+        start: SessionStart,
+        options: CreateOptions,
+    ) -> Result<Self> {
+        options.tuning.validate()?;
+        let mut session_salt = [0u8; SESSION_SALT_LEN];
+        random_bytes(&mut session_salt).map_err(Error::stream("drawing random bytes"))?;
+        let keys = Arc::new(SessionKeys::derive(content_key, &session_salt));
         let tuning = &options.tuning;
-        let sealing = SealingKeys { keys: Arc::clone(&keys), archive_id, zstd_level: tuning.zstd_level };
-        let mut sealer =
-            PageSealer::new(sealing, tuning.page_size, tuning.threads, tuning.pages_in_flight, 0)?;
+        let sealing = SealingKeys {
+            keys: Arc::clone(&keys),
+            archive_id: start.archive_id,
+            zstd_level: tuning.zstd_level,
+        };
+        let mut sealer = PageSealer::new(
+            sealing,
+            tuning.page_size,
+            tuning.threads,
+            tuning.pages_in_flight,
+            start.next_page,
+        )?;
         let output = Output {
             out,
-            position: header.len() as u64,
-            archive_id,
+            position: start.position,
+            archive_id: start.archive_id,
             keys,
             progress: options.progress.clone(),
         };
@@ -280,15 +306,20 @@ impl<W: Write> ArchiveWriter<W> {
             output,
             session_salt,
             page: sealer.buffer(),
-            page_start: 0,
-            next_page: 0,
+            page_start: start.stream_len,
+            next_page: start.next_page,
             sealer,
-            page_records: PagesLeaf { first_page: 0, first_offset: 0, pages: Vec::new() },
+            page_records: PagesLeaf {
+                first_page: start.next_page,
+                first_offset: start.stream_len,
+                pages: Vec::new(),
+            },
             pages: TreeBuilder::new(Table::Pages),
             leaf: Vec::new(),
             leaf_bytes: 0,
             entries: TreeBuilder::new(Table::Entries),
             entry_count: 0,
+            first_path: None,
             last_path: None,
             last_leaf: None,
             link_targets: HashMap::new(),
@@ -441,22 +472,44 @@ impl<W: Write> ArchiveWriter<W> {
         })
     }
 
+    /// Records that `path` and everything below it are deleted: older runs'
+    /// entries there are hidden (an append session).
+    pub(crate) fn delete(&mut self, path: &[u8]) -> Result<()> {
+        self.check_next_path(path)?;
+        self.push_record(Record::Delete(path.to_vec()))
+    }
+
+    /// Appends an entry as it was read from another run (merging runs):
+    /// its content is where that run said.
+    pub(crate) fn copy_entry(&mut self, entry: Entry) -> Result<()> {
+        self.check_next_path(&entry.path)?;
+        self.push_checked(entry)
+    }
+
     /// Appends an entry whose path was checked to the current leaf.
     fn push_checked(&mut self, entry: Entry) -> Result<()> {
-        let len = encoded_entry_len(&entry);
-        if self.leaf_bytes + len > INDEX_NODE_TARGET_LEN {
-            self.flush_leaf()?;
-        }
-        if !matches!(entry.kind, EntryKind::Dir) {
-            self.last_leaf = Some(entry.path.clone());
-        }
-        self.last_path = Some(entry.path.clone());
-        self.leaf_bytes += len;
-        self.leaf.push(entry);
         self.entry_count += 1;
         if let Some(p) = &self.output.progress {
             p.entries.fetch_add(1, Ordering::Relaxed);
         }
+        self.push_record(Record::Put(entry))
+    }
+
+    fn push_record(&mut self, record: Record) -> Result<()> {
+        let len = encoded_record_len(&record);
+        if self.leaf_bytes + len > INDEX_NODE_TARGET_LEN {
+            self.flush_leaf()?;
+        }
+        let path = record.path().to_vec();
+        if record.hides_below() {
+            self.last_leaf = Some(path.clone());
+        }
+        if self.first_path.is_none() {
+            self.first_path = Some(path.clone());
+        }
+        self.last_path = Some(path);
+        self.leaf_bytes += len;
+        self.leaf.push(record);
         Ok(())
     }
 
@@ -478,7 +531,7 @@ impl<W: Write> ArchiveWriter<W> {
             return Ok(());
         }
         let plain = EntriesLeaf::encode(&self.leaf);
-        let first_key = std::mem::take(&mut self.leaf[0].path);
+        let first_key = self.leaf[0].path().to_vec();
         self.leaf.clear();
         self.leaf_bytes = 0;
         self.entries.add_leaf(first_key, plain, &mut self.output)
@@ -536,6 +589,22 @@ impl<W: Write> ArchiveWriter<W> {
 
     /// [`finish`](Self::finish), also returning the archive's length.
     pub(crate) fn finish_counted(mut self) -> Result<(W, u64)> {
+        let (entries, pages) = self.finish_trees()?;
+        let root = Root {
+            page_count: self.next_page,
+            stream_len: self.page_start,
+            entry_count: self.entry_count,
+            sessions: vec![Session { first_page: 0, salt: self.session_salt }],
+            entries,
+            pages,
+            history: History::default(),
+        };
+        self.commit(&root, 0, &mut |_| Ok(()))
+    }
+
+    /// Writes the last page and the rest of both trees of this session;
+    /// returns their tops (the newest entries run, this session's pages).
+    pub(crate) fn finish_trees(&mut self) -> Result<(TreeTop, TreeTop)> {
         if !self.page.is_empty() {
             self.flush_page()?;
         }
@@ -544,15 +613,28 @@ impl<W: Write> ArchiveWriter<W> {
         }
         self.flush_page_records()?;
         self.flush_leaf()?;
-        let root = Root {
-            page_count: self.next_page,
-            stream_len: self.page_start,
-            entry_count: self.entry_count,
-            sessions: vec![Session { first_page: 0, salt: self.session_salt }],
-            entries: self.entries.finish(&mut self.output)?,
-            pages: self.pages.finish(&mut self.output)?,
-        };
+        let entries = std::mem::replace(&mut self.entries, TreeBuilder::new(Table::Entries));
+        let pages = std::mem::replace(&mut self.pages, TreeBuilder::new(Table::Pages));
+        Ok((entries.finish(&mut self.output)?, pages.finish(&mut self.output)?))
+    }
+
+    /// Writes `root` and the trailer that commits it, calling `sync` with
+    /// the output in between (an append syncs everything the trailer points
+    /// to before the trailer exists) and after. Returns the output and the
+    /// archive's length.
+    pub(crate) fn commit(
+        mut self,
+        root: &Root,
+        previous_trailer: u64,
+        sync: &mut dyn FnMut(&mut W) -> Result<()>,
+    ) -> Result<(W, u64)> {
         let plain = to_seal(&self.output.archive_id, Sealing::Root, root.encode());
+        if plain.len() > MAX_ROOT_LEN as usize {
+            return Err(Error::BadInput {
+                path: std::path::PathBuf::new(),
+                reason: "the index root would be too large: too many sessions (compact the archive)",
+            });
+        }
         let frame = compress_root(&plain)?;
         let stored_len = (frame.len() + TAG_LEN) as u32;
         let out = &mut self.output;
@@ -564,18 +646,56 @@ impl<W: Write> ArchiveWriter<W> {
             root_plain_len: plain.len() as u32,
             page_count: root.page_count,
             entry_count: root.entry_count,
-            previous_trailer: 0,
+            previous_trailer,
             tag: [0; TAG_LEN],
         };
         let body = trailer.body();
         let sealed = seal_root(&out.keys, frame, &body);
         trailer.tag = out.keys.trailer_tag(&body);
         out.write(&sealed, "writing the index root")?;
+        out.out.flush().map_err(Error::stream("flushing the archive"))?;
+        sync(&mut out.out)?;
         out.write(&trailer.encode(), "writing the trailer")?;
         out.out.flush().map_err(Error::stream("flushing the archive"))?;
+        sync(&mut out.out)?;
         debug_assert_eq!(trailer.root_offset + u64::from(stored_len) + TRAILER_LEN as u64, out.position);
         Ok((self.output.out, self.output.position))
     }
+
+    /// This session's salt.
+    pub(crate) fn session_salt(&self) -> [u8; SESSION_SALT_LEN] {
+        self.session_salt
+    }
+
+    /// This session's keys.
+    pub(crate) fn session_keys(&self) -> Arc<SessionKeys> {
+        Arc::clone(&self.output.keys)
+    }
+
+    /// Data pages of the archive so far, and its data stream's length.
+    pub(crate) fn pages_and_stream(&self) -> (u64, u64) {
+        (self.next_page, self.page_start + self.page.len() as u64)
+    }
+
+    /// Entries stored in this session, and the first and last paths of its
+    /// records.
+    pub(crate) fn run_span(&self) -> (u64, Option<&[u8]>, Option<&[u8]>) {
+        (self.entry_count, self.first_path.as_deref(), self.last_path.as_deref())
+    }
+
+    /// The output, to flush and sync it (an append, before reading back).
+    pub(crate) fn output_mut(&mut self) -> &mut W {
+        &mut self.output.out
+    }
+}
+
+/// Where a write session begins: the archive's id, the offset of its first
+/// byte, and the page number and stream offset it continues from.
+pub(crate) struct SessionStart {
+    pub(crate) archive_id: [u8; ARCHIVE_ID_LEN],
+    pub(crate) position: u64,
+    pub(crate) next_page: u64,
+    pub(crate) stream_len: u64,
 }
 
 /// Reads from `content` into `page` until it holds `page_size` bytes or the

@@ -1,0 +1,297 @@
+//! The merged view of the entries runs (FORMAT.md §6.4): every session
+//! that changed the archive wrote a sorted run of records (entries stored,
+//! paths deleted); readers merge the runs newest first. At each path the
+//! newest run's record wins; a deletion, or an entry that is not a
+//! directory, also hides what older runs hold below its path.
+//!
+//! The merge streams: each run is read a leaf at a time, and the only
+//! other state is the stack of hiding paths above the current one (at most
+//! a path's depth), so memory stays flat however many entries there are.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use crate::format::{
+    is_within, malformed_error, path_cmp, Child, EntriesLeaf, Entry, IndexNodeId, Record, Table, TreeTop,
+    ARCHIVE_ID_LEN,
+};
+use crate::index::{read_sealed, LeafCursor};
+use crate::pipeline::{open_index_node, OrderedPool};
+use crate::storage::ReadAt;
+use crate::{Archive, Error, Result};
+
+type OpenedLeaf = (Child, Result<EntriesLeaf>);
+
+/// One run's records in order, its leaves opened on worker threads with
+/// bounded read-ahead.
+struct RunCursor<'a> {
+    src: &'a dyn ReadAt,
+    keys: Arc<crate::crypto::SessionKeys>,
+    archive_id: [u8; ARCHIVE_ID_LEN],
+    cursor: LeafCursor<'a>,
+    pool: OrderedPool<OpenedLeaf>,
+    read_ahead: usize,
+    current: VecDeque<Record>,
+    /// The last record taken: the run's paths must strictly increase.
+    last: Option<Vec<u8>>,
+}
+
+impl RunCursor<'_> {
+    /// The next record's path, reading leaves as needed.
+    fn peek(&mut self) -> Result<Option<&[u8]>> {
+        while self.current.is_empty() {
+            while self.pool.in_flight() < self.read_ahead {
+                let Some(next) = self.cursor.next() else { break };
+                let (id, child) = next?;
+                self.submit(id, child)?;
+            }
+            let Some((child, leaf)) = self.pool.pop() else { return Ok(None) };
+            let leaf = leaf?;
+            if leaf.entries[0].path() != child.first_key.as_slice() {
+                return Err(malformed_error("index leaf", "first path differs from its parent's"));
+            }
+            if self.last.as_ref().is_some_and(|last| path_cmp(last, leaf.entries[0].path()).is_ge()) {
+                return Err(malformed_error("index", "paths not in strictly increasing order"));
+            }
+            self.current = leaf.entries.into();
+        }
+        Ok(self.current.front().map(Record::path))
+    }
+
+    fn take(&mut self) -> Record {
+        let record = self.current.pop_front().expect("peeked");
+        self.last = Some(record.path().to_vec());
+        record
+    }
+
+    fn submit(&mut self, id: IndexNodeId, child: Child) -> Result<()> {
+        let bytes =
+            read_sealed(self.src, child.offset, child.stored_len, || format!("index leaf {}", id.seq))?;
+        let (keys, archive_id, codec, plain_len) =
+            (Arc::clone(&self.keys), self.archive_id, child.codec, child.plain_len);
+        self.pool.submit(move || {
+            let leaf = open_index_node(&keys, &archive_id, &id, codec, plain_len, bytes)
+                .and_then(|plain| EntriesLeaf::decode(&plain).map_err(Error::from));
+            (child, leaf)
+        });
+        Ok(())
+    }
+}
+
+/// The merged view's entries, in index order.
+pub(crate) struct Merged<'a> {
+    runs: Vec<RunCursor<'a>>,
+    /// Paths above the current one that hide older runs below them, each
+    /// with one more than the newest run hidden from below it (cumulative
+    /// down the stack).
+    hiders: Vec<(Vec<u8>, usize)>,
+    /// The entry count the root claims for this view.
+    expected: u64,
+}
+
+impl<'a> Merged<'a> {
+    /// Runs merged.
+    pub(crate) fn runs(&self) -> usize {
+        self.runs.len()
+    }
+
+    /// The entry count the root claims for the view.
+    pub(crate) fn expected_entries(&self) -> u64 {
+        self.expected
+    }
+
+    /// The winning record at the next path not hidden, and its run (0 the
+    /// oldest).
+    fn next_record(&mut self) -> Result<Option<(Record, usize)>> {
+        loop {
+            let mut smallest: Option<Vec<u8>> = None;
+            for run in &mut self.runs {
+                if let Some(p) = run.peek()? {
+                    if smallest.as_ref().is_none_or(|s| path_cmp(p, s).is_lt()) {
+                        smallest = Some(p.to_vec());
+                    }
+                }
+            }
+            let Some(path) = smallest else { return Ok(None) };
+            let mut winner: Option<(Record, usize)> = None;
+            let mut hides = 0;
+            for (i, run) in self.runs.iter_mut().enumerate() {
+                if run.peek()? == Some(path.as_slice()) {
+                    let record = run.take();
+                    if record.hides_below() {
+                        hides = i + 1;
+                    }
+                    winner = Some((record, i));
+                }
+            }
+            let (record, run) = winner.expect("some run holds the smallest path");
+            let above = self.enter(&path, hides);
+            // Hidden when a newer run deleted or replaced a path above it.
+            if run + 1 < above {
+                continue;
+            }
+            if matches!(record, Record::Put(_)) {
+                return Ok(Some((record, run)));
+            }
+        }
+    }
+
+    /// Moves the hiding stack to `path`: drops the paths it is not below,
+    /// pushes it when its records hide more than those above. Returns what
+    /// hides `path` itself.
+    fn enter(&mut self, path: &[u8], hides: usize) -> usize {
+        while self.hiders.last().is_some_and(|(p, _)| !is_within(p, path)) {
+            self.hiders.pop();
+        }
+        let above = self.hiders.last().map_or(0, |h| h.1);
+        if hides > above {
+            self.hiders.push((path.to_vec(), hides));
+        }
+        above
+    }
+}
+
+impl Iterator for Merged<'_> {
+    type Item = Result<Entry>;
+
+    fn next(&mut self) -> Option<Result<Entry>> {
+        loop {
+            return match self.next_record() {
+                Ok(Some((Record::Put(e), _))) => Some(Ok(e)),
+                Ok(Some((Record::Delete(_), _))) => continue,
+                Ok(None) => None,
+                Err(e) => Some(Err(e)),
+            };
+        }
+    }
+}
+
+impl<S: ReadAt> Archive<S> {
+    /// The runs' tops, oldest first, with the sessions that sealed them.
+    fn run_tops(&self) -> Vec<(usize, &TreeTop)> {
+        self.root.runs().collect()
+    }
+
+    /// The merged view from `start` (from the first path when `None`).
+    pub(crate) fn merged_from(&self, start: Option<&[u8]>) -> Result<Merged<'_>> {
+        self.merged_with(start, &[])
+    }
+
+    /// The merged view of this archive's runs and `extra` (newer runs
+    /// of a session being written, read through `src`), from `start`.
+    pub(crate) fn merged_with<'a>(
+        &'a self,
+        start: Option<&[u8]>,
+        extra: &[(crate::index::TreeReader<'a>, TreeTop)],
+    ) -> Result<Merged<'a>> {
+        let mut readers: Vec<(crate::index::TreeReader<'a>, TreeTop)> = self
+            .run_tops()
+            .into_iter()
+            .map(|(session, top)| (self.tree_of(session, Table::Entries), top.clone()))
+            .collect();
+        readers.extend(extra.iter().cloned());
+        let threads = (self.tuning.threads / readers.len()).max(1);
+        let read_ahead = (self.tuning.pages_in_flight / readers.len()).max(2);
+        let mut runs = Vec::with_capacity(readers.len());
+        for (tree, top) in &readers {
+            let cursor = match start {
+                Some(path) => tree.leaves_from(top, path)?,
+                None => tree.leaves(top),
+            };
+            let mut run = RunCursor {
+                src: tree.src,
+                keys: Arc::clone(&tree.keys),
+                archive_id: self.archive_id,
+                cursor,
+                pool: OrderedPool::new(threads)?,
+                read_ahead,
+                current: VecDeque::new(),
+                last: None,
+            };
+            if let Some(path) = start {
+                // The leaf found may begin before `path`.
+                while run.peek()?.is_some_and(|p| path_cmp(p, path).is_lt()) {
+                    run.take();
+                }
+            }
+            runs.push(run);
+        }
+        let mut merged = Merged { runs, hiders: Vec::new(), expected: self.root.entry_count };
+        if let Some(path) = start.filter(|_| readers.len() > 1) {
+            // What hides `path` and below comes from the paths above it
+            // (with one run nothing hides: it hides only older runs).
+            for ancestor in ancestors(path) {
+                let mut hides = 0;
+                for (i, (tree, top)) in readers.iter().enumerate() {
+                    if find_in_run(tree, top, ancestor)?.is_some_and(|r| r.hides_below()) {
+                        hides = i + 1;
+                    }
+                }
+                merged.enter(ancestor, hides);
+            }
+        }
+        Ok(merged)
+    }
+
+    /// The merged view's entry at `path`: the newest run's record there,
+    /// unless a deletion or a newer non-directory above it hides it.
+    pub(crate) fn find_merged(&self, path: &[u8]) -> Result<Option<Entry>> {
+        let tops = self.run_tops();
+        let trees: Vec<_> = tops.iter().map(|(s, top)| (self.tree_of(*s, Table::Entries), *top)).collect();
+        for (i, (tree, top)) in trees.iter().enumerate().rev() {
+            let Some(record) = find_in_run(tree, top, path)? else { continue };
+            let Record::Put(entry) = record else { return Ok(None) };
+            for ancestor in ancestors(path) {
+                for (tree, top) in &trees[i + 1..] {
+                    if find_in_run(tree, top, ancestor)?.is_some_and(|r| r.hides_below()) {
+                        return Ok(None);
+                    }
+                }
+            }
+            return Ok(Some(entry));
+        }
+        Ok(None)
+    }
+
+    /// The first path above `path` that the merged view holds as a file or
+    /// symbolic link: nothing may be stored below it.
+    pub(crate) fn leaf_above(&self, path: &[u8]) -> Result<Option<Vec<u8>>> {
+        for ancestor in ancestors(path) {
+            if self.find_merged(ancestor)?.is_some_and(|e| !matches!(e.kind, crate::EntryKind::Dir)) {
+                return Ok(Some(ancestor.to_vec()));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// The record of one run at `path`, if any: reads the nodes on the way.
+pub(crate) fn find_in_run(
+    tree: &crate::index::TreeReader<'_>,
+    top: &TreeTop,
+    path: &[u8],
+) -> Result<Option<Record>> {
+    let Some((id, child)) = tree.find_leaf(top, path)? else { return Ok(None) };
+    let leaf = EntriesLeaf::decode(&tree.node(&id, &child)?)?;
+    if leaf.entries[0].path() != child.first_key.as_slice() {
+        return Err(malformed_error("index leaf", "first path differs from its parent's"));
+    }
+    Ok(leaf.entries.into_iter().find(|r| r.path() == path))
+}
+
+/// The proper ancestors of `path`, shortest first: `a`, `a/b` for `a/b/c`.
+pub(crate) fn ancestors(path: &[u8]) -> impl Iterator<Item = &[u8]> {
+    path.iter().enumerate().filter(|(_, &b)| b == b'/').map(move |(i, _)| &path[..i])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ancestors_are_the_proper_prefixes() {
+        let all: Vec<&[u8]> = ancestors(b"a/bc/d").collect();
+        assert_eq!(all, [&b"a"[..], b"a/bc"]);
+        assert_eq!(ancestors(b"top").count(), 0);
+    }
+}
