@@ -4,7 +4,6 @@
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Read, Write};
 use std::os::unix::ffi::OsStringExt;
-use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -12,12 +11,12 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use revault_lockbox_api::limits::{MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES};
 use revault_lockbox_api::{
-    create_archive, write_archive, Archive, CreateOptions, EntryPath, ExtractOptions, KdfParams, OpenOptions,
-    WorkloadProfile,
+    create_archive, write_archive, Archive, CreateOptions, EntryPath, Error, ExtractOptions, KdfParams,
+    OpenOptions, WorkloadProfile,
 };
 
-use crate::keys;
 use crate::progress::{self, Job};
+use crate::{keys, source};
 use crate::{
     listing, CatArgs, CreateArgs, ExtractArgs, GlobalArgs, InfoArgs, KeygenArgs, ListArgs, UsageError,
     VerifyArgs, EXIT_AUTH,
@@ -32,13 +31,18 @@ pub fn create(g: &GlobalArgs, a: CreateArgs) -> Result<ExitCode> {
         )
         .into());
     }
-    // Missing inputs are reported before the password is asked for.
+    // An existing archive and missing inputs are reported before the
+    // password is asked for.
+    if !to_stdout && !a.overwrite && std::fs::symlink_metadata(&a.output).is_ok() {
+        return Err(Error::AlreadyExists { path: a.output.clone() })
+            .with_context(|| format!("creating {}", a.output.display()));
+    }
     for p in &a.paths {
         let full = if a.directory == Path::new(".") { p.clone() } else { a.directory.join(p) };
         std::fs::symlink_metadata(&full).with_context(|| format!("cannot archive {}", full.display()))?;
     }
     let lock = keys::lock(g, &a)?;
-    let mut options = CreateOptions::new().profile(a.profile).kdf(kdf);
+    let mut options = CreateOptions::new().profile(a.profile).kdf(kdf).overwrite(a.overwrite);
     if let Some(level) = a.level {
         options = options.zstd_level(level);
     }
@@ -114,22 +118,22 @@ fn input_bytes(roots: &[PathBuf]) -> u64 {
     total
 }
 
-fn open_archive(path: &Path, g: &GlobalArgs, profile: WorkloadProfile) -> Result<Archive<File>> {
-    let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
-    let kind = file.metadata().with_context(|| format!("opening {}", path.display()))?.file_type();
-    if kind.is_fifo() || kind.is_socket() || kind.is_char_device() {
-        anyhow::bail!("opening {}: not a seekable file; lockbox reads archives from files (save a piped archive to a file first)", path.display());
-    }
+/// Opens the archive argument (a file or `-`) with the key the global
+/// options give; returns it and how messages name it.
+fn open_archive(arg: &Path, g: &GlobalArgs, profile: WorkloadProfile) -> Result<(Archive<File>, String)> {
+    let input = source::open(arg)?;
     let options = OpenOptions::new().profile(profile);
-    keys::with_key(g, |key| Archive::open_with(file, key, options))
-        .with_context(|| format!("opening {}", path.display()))
+    // A spooled copy may be deleted now: the open file keeps its bytes.
+    let archive = keys::with_key(g, |key| Archive::open_with(input.file, key, options))
+        .with_context(|| format!("opening {}", input.name))?;
+    Ok((archive, input.name))
 }
 
 pub fn list(g: &GlobalArgs, a: ListArgs) -> Result<ExitCode> {
-    let archive = open_archive(&a.archive, g, WorkloadProfile::Balanced)?;
+    let (archive, name) = open_archive(&a.archive, g, WorkloadProfile::Balanced)?;
     let terminal = io::stdout().is_terminal();
     let mut out = BufWriter::new(io::stdout().lock());
-    let reading = || format!("reading the index of {}", a.archive.display());
+    let reading = || format!("reading the index of {}", name);
     for e in archive.entries().with_context(reading)? {
         let e = e.with_context(reading)?;
         let e = &e;
@@ -146,7 +150,7 @@ pub fn list(g: &GlobalArgs, a: ListArgs) -> Result<ExitCode> {
 
 pub fn extract(g: &GlobalArgs, a: ExtractArgs) -> Result<ExitCode> {
     let profile = a.profile.unwrap_or(WorkloadProfile::ExtractMany);
-    let archive = open_archive(&a.archive, g, profile)?;
+    let (archive, name) = open_archive(&a.archive, g, profile)?;
     let only: Vec<Vec<u8>> = a.paths.into_iter().map(|p| filter_path(p.into_vec())).collect();
     let mut options =
         ExtractOptions::new().overwrite(a.overwrite).sync(!a.no_sync).keep_going(a.keep_going).only(only);
@@ -158,7 +162,7 @@ pub fn extract(g: &GlobalArgs, a: ExtractArgs) -> Result<ExitCode> {
     }
     let report = archive
         .extract(&a.directory, &options)
-        .with_context(|| format!("extracting {} into {}", a.archive.display(), a.directory.display()))?;
+        .with_context(|| format!("extracting {} into {}", name, a.directory.display()))?;
     if let Some((_, display)) = display {
         display.finish();
     }
@@ -170,7 +174,7 @@ pub fn extract(g: &GlobalArgs, a: ExtractArgs) -> Result<ExitCode> {
     }
     eprintln!(
         "lockbox: extracting {}: {} damaged entries not restored, {} restored",
-        a.archive.display(),
+        name,
         report.damaged.len(),
         report.entries
     );
@@ -190,9 +194,9 @@ fn filter_path(mut p: Vec<u8>) -> Vec<u8> {
 }
 
 pub fn cat(g: &GlobalArgs, a: CatArgs) -> Result<ExitCode> {
-    let archive = open_archive(&a.archive, g, WorkloadProfile::RandomRead)?;
+    let (archive, name) = open_archive(&a.archive, g, WorkloadProfile::RandomRead)?;
     let path = a.path.into_vec();
-    let what = || format!("reading {} from {}", EntryPath(path.clone()), a.archive.display());
+    let what = || format!("reading {} from {}", EntryPath(path.clone()), name);
     let mut reader = archive.open_file(&path).with_context(what)?;
     let mut out = io::stdout().lock();
     let mut buf = vec![0u8; 256 << 10];
@@ -212,8 +216,8 @@ pub fn cat(g: &GlobalArgs, a: CatArgs) -> Result<ExitCode> {
 }
 
 pub fn info(g: &GlobalArgs, a: InfoArgs) -> Result<ExitCode> {
-    let archive = open_archive(&a.archive, g, WorkloadProfile::Balanced)?;
-    let info = archive.info().with_context(|| format!("reading {}", a.archive.display()))?;
+    let (archive, name) = open_archive(&a.archive, g, WorkloadProfile::Balanced)?;
+    let info = archive.info().with_context(|| format!("reading {}", name))?;
     let text = if a.json { listing::info_json(&info) } else { listing::info_text(&info) };
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes()).and_then(|()| out.flush()).context("writing to stdout")?;
@@ -221,8 +225,8 @@ pub fn info(g: &GlobalArgs, a: InfoArgs) -> Result<ExitCode> {
 }
 
 pub fn verify(g: &GlobalArgs, a: VerifyArgs) -> Result<ExitCode> {
-    let archive = open_archive(&a.archive, g, WorkloadProfile::ExtractMany)?;
-    let report = archive.verify().with_context(|| format!("verifying {}", a.archive.display()))?;
+    let (archive, name) = open_archive(&a.archive, g, WorkloadProfile::ExtractMany)?;
+    let report = archive.verify().with_context(|| format!("verifying {}", name))?;
     for d in &report.damaged {
         eprintln!("lockbox: damaged: {}: {}", d.path, d.reason);
     }
@@ -230,17 +234,14 @@ pub fn verify(g: &GlobalArgs, a: VerifyArgs) -> Result<ExitCode> {
         if !g.quiet {
             eprintln!(
                 "{}: OK: {} files, {} bytes, {} pages authenticated",
-                a.archive.display(),
-                report.files,
-                report.bytes,
-                report.pages
+                name, report.files, report.bytes, report.pages
             );
         }
         return Ok(ExitCode::SUCCESS);
     }
     eprintln!(
         "lockbox: verifying {}: {} damaged entries, {} damaged pages",
-        a.archive.display(),
+        name,
         report.damaged.len(),
         report.damaged_pages.len()
     );

@@ -90,7 +90,8 @@ pub fn with_key<T>(
 
 /// `key list`: one line per slot in use.
 pub fn list(a: KeyListArgs) -> Result<ExitCode> {
-    let slots = list_key_slots(&a.archive).with_context(|| format!("reading {}", a.archive.display()))?;
+    let input = crate::source::open(&a.archive)?;
+    let slots = list_key_slots(&input.path).with_context(|| format!("reading {}", input.name))?;
     let mut out = std::io::stdout().lock();
     for slot in slots {
         let what = match &slot.kind {

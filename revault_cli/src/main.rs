@@ -26,6 +26,7 @@ mod keys;
 mod listing;
 mod password;
 mod progress;
+mod source;
 
 use std::ffi::OsString;
 use std::fmt;
@@ -106,6 +107,10 @@ struct CreateArgs {
     /// temporary name and renamed into place when complete.
     #[arg(short, long, value_name = "ARCHIVE")]
     output: PathBuf,
+    /// Replace ARCHIVE if it exists (the old one stays whole until the new
+    /// one is complete). Without it, an existing ARCHIVE is refused.
+    #[arg(long)]
+    overwrite: bool,
     /// Take PATHs relative to DIR, and store them under those relative names.
     #[arg(short = 'C', long = "directory", value_name = "DIR", default_value = ".")]
     directory: PathBuf,

@@ -35,7 +35,9 @@ pub struct CreateReport {
 ///
 /// The archive is written under a temporary name beside `archive`, synced,
 /// and renamed into place: an interrupted create leaves no file at `archive`
-/// and an existing one untouched until the new one is complete.
+/// and an existing one untouched until the new one is complete. An existing
+/// `archive` is refused ([`Error::AlreadyExists`], before anything is read or
+/// written) unless [`CreateOptions::overwrite`] allows replacing it.
 pub fn create_archive(
     archive: &Path,
     base_dir: &Path,
@@ -51,6 +53,10 @@ pub fn create_archive(
         path: archive.to_path_buf(),
         reason: "the archive path does not name a file",
     })?;
+    let overwrite = options.overwrite;
+    if !overwrite && fs::symlink_metadata(archive).is_ok() {
+        return Err(Error::AlreadyExists { path: archive.to_path_buf() });
+    }
     let tmp = tempfile::Builder::new()
         .prefix(&format!(".{}.", name.to_string_lossy()))
         .suffix(".tmp")
@@ -65,7 +71,12 @@ pub fn create_archive(
     let (out, report) = walk_into(out, base_dir, inputs, &keys.into(), options, &skip)?;
     let tmp = out.into_inner().map_err(|e| Error::io("writing", archive)(e.into_error()))?.finish();
     tmp.as_file().sync_all().map_err(Error::io("syncing", tmp.path()))?;
-    tmp.persist(archive).map_err(|e| Error::io("renaming the finished archive to", archive)(e.error))?;
+    // Without `overwrite`, an archive that appeared meanwhile is kept.
+    let persisted = if overwrite { tmp.persist(archive) } else { tmp.persist_noclobber(archive) };
+    persisted.map_err(|e| match e.error.kind() {
+        std::io::ErrorKind::AlreadyExists => Error::AlreadyExists { path: archive.to_path_buf() },
+        _ => Error::io("renaming the finished archive to", archive)(e.error),
+    })?;
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
     }

@@ -55,6 +55,7 @@ pub struct CreateOptions {
     pub(crate) kdf: KdfParams,
     pub(crate) progress: Option<Arc<Progress>>,
     pub(crate) skip_files: Vec<(u64, u64)>,
+    pub(crate) overwrite: bool,
 }
 
 impl Default for CreateOptions {
@@ -71,6 +72,7 @@ impl CreateOptions {
             kdf: KdfParams::default(),
             progress: None,
             skip_files: Vec::new(),
+            overwrite: false,
         }
     }
 
@@ -121,6 +123,14 @@ impl CreateOptions {
     /// skips its own output without being told. Default: none.
     pub fn skip_file(mut self, dev: u64, ino: u64) -> Self {
         self.skip_files.push((dev, ino));
+        self
+    }
+
+    /// Lets [`create_archive`](crate::create_archive) replace an existing
+    /// archive (once the new one is complete). Default: false, an existing
+    /// file is refused with [`Error::AlreadyExists`].
+    pub fn overwrite(mut self, overwrite: bool) -> Self {
+        self.overwrite = overwrite;
         self
     }
 

@@ -1,0 +1,86 @@
+//! The toolbox through the real `lockbox` binary: archives on pipes,
+//! `create --overwrite`, `--json`, tar in and out, selection, completions
+//! and the manual page.
+//!
+//! Archives are made with the cheapest Argon2id cost (`CHEAP`).
+
+mod json;
+mod pipes;
+mod select;
+mod shell;
+mod tar;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use tempfile::TempDir;
+
+pub const PASSWORD: &str = "correct horse battery staple";
+pub const CHEAP: [&str; 6] = ["--kdf-memory", "1", "--kdf-passes", "1", "--kdf-lanes", "1"];
+pub const NON_UTF8: &[u8] = b"caf\xe9.txt";
+
+pub fn lockbox() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lockbox"));
+    cmd.env("LOCKBOX_PASSWORD", PASSWORD);
+    cmd
+}
+
+pub fn run(cmd: &mut Command) -> Output {
+    cmd.output().expect("runs lockbox")
+}
+
+pub fn code(out: &Output) -> i32 {
+    out.status.code().expect("exited, not killed")
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Asserts a clean failure: exit `expected`, one line `lockbox: …`
+/// containing `needle`.
+pub fn assert_fails(out: &Output, expected: i32, needle: &str) {
+    let err = stderr(out);
+    assert_eq!(code(out), expected, "stderr: {err}");
+    assert!(err.starts_with("lockbox: ") && err.lines().count() == 1, "not one line: {err}");
+    assert!(err.contains(needle), "{needle:?} not in {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// `work/tree` with a few files, a subdirectory and a symbolic link.
+pub fn small_tree(work: &Path) -> PathBuf {
+    let tree = work.join("tree");
+    fs::create_dir_all(tree.join("sub")).unwrap();
+    fs::write(tree.join("a.txt"), b"alpha\n").unwrap();
+    fs::write(tree.join("sub/b.log"), b"beta\n").unwrap();
+    fs::write(tree.join("sub/c.txt"), b"gamma\n").unwrap();
+    std::os::unix::fs::symlink("a.txt", tree.join("link")).unwrap();
+    tree
+}
+
+/// Archives `work/tree` (see [`small_tree`]) into `work/a.lbox`.
+pub fn archived_tree() -> (TempDir, PathBuf) {
+    let work = tempfile::tempdir().unwrap();
+    small_tree(work.path());
+    let archive = work.path().join("a.lbox");
+    let out = run(lockbox()
+        .arg("create")
+        .args(CHEAP)
+        .arg("-o")
+        .arg(&archive)
+        .arg("-C")
+        .arg(work.path())
+        .arg("tree"));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    (work, archive)
+}
+
+/// The names of the files directly in `dir`, sorted.
+pub fn dir_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> =
+        fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
+}
