@@ -24,6 +24,7 @@
 mod commands;
 mod keys;
 mod listing;
+mod manual;
 mod password;
 mod progress;
 mod source;
@@ -99,6 +100,22 @@ enum Command {
     Key(KeyCommand),
     /// Replace the password that opens an archive (rewrites one key slot).
     Passwd(PasswdArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff): `lockbox man | man -l -`.
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+struct CompletionsArgs {
+    /// The shell: `lockbox completions bash > /etc/bash_completion.d/lockbox`.
+    shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+struct ManArgs {
+    /// The page of this command (`lockbox man create`) instead of lockbox's.
+    command: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -325,6 +342,8 @@ fn main() -> ExitCode {
         Command::Key(KeyCommand::Add(args)) => keys::add(&cli.global, args),
         Command::Key(KeyCommand::Remove(args)) => keys::remove(&cli.global, args),
         Command::Passwd(args) => keys::passwd(&cli.global, args),
+        Command::Completions(args) => manual::completions(args.shell),
+        Command::Man(args) => manual::man(args.command.as_deref()),
     };
     match result {
         Ok(code) => code,
