@@ -11,8 +11,8 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use revault_lockbox_api::limits::{MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES};
 use revault_lockbox_api::{
-    create_archive, write_archive, Archive, CreateOptions, EntryPath, Error, ExtractOptions, KdfParams,
-    OpenOptions, WorkloadProfile,
+    create_archive, create_archive_from_tar, write_archive, write_archive_from_tar, Archive, CreateOptions,
+    CreateReport, EntryPath, Error, ExtractOptions, KdfParams, OpenOptions, WorkloadProfile,
 };
 
 use crate::progress::{self, Job};
@@ -24,13 +24,7 @@ use crate::{
 
 pub fn create(g: &GlobalArgs, a: CreateArgs) -> Result<ExitCode> {
     let kdf = kdf_params(&a)?;
-    let to_stdout = a.output.as_os_str() == "-";
-    if to_stdout && io::stdout().is_terminal() {
-        return Err(UsageError(
-            "refusing to write an archive to a terminal: redirect stdout or use -o FILE".into(),
-        )
-        .into());
-    }
+    let to_stdout = source::is_stdout(&a.output, "an archive")?;
     // An existing archive and missing inputs are reported before the
     // password is asked for.
     if !to_stdout && !a.overwrite && std::fs::symlink_metadata(&a.output).is_ok() {
@@ -41,34 +35,41 @@ pub fn create(g: &GlobalArgs, a: CreateArgs) -> Result<ExitCode> {
         let full = if a.directory == Path::new(".") { p.clone() } else { a.directory.join(p) };
         std::fs::symlink_metadata(&full).with_context(|| format!("cannot archive {}", full.display()))?;
     }
+    let tar = a.from_tar.as_deref().map(|p| source::open_input(p, "--from-tar")).transpose()?;
     let lock = keys::lock(g, &a)?;
     let mut options = CreateOptions::new().profile(a.profile).kdf(kdf).overwrite(a.overwrite);
     if let Some(level) = a.level {
         options = options.zstd_level(level);
     }
+    // A tar stream's size is not known before it is read: no progress bar.
     let roots: Vec<PathBuf> = a.paths.iter().map(|p| a.directory.join(p)).collect();
-    let display = progress::maybe_start(g.quiet, Job::Create, move || input_bytes(&roots));
+    let display = if tar.is_some() {
+        None
+    } else {
+        progress::maybe_start(g.quiet, Job::Create, move || input_bytes(&roots))
+    };
     if let Some((counters, _)) = &display {
         options = options.progress(Arc::clone(counters));
     }
-    let report = if to_stdout {
-        // `create -o - . > x.lbox` must not archive x.lbox into itself.
-        if let Ok(md) = std::fs::metadata("/dev/stdout") {
-            use std::os::unix::fs::MetadataExt;
-            if md.is_file() {
-                options = options.skip_file(md.dev(), md.ino());
-            }
+    let creating = || format!("creating {}", a.output.display());
+    let report = match (tar, to_stdout) {
+        (Some(tar), true) => stream_to_stdout(|out| write_archive_from_tar(tar, out, lock, options))?,
+        (Some(tar), false) => {
+            create_archive_from_tar(&a.output, tar, lock, options).with_context(creating)?
         }
-        let out = BufWriter::with_capacity(1 << 20, io::stdout().lock());
-        let (out, report) = write_archive(out, &a.directory, &a.paths, lock, options)
-            .context("writing the archive to stdout")?;
-        let mut out =
-            out.into_inner().map_err(|e| e.into_error()).context("writing the archive to stdout")?;
-        out.flush().context("writing the archive to stdout")?;
-        report
-    } else {
-        create_archive(&a.output, &a.directory, &a.paths, lock, options)
-            .with_context(|| format!("creating {}", a.output.display()))?
+        (None, true) => {
+            // `create -o - . > x.lbox` must not archive x.lbox into itself.
+            if let Ok(md) = std::fs::metadata("/dev/stdout") {
+                use std::os::unix::fs::MetadataExt;
+                if md.is_file() {
+                    options = options.skip_file(md.dev(), md.ino());
+                }
+            }
+            stream_to_stdout(|out| write_archive(out, &a.directory, &a.paths, lock, options))?
+        }
+        (None, false) => {
+            create_archive(&a.output, &a.directory, &a.paths, lock, options).with_context(creating)?
+        }
     };
     if let Some((_, display)) = display {
         display.finish();
@@ -77,6 +78,19 @@ pub fn create(g: &GlobalArgs, a: CreateArgs) -> Result<ExitCode> {
         eprintln!("lockbox: warning: {w}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+type Stdout = BufWriter<io::StdoutLock<'static>>;
+
+/// Runs `write` on buffered stdout and flushes it.
+fn stream_to_stdout(
+    write: impl FnOnce(Stdout) -> revault_lockbox_api::Result<(Stdout, CreateReport)>,
+) -> Result<CreateReport> {
+    let out = BufWriter::with_capacity(1 << 20, io::stdout().lock());
+    let (out, report) = write(out).context("writing the archive to stdout")?;
+    let mut out = out.into_inner().map_err(|e| e.into_error()).context("writing the archive to stdout")?;
+    out.flush().context("writing the archive to stdout")?;
+    Ok(report)
 }
 
 /// The Argon2id cost: defaults, overridden flag by flag, within what
@@ -120,7 +134,7 @@ fn input_bytes(roots: &[PathBuf]) -> u64 {
 
 /// Opens the archive argument (a file or `-`) with the key the global
 /// options give; returns it and how messages name it.
-fn open_archive(arg: &Path, g: &GlobalArgs, profile: WorkloadProfile) -> Result<(Archive<File>, String)> {
+pub fn open_archive(arg: &Path, g: &GlobalArgs, profile: WorkloadProfile) -> Result<(Archive<File>, String)> {
     let input = source::open(arg)?;
     let options = OpenOptions::new().profile(profile);
     // A spooled copy may be deleted now: the open file keeps its bytes.
@@ -183,7 +197,7 @@ pub fn extract(g: &GlobalArgs, a: ExtractArgs) -> Result<ExitCode> {
 
 /// A PATH argument as the stored paths spell it: no leading `./`, no
 /// trailing `/`.
-fn filter_path(mut p: Vec<u8>) -> Vec<u8> {
+pub fn filter_path(mut p: Vec<u8>) -> Vec<u8> {
     while p.len() > 1 && p.ends_with(b"/") {
         p.pop();
     }

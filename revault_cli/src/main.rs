@@ -22,6 +22,7 @@
 #![forbid(unsafe_code)]
 
 mod commands;
+mod export;
 mod keys;
 mod listing;
 mod manual;
@@ -92,6 +93,8 @@ enum Command {
     Info(InfoArgs),
     /// Authenticate every page and check every file's SHA-256; write nothing.
     Verify(VerifyArgs),
+    /// Write an archive's entries (all, or some) as a pax tar stream.
+    Export(ExportArgs),
     /// Generate an age identity (X25519, or ML-KEM-768 + X25519 with --pq)
     /// and print its recipient.
     Keygen(KeygenArgs),
@@ -149,15 +152,20 @@ struct CreateArgs {
     kdf_lanes: Option<u32>,
     #[command(flatten)]
     recipients: RecipientArgs,
+    /// Archive the entries of the tar or pax stream FILE (`-`: stdin)
+    /// instead of PATHs: names, modes, owner ids, mtimes, symbolic and hard
+    /// links (owner names, xattrs, devices and FIFOs are dropped).
+    #[arg(long, value_name = "FILE", conflicts_with = "paths")]
+    from_tar: Option<PathBuf>,
     /// Files and directories to archive (directories recursively; symbolic
     /// links are stored, not followed).
-    #[arg(value_name = "PATH", required = true)]
+    #[arg(value_name = "PATH", required_unless_present = "from_tar")]
     paths: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]
 struct ListArgs {
-    /// The archive.
+    /// The archive (`-`: read it from stdin).
     archive: PathBuf,
     /// Long format: mode, size, mtime (UTC), path, link target.
     #[arg(short, long)]
@@ -166,7 +174,7 @@ struct ListArgs {
 
 #[derive(Debug, Args)]
 struct ExtractArgs {
-    /// The archive.
+    /// The archive (`-`: read it from stdin).
     archive: PathBuf,
     /// Extract into DIR, which must exist.
     #[arg(short = 'C', long = "directory", value_name = "DIR", default_value = ".")]
@@ -192,21 +200,37 @@ struct ExtractArgs {
 
 #[derive(Debug, Args)]
 struct CatArgs {
-    /// The archive.
+    /// The archive (`-`: read it from stdin).
     archive: PathBuf,
     /// Stored path of a file (or hard link).
     path: OsString,
 }
 
 #[derive(Debug, Args)]
+struct ExportArgs {
+    /// The archive (`-`: stdin).
+    archive: PathBuf,
+    /// Write the tar stream to FILE (under a temporary name, renamed when
+    /// complete); `-` writes it to stdout.
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
+    /// Replace FILE if it exists.
+    #[arg(long)]
+    overwrite: bool,
+    /// Export only these stored paths (and everything below directories).
+    #[arg(value_name = "PATH")]
+    paths: Vec<OsString>,
+}
+
+#[derive(Debug, Args)]
 struct VerifyArgs {
-    /// The archive.
+    /// The archive (`-`: read it from stdin).
     archive: PathBuf,
 }
 
 #[derive(Debug, Args)]
 struct InfoArgs {
-    /// The archive.
+    /// The archive (`-`: read it from stdin).
     archive: PathBuf,
     /// Print one JSON object instead of text.
     #[arg(long)]
@@ -227,7 +251,7 @@ enum KeyCommand {
 
 #[derive(Debug, Args)]
 struct KeyListArgs {
-    /// The archive.
+    /// The archive (`-`: read it from stdin).
     archive: PathBuf,
 }
 
@@ -329,7 +353,7 @@ const EXIT_BROKEN_PIPE: u8 = 141;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let strict_extract = matches!(&cli.command, Command::Extract(a) if !a.keep_going);
-    let writes_archive = matches!(&cli.command, Command::Create(_));
+    let writes_archive = matches!(&cli.command, Command::Create(_) | Command::Export(_));
     let result = match cli.command {
         Command::Create(args) => commands::create(&cli.global, args),
         Command::List(args) => commands::list(&cli.global, args),
@@ -337,6 +361,7 @@ fn main() -> ExitCode {
         Command::Cat(args) => commands::cat(&cli.global, args),
         Command::Info(args) => commands::info(&cli.global, args),
         Command::Verify(args) => commands::verify(&cli.global, args),
+        Command::Export(args) => export::export(&cli.global, args),
         Command::Keygen(args) => commands::keygen(args),
         Command::Key(KeyCommand::List(args)) => keys::list(args),
         Command::Key(KeyCommand::Add(args)) => keys::add(&cli.global, args),

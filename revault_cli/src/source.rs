@@ -82,3 +82,33 @@ pub fn claim_stdin(what: &'static str) -> Result<()> {
     *user = Some(what);
     Ok(())
 }
+
+/// Opens an input stream that is not an archive (`--from-tar`,
+/// `--files-from`, `--exclude-from`): a file, or `-` for stdin. `what`
+/// names the option in messages.
+pub fn open_input(arg: &Path, what: &'static str) -> Result<Box<dyn io::Read>> {
+    if arg.as_os_str() == STDIO {
+        claim_stdin(what)?;
+        return Ok(Box::new(io::BufReader::with_capacity(1 << 20, io::stdin())));
+    }
+    let file = File::open(arg).with_context(|| format!("{what}: opening {}", arg.display()))?;
+    if file.metadata().with_context(|| format!("{what}: opening {}", arg.display()))?.is_dir() {
+        anyhow::bail!("{what}: {} is a directory", arg.display());
+    }
+    Ok(Box::new(io::BufReader::with_capacity(1 << 20, file)))
+}
+
+/// Where an output stream goes (`export -o`): stdout for `-`, refused on a
+/// terminal.
+pub fn is_stdout(arg: &Path, what: &str) -> Result<bool> {
+    if arg.as_os_str() != STDIO {
+        return Ok(false);
+    }
+    if io::stdout().is_terminal() {
+        return Err(UsageError(format!(
+            "refusing to write {what} to a terminal: redirect stdout or use -o FILE"
+        ))
+        .into());
+    }
+    Ok(true)
+}

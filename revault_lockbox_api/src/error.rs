@@ -158,6 +158,15 @@ pub enum Error {
         /// Why.
         reason: &'static str,
     },
+    /// A tar stream given to import is malformed, truncated, or holds an
+    /// entry that cannot be stored safely.
+    #[error("tar stream, {at}: {reason}")]
+    BadTar {
+        /// Which entry (its number from 1, and its name when known).
+        at: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// Entries were added out of the index order, or twice.
     #[error("entry {path} added after {previous}: entries must come in path order, each once")]
     OutOfOrder {

@@ -48,6 +48,7 @@ mod keys;
 mod pipeline;
 mod profile;
 mod storage;
+mod tarstream;
 mod write;
 
 use std::sync::atomic::AtomicU64;
@@ -64,6 +65,7 @@ pub use keys::{
 };
 pub use profile::{zstd_levels, CreateTuning, ReadTuning, WorkloadProfile};
 pub use storage::{ReadAt, SeekReader};
+pub use tarstream::{create_archive_from_tar, export_tar, write_archive_from_tar, ExportReport};
 pub use write::{create_archive, write_archive, ArchiveWriter, CreateOptions, CreateReport, Metadata};
 
 /// The Argon2id cost limits every reader enforces; a writer refuses

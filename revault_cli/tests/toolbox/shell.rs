@@ -52,7 +52,7 @@ COMP_WORDS=(lockbox create --ov); COMP_CWORD=2; _lockbox lockbox --ov create; ec
 fn zsh_and_fish_completions_name_every_command() {
     for shell in ["zsh", "fish"] {
         let script = String::from_utf8(stdout_of(&["completions", shell])).unwrap();
-        for command in ["create", "extract", "verify", "completions"] {
+        for command in ["create", "extract", "export", "verify", "completions"] {
             assert!(script.contains(command), "{shell} script lacks {command}");
         }
         if have(shell) {
@@ -70,7 +70,7 @@ fn manual_pages_render_without_warnings() {
     if !have("groff") {
         panic!("groff is missing: run scripts/test.sh, which installs it (apt-get install groff-base)");
     }
-    for page in [vec!["man"], vec!["man", "create"], vec!["man", "extract"]] {
+    for page in [vec!["man"], vec!["man", "create"], vec!["man", "export"]] {
         let roff = stdout_of(&page);
         let (ok, err) = feed(&["groff", "-k", "-man", "-Tutf8", "-ww", "-z"], &roff);
         assert!(ok && err.is_empty(), "groff on {page:?}: {err}");

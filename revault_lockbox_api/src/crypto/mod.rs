@@ -8,6 +8,7 @@ mod kdf;
 mod keyslot;
 mod schedule;
 mod secret;
+mod spool;
 
 pub use kdf::KdfParams;
 pub(crate) use keyslot::{
@@ -16,6 +17,7 @@ pub(crate) use keyslot::{
 pub(crate) use schedule::{PageNonce, SessionKeys};
 pub use secret::Password;
 pub(crate) use secret::{random_bytes, ContentKey};
+pub(crate) use spool::SpoolCipher;
 
 /// Authentication failed: a tag did not verify. Deliberately carries no
 /// detail of what inside the sealed data was wrong.

@@ -3,12 +3,12 @@
 
 use std::collections::HashMap;
 use std::fs::{self, File};
-use std::io::{BufWriter, Read, Write};
+use std::io::{Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Component, Path, PathBuf};
 
-use super::sync::SyncingWriter;
+use super::atomic::write_atomically;
 use super::writer::{ArchiveWriter, CreateOptions, Metadata};
 use crate::format::path_cmp;
 use crate::{Error, KeySet, Result};
@@ -45,42 +45,10 @@ pub fn create_archive(
     keys: impl Into<KeySet>,
     options: CreateOptions,
 ) -> Result<CreateReport> {
-    let dir = match archive.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let name = archive.file_name().ok_or_else(|| Error::BadInput {
-        path: archive.to_path_buf(),
-        reason: "the archive path does not name a file",
-    })?;
-    let overwrite = options.overwrite;
-    if !overwrite && fs::symlink_metadata(archive).is_ok() {
-        return Err(Error::AlreadyExists { path: archive.to_path_buf() });
-    }
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!(".{}.", name.to_string_lossy()))
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(Error::io("creating a temporary file in", dir))?;
-    let own = tmp.as_file().metadata().map_err(Error::io("inspecting", tmp.path()))?;
-    let mut skip = vec![(own.dev(), own.ino())];
-    if let Ok(old) = fs::metadata(archive) {
-        skip.push((old.dev(), old.ino()));
-    }
-    let out = BufWriter::with_capacity(1 << 20, SyncingWriter::new(tmp)?);
-    let (out, report) = walk_into(out, base_dir, inputs, &keys.into(), options, &skip)?;
-    let tmp = out.into_inner().map_err(|e| Error::io("writing", archive)(e.into_error()))?.finish();
-    tmp.as_file().sync_all().map_err(Error::io("syncing", tmp.path()))?;
-    // Without `overwrite`, an archive that appeared meanwhile is kept.
-    let persisted = if overwrite { tmp.persist(archive) } else { tmp.persist_noclobber(archive) };
-    persisted.map_err(|e| match e.error.kind() {
-        std::io::ErrorKind::AlreadyExists => Error::AlreadyExists { path: archive.to_path_buf() },
-        _ => Error::io("renaming the finished archive to", archive)(e.error),
-    })?;
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(report)
+    let keys = keys.into();
+    write_atomically(archive, options.overwrite, |out, skip| {
+        walk_into(out, base_dir, inputs, &keys, options, skip)
+    })
 }
 
 /// Streams an archive of `inputs` to `out` (a pipe, stdout, a socket): the
