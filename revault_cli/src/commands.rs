@@ -16,7 +16,7 @@ use revault_lockbox_api::{
 };
 
 use crate::progress::{self, Job};
-use crate::{keys, source};
+use crate::{json, keys, source};
 use crate::{
     listing, CatArgs, CreateArgs, ExtractArgs, GlobalArgs, InfoArgs, KeygenArgs, ListArgs, UsageError,
     VerifyArgs, EXIT_AUTH,
@@ -25,6 +25,9 @@ use crate::{
 pub fn create(g: &GlobalArgs, a: CreateArgs) -> Result<ExitCode> {
     let kdf = kdf_params(&a)?;
     let to_stdout = source::is_stdout(&a.output, "an archive")?;
+    if to_stdout && a.json {
+        return Err(UsageError("--json writes to stdout, which `-o -` uses for the archive".into()).into());
+    }
     // An existing archive and missing inputs are reported before the
     // password is asked for.
     if !to_stdout && !a.overwrite && std::fs::symlink_metadata(&a.output).is_ok() {
@@ -74,8 +77,17 @@ pub fn create(g: &GlobalArgs, a: CreateArgs) -> Result<ExitCode> {
     if let Some((_, display)) = display {
         display.finish();
     }
-    for w in &report.warnings {
-        eprintln!("lockbox: warning: {w}");
+    if a.json {
+        let mut lines = json::Lines::stdout();
+        for w in &report.warnings {
+            lines.write(&json::warning(w)).context("writing to stdout")?;
+        }
+        lines.write(&json::create_summary(&a.output, &report)).context("writing to stdout")?;
+        lines.flush().context("writing to stdout")?;
+    } else {
+        for w in &report.warnings {
+            eprintln!("lockbox: warning: {w}");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -145,9 +157,20 @@ pub fn open_archive(arg: &Path, g: &GlobalArgs, profile: WorkloadProfile) -> Res
 
 pub fn list(g: &GlobalArgs, a: ListArgs) -> Result<ExitCode> {
     let (archive, name) = open_archive(&a.archive, g, WorkloadProfile::Balanced)?;
+    let reading = || format!("reading the index of {}", name);
+    if a.json {
+        let mut lines = json::Lines::stdout();
+        let mut counts = json::ListCounts::default();
+        for e in archive.entries().with_context(reading)? {
+            let e = e.with_context(reading)?;
+            counts.add(&e);
+            lines.write(&json::entry(&e)).context("writing to stdout")?;
+        }
+        lines.write(&counts.summary()).and_then(|()| lines.flush()).context("writing to stdout")?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let terminal = io::stdout().is_terminal();
     let mut out = BufWriter::new(io::stdout().lock());
-    let reading = || format!("reading the index of {}", name);
     for e in archive.entries().with_context(reading)? {
         let e = e.with_context(reading)?;
         let e = &e;
@@ -180,11 +203,21 @@ pub fn extract(g: &GlobalArgs, a: ExtractArgs) -> Result<ExitCode> {
     if let Some((_, display)) = display {
         display.finish();
     }
+    if a.json {
+        let mut lines = json::Lines::stdout();
+        for d in &report.damaged {
+            lines.write(&json::damaged(d)).context("writing to stdout")?;
+        }
+        let summary = json::extract_summary(report.entries, report.bytes, report.damaged.len());
+        lines.write(&summary).and_then(|()| lines.flush()).context("writing to stdout")?;
+    }
     if report.damaged.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
-    for d in &report.damaged {
-        eprintln!("lockbox: damaged, not restored: {}: {}", d.path, d.reason);
+    if !a.json {
+        for d in &report.damaged {
+            eprintln!("lockbox: damaged, not restored: {}: {}", d.path, d.reason);
+        }
     }
     eprintln!(
         "lockbox: extracting {}: {} damaged entries not restored, {} restored",
@@ -232,7 +265,12 @@ pub fn cat(g: &GlobalArgs, a: CatArgs) -> Result<ExitCode> {
 pub fn info(g: &GlobalArgs, a: InfoArgs) -> Result<ExitCode> {
     let (archive, name) = open_archive(&a.archive, g, WorkloadProfile::Balanced)?;
     let info = archive.info().with_context(|| format!("reading {}", name))?;
-    let text = if a.json { listing::info_json(&info) } else { listing::info_text(&info) };
+    if a.json {
+        let mut lines = json::Lines::stdout();
+        lines.write(&json::info_summary(&info)).and_then(|()| lines.flush()).context("writing to stdout")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let text = listing::info_text(&info);
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes()).and_then(|()| out.flush()).context("writing to stdout")?;
     Ok(ExitCode::SUCCESS)
@@ -241,11 +279,25 @@ pub fn info(g: &GlobalArgs, a: InfoArgs) -> Result<ExitCode> {
 pub fn verify(g: &GlobalArgs, a: VerifyArgs) -> Result<ExitCode> {
     let (archive, name) = open_archive(&a.archive, g, WorkloadProfile::ExtractMany)?;
     let report = archive.verify().with_context(|| format!("verifying {}", name))?;
-    for d in &report.damaged {
-        eprintln!("lockbox: damaged: {}: {}", d.path, d.reason);
+    if a.json {
+        let mut lines = json::Lines::stdout();
+        for d in &report.damaged {
+            lines.write(&json::damaged(d)).context("writing to stdout")?;
+        }
+        for p in &report.damaged_pages {
+            lines.write(&json::damaged_page(p)).context("writing to stdout")?;
+        }
+        lines
+            .write(&json::verify_summary(&report))
+            .and_then(|()| lines.flush())
+            .context("writing to stdout")?;
+    } else {
+        for d in &report.damaged {
+            eprintln!("lockbox: damaged: {}: {}", d.path, d.reason);
+        }
     }
     if report.is_ok() {
-        if !g.quiet {
+        if !g.quiet && !a.json {
             eprintln!(
                 "{}: OK: {} files, {} bytes, {} pages authenticated",
                 name, report.files, report.bytes, report.pages

@@ -23,6 +23,7 @@
 
 mod commands;
 mod export;
+mod json;
 mod keys;
 mod listing;
 mod manual;
@@ -123,6 +124,10 @@ struct ManArgs {
 
 #[derive(Debug, Args)]
 struct CreateArgs {
+    /// Print NDJSON (one object a line, a summary last; docs/JSON.md)
+    /// instead of text.
+    #[arg(long)]
+    json: bool,
     /// Archive to write; `-` streams it to stdout. A file is written under a
     /// temporary name and renamed into place when complete.
     #[arg(short, long, value_name = "ARCHIVE")]
@@ -165,6 +170,10 @@ struct CreateArgs {
 
 #[derive(Debug, Args)]
 struct ListArgs {
+    /// Print NDJSON (one object a line, a summary last; docs/JSON.md)
+    /// instead of text.
+    #[arg(long)]
+    json: bool,
     /// The archive (`-`: read it from stdin).
     archive: PathBuf,
     /// Long format: mode, size, mtime (UTC), path, link target.
@@ -174,6 +183,10 @@ struct ListArgs {
 
 #[derive(Debug, Args)]
 struct ExtractArgs {
+    /// Print NDJSON (one object a line, a summary last; docs/JSON.md)
+    /// instead of text.
+    #[arg(long)]
+    json: bool,
     /// The archive (`-`: read it from stdin).
     archive: PathBuf,
     /// Extract into DIR, which must exist.
@@ -224,6 +237,10 @@ struct ExportArgs {
 
 #[derive(Debug, Args)]
 struct VerifyArgs {
+    /// Print NDJSON (one object a line, a summary last; docs/JSON.md)
+    /// instead of text.
+    #[arg(long)]
+    json: bool,
     /// The archive (`-`: read it from stdin).
     archive: PathBuf,
 }
@@ -232,7 +249,8 @@ struct VerifyArgs {
 struct InfoArgs {
     /// The archive (`-`: read it from stdin).
     archive: PathBuf,
-    /// Print one JSON object instead of text.
+    /// Print NDJSON (one object a line, a summary last; docs/JSON.md)
+    /// instead of text.
     #[arg(long)]
     json: bool,
 }
@@ -251,6 +269,10 @@ enum KeyCommand {
 
 #[derive(Debug, Args)]
 struct KeyListArgs {
+    /// Print NDJSON (one object a line, a summary last; docs/JSON.md)
+    /// instead of text.
+    #[arg(long)]
+    json: bool,
     /// The archive (`-`: read it from stdin).
     archive: PathBuf,
 }

@@ -64,17 +64,25 @@ pub fn small_tree(work: &Path) -> PathBuf {
 pub fn archived_tree() -> (TempDir, PathBuf) {
     let work = tempfile::tempdir().unwrap();
     small_tree(work.path());
-    let archive = work.path().join("a.lbox");
+    let archive = archive_tree(work.path(), &[]);
+    (work, archive)
+}
+
+/// Runs `lockbox create` (cheap KDF, `extra` flags) of `work/tree` into
+/// `work/a.lbox`, which must succeed; returns the archive's path.
+pub fn archive_tree(work: &Path, extra: &[&str]) -> PathBuf {
+    let archive = work.join("a.lbox");
     let out = run(lockbox()
         .arg("create")
         .args(CHEAP)
+        .args(extra)
         .arg("-o")
         .arg(&archive)
         .arg("-C")
-        .arg(work.path())
+        .arg(work)
         .arg("tree"));
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    (work, archive)
+    archive
 }
 
 /// The names of the files directly in `dir`, sorted.
