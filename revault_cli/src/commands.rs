@@ -16,7 +16,7 @@ use revault_lockbox_api::{
 };
 
 use crate::progress::{self, Job};
-use crate::{json, keys, source};
+use crate::{json, keys, select, source};
 use crate::{
     listing, CatArgs, CreateArgs, ExtractArgs, GlobalArgs, InfoArgs, KeygenArgs, ListArgs, UsageError,
     VerifyArgs, EXIT_AUTH,
@@ -34,18 +34,21 @@ pub fn create(g: &GlobalArgs, a: CreateArgs) -> Result<ExitCode> {
         return Err(Error::AlreadyExists { path: a.output.clone() })
             .with_context(|| format!("creating {}", a.output.display()));
     }
-    for p in &a.paths {
+    let tar = a.from_tar.as_deref().map(|p| source::open_input(p, "--from-tar")).transpose()?;
+    let selection = select::selection(&a.select)?;
+    let paths = select::paths(&a.select, &a.paths)?;
+    for p in &paths {
         let full = if a.directory == Path::new(".") { p.clone() } else { a.directory.join(p) };
         std::fs::symlink_metadata(&full).with_context(|| format!("cannot archive {}", full.display()))?;
     }
-    let tar = a.from_tar.as_deref().map(|p| source::open_input(p, "--from-tar")).transpose()?;
     let lock = keys::lock(g, &a)?;
-    let mut options = CreateOptions::new().profile(a.profile).kdf(kdf).overwrite(a.overwrite);
+    let mut options =
+        CreateOptions::new().profile(a.profile).kdf(kdf).overwrite(a.overwrite).selection(selection);
     if let Some(level) = a.level {
         options = options.zstd_level(level);
     }
     // A tar stream's size is not known before it is read: no progress bar.
-    let roots: Vec<PathBuf> = a.paths.iter().map(|p| a.directory.join(p)).collect();
+    let roots: Vec<PathBuf> = paths.iter().map(|p| a.directory.join(p)).collect();
     let display = if tar.is_some() {
         None
     } else {
@@ -68,10 +71,10 @@ pub fn create(g: &GlobalArgs, a: CreateArgs) -> Result<ExitCode> {
                     options = options.skip_file(md.dev(), md.ino());
                 }
             }
-            stream_to_stdout(|out| write_archive(out, &a.directory, &a.paths, lock, options))?
+            stream_to_stdout(|out| write_archive(out, &a.directory, &paths, lock, options))?
         }
         (None, false) => {
-            create_archive(&a.output, &a.directory, &a.paths, lock, options).with_context(creating)?
+            create_archive(&a.output, &a.directory, &paths, lock, options).with_context(creating)?
         }
     };
     if let Some((_, display)) = display {

@@ -29,6 +29,7 @@ mod listing;
 mod manual;
 mod password;
 mod progress;
+mod select;
 mod source;
 
 use std::ffi::OsString;
@@ -162,9 +163,11 @@ struct CreateArgs {
     /// links (owner names, xattrs, devices and FIFOs are dropped).
     #[arg(long, value_name = "FILE", conflicts_with = "paths")]
     from_tar: Option<PathBuf>,
+    #[command(flatten)]
+    select: SelectArgs,
     /// Files and directories to archive (directories recursively; symbolic
     /// links are stored, not followed).
-    #[arg(value_name = "PATH", required_unless_present = "from_tar")]
+    #[arg(value_name = "PATH", required_unless_present_any = ["from_tar", "files_from"])]
     paths: Vec<PathBuf>,
 }
 
@@ -294,6 +297,35 @@ struct KeyAddArgs {
     new_key_file: Option<PathBuf>,
     #[command(flatten)]
     recipients: RecipientArgs,
+}
+
+/// What `create` takes from the trees it walks (tar's options).
+#[derive(Debug, Args)]
+struct SelectArgs {
+    /// Leave out entries whose stored name matches PATTERN (repeatable):
+    /// tar's glob rules (`*`, `?`, `[...]`, `*` also matching `/`), matched
+    /// against the whole name or any trailing part of it (`*.o`, `build`,
+    /// `src/*.tmp`); an excluded directory is left out with its contents.
+    #[arg(long, value_name = "PATTERN", conflicts_with = "from_tar")]
+    exclude: Vec<String>,
+    /// Leave out the patterns listed in FILE, one a line (`-`: stdin).
+    #[arg(long, value_name = "FILE", conflicts_with = "from_tar")]
+    exclude_from: Vec<PathBuf>,
+    /// Leave out version-control directories and files (.git, .hg, .svn's
+    /// cousins: GNU tar's list).
+    #[arg(long, conflicts_with = "from_tar")]
+    exclude_vcs: bool,
+    /// Do not descend into directories on other file systems (mount points
+    /// are stored as empty directories).
+    #[arg(long, conflicts_with = "from_tar")]
+    one_file_system: bool,
+    /// Also archive the paths listed in FILE, one a line (`-`: stdin).
+    #[arg(short = 'T', long, value_name = "FILE", conflicts_with = "from_tar")]
+    files_from: Option<PathBuf>,
+    /// The --files-from and --exclude-from lists are separated by NUL
+    /// bytes, not newlines (as `find -print0` writes them).
+    #[arg(long)]
+    null: bool,
 }
 
 /// Public-key recipients, for `create` and `key add`.

@@ -158,6 +158,14 @@ pub enum Error {
         /// Why.
         reason: &'static str,
     },
+    /// An exclude pattern does not parse.
+    #[error("invalid exclude pattern {pattern:?}: {reason}")]
+    BadPattern {
+        /// The pattern.
+        pattern: String,
+        /// Why it does not parse.
+        reason: String,
+    },
     /// A tar stream given to import is malformed, truncated, or holds an
     /// entry that cannot be stored safely.
     #[error("tar stream, {at}: {reason}")]

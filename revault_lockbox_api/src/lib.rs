@@ -66,7 +66,9 @@ pub use keys::{
 pub use profile::{zstd_levels, CreateTuning, ReadTuning, WorkloadProfile};
 pub use storage::{ReadAt, SeekReader};
 pub use tarstream::{create_archive_from_tar, export_tar, write_archive_from_tar, ExportReport};
-pub use write::{create_archive, write_archive, ArchiveWriter, CreateOptions, CreateReport, Metadata};
+pub use write::{
+    create_archive, write_archive, ArchiveWriter, CreateOptions, CreateReport, Metadata, Selection,
+};
 
 /// The Argon2id cost limits every reader enforces; a writer refuses
 /// parameters above them.

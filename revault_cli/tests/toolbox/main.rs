@@ -85,6 +85,12 @@ pub fn archive_tree(work: &Path, extra: &[&str]) -> PathBuf {
     archive
 }
 
+/// Runs `lockbox create` (cheap KDF) with `args` in the directory `work`,
+/// `stdin` on its standard input.
+pub fn create_in(work: &Path, args: &[&str], stdin: &[u8]) -> Output {
+    run(lockbox().current_dir(work).arg("create").args(CHEAP).args(args).write_stdin(stdin.to_vec()))
+}
+
 /// The names of the files directly in `dir`, sorted.
 pub fn dir_names(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> =

@@ -36,7 +36,7 @@ impl SpoolCipher {
         let body_len = buf.len().checked_sub(TAG_LEN).ok_or(AuthFailed)?;
         let tag = Tag::try_from(&buf[body_len..]).map_err(|_| AuthFailed)?;
         self.0
-            .decrypt_inout_detached(&nonce(number), b"", buf[..body_len].as_mut().into(), &tag)
+            .decrypt_inout_detached(&nonce(number), b"", (&mut buf[..body_len]).into(), &tag)
             .map_err(|_| AuthFailed)?;
         buf.truncate(body_len);
         Ok(())

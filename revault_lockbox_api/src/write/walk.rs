@@ -10,6 +10,7 @@ use std::path::{Component, Path, PathBuf};
 
 use super::atomic::write_atomically;
 use super::writer::{ArchiveWriter, CreateOptions, Metadata};
+use super::Selection;
 use crate::format::path_cmp;
 use crate::{Error, KeySet, Result};
 
@@ -84,11 +85,13 @@ fn walk_into<W: Write>(
     let mut skip = skip.to_vec();
     skip.extend_from_slice(&options.skip_files);
     let roots = ordered_roots(base_dir, inputs)?;
+    let selection = options.selection.clone();
     let mut walk = Walk {
         writer: ArchiveWriter::new(out, keys.clone(), options)?,
         report: CreateReport::default(),
         links: HashMap::new(),
         skip: &skip,
+        selection: &selection,
     };
     for (full, name) in roots {
         walk.add_tree(&full, name)?;
@@ -148,13 +151,19 @@ struct Walk<'a, W: Write> {
     /// First stored path of each multiply-linked file, by (device, inode).
     links: HashMap<(u64, u64), Vec<u8>>,
     skip: &'a [(u64, u64)],
+    /// What the user left out (`--exclude` and the like).
+    selection: &'a Selection,
 }
 
 impl<W: Write> Walk<'_, W> {
     fn add_tree(&mut self, root: &Path, name: Vec<u8>) -> Result<()> {
-        let walk =
-            walkdir::WalkDir::new(root).follow_links(false).follow_root_links(false).sort_by_file_name();
-        for item in walk {
+        let walk = walkdir::WalkDir::new(root)
+            .follow_links(false)
+            .follow_root_links(false)
+            .sort_by_file_name()
+            .same_file_system(self.selection.stays_on_one_file_system());
+        let mut items = walk.into_iter();
+        while let Some(item) = items.next() {
             let item = match item {
                 Ok(item) => item,
                 Err(e) if e.io_error().is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound) => {
@@ -176,6 +185,12 @@ impl<W: Write> Walk<'_, W> {
                 stored.extend_from_slice(c.as_os_str().as_bytes());
             }
             if stored.is_empty() {
+                continue;
+            }
+            if self.selection.excludes(&stored) {
+                if item.file_type().is_dir() {
+                    items.skip_current_dir();
+                }
                 continue;
             }
             self.add_one(item.path(), stored)?;

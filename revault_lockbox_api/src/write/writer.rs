@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
+use super::Selection;
 use crate::crypto::{random_bytes, ContentKey, KdfParams, SessionKeys};
 use crate::format::{
     check_entry_path, encode_slot, encoded_entry_len, is_within, path_cmp, Child, EntriesLeaf, Entry,
@@ -56,6 +57,7 @@ pub struct CreateOptions {
     pub(crate) progress: Option<Arc<Progress>>,
     pub(crate) skip_files: Vec<(u64, u64)>,
     pub(crate) overwrite: bool,
+    pub(crate) selection: Selection,
 }
 
 impl Default for CreateOptions {
@@ -73,6 +75,7 @@ impl CreateOptions {
             progress: None,
             skip_files: Vec::new(),
             overwrite: false,
+            selection: Selection::new(),
         }
     }
 
@@ -131,6 +134,13 @@ impl CreateOptions {
     /// file is refused with [`Error::AlreadyExists`].
     pub fn overwrite(mut self, overwrite: bool) -> Self {
         self.overwrite = overwrite;
+        self
+    }
+
+    /// Which paths the tree walk of [`create_archive`](crate::create_archive)
+    /// and [`write_archive`](crate::write_archive) takes. Default: all.
+    pub fn selection(mut self, selection: Selection) -> Self {
+        self.selection = selection;
         self
     }
 
