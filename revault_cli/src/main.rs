@@ -9,10 +9,10 @@
 //! | code | meaning |
 //! |------|---------|
 //! | 0    | success |
-//! | 1    | any other failure: I/O error, missing input, existing file without `--overwrite`, path not in the archive |
-//! | 2    | usage error: bad flags (clap), no password available, empty or mismatched password, archive to a terminal, KDF cost out of range |
+//! | 1    | any other failure: I/O error, missing input, existing file without `--overwrite`, path not in the archive, malformed tar stream, unreadable list file |
+//! | 2    | usage error: bad flags (clap), no password available, empty or mismatched password, archive to a terminal, KDF cost out of range, invalid exclude pattern, `-` given twice |
 //! | 3    | authentication failure: wrong password, archive tampered with, malformed or truncated, checksum mismatch, damaged entries reported by `extract --keep-going` or `verify` |
-//! | 141  | `create -o -` whose stdout closed early (broken pipe): the archive was not delivered; nothing is printed. `list`, `cat` and `info` cut off by `\| head` exit 0 quietly |
+//! | 141  | `create -o -` or `export -o -` whose stdout closed early (broken pipe): the archive was not delivered; nothing is printed. `list`, `cat` and `info` cut off by `\| head` exit 0 quietly |
 //!
 //! # Passwords
 //!

@@ -214,7 +214,7 @@ fn malformed_tar_streams_fail_cleanly_and_write_nothing() {
     let mut bad_checksum = good.clone();
     bad_checksum[1024 + 1] ^= 1; // a byte of the second header's name
     let noise: Vec<u8> = (0..1024u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
-    let cases: [(&str, Vec<u8>, &str); 7] = [
+    let cases: [(&str, Vec<u8>, &str); 8] = [
         ("noise", noise, "entry 1"),
         ("truncated header", good[..512 + 512 + 300].to_vec(), "entry 2"),
         (
@@ -230,6 +230,11 @@ fn malformed_tar_streams_fail_cleanly_and_write_nothing() {
             "entry 2 (pw): a hard link with an absolute target",
         ),
         ("dangling hard link", stream(&[(ustar(b"pw", b'1', b"nothing", 0), b"")]), "not a file earlier"),
+        (
+            "file below a symbolic link",
+            stream(&[(ustar(b"d", b'2', b"/etc", 0), b""), (ustar(b"d/cron", b'0', b"", 1), b"x")]),
+            "entry d/cron: lies below d, which is not a directory",
+        ),
     ];
     for (what, bytes, needle) in cases {
         let work = tempfile::tempdir().unwrap();

@@ -14,7 +14,7 @@ use std::io::{Read, Write};
 use tar::EntryType;
 
 use super::spool::{Spool, SpoolRef, SpoolSource};
-use crate::format::{check_entry_path, path_cmp};
+use crate::format::{check_entry_path, is_within, path_cmp, MAX_PATH_LEN};
 use crate::write::{ArchiveWriter, CreateOptions, CreateReport, Metadata};
 use crate::{Error, KeySet, Result};
 
@@ -116,6 +116,9 @@ fn read_stream(
             }
             EntryType::Symlink => {
                 let target = entry.link_name_bytes().map(|t| t.into_owned()).unwrap_or_default();
+                if target.is_empty() || target.len() > MAX_PATH_LEN {
+                    return Err(fail("a symbolic link with an empty or over-long target".into()));
+                }
                 (Kind::Symlink(target), meta)
             }
             EntryType::Link => {
@@ -162,12 +165,31 @@ fn read_stream(
         }
     }
     records.sort_unstable_by(|a, b| path_cmp(&a.path, &b.path));
+    check_placement(&records)?;
     let spool = spool.finish().map_err(Error::stream("writing the spool file for the tar stream"))?;
     Ok((records, spool, group_sizes))
 }
 
 /// The error for entry `number`. The reason may quote header bytes (the
 /// tar crate's messages do): escaped and shortened to stay one short line.
+/// Refuses, before anything is written, an entry the writer would refuse
+/// half-way: one below a symbolic link or a file of the stream (in index
+/// order, it follows that entry).
+fn check_placement(records: &[Record]) -> Result<()> {
+    let mut last_leaf: Option<&[u8]> = None;
+    for r in records {
+        if let Some(leaf) = last_leaf.filter(|leaf| is_within(leaf, &r.path)) {
+            let reason = format!("lies below {}, which is not a directory", crate::EntryPath(leaf.to_vec()));
+            return Err(Error::BadTar { at: format!("entry {}", crate::EntryPath(r.path.clone())), reason });
+        }
+        last_leaf = match r.kind {
+            Kind::Dir => None,
+            _ => Some(&r.path),
+        };
+    }
+    Ok(())
+}
+
 fn bad(number: u64, path: &[u8], reason: String) -> Error {
     let mut reason = crate::EntryPath(reason.into_bytes()).to_string();
     if let Some((cut, _)) = reason.char_indices().nth(160) {
