@@ -21,6 +21,9 @@ fn every_reading_command_takes_the_archive_on_stdin() {
     assert_eq!(code(&verified), 0, "{}", stderr(&verified));
     let info = piped(&["info", "-"]);
     assert!(String::from_utf8_lossy(&info.stdout).contains("files"), "{}", stderr(&info));
+    let exported = piped(&["export", "-", "tree/a.txt", "-o", "-"]);
+    assert_eq!(code(&exported), 0, "{}", stderr(&exported));
+    assert!(exported.stdout.windows(6).any(|w| w == b"alpha\n"), "the tar holds a.txt's content");
     let slots = piped(&["key", "list", "-"]);
     assert!(String::from_utf8_lossy(&slots.stdout).contains("password"), "{}", stderr(&slots));
     let dest = work.path().join("out");

@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 use super::{no_page, page_in};
 use crate::format::{PageRecord, PagesLeaf, DIGEST_LEN};
 use crate::storage::ReadAt;
-use crate::{Archive, EntryPath, Error, Result};
+use crate::{Archive, Entry, EntryPath, Error, Result};
 
 impl<S: ReadAt> Archive<S> {
     /// A reader over one file's content (`Read + Seek`); a hard link reads
@@ -37,8 +37,14 @@ impl<S: ReadAt> Archive<S> {
     pub fn open_file(&self, path: impl AsRef<[u8]>) -> Result<EntryReader<'_, S>> {
         let path = path.as_ref();
         let entry = self.find(path)?.ok_or_else(|| Error::NotFound { path: path.into() })?;
+        self.open_entry(&entry)
+    }
+
+    /// [`open_file`](Self::open_file) of an entry already read from the
+    /// index (as a walk of [`entries`](Self::entries) has it): no lookup.
+    pub(crate) fn open_entry(&self, entry: &Entry) -> Result<EntryReader<'_, S>> {
         let (Some(extent), Some((_, sha256))) = (entry.extent, entry.content()) else {
-            return Err(Error::NotAFile { path: path.into() });
+            return Err(Error::NotAFile { path: entry.path.as_slice().into() });
         };
         Ok(EntryReader {
             archive: self,

@@ -68,7 +68,7 @@ pub fn export_tar<S: ReadAt, W: Write>(
         };
         let header = header(&entry, kind, size, link.as_deref(), &mut tar)?;
         if kind == tar::EntryType::Regular {
-            let reader = archive.open_file(&entry.path)?;
+            let reader = archive.open_entry(&entry)?;
             let mut counted = Counted { inner: reader, n: 0 };
             tar.append(&header, &mut counted).map_err(content_error)?;
             if counted.n != size {

@@ -2,7 +2,8 @@
 //!
 //! A tar stream comes in any order, an archive's entries in index order, so
 //! the stream is read to its end first: each entry's name and metadata are
-//! kept in memory (about 100 bytes plus the name per entry), each file's
+//! kept in memory (about 150 bytes plus twice the name per entry;
+//! 100,000 entries with 30-byte names peak at 30 MiB), each file's
 //! content waits in a sealed spool file ([`Spool`]); then the entries are
 //! sorted and written. Content never sits in memory beyond a chunk, and
 //! nothing reaches the output until the whole stream has been read and

@@ -25,8 +25,8 @@ use crate::{CreateOptions, CreateReport, KeySet, Result};
 /// refused unless [`CreateOptions::overwrite`].
 ///
 /// The stream is read to its end before the archive is written (entries
-/// must be sorted): names and metadata are held in memory (about 100 bytes
-/// plus the name per entry), file contents wait in an unnamed temporary
+/// must be sorted): names and metadata are held in memory (about 150 bytes
+/// plus twice the name per entry), file contents wait in an unnamed temporary
 /// file in `$TMPDIR`, sealed under a key held only in memory. Names lose a
 /// leading `/`; a `..` component, a hard link that is absolute, has `..` or
 /// names no earlier file, a pax sparse file, and a malformed or truncated
