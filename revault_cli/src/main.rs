@@ -311,8 +311,8 @@ struct SelectArgs {
     /// Leave out the patterns listed in FILE, one a line (`-`: stdin).
     #[arg(long, value_name = "FILE", conflicts_with = "from_tar")]
     exclude_from: Vec<PathBuf>,
-    /// Leave out version-control directories and files (.git, .hg, .svn's
-    /// cousins: GNU tar's list).
+    /// Leave out version-control directories and files (GNU tar's list:
+    /// .git, .gitignore, .hg, .svn, CVS, .bzr, _darcs, ...).
     #[arg(long, conflicts_with = "from_tar")]
     exclude_vcs: bool,
     /// Do not descend into directories on other file systems (mount points

@@ -10,9 +10,10 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use crate::{Error, Result};
 
 /// The names `--exclude-vcs` skips, as GNU tar lists them.
-const VCS_NAMES: [&str; 20] = [
+const VCS_NAMES: [&str; 21] = [
     "CVS",
     ".cvsignore",
+    ".svn",
     "RCS",
     "SCCS",
     ".git",
@@ -144,7 +145,12 @@ mod tests {
         let err = Selection::new().exclude("[abc").unwrap_err();
         assert!(err.to_string().contains("[abc"), "{err}");
         let vcs = Selection::new().exclude_vcs(true);
-        assert!(vcs.excludes(b"proj/.git") && vcs.excludes(b".hgignore") && vcs.excludes(b"x/{arch}"));
+        assert!(
+            vcs.excludes(b"proj/.git")
+                && vcs.excludes(b"a/.svn")
+                && vcs.excludes(b".hgignore")
+                && vcs.excludes(b"x/{arch}")
+        );
         assert!(!vcs.excludes(b"proj/.github") && !vcs.excludes(b"proj/src"));
     }
 }
