@@ -171,7 +171,10 @@ fn small_tree(c: &mut Criterion) {
     g.sample_size(20).measurement_time(Duration::from_secs(5));
     g.throughput(Throughput::Elements(corpus.files));
     g.bench_function("create", |b| {
-        b.iter(|| create_archive(&archive, &corpus.root, &corpus.inputs, &password(), cheap()).unwrap())
+        b.iter(|| {
+            let options = cheap().overwrite(true);
+            create_archive(&archive, &corpus.root, &corpus.inputs, &password(), options).unwrap()
+        })
     });
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();

@@ -2,9 +2,8 @@
 //! library, print what it returns.
 
 use std::fs::File;
-use std::io::{self, BufWriter, IsTerminal, Read, Write};
+use std::io::{self, BufWriter, Read, Write};
 use std::os::unix::ffi::OsStringExt;
-use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -12,12 +11,12 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use revault_lockbox_api::limits::{MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES};
 use revault_lockbox_api::{
-    create_archive, write_archive, Archive, CreateOptions, ExtractOptions, KdfParams, OpenOptions, Quoted,
-    WorkloadProfile,
+    create_archive, create_archive_from_tar, write_archive, write_archive_from_tar, Archive, CreateOptions,
+    CreateReport, Error, ExtractOptions, KdfParams, OpenOptions, Quoted, WorkloadProfile,
 };
 
-use crate::keys;
 use crate::progress::{self, Job};
+use crate::{json, keys, select, source};
 use crate::{
     listing, CatArgs, CreateArgs, ExtractArgs, GlobalArgs, InfoArgs, KeygenArgs, ListArgs, UsageError,
     VerifyArgs, EXIT_AUTH,
@@ -25,66 +24,107 @@ use crate::{
 
 pub fn create(g: &GlobalArgs, a: CreateArgs) -> Result<ExitCode> {
     let kdf = kdf_params(&a)?;
-    let to_stdout = a.output.as_os_str() == "-";
-    if to_stdout && io::stdout().is_terminal() {
-        return Err(UsageError(
-            "refusing to write an archive to a terminal: redirect stdout or use -o FILE".into(),
-        )
-        .into());
+    let to_stdout = source::is_stdout(&a.output, "an archive")?;
+    if to_stdout && a.json {
+        return Err(UsageError("--json writes to stdout, which `-o -` uses for the archive".into()).into());
     }
-    // Missing inputs are reported before the password is asked for.
-    for p in &a.paths {
-        let full = if a.input.directory == Path::new(".") { p.clone() } else { a.input.directory.join(p) };
+    // An existing archive and missing inputs are reported before the
+    // password is asked for.
+    if !to_stdout && !a.overwrite && std::fs::symlink_metadata(&a.output).is_ok() {
+        return Err(Error::AlreadyExists { path: a.output.clone() })
+            .with_context(|| format!("creating {}", Quoted::path(&a.output)));
+    }
+    let tar = a.from_tar.as_deref().map(|p| source::open_input(p, "--from-tar")).transpose()?;
+    let selection = select::selection(&a.select)?;
+    let paths = select::paths(&a.select, &a.paths)?;
+    let directory = &a.input.directory;
+    for p in &paths {
+        let full = if directory == Path::new(".") { p.clone() } else { directory.join(p) };
         let exists = if a.dereference { std::fs::metadata(&full) } else { std::fs::symlink_metadata(&full) };
         exists.with_context(|| format!("cannot archive {}", Quoted::path(&full)))?;
     }
     let lock = keys::lock(g, &a)?;
-    let mut options =
-        CreateOptions::new().profile(a.input.profile).kdf(kdf).dereference(a.dereference).strict(a.strict);
+    let mut options = CreateOptions::new()
+        .profile(a.input.profile)
+        .kdf(kdf)
+        .dereference(a.dereference)
+        .strict(a.strict)
+        .overwrite(a.overwrite)
+        .selection(selection);
     if let Some(level) = a.input.level {
         options = options.zstd_level(level);
     }
-    let roots: Vec<PathBuf> = a.paths.iter().map(|p| a.input.directory.join(p)).collect();
+    // A tar stream's size is not known before it is read: no progress bar.
+    let roots: Vec<PathBuf> = paths.iter().map(|p| directory.join(p)).collect();
     let follow = a.dereference;
-    let display = progress::maybe_start(g.quiet, Job::Create, move || input_bytes(&roots, follow));
+    let display = if tar.is_some() {
+        None
+    } else {
+        progress::maybe_start(g.quiet, Job::Create, move || input_bytes(&roots, follow))
+    };
     if let Some((counters, _)) = &display {
         options = options.progress(Arc::clone(counters));
     }
-    let report = if to_stdout {
-        // `create -o - . > x.lbox` must not archive x.lbox into itself.
-        if let Ok(md) = std::fs::metadata("/dev/stdout") {
-            use std::os::unix::fs::MetadataExt;
-            if md.is_file() {
-                options = options.skip_file(md.dev(), md.ino());
-            }
+    let creating = || format!("creating {}", Quoted::path(&a.output));
+    let report = match (tar, to_stdout) {
+        (Some(tar), true) => stream_to_stdout(|out| write_archive_from_tar(tar, out, lock, options))?,
+        (Some(tar), false) => {
+            create_archive_from_tar(&a.output, tar, lock, options).with_context(creating)?
         }
-        let out = BufWriter::with_capacity(1 << 20, io::stdout().lock());
-        let (out, report) = write_archive(out, &a.input.directory, &a.paths, lock, options)
-            .context("writing the archive to stdout")?;
-        let mut out =
-            out.into_inner().map_err(|e| e.into_error()).context("writing the archive to stdout")?;
-        out.flush().context("writing the archive to stdout")?;
-        report
-    } else {
-        create_archive(&a.output, &a.input.directory, &a.paths, lock, options)
-            .with_context(|| format!("creating {}", Quoted::path(&a.output)))?
+        (None, true) => {
+            // `create -o - . > x.lbox` must not archive x.lbox into itself.
+            if let Ok(md) = std::fs::metadata("/dev/stdout") {
+                use std::os::unix::fs::MetadataExt;
+                if md.is_file() {
+                    options = options.skip_file(md.dev(), md.ino());
+                }
+            }
+            stream_to_stdout(|out| write_archive(out, directory, &paths, lock, options))?
+        }
+        (None, false) => {
+            create_archive(&a.output, directory, &paths, lock, options).with_context(creating)?
+        }
     };
     if let Some((_, display)) = display {
         display.finish();
     }
-    for w in &report.warnings {
-        eprintln!("lockbox: {w}");
+    if a.json {
+        let mut lines = json::Lines::stdout();
+        for w in &report.warnings {
+            lines.write(&json::warning(&w.to_string())).context("writing to stdout")?;
+        }
+        lines.write(&json::create_summary(&a.output, &report)).context("writing to stdout")?;
+        lines.flush().context("writing to stdout")?;
+    } else {
+        for w in &report.warnings {
+            eprintln!("lockbox: {w}");
+        }
     }
     // As tar: the archive is valid, but misses or holds a changed copy of
     // something asked for.
     if report.has_failures() {
-        eprintln!(
-            "lockbox: creating {}: some files were skipped or changed while read",
-            Quoted::path(&a.output)
-        );
+        if !a.json {
+            eprintln!(
+                "lockbox: creating {}: some files were skipped or changed while read",
+                Quoted::path(&a.output)
+            );
+        }
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+type Stdout = BufWriter<io::StdoutLock<'static>>;
+
+/// Runs `write` on buffered stdout and flushes it.
+fn stream_to_stdout(
+    write: impl FnOnce(Stdout) -> revault_lockbox_api::Result<(Stdout, CreateReport)>,
+) -> Result<CreateReport> {
+    let out = BufWriter::with_capacity(1 << 20, io::stdout().lock());
+    let (out, report) = write(out).context("writing the archive to stdout")?;
+    let mut out = out.into_inner().map_err(|e| e.into_error()).context("writing the archive to stdout")?;
+    out.flush().context("writing the archive to stdout")?;
+    Ok(report)
 }
 
 /// The Argon2id cost: defaults, overridden flag by flag, within what
@@ -131,21 +171,36 @@ pub(crate) fn input_bytes(roots: &[PathBuf], follow: bool) -> u64 {
     total
 }
 
-pub(crate) fn open_archive(path: &Path, g: &GlobalArgs, profile: WorkloadProfile) -> Result<Archive<File>> {
-    let file = File::open(path).with_context(|| format!("opening {}", Quoted::path(path)))?;
-    let kind = file.metadata().with_context(|| format!("opening {}", Quoted::path(path)))?.file_type();
-    if kind.is_fifo() || kind.is_socket() || kind.is_char_device() {
-        anyhow::bail!("opening {}: not a seekable file; lockbox reads archives from files (save a piped archive to a file first)", Quoted::path(path));
-    }
+/// Opens the archive argument (a file or `-`) with the key the global
+/// options give; returns it and how messages name it.
+pub(crate) fn open_archive(
+    arg: &Path,
+    g: &GlobalArgs,
+    profile: WorkloadProfile,
+) -> Result<(Archive<File>, String)> {
+    let input = source::open(arg)?;
     let options = OpenOptions::new().profile(profile);
-    keys::with_key(g, |key| Archive::open_with(file, key, options))
-        .with_context(|| format!("opening {}", Quoted::path(path)))
+    // A spooled copy may be deleted now: the open file keeps its bytes.
+    let archive = keys::with_key(g, |key| Archive::open_with(input.file, key, options))
+        .with_context(|| format!("opening {}", input.name))?;
+    Ok((archive, input.name))
 }
 
 pub fn list(g: &GlobalArgs, a: ListArgs) -> Result<ExitCode> {
-    let archive = open_archive(&a.archive, g, WorkloadProfile::Balanced)?;
+    let (archive, name) = open_archive(&a.archive, g, WorkloadProfile::Balanced)?;
+    let reading = || format!("reading the index of {}", name);
+    if a.json {
+        let mut lines = json::Lines::stdout();
+        let mut counts = json::ListCounts::default();
+        for e in archive.entries().with_context(reading)? {
+            let e = e.with_context(reading)?;
+            counts.add(&e);
+            lines.write(&json::entry(&e)).context("writing to stdout")?;
+        }
+        lines.write(&counts.summary()).and_then(|()| lines.flush()).context("writing to stdout")?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut out = BufWriter::new(io::stdout().lock());
-    let reading = || format!("reading the index of {}", Quoted::path(&a.archive));
     for e in archive.entries().with_context(reading)? {
         let e = e.with_context(reading)?;
         let e = &e;
@@ -164,7 +219,7 @@ pub fn list(g: &GlobalArgs, a: ListArgs) -> Result<ExitCode> {
 pub fn extract(g: &GlobalArgs, a: ExtractArgs) -> Result<ExitCode> {
     raise_open_file_limit();
     let profile = a.profile.unwrap_or(WorkloadProfile::ExtractMany);
-    let archive = open_archive(&a.archive, g, profile)?;
+    let (archive, name) = open_archive(&a.archive, g, profile)?;
     let only: Vec<Vec<u8>> = a.paths.into_iter().map(|p| filter_path(p.into_vec())).collect();
     let mut options = ExtractOptions::new()
         .overwrite(a.overwrite)
@@ -178,21 +233,31 @@ pub fn extract(g: &GlobalArgs, a: ExtractArgs) -> Result<ExitCode> {
     if let Some((counters, _)) = &display {
         options = options.progress(Arc::clone(counters));
     }
-    let report = archive.extract(&a.directory, &options).with_context(|| {
-        format!("extracting {} into {}", Quoted::path(&a.archive), Quoted::path(&a.directory))
-    })?;
+    let report = archive
+        .extract(&a.directory, &options)
+        .with_context(|| format!("extracting {} into {}", name, Quoted::path(&a.directory)))?;
     if let Some((_, display)) = display {
         display.finish();
+    }
+    if a.json {
+        let mut lines = json::Lines::stdout();
+        for d in &report.damaged {
+            lines.write(&json::damaged(d)).context("writing to stdout")?;
+        }
+        let summary = json::extract_summary(report.entries, report.bytes, report.damaged.len());
+        lines.write(&summary).and_then(|()| lines.flush()).context("writing to stdout")?;
     }
     if report.damaged.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
-    for d in &report.damaged {
-        eprintln!("lockbox: damaged, not restored: {}: {}", d.path, d.reason);
+    if !a.json {
+        for d in &report.damaged {
+            eprintln!("lockbox: damaged, not restored: {}: {}", d.path, d.reason);
+        }
     }
     eprintln!(
         "lockbox: extracting {}: {} damaged entries not restored, {} restored",
-        Quoted::path(&a.archive),
+        name,
         report.damaged.len(),
         report.entries
     );
@@ -223,9 +288,9 @@ pub(crate) fn filter_path(mut p: Vec<u8>) -> Vec<u8> {
 }
 
 pub fn cat(g: &GlobalArgs, a: CatArgs) -> Result<ExitCode> {
-    let archive = open_archive(&a.archive, g, WorkloadProfile::RandomRead)?;
+    let (archive, name) = open_archive(&a.archive, g, WorkloadProfile::RandomRead)?;
     let path = a.path.into_vec();
-    let what = || format!("reading {} from {}", Quoted::bytes(&path), Quoted::path(&a.archive));
+    let what = || format!("reading {} from {}", Quoted::bytes(&path), name);
     let mut reader = archive.open_file(&path).with_context(what)?;
     let mut out = io::stdout().lock();
     let mut buf = vec![0u8; 256 << 10];
@@ -245,43 +310,59 @@ pub fn cat(g: &GlobalArgs, a: CatArgs) -> Result<ExitCode> {
 }
 
 pub fn info(g: &GlobalArgs, a: InfoArgs) -> Result<ExitCode> {
-    let archive = open_archive(&a.archive, g, WorkloadProfile::Balanced)?;
-    let info = archive.info().with_context(|| format!("reading {}", Quoted::path(&a.archive)))?;
-    let text = if a.json { listing::info_json(&info) } else { listing::info_text(&info) };
+    let (archive, name) = open_archive(&a.archive, g, WorkloadProfile::Balanced)?;
+    let info = archive.info().with_context(|| format!("reading {}", name))?;
+    if a.json {
+        let mut lines = json::Lines::stdout();
+        lines.write(&json::info_summary(&info)).and_then(|()| lines.flush()).context("writing to stdout")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let text = listing::info_text(&info);
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes()).and_then(|()| out.flush()).context("writing to stdout")?;
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn verify(g: &GlobalArgs, a: VerifyArgs) -> Result<ExitCode> {
-    let archive = open_archive(&a.archive, g, WorkloadProfile::ExtractMany)?;
-    let report = archive.verify().with_context(|| format!("verifying {}", Quoted::path(&a.archive)))?;
-    for d in &report.damaged {
-        eprintln!("lockbox: damaged: {}: {}", d.path, d.reason);
+    let (archive, name) = open_archive(&a.archive, g, WorkloadProfile::ExtractMany)?;
+    let report = archive.verify().with_context(|| format!("verifying {}", name))?;
+    if a.json {
+        let mut lines = json::Lines::stdout();
+        for d in &report.damaged {
+            lines.write(&json::damaged(d)).context("writing to stdout")?;
+        }
+        for p in &report.damaged_pages {
+            lines.write(&json::damaged_page(p)).context("writing to stdout")?;
+        }
+        lines
+            .write(&json::verify_summary(&report))
+            .and_then(|()| lines.flush())
+            .context("writing to stdout")?;
+    } else {
+        for d in &report.damaged {
+            eprintln!("lockbox: damaged: {}: {}", d.path, d.reason);
+        }
     }
     if report.torn_tail_bytes > 0 {
         eprintln!(
             "lockbox: warning: {}: {} bytes after the last committed trailer, ignored (an interrupted \
              add, update or rm; lockbox repair cuts them off)",
-            a.archive.display(),
+            Quoted::path(&a.archive),
             report.torn_tail_bytes
         );
     }
     if report.is_ok() {
-        if !g.quiet {
+        if !g.quiet && !a.json {
             eprintln!(
                 "{}: OK: {} files, {} bytes, {} pages authenticated",
-                Quoted::path(&a.archive),
-                report.files,
-                report.bytes,
-                report.pages
+                name, report.files, report.bytes, report.pages
             );
         }
         return Ok(ExitCode::SUCCESS);
     }
     eprintln!(
         "lockbox: verifying {}: {} damaged entries, {} damaged pages",
-        Quoted::path(&a.archive),
+        name,
         report.damaged.len(),
         report.damaged_pages.len()
     );

@@ -90,8 +90,17 @@ pub fn with_key<T>(
 
 /// `key list`: one line per slot in use.
 pub fn list(a: KeyListArgs) -> Result<ExitCode> {
-    let slots =
-        list_key_slots(&a.archive).with_context(|| format!("reading {}", Quoted::path(&a.archive)))?;
+    let input = crate::source::open(&a.archive)?;
+    let slots = list_key_slots(&input.path).with_context(|| format!("reading {}", input.name))?;
+    if a.json {
+        let mut lines = crate::json::Lines::stdout();
+        for slot in &slots {
+            lines.write(&crate::json::slot(slot)).context("writing to stdout")?;
+        }
+        let summary = crate::json::slots_summary(slots.len());
+        lines.write(&summary).and_then(|()| lines.flush()).context("writing to stdout")?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut out = std::io::stdout().lock();
     for slot in slots {
         let what = match &slot.kind {

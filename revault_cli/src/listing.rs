@@ -1,5 +1,4 @@
-//! Text shapes of `list -l` and `info`: mode strings, UTC timestamps, and
-//! the JSON of `info --json`, written by hand to keep dependencies few.
+//! Text shapes of `list -l` and `info`: mode strings and UTC timestamps.
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -129,42 +128,6 @@ pub fn info_text(info: &ArchiveInfo) -> String {
     s
 }
 
-/// `info` as one JSON object.
-pub fn info_json(info: &ArchiveInfo) -> String {
-    let kdf: Vec<String> = info
-        .kdf
-        .iter()
-        .map(|k| {
-            format!(
-                r#"{{"algorithm": "argon2id", "memory_kib": {}, "passes": {}, "lanes": {}}}"#,
-                k.m_kib, k.t, k.p
-            )
-        })
-        .collect();
-    let fields = [
-        ("version", info.version.to_string()),
-        ("kdf", format!("[{}]", kdf.join(", "))),
-        ("files", info.files.to_string()),
-        ("dirs", info.dirs.to_string()),
-        ("symlinks", info.symlinks.to_string()),
-        ("hardlinks", info.hardlinks.to_string()),
-        ("content_bytes", info.content_bytes.to_string()),
-        ("archive_bytes", info.archive_bytes.to_string()),
-        ("compression_ratio", format!("{:.4}", ratio(info))),
-        ("pages", info.pages.to_string()),
-        ("raw_pages", info.raw_pages.to_string()),
-        ("stored_page_bytes", info.stored_page_bytes.to_string()),
-        ("index_bytes", info.index_bytes.to_string()),
-        ("sessions", info.sessions.to_string()),
-        ("runs", info.runs.to_string()),
-        ("dead_bytes", info.dead_bytes.to_string()),
-        ("torn_tail_bytes", info.torn_tail_bytes.to_string()),
-        ("key_slots", info.key_slots.to_string()),
-    ];
-    let body: Vec<String> = fields.iter().map(|(k, v)| format!("  \"{k}\": {v}")).collect();
-    format!("{{\n{}\n}}\n", body.join(",\n"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,15 +163,5 @@ mod tests {
         assert_eq!(utc(4_102_444_799), "2099-12-31 23:59:59");
         assert_eq!(utc(-1), "1969-12-31 23:59:59");
         assert_eq!(utc(-86_400 * 365), "1969-01-01 00:00:00");
-    }
-
-    #[test]
-    fn json_has_every_key() {
-        let info = ArchiveInfo::default();
-        let json = info_json(&info);
-        for key in ["version", "kdf", "files", "content_bytes", "archive_bytes", "compression_ratio"] {
-            assert!(json.contains(&format!("\"{key}\": ")), "{key} missing in {json}");
-        }
-        assert!(json.starts_with('{') && json.ends_with("}\n"));
     }
 }

@@ -9,10 +9,10 @@
 //! | code | meaning |
 //! |------|---------|
 //! | 0    | success |
-//! | 1    | any other failure: I/O error (a full disk included), missing input, existing file without `--overwrite`, path not in the archive, archive locked by another writer, a path below a stored file; `create`/`add`/`update` that skipped files or stored a changed copy (warnings; the archive is valid) |
-//! | 2    | usage error: bad flags (clap), no password available, empty or mismatched password, archive to a terminal, KDF cost out of range |
+//! | 1    | any other failure: I/O error (a full disk included), missing input, existing file without `--overwrite`, path not in the archive, archive locked by another writer, a path below a stored file, malformed tar stream, unreadable list file; `create`/`add`/`update` that skipped files or stored a changed copy (warnings; the archive is valid) |
+//! | 2    | usage error: bad flags (clap), no password available, empty or mismatched password, archive to a terminal, KDF cost out of range, invalid exclude pattern, `-` given twice |
 //! | 3    | authentication failure: wrong password, archive tampered with, malformed or truncated, checksum mismatch, damaged entries reported by `extract --keep-going` or `verify` |
-//! | 141  | `create -o -` whose stdout closed early (broken pipe): the archive was not delivered; nothing is printed. `list`, `cat` and `info` cut off by `\| head` exit 0 quietly |
+//! | 141  | `create -o -` or `export -o -` whose stdout closed early (broken pipe): the archive was not delivered; nothing is printed. `list`, `cat` and `info` cut off by `\| head` exit 0 quietly |
 //!
 //! # Passwords
 //!
@@ -23,10 +23,15 @@
 
 mod append;
 mod commands;
+mod export;
+mod json;
 mod keys;
 mod listing;
+mod manual;
 mod password;
 mod progress;
+mod select;
+mod source;
 
 use std::ffi::OsString;
 use std::fmt;
@@ -114,6 +119,24 @@ enum Command {
     Compact(MaintainArgs),
     /// Cut off what an interrupted add/update/rm left after the last commit.
     Repair(MaintainArgs),
+    /// Write an archive's entries (all, or some) as a pax tar stream.
+    Export(ExportArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff): `lockbox man | man -l -`.
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+struct CompletionsArgs {
+    /// The shell: `lockbox completions bash > /etc/bash_completion.d/lockbox`.
+    shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+struct ManArgs {
+    /// The page of this command (`lockbox man create`) instead of lockbox's.
+    command: Option<String>,
 }
 
 /// Where the input paths are and how their pages are made: for `create`,
@@ -189,10 +212,18 @@ struct MaintainArgs {
 
 #[derive(Debug, Args)]
 struct CreateArgs {
+    /// Print NDJSON (one object a line, a summary last; docs/JSON.md)
+    /// instead of text.
+    #[arg(long)]
+    json: bool,
     /// Archive to write; `-` streams it to stdout. A file is written under a
     /// temporary name and renamed into place when complete.
     #[arg(short, long, value_name = "ARCHIVE")]
     output: PathBuf,
+    /// Replace ARCHIVE if it exists (the old one stays whole until the new
+    /// one is complete). Without it, an existing ARCHIVE is refused.
+    #[arg(long)]
+    overwrite: bool,
     #[command(flatten)]
     input: InputArgs,
     /// Argon2id memory cost in MiB [default: 64]. Lowering any KDF cost makes
@@ -219,15 +250,70 @@ struct CreateArgs {
     /// Print help (`-h` is --dereference here, as in tar).
     #[arg(long, action = clap::ArgAction::Help)]
     help: Option<bool>,
+    /// Archive the entries of the tar or pax stream FILE (`-`: stdin)
+    /// instead of PATHs: names, modes, owner ids, mtimes, symbolic and hard
+    /// links (owner names, xattrs, devices and FIFOs are dropped).
+    #[arg(long, value_name = "FILE", conflicts_with = "paths")]
+    from_tar: Option<PathBuf>,
+    #[command(flatten)]
+    select: SelectArgs,
     /// Files and directories to archive (directories recursively; symbolic
     /// links are stored, not followed, unless -h).
-    #[arg(value_name = "PATH", required = true)]
+    #[arg(value_name = "PATH", required_unless_present_any = ["from_tar", "files_from"])]
     paths: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]
+struct ExportArgs {
+    /// The archive (`-`: stdin).
+    archive: PathBuf,
+    /// Write the tar stream to FILE (under a temporary name, renamed when
+    /// complete); `-` writes it to stdout.
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
+    /// Replace FILE if it exists.
+    #[arg(long)]
+    overwrite: bool,
+    /// Export only these stored paths (and everything below directories).
+    #[arg(value_name = "PATH")]
+    paths: Vec<OsString>,
+}
+
+#[derive(Debug, Args)]
+struct SelectArgs {
+    /// Leave out entries whose stored name matches PATTERN (repeatable):
+    /// tar's glob rules (`*`, `?`, `[...]`, `*` also matching `/`), matched
+    /// against the whole name or any trailing part of it (`*.o`, `build`,
+    /// `src/*.tmp`); an excluded directory is left out with its contents.
+    #[arg(long, value_name = "PATTERN", conflicts_with = "from_tar")]
+    exclude: Vec<String>,
+    /// Leave out the patterns listed in FILE, one a line (`-`: stdin).
+    #[arg(long, value_name = "FILE", conflicts_with = "from_tar")]
+    exclude_from: Vec<PathBuf>,
+    /// Leave out version-control directories and files (GNU tar's list:
+    /// .git, .gitignore, .hg, .svn, CVS, .bzr, _darcs, ...).
+    #[arg(long, conflicts_with = "from_tar")]
+    exclude_vcs: bool,
+    /// Do not descend into directories on other file systems (mount points
+    /// are stored as empty directories).
+    #[arg(long, conflicts_with = "from_tar")]
+    one_file_system: bool,
+    /// Also archive the paths listed in FILE, one a line (`-`: stdin).
+    #[arg(short = 'T', long, value_name = "FILE", conflicts_with = "from_tar")]
+    files_from: Option<PathBuf>,
+    /// The --files-from and --exclude-from lists are separated by NUL
+    /// bytes, not newlines (as `find -print0` writes them).
+    #[arg(long)]
+    null: bool,
+}
+
+#[derive(Debug, Args)]
 struct ListArgs {
-    /// The archive.
+    /// Print NDJSON (one object a line, a summary last; docs/JSON.md)
+    /// instead of text.
+    #[arg(long)]
+    json: bool,
+    /// The archive (`-`: read it from stdin).
     archive: PathBuf,
     /// Long format: mode, size, mtime (UTC), path, link target.
     #[arg(short, long)]
@@ -240,7 +326,11 @@ struct ListArgs {
 
 #[derive(Debug, Args)]
 struct ExtractArgs {
-    /// The archive.
+    /// Print NDJSON (one object a line, a summary last; docs/JSON.md)
+    /// instead of text.
+    #[arg(long)]
+    json: bool,
+    /// The archive (`-`: read it from stdin).
     archive: PathBuf,
     /// Extract into DIR, which must exist.
     #[arg(short = 'C', long = "directory", value_name = "DIR", default_value = ".")]
@@ -271,7 +361,7 @@ struct ExtractArgs {
 
 #[derive(Debug, Args)]
 struct CatArgs {
-    /// The archive.
+    /// The archive (`-`: read it from stdin).
     archive: PathBuf,
     /// Stored path of a file (or hard link).
     path: OsString,
@@ -279,15 +369,20 @@ struct CatArgs {
 
 #[derive(Debug, Args)]
 struct VerifyArgs {
-    /// The archive.
+    /// Print NDJSON (one object a line, a summary last; docs/JSON.md)
+    /// instead of text.
+    #[arg(long)]
+    json: bool,
+    /// The archive (`-`: read it from stdin).
     archive: PathBuf,
 }
 
 #[derive(Debug, Args)]
 struct InfoArgs {
-    /// The archive.
+    /// The archive (`-`: read it from stdin).
     archive: PathBuf,
-    /// Print one JSON object instead of text.
+    /// Print NDJSON (one object a line, a summary last; docs/JSON.md)
+    /// instead of text.
     #[arg(long)]
     json: bool,
 }
@@ -306,7 +401,11 @@ enum KeyCommand {
 
 #[derive(Debug, Args)]
 struct KeyListArgs {
-    /// The archive.
+    /// Print NDJSON (one object a line, a summary last; docs/JSON.md)
+    /// instead of text.
+    #[arg(long)]
+    json: bool,
+    /// The archive (`-`: read it from stdin).
     archive: PathBuf,
 }
 
@@ -410,7 +509,7 @@ fn main() -> ExitCode {
     password::take_from_environment();
     let cli = Cli::parse();
     let strict_extract = matches!(&cli.command, Command::Extract(a) if !a.keep_going);
-    let writes_archive = matches!(&cli.command, Command::Create(_));
+    let writes_archive = matches!(&cli.command, Command::Create(_) | Command::Export(_));
     let result = match cli.command {
         Command::Create(args) => commands::create(&cli.global, args),
         Command::List(args) => commands::list(&cli.global, args),
@@ -423,6 +522,9 @@ fn main() -> ExitCode {
         Command::Key(KeyCommand::Add(args)) => keys::add(&cli.global, args),
         Command::Key(KeyCommand::Remove(args)) => keys::remove(&cli.global, args),
         Command::Passwd(args) => keys::passwd(&cli.global, args),
+        Command::Export(args) => export::export(&cli.global, args),
+        Command::Completions(args) => manual::completions(args.shell),
+        Command::Man(args) => manual::man(args.command.as_deref()),
         Command::Add(args) => append::add(&cli.global, args),
         Command::Update(args) => append::update(&cli.global, args),
         Command::Rm(args) => append::rm(&cli.global, args),

@@ -196,7 +196,7 @@ fn strict_fails_and_leaves_the_old_archive_and_no_temporary_file() {
     ok(create(&archive, work.path(), "tree", &[]));
     let before = fs::read(&archive).unwrap();
     mkfifo(&tree.join("pipe"));
-    let out = create(&archive, work.path(), "tree", &["--strict"]);
+    let out = create(&archive, work.path(), "tree", &["--strict", "--overwrite"]);
     assert_eq!(code(&out), 1, "{}", stderr(&out));
     assert_eq!(
         stderr(&out).trim_end(),
@@ -205,7 +205,7 @@ fn strict_fails_and_leaves_the_old_archive_and_no_temporary_file() {
     assert_eq!(fs::read(&archive).unwrap(), before, "the old archive is untouched");
     assert!(temp_files(work.path()).is_empty(), "{:?}", temp_files(work.path()));
     // Without --strict the FIFO is a warning, not a failure (tar: "socket ignored").
-    let out = create(&archive, work.path(), "tree", &[]);
+    let out = create(&archive, work.path(), "tree", &["--overwrite"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(names(&archive), [b"tree".to_vec(), b"tree/a".to_vec()]);
 }

@@ -151,6 +151,23 @@ pub enum Error {
     /// met something it would otherwise skip with a warning.
     #[error("{0}; stopping (strict)")]
     Strict(CreateWarning),
+    /// An exclude pattern does not parse.
+    #[error("invalid exclude pattern {pattern:?}: {reason}")]
+    BadPattern {
+        /// The pattern.
+        pattern: String,
+        /// Why it does not parse.
+        reason: String,
+    },
+    /// A tar stream given to import is malformed, truncated, or holds an
+    /// entry that cannot be stored safely.
+    #[error("tar stream, {at}: {reason}")]
+    BadTar {
+        /// Which entry (its number from 1, and its name when known).
+        at: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// Entries were added out of the index order, or twice.
     #[error("entry {path} added after {previous}: entries must come in path order, each once")]
     OutOfOrder {

@@ -49,6 +49,7 @@ mod pipeline;
 mod profile;
 mod quote;
 mod storage;
+mod tarstream;
 mod write;
 
 use std::sync::atomic::AtomicU64;
@@ -66,9 +67,11 @@ pub use keys::{
 pub use profile::{zstd_levels, CreateTuning, ReadTuning, WorkloadProfile};
 pub use quote::Quoted;
 pub use storage::{ReadAt, SeekReader};
+pub use tarstream::{create_archive_from_tar, export_tar, write_archive_from_tar, ExportReport};
 pub use write::{
     compact_archive, create_archive, repair_archive, write_archive, ArchiveUpdater, ArchiveWriter,
-    CreateOptions, CreateReport, CreateWarning, Metadata, UpdateOptions, UpdateReport, WarningKind,
+    CreateOptions, CreateReport, CreateWarning, Metadata, Selection, UpdateOptions, UpdateReport,
+    WarningKind,
 };
 
 /// The Argon2id cost limits every reader enforces; a writer refuses

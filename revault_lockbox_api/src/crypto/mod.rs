@@ -10,6 +10,7 @@ mod keyslot;
 mod locked;
 mod schedule;
 mod secret;
+mod spool;
 
 pub use kdf::KdfParams;
 pub(crate) use keyslot::{
@@ -19,6 +20,7 @@ pub(crate) use locked::Locked;
 pub(crate) use schedule::{PageNonce, SessionKeys};
 pub use secret::Password;
 pub(crate) use secret::{random_bytes, ContentKey};
+pub(crate) use spool::SpoolCipher;
 
 /// Authentication failed: a tag did not verify. Deliberately carries no
 /// detail of what inside the sealed data was wrong.

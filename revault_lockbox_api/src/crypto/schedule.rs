@@ -127,7 +127,7 @@ fn open(
     let body_len = buf.len().checked_sub(TAG_LEN).ok_or(AuthFailed)?;
     let tag = Tag::try_from(&buf[body_len..]).map_err(|_| AuthFailed)?;
     cipher
-        .decrypt_inout_detached(&Nonce::from(nonce.0), aad, buf[..body_len].as_mut().into(), &tag)
+        .decrypt_inout_detached(&Nonce::from(nonce.0), aad, (&mut buf[..body_len]).into(), &tag)
         .map_err(|_| AuthFailed)?;
     buf.truncate(body_len);
     Ok(())

@@ -17,7 +17,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::create::{check_inputs, ordered_roots, walk_with};
+use super::create::{check_inputs, ordered_roots, walk_with, WalkRules};
 use super::lock::open_locked;
 use super::sync::SyncingWriter;
 use super::walk::{Seen, WalkFilter};
@@ -184,7 +184,7 @@ impl ArchiveUpdater {
         self.check_ancestors(base_dir, inputs)?;
         let skip = self.own_file()?;
         self.session(|writer, _, report| {
-            let (writer, walked) = walk_with(writer, base_dir, inputs, &skip, (false, false), None)?;
+            let (writer, walked) = walk_with(writer, base_dir, inputs, &skip, no_rules(), None)?;
             report.warnings = walked.warnings;
             report.content_bytes = walked.content_bytes;
             Ok(writer)
@@ -206,7 +206,7 @@ impl ArchiveUpdater {
             let mut filter =
                 UpdateFilter { old, peeked: None, roots: &roots, delete_missing, hidden: None, deleted: 0 };
             let (mut writer, walked) =
-                walk_with(writer, base_dir, inputs, &skip, (false, false), Some(&mut filter))?;
+                walk_with(writer, base_dir, inputs, &skip, no_rules(), Some(&mut filter))?;
             filter.delete_before(&mut writer, None)?;
             report.warnings = walked.warnings;
             report.content_bytes = walked.content_bytes;
@@ -618,4 +618,11 @@ pub fn repair_archive<'k>(path: &Path, key: impl Into<Unlock<'k>>, wait: bool) -
         file.sync_all().map_err(Error::io("syncing", path))?;
     }
     Ok(torn)
+}
+
+/// Appends walk as `create` does by default: links stored as links, every
+/// path selected, warnings reported.
+fn no_rules() -> WalkRules<'static> {
+    static ALL: std::sync::OnceLock<super::Selection> = std::sync::OnceLock::new();
+    WalkRules { follow: false, strict: false, selection: ALL.get_or_init(super::Selection::new) }
 }

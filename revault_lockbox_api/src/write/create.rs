@@ -1,16 +1,16 @@
 //! `create`: input paths (tar semantics) put in the index order, walked
 //! into an archive written under a temporary name or streamed.
 
-use std::fs::{self, File};
-use std::io::{BufWriter, Write};
+use std::fs;
+use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
-use super::sync::SyncingWriter;
+use super::atomic::write_atomically;
 use super::walk::{Walk, WalkFilter};
 use super::warning::CreateWarning;
 use super::writer::{ArchiveWriter, CreateOptions};
+use super::Selection;
 use crate::format::path_cmp;
 use crate::{Error, KeySet, Result};
 
@@ -59,33 +59,10 @@ pub fn create_archive(
     keys: impl Into<KeySet>,
     options: CreateOptions,
 ) -> Result<CreateReport> {
-    let dir = match archive.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let name = archive.file_name().ok_or_else(|| Error::BadInput {
-        path: archive.to_path_buf(),
-        reason: "the archive path does not name a file",
-    })?;
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!(".{}.", name.to_string_lossy()))
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(Error::io("creating a temporary file in", dir))?;
-    let own = tmp.as_file().metadata().map_err(Error::io("inspecting", tmp.path()))?;
-    let mut skip = vec![(own.dev(), own.ino())];
-    if let Ok(old) = fs::metadata(archive) {
-        skip.push((old.dev(), old.ino()));
-    }
-    let out = BufWriter::with_capacity(1 << 20, SyncingWriter::new(tmp)?);
-    let (out, report) = walk_into(out, base_dir, inputs, &keys.into(), options, &skip)?;
-    let tmp = out.into_inner().map_err(|e| Error::io("writing", archive)(e.into_error()))?.finish();
-    tmp.as_file().sync_all().map_err(Error::io("syncing", tmp.path()))?;
-    tmp.persist(archive).map_err(|e| Error::io("renaming the finished archive to", archive)(e.error))?;
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(report)
+    let keys = keys.into();
+    write_atomically(archive, options.overwrite, |out, skip| {
+        walk_into(out, base_dir, inputs, &keys, options, skip)
+    })
 }
 
 /// Streams an archive of `inputs` to `out` (a pipe, stdout, a socket): the
@@ -112,8 +89,10 @@ fn walk_into<W: Write>(
     let mut skip = skip.to_vec();
     skip.extend_from_slice(&options.skip_files);
     let (follow, strict) = (options.dereference, options.strict);
+    let selection = options.selection.clone();
     let writer = ArchiveWriter::new(out, keys.clone(), options)?;
-    let (writer, mut report) = walk_with(writer, base_dir, inputs, &skip, (follow, strict), None)?;
+    let rules = WalkRules { follow, strict, selection: &selection };
+    let (writer, mut report) = walk_with(writer, base_dir, inputs, &skip, rules, None)?;
     let (out, archive_bytes) = writer.finish_counted()?;
     report.archive_bytes = archive_bytes;
     Ok((out, report))
@@ -134,19 +113,26 @@ pub(crate) fn check_inputs(base_dir: &Path, inputs: &[PathBuf]) -> Result<()> {
     Ok(())
 }
 
+/// How a walk treats what it meets: [`CreateOptions::dereference`],
+/// [`CreateOptions::strict`], [`CreateOptions::selection`].
+pub(crate) struct WalkRules<'a> {
+    pub(crate) follow: bool,
+    pub(crate) strict: bool,
+    pub(crate) selection: &'a Selection,
+}
+
 /// Walks `inputs` into `writer` (a create, or an append session), leaving
-/// it unfinished. `(follow, strict)`: [`CreateOptions::dereference`] and
-/// [`CreateOptions::strict`]; `filter` decides what is stored (`update`).
+/// it unfinished; `filter` decides what is stored (`update`).
 pub(crate) fn walk_with<'a, W: Write>(
     writer: ArchiveWriter<W>,
     base_dir: &Path,
     inputs: &[PathBuf],
     skip: &'a [(u64, u64)],
-    (follow, strict): (bool, bool),
+    rules: WalkRules<'a>,
     filter: Option<&'a mut dyn WalkFilter<W>>,
 ) -> Result<(ArchiveWriter<W>, CreateReport)> {
-    let roots = ordered_roots(base_dir, inputs, follow)?;
-    let mut walk = Walk::new(writer, skip, follow, strict, filter);
+    let roots = ordered_roots(base_dir, inputs, rules.follow)?;
+    let mut walk = Walk::new(writer, skip, rules.follow, rules.strict, rules.selection, filter);
     for root in roots {
         walk.add_root(&root.full, root.shown, root.stored)?;
     }

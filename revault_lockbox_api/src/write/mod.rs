@@ -2,15 +2,19 @@
 //! feeds it in index order.
 
 mod append;
+mod atomic;
 mod create;
 mod lock;
+mod select;
 mod sync;
 mod walk;
 mod warning;
 mod writer;
 
 pub use append::{compact_archive, repair_archive, ArchiveUpdater, UpdateOptions, UpdateReport};
+pub(crate) use atomic::write_atomically;
 pub use create::{create_archive, write_archive, CreateReport};
 pub(crate) use lock::open_locked;
+pub use select::Selection;
 pub use warning::{CreateWarning, WarningKind};
 pub use writer::{ArchiveWriter, CreateOptions, Metadata};

@@ -24,6 +24,7 @@ use rustix::io::Errno;
 use super::warning::{CreateWarning, WarningKind};
 use super::writer::{ArchiveWriter, Metadata};
 use super::CreateReport;
+use super::Selection;
 use crate::format::MAX_PATH_LEN;
 use crate::{Error, Result};
 
@@ -44,6 +45,10 @@ pub(super) struct Walk<'a, W: Write> {
     open_dirs: Vec<(u64, u64)>,
     /// Decides what is stored (`update`); everything when `None`.
     filter: Option<&'a mut dyn WalkFilter<W>>,
+    /// Excludes and `--one-file-system`.
+    selection: &'a Selection,
+    /// The device of the input being walked, for `--one-file-system`.
+    root_dev: Option<u64>,
 }
 
 /// What the walk saw of a name before storing it.
@@ -108,6 +113,7 @@ impl<'a, W: Write> Walk<'a, W> {
         skip: &'a [(u64, u64)],
         follow: bool,
         strict: bool,
+        selection: &'a Selection,
         filter: Option<&'a mut dyn WalkFilter<W>>,
     ) -> Self {
         Walk {
@@ -119,18 +125,24 @@ impl<'a, W: Write> Walk<'a, W> {
             strict,
             open_dirs: Vec::new(),
             filter,
+            selection,
+            root_dev: None,
         }
     }
 
     /// Adds the input at `full` under the name `stored`, and everything
     /// below it. `shown` names it in warnings.
     pub(super) fn add_root(&mut self, full: &Path, shown: PathBuf, stored: Vec<u8>) -> Result<()> {
-        let Some(name) = full.file_name() else {
-            // `.` or `/`: the directory itself, stored as its contents.
+        self.root_dev = None;
+        let name = full.file_name().filter(|_| !stored.is_empty());
+        let Some(name) = name else {
+            // `.` or `/` (stored as nothing): the directory itself, stored
+            // as its contents.
             let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
             let dir = openat(CWD, full, flags, Mode::empty())
                 .map_err(|e| Error::io("opening directory", full)(e.into()))?;
             let st = fstat(&dir).map_err(|e| Error::io("inspecting", full)(e.into()))?;
+            self.root_dev = Some(Identity::of(&st).dev);
             return self.add_dir_contents(dir, &st, &shown, &stored);
         };
         let parent = match full.parent() {
@@ -153,6 +165,10 @@ impl<'a, W: Write> Walk<'a, W> {
         shown: PathBuf,
         stored: Vec<u8>,
     ) -> Result<()> {
+        // An excluded name is not looked at, nor anything below it.
+        if self.selection.excludes(&stored) {
+            return Ok(());
+        }
         // Checked before anything is read, and before the walk goes deeper.
         if stored.len() > MAX_PATH_LEN {
             return self.warn(shown, WarningKind::NameTooLong);
@@ -201,6 +217,11 @@ impl<'a, W: Write> Walk<'a, W> {
         if store {
             self.writer.add_dir(&found.stored, &metadata_of(&st))?;
             self.report.entries += 1;
+        }
+        // `--one-file-system`: a mount point is stored, not what it holds.
+        let root_dev = *self.root_dev.get_or_insert(seen.dev);
+        if self.selection.stays_on_one_file_system() && seen.dev != root_dev {
+            return Ok(());
         }
         self.add_dir_contents(fd, &st, &found.shown, &found.stored)
     }
@@ -357,7 +378,7 @@ mod tests {
     fn walk(strict: bool) -> Walk<'static, Vec<u8>> {
         let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS);
         let writer = ArchiveWriter::new(Vec::new(), &Password::from("pw"), options).unwrap();
-        Walk::new(writer, &[], false, strict, None)
+        Walk::new(writer, &[], false, strict, Box::leak(Box::new(Selection::new())), None)
     }
 
     fn open_dir(path: &Path) -> OwnedFd {

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
+use super::Selection;
 use crate::crypto::{random_bytes, ContentKey, KdfParams, SessionKeys};
 use crate::format::{
     check_entry_path, check_symlink_target, encode_slot, encoded_record_len, is_within, path_cmp, Child,
@@ -57,6 +58,8 @@ pub struct CreateOptions {
     pub(crate) skip_files: Vec<(u64, u64)>,
     pub(crate) dereference: bool,
     pub(crate) strict: bool,
+    pub(crate) overwrite: bool,
+    pub(crate) selection: Selection,
 }
 
 impl Default for CreateOptions {
@@ -75,6 +78,8 @@ impl CreateOptions {
             skip_files: Vec::new(),
             dereference: false,
             strict: false,
+            overwrite: false,
+            selection: Selection::new(),
         }
     }
 
@@ -143,6 +148,21 @@ impl CreateOptions {
     /// [`CreateReport::warnings`](crate::CreateReport::warnings).
     pub fn strict(mut self, strict: bool) -> Self {
         self.strict = strict;
+        self
+    }
+
+    /// Lets [`create_archive`](crate::create_archive) replace an existing
+    /// archive (once the new one is complete). Default: false, an existing
+    /// file is refused with [`Error::AlreadyExists`].
+    pub fn overwrite(mut self, overwrite: bool) -> Self {
+        self.overwrite = overwrite;
+        self
+    }
+
+    /// Which paths the tree walk of [`create_archive`](crate::create_archive)
+    /// and [`write_archive`](crate::write_archive) takes. Default: all.
+    pub fn selection(mut self, selection: Selection) -> Self {
+        self.selection = selection;
         self
     }
 

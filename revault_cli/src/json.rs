@@ -1,0 +1,231 @@
+//! `--json`: every JSON object lockbox prints, one per line (NDJSON), in
+//! the shapes docs/JSON.md documents. Each object has a `"type"`; the last
+//! line of every command is its `"summary"`.
+//!
+//! Names are bytes: one that is valid UTF-8 is a JSON string; one that is
+//! not is written lossily in the same field (U+FFFD for bad bytes), with
+//! its exact bytes in base64 beside it (`"path_base64"`), so no name is
+//! lost or mistaken for another.
+
+use std::io::{self, BufWriter, StdoutLock, Write};
+
+use base64::Engine as _;
+use revault_lockbox_api::{
+    ArchiveInfo, CreateReport, Damage, Entry, EntryKind, KdfParams, SlotInfo, SlotKind, VerifyReport,
+};
+use serde_json::{json, Map, Value};
+
+/// NDJSON on stdout.
+pub struct Lines {
+    out: BufWriter<StdoutLock<'static>>,
+}
+
+impl Lines {
+    pub fn stdout() -> Lines {
+        Lines { out: BufWriter::new(io::stdout().lock()) }
+    }
+
+    /// Writes `value` as one line.
+    pub fn write(&mut self, value: &Value) -> io::Result<()> {
+        serde_json::to_writer(&mut self.out, value)?;
+        self.out.write_all(b"\n")
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// Sets `key` to the name `bytes`, adding `{key}_base64` when they are
+/// not UTF-8.
+fn put_name(map: &mut Map<String, Value>, key: &str, bytes: &[u8]) {
+    map.insert(key.into(), String::from_utf8_lossy(bytes).into_owned().into());
+    if std::str::from_utf8(bytes).is_err() {
+        let exact = base64::engine::general_purpose::STANDARD.encode(bytes);
+        map.insert(format!("{key}_base64"), exact.into());
+    }
+}
+
+fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => unreachable!("json! of an object"),
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `list --json`: one entry.
+pub fn entry(e: &Entry) -> Value {
+    let kind = match &e.kind {
+        EntryKind::Dir => "dir",
+        EntryKind::File { .. } => "file",
+        EntryKind::Symlink { .. } => "symlink",
+        EntryKind::Hardlink { .. } => "hardlink",
+        _ => "unknown",
+    };
+    let mut map = object(json!({
+        "type": "entry",
+        "kind": kind,
+        "mode": e.mode,
+        "uid": e.uid,
+        "gid": e.gid,
+        "mtime": e.mtime_secs,
+        "mtime_nanos": e.mtime_nanos,
+    }));
+    put_name(&mut map, "path", &e.path);
+    if let Some((size, sha256)) = e.content() {
+        map.insert("size".into(), size.into());
+        map.insert("sha256".into(), hex(sha256).into());
+    }
+    if let EntryKind::Symlink { target, .. } | EntryKind::Hardlink { target, .. } = &e.kind {
+        put_name(&mut map, "target", target);
+    }
+    Value::Object(map)
+}
+
+/// Counts of `list --json`'s summary.
+#[derive(Default)]
+pub struct ListCounts {
+    pub entries: u64,
+    pub files: u64,
+    pub dirs: u64,
+    pub symlinks: u64,
+    pub hardlinks: u64,
+    pub content_bytes: u64,
+}
+
+impl ListCounts {
+    pub fn add(&mut self, e: &Entry) {
+        self.entries += 1;
+        match &e.kind {
+            EntryKind::Dir => self.dirs += 1,
+            EntryKind::File { size, .. } => {
+                self.files += 1;
+                self.content_bytes += size;
+            }
+            EntryKind::Symlink { .. } => self.symlinks += 1,
+            EntryKind::Hardlink { .. } => self.hardlinks += 1,
+            _ => {}
+        }
+    }
+
+    pub fn summary(&self) -> Value {
+        json!({
+            "type": "summary",
+            "command": "list",
+            "entries": self.entries,
+            "files": self.files,
+            "dirs": self.dirs,
+            "symlinks": self.symlinks,
+            "hardlinks": self.hardlinks,
+            "content_bytes": self.content_bytes,
+        })
+    }
+}
+
+/// An entry `verify` or `extract --keep-going` found damaged.
+pub fn damaged(d: &Damage) -> Value {
+    let mut map = object(json!({ "type": "damaged", "reason": d.reason }));
+    put_name(&mut map, "path", d.path.as_bytes());
+    Value::Object(map)
+}
+
+/// A data page `verify` found damaged.
+pub fn damaged_page(reason: &str) -> Value {
+    json!({ "type": "damaged_page", "reason": reason })
+}
+
+pub fn verify_summary(r: &VerifyReport) -> Value {
+    json!({
+        "type": "summary",
+        "command": "verify",
+        "ok": r.is_ok(),
+        "entries": r.entries,
+        "files": r.files,
+        "bytes": r.bytes,
+        "pages": r.pages,
+        "damaged_entries": r.damaged.len(),
+        "damaged_pages": r.damaged_pages.len(),
+    })
+}
+
+pub fn extract_summary(entries: u64, bytes: u64, damaged: usize) -> Value {
+    json!({
+        "type": "summary",
+        "command": "extract",
+        "ok": damaged == 0,
+        "entries": entries,
+        "bytes": bytes,
+        "damaged_entries": damaged,
+    })
+}
+
+/// A warning of `create` (a file skipped or changed while read).
+pub fn warning(message: &str) -> Value {
+    json!({ "type": "warning", "message": message })
+}
+
+pub fn create_summary(archive: &std::path::Path, r: &CreateReport) -> Value {
+    let mut map = object(json!({
+        "type": "summary",
+        "command": "create",
+        "entries": r.entries,
+        "content_bytes": r.content_bytes,
+        "archive_bytes": r.archive_bytes,
+        "warnings": r.warnings.len(),
+    }));
+    use std::os::unix::ffi::OsStrExt;
+    put_name(&mut map, "archive", archive.as_os_str().as_bytes());
+    Value::Object(map)
+}
+
+fn kdf(k: &KdfParams) -> Value {
+    json!({ "algorithm": "argon2id", "memory_kib": k.m_kib, "passes": k.t, "lanes": k.p })
+}
+
+/// `info --json`: the summary is the whole answer.
+pub fn info_summary(info: &ArchiveInfo) -> Value {
+    json!({
+        "type": "summary",
+        "command": "info",
+        "version": info.version,
+        "kdf": info.kdf.iter().map(kdf).collect::<Vec<_>>(),
+        "files": info.files,
+        "dirs": info.dirs,
+        "symlinks": info.symlinks,
+        "hardlinks": info.hardlinks,
+        "content_bytes": info.content_bytes,
+        "archive_bytes": info.archive_bytes,
+        "compression_ratio": crate::listing::ratio(info),
+        "pages": info.pages,
+        "raw_pages": info.raw_pages,
+        "stored_page_bytes": info.stored_page_bytes,
+        "index_bytes": info.index_bytes,
+        "sessions": info.sessions,
+        "runs": info.runs,
+        "dead_bytes": info.dead_bytes,
+        "torn_tail_bytes": info.torn_tail_bytes,
+        "key_slots": info.key_slots,
+    })
+}
+
+/// `key list --json`: one slot.
+pub fn slot(s: &SlotInfo) -> Value {
+    match &s.kind {
+        SlotKind::Password(k) => {
+            json!({ "type": "slot", "slot": s.index, "kind": "password", "kdf": kdf(k) })
+        }
+        SlotKind::Recipient(types) => {
+            json!({ "type": "slot", "slot": s.index, "kind": "recipient", "recipient_types": types })
+        }
+        SlotKind::KeyFile => json!({ "type": "slot", "slot": s.index, "kind": "key_file" }),
+        _ => json!({ "type": "slot", "slot": s.index, "kind": "unknown" }),
+    }
+}
+
+pub fn slots_summary(slots: usize) -> Value {
+    json!({ "type": "summary", "command": "key list", "slots": slots })
+}

@@ -1,0 +1,67 @@
+//! `create`'s selection flags: the paths of `--files-from` and the
+//! library's [`Selection`] built from `--exclude`, `--exclude-from`,
+//! `--exclude-vcs` and `--one-file-system`.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::os::unix::ffi::OsStringExt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use revault_lockbox_api::{Quoted, Selection};
+
+use crate::{source, SelectArgs, UsageError};
+
+/// The selection the flags ask for; a bad pattern is a usage error.
+pub fn selection(a: &SelectArgs) -> Result<Selection> {
+    let mut patterns = a.exclude.clone();
+    for file in &a.exclude_from {
+        for line in read_list(file, "--exclude-from", a.null)? {
+            patterns.push(String::from_utf8(line).map_err(|e| {
+                UsageError(format!(
+                    "--exclude-from {}: a pattern is not UTF-8: {:?}",
+                    Quoted::path(file),
+                    e.as_bytes()
+                ))
+            })?);
+        }
+    }
+    let mut selection = Selection::new().exclude_vcs(a.exclude_vcs).one_file_system(a.one_file_system);
+    for p in &patterns {
+        selection = selection.exclude(p).map_err(|e| UsageError(e.to_string()))?;
+    }
+    Ok(selection)
+}
+
+/// The PATH arguments followed by the paths of `--files-from`.
+pub fn paths(a: &SelectArgs, given: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut all = given.to_vec();
+    if let Some(file) = &a.files_from {
+        let listed = read_list(file, "--files-from", a.null)?;
+        all.extend(listed.into_iter().map(|name| PathBuf::from(OsString::from_vec(name))));
+        if all.is_empty() {
+            return Err(
+                UsageError(format!("--files-from {}: names no path to archive", Quoted::path(file))).into()
+            );
+        }
+    }
+    Ok(all)
+}
+
+/// The non-empty entries of a list file, split on newlines (a trailing
+/// `\r` dropped) or on NUL bytes.
+fn read_list(file: &Path, what: &'static str, null: bool) -> Result<Vec<Vec<u8>>> {
+    let mut bytes = Vec::new();
+    source::open_input(file, what)?
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("{what}: reading {}", Quoted::path(file)))?;
+    let separator = if null { 0 } else { b'\n' };
+    let items = bytes.split(|&b| b == separator).map(|item| {
+        if !null && item.ends_with(b"\r") {
+            &item[..item.len() - 1]
+        } else {
+            item
+        }
+    });
+    Ok(items.filter(|item| !item.is_empty()).map(<[u8]>::to_vec).collect())
+}

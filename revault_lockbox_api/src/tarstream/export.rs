@@ -1,0 +1,183 @@
+//! `export`: an archive's entries as a pax tar stream.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+
+use crate::format::is_within;
+use crate::storage::ReadAt;
+use crate::{Archive, Entry, EntryKind, Error, Result};
+
+/// What an export wrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ExportReport {
+    /// Entries written.
+    pub entries: u64,
+    /// Bytes of file content written.
+    pub content_bytes: u64,
+}
+
+/// The largest size a ustar header holds in octal; larger ones go in a pax
+/// `size` record.
+const USTAR_MAX_SIZE: u64 = 0o77_777_777_777;
+/// The length of a ustar name or link-name field.
+const USTAR_NAME_LEN: usize = 100;
+
+/// Writes the entries of `archive` as a pax tar stream to `out`: all of
+/// them, or with `only` non-empty those at or below one of its paths (each
+/// must be in the archive, else [`Error::NotFound`] before anything is
+/// written). Names, link targets and nanosecond mtimes that a ustar header
+/// cannot hold go in pax records (`hdrcharset=BINARY` for names that are not
+/// UTF-8), modes and owner ids in the header. A hard link whose target is
+/// not exported is written as a file. Each file's content is authenticated
+/// and its SHA-256 checked as it is copied; a damaged one stops the export
+/// with the error, the stream then incomplete (no end-of-archive blocks).
+pub fn export_tar<S: ReadAt, W: Write>(
+    archive: &Archive<S>,
+    only: &[Vec<u8>],
+    out: W,
+) -> Result<(W, ExportReport)> {
+    for path in only {
+        if archive.find(path)?.is_none() {
+            return Err(Error::NotFound { path: path.as_slice().into() });
+        }
+    }
+    let mut tar = tar::Builder::new(out);
+    let mut report = ExportReport::default();
+    // Where each hard-link target's content was written, when it was.
+    let mut written: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
+    for entry in archive.entries()? {
+        let entry = entry?;
+        if !only.is_empty() && !only.iter().any(|p| is_within(p, &entry.path)) {
+            continue;
+        }
+        let (kind, size, link) = match &entry.kind {
+            EntryKind::Dir => (tar::EntryType::Directory, 0, None),
+            EntryKind::Symlink { target } => (tar::EntryType::Symlink, 0, Some(target.clone())),
+            EntryKind::File { size, .. } => {
+                written.insert(entry.path.clone(), entry.path.clone());
+                (tar::EntryType::Regular, *size, None)
+            }
+            EntryKind::Hardlink { target, size, .. } => match written.get(target) {
+                Some(first) => (tar::EntryType::Link, 0, Some(first.clone())),
+                None => {
+                    written.insert(target.clone(), entry.path.clone());
+                    (tar::EntryType::Regular, *size, None)
+                }
+            },
+        };
+        let header = header(&entry, kind, size, link.as_deref(), &mut tar)?;
+        if kind == tar::EntryType::Regular {
+            let reader = archive.content_reader(&entry, None)?;
+            let mut counted = Counted { inner: reader, n: 0 };
+            tar.append(&header, &mut counted).map_err(content_error)?;
+            if counted.n != size {
+                return Err(Error::ChecksumMismatch { path: entry.path.as_slice().into() });
+            }
+            report.content_bytes += size;
+        } else {
+            tar.append(&header, io::empty()).map_err(Error::stream("writing the tar stream"))?;
+        }
+        report.entries += 1;
+    }
+    let out = tar.into_inner().map_err(Error::stream("writing the tar stream"))?;
+    Ok((out, report))
+}
+
+/// The ustar header of `entry`, after writing the pax records it needs.
+fn header<W: Write>(
+    entry: &Entry,
+    kind: tar::EntryType,
+    size: u64,
+    link: Option<&[u8]>,
+    tar: &mut tar::Builder<W>,
+) -> Result<tar::Header> {
+    let mut pax: Vec<(&str, Vec<u8>)> = Vec::new();
+    pax.push(("mtime", pax_time(entry.mtime_secs, entry.mtime_nanos).into_bytes()));
+    let mut binary = false;
+    if entry.path.len() > USTAR_NAME_LEN {
+        binary |= std::str::from_utf8(&entry.path).is_err();
+        pax.push(("path", entry.path.clone()));
+    }
+    if let Some(target) = link.filter(|t| t.len() > USTAR_NAME_LEN) {
+        binary |= std::str::from_utf8(target).is_err();
+        pax.push(("linkpath", target.to_vec()));
+    }
+    if size > USTAR_MAX_SIZE {
+        pax.push(("size", size.to_string().into_bytes()));
+    }
+    if binary {
+        pax.insert(0, ("hdrcharset", b"BINARY".to_vec()));
+    }
+    tar.append_pax_extensions(pax.iter().map(|(k, v)| (*k, v.as_slice())))
+        .map_err(Error::stream("writing the tar stream"))?;
+    let mut h = tar::Header::new_ustar();
+    h.set_entry_type(kind);
+    h.set_mode(entry.mode);
+    h.set_uid(entry.uid.into());
+    h.set_gid(entry.gid.into());
+    h.set_mtime(entry.mtime_secs.max(0) as u64);
+    h.set_size(size.min(USTAR_MAX_SIZE));
+    let old = h.as_old_mut();
+    copy_truncated(&mut old.name, &entry.path);
+    if let Some(target) = link {
+        copy_truncated(&mut old.linkname, target);
+    }
+    h.set_cksum();
+    Ok(h)
+}
+
+/// Copies what fits of `bytes` into a header field (a pax record holds the
+/// whole value when it does not fit).
+fn copy_truncated(field: &mut [u8], bytes: &[u8]) {
+    let n = field.len().min(bytes.len());
+    field[..n].copy_from_slice(&bytes[..n]);
+}
+
+/// A pax time: seconds, and nanoseconds when there are any.
+fn pax_time(secs: i64, nanos: u32) -> String {
+    match (nanos, secs < 0) {
+        (0, _) => secs.to_string(),
+        (n, false) => format!("{secs}.{n:09}"),
+        // -1.25 s is secs = -2, nanos = 750_000_000.
+        (n, true) => format!("-{}.{:09}", -(secs + 1), 1_000_000_000 - n),
+    }
+}
+
+/// A file's content failing to read is the archive's fault (damage, a
+/// checksum mismatch: the library's error inside the `io::Error`); failing
+/// to write, the output's.
+fn content_error(e: io::Error) -> Error {
+    if e.get_ref().is_some_and(|inner| inner.is::<Error>()) {
+        if let Some(Ok(lib)) = e.into_inner().map(|inner| inner.downcast::<Error>()) {
+            return *lib;
+        }
+        unreachable!("checked to hold a library error");
+    }
+    Error::Stream { action: "writing the tar stream", source: e }
+}
+
+struct Counted<R> {
+    inner: R,
+    n: u64,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.n += n as u64;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pax_times_round_trip_the_import_parser() {
+        assert_eq!(pax_time(1_700_000_000, 0), "1700000000");
+        assert_eq!(pax_time(1_700_000_000, 5), "1700000000.000000005");
+        assert_eq!(pax_time(-2, 750_000_000), "-1.250000000");
+    }
+}

@@ -1,0 +1,61 @@
+//! Writing an archive file so that it appears whole or not at all: under a
+//! temporary name beside it, synced, then renamed into place.
+
+use std::fs::{self, File};
+use std::io::BufWriter;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use super::sync::SyncingWriter;
+use crate::{Error, Result};
+
+/// The temporary file an archive is written to.
+pub(crate) type ArchiveFile = BufWriter<SyncingWriter>;
+
+/// Runs `write` on a temporary file beside `archive`, then syncs it and
+/// renames it to `archive`. `write` also gets the (device, inode) of the
+/// files it must not archive: the temporary file and the archive it
+/// replaces. An existing `archive` is refused ([`Error::AlreadyExists`])
+/// unless `overwrite`: before `write` runs, and again at the rename, so an
+/// archive that appeared meanwhile is kept. An interrupted write leaves no
+/// file at `archive` and an existing one untouched.
+pub(crate) fn write_atomically<T>(
+    archive: &Path,
+    overwrite: bool,
+    write: impl FnOnce(ArchiveFile, &[(u64, u64)]) -> Result<(ArchiveFile, T)>,
+) -> Result<T> {
+    let dir = match archive.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = archive.file_name().ok_or_else(|| Error::BadInput {
+        path: archive.to_path_buf(),
+        reason: "the archive path does not name a file",
+    })?;
+    if !overwrite && fs::symlink_metadata(archive).is_ok() {
+        return Err(Error::AlreadyExists { path: archive.to_path_buf() });
+    }
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!(".{}.", name.to_string_lossy()))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(Error::io("creating a temporary file in", dir))?;
+    let own = tmp.as_file().metadata().map_err(Error::io("inspecting", tmp.path()))?;
+    let mut skip = vec![(own.dev(), own.ino())];
+    if let Ok(old) = fs::metadata(archive) {
+        skip.push((old.dev(), old.ino()));
+    }
+    let out = BufWriter::with_capacity(1 << 20, SyncingWriter::new(tmp)?);
+    let (out, result) = write(out, &skip)?;
+    let tmp = out.into_inner().map_err(|e| Error::io("writing", archive)(e.into_error()))?.finish();
+    tmp.as_file().sync_all().map_err(Error::io("syncing", tmp.path()))?;
+    let persisted = if overwrite { tmp.persist(archive) } else { tmp.persist_noclobber(archive) };
+    persisted.map_err(|e| match e.error.kind() {
+        std::io::ErrorKind::AlreadyExists => Error::AlreadyExists { path: archive.to_path_buf() },
+        _ => Error::io("renaming the finished archive to", archive)(e.error),
+    })?;
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(result)
+}

@@ -1,0 +1,156 @@
+//! Which paths a create takes, as tar's `--exclude`, `--exclude-vcs` and
+//! `--one-file-system` decide: the walk asks [`Selection`] about each
+//! stored name and skips what it excludes (a directory with everything
+//! below it).
+
+use std::os::unix::ffi::OsStrExt;
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+use crate::{Error, Result};
+
+/// The names `--exclude-vcs` skips, as GNU tar lists them.
+const VCS_NAMES: [&str; 21] = [
+    "CVS",
+    ".cvsignore",
+    ".svn",
+    "RCS",
+    "SCCS",
+    ".git",
+    ".gitignore",
+    ".gitattributes",
+    ".gitmodules",
+    ".arch-ids",
+    "{arch}",
+    "=RELEASE-ID",
+    "=meta-update",
+    "=update",
+    ".bzr",
+    ".bzrignore",
+    ".bzrtags",
+    ".hg",
+    ".hgignore",
+    ".hgtags",
+    "_darcs",
+];
+
+/// Exclude patterns and file-system limits for a create. Default: take
+/// everything.
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    patterns: Vec<String>,
+    globs: Option<GlobSet>,
+    vcs: bool,
+    one_file_system: bool,
+}
+
+impl Selection {
+    /// Takes everything.
+    pub fn new() -> Selection {
+        Selection::default()
+    }
+
+    /// Skips the entries whose stored name matches `pattern`, with tar's
+    /// rules for excludes: `*`, `?` and `[...]` wildcards that also match
+    /// `/`, `\` to quote the next character, and a match on the whole name
+    /// or on any of its trailing parts (`*.log` and `b.log` both skip
+    /// `a/b.log`); an excluded directory is skipped with its contents. A
+    /// trailing `/` is ignored. [`Error::BadPattern`] for a pattern that does
+    /// not parse (an unclosed `[`).
+    pub fn exclude(mut self, pattern: &str) -> Result<Selection> {
+        self.patterns.push(pattern.to_string());
+        let mut set = GlobSetBuilder::new();
+        for p in &self.patterns {
+            set.add(glob(p)?);
+        }
+        let built =
+            set.build().map_err(|e| Error::BadPattern { pattern: pattern.into(), reason: e.to_string() })?;
+        self.globs = Some(built);
+        Ok(self)
+    }
+
+    /// Skips version-control directories and files (`.git`, `.hg`, `CVS`,
+    /// `.gitignore`, ... as GNU tar's `--exclude-vcs`). Default: off.
+    pub fn exclude_vcs(mut self, on: bool) -> Selection {
+        self.vcs = on;
+        self
+    }
+
+    /// Does not descend into directories on another file system than the
+    /// input they are under (the directory itself is stored, as tar does).
+    /// Default: off.
+    pub fn one_file_system(mut self, on: bool) -> Selection {
+        self.one_file_system = on;
+        self
+    }
+
+    pub(crate) fn stays_on_one_file_system(&self) -> bool {
+        self.one_file_system
+    }
+
+    /// Whether the entry stored as `name` is left out.
+    pub(crate) fn excludes(&self, name: &[u8]) -> bool {
+        let last = name.rsplit(|&b| b == b'/').next().unwrap_or(name);
+        if self.vcs && VCS_NAMES.iter().any(|v| v.as_bytes() == last) {
+            return true;
+        }
+        let Some(globs) = &self.globs else { return false };
+        // The whole name, then each tail after a `/` (tar's unanchored match).
+        let tails = std::iter::once(name)
+            .chain(name.iter().enumerate().filter(|(_, &b)| b == b'/').map(|(i, _)| &name[i + 1..]));
+        tails.into_iter().any(|tail| globs.is_match(std::ffi::OsStr::from_bytes(tail)))
+    }
+}
+
+/// One pattern as a glob: fnmatch's syntax, so `{` and `}` are literal.
+fn glob(pattern: &str) -> Result<globset::Glob> {
+    let trimmed = pattern.trim_end_matches('/');
+    let trimmed = if trimmed.is_empty() { pattern } else { trimmed };
+    let literal_braces = trimmed.replace('{', "[{]").replace('}', "[}]");
+    GlobBuilder::new(&literal_braces)
+        .literal_separator(false)
+        .backslash_escape(true)
+        .build()
+        .map_err(|e| Error::BadPattern { pattern: pattern.into(), reason: e.kind().to_string() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn excluded(patterns: &[&str], name: &str) -> bool {
+        let mut s = Selection::new();
+        for p in patterns {
+            s = s.exclude(p).unwrap();
+        }
+        s.excludes(name.as_bytes())
+    }
+
+    #[test]
+    fn patterns_follow_tar_excludes() {
+        assert!(excluded(&["*.log"], "a/b/c.log"));
+        assert!(excluded(&["b"], "a/b"));
+        assert!(!excluded(&["b"], "a/bb"));
+        assert!(excluded(&["a/*"], "x/a/b/c"), "unanchored, and * crosses /");
+        assert!(excluded(&["sub/"], "tree/sub"));
+        assert!(excluded(&["f?.txt"], "f1.txt") && !excluded(&["f?.txt"], "f10.txt"));
+        assert!(excluded(&["[ab].c"], "b.c") && !excluded(&["[ab].c"], "c.c"));
+        assert!(excluded(&["\\*"], "*") && !excluded(&["\\*"], "x"));
+        assert!(excluded(&["{a,b}"], "{a,b}") && !excluded(&["{a,b}"], "a"), "braces are literal");
+        assert!(!excluded(&[], "anything"));
+    }
+
+    #[test]
+    fn bad_patterns_and_vcs_names() {
+        let err = Selection::new().exclude("[abc").unwrap_err();
+        assert!(err.to_string().contains("[abc"), "{err}");
+        let vcs = Selection::new().exclude_vcs(true);
+        assert!(
+            vcs.excludes(b"proj/.git")
+                && vcs.excludes(b"a/.svn")
+                && vcs.excludes(b".hgignore")
+                && vcs.excludes(b"x/{arch}")
+        );
+        assert!(!vcs.excludes(b"proj/.github") && !vcs.excludes(b"proj/src"));
+    }
+}

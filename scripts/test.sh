@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The tests on a machine that has only Rust and the base system: installs
+# the tools the tests use (apt-get, as root or through sudo), then runs
+# `cargo test --workspace --all-features` with any arguments given
+# (`scripts/test.sh -p revault_cli --test toolbox`). .ci/run calls it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Tools the tests and the harness smoke run use: gpg (the comparison),
+# tar (GNU tar: the tar round trips, and the comparison), zstd, GNU time
+# (peak RSS), tzdata (the real-tree round trip), ssh-keygen and age-keygen
+# (keys made by the real tools; age also joins the comparison), groff and
+# man (the manual page is rendered by both).
+missing=()
+command -v gpg >/dev/null || missing+=(gnupg)
+tar --version 2>/dev/null | grep -q 'GNU tar' || missing+=(tar)
+command -v zstd >/dev/null || missing+=(zstd)
+[ -x /usr/bin/time ] || missing+=(time)
+[ -d /usr/share/zoneinfo ] || missing+=(tzdata)
+command -v ssh-keygen >/dev/null || missing+=(openssh-client)
+command -v age-keygen >/dev/null || missing+=(age)
+command -v groff >/dev/null || missing+=(groff-base)
+command -v man >/dev/null || missing+=(man-db)
+# setpriv runs an extraction as an unprivileged user in the CLI tests.
+command -v setpriv >/dev/null || missing+=(util-linux)
+
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo -n)
+  if command -v apt-get >/dev/null && { [ ${#sudo[@]} -eq 0 ] || sudo -n true 2>/dev/null; }; then
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo[@]}" apt-get update -qq
+    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  else
+    echo "scripts/test.sh: cannot install ${missing[*]} (needs apt-get as root or passwordless sudo);" \
+      "the tests that use them will fail or say they skipped" >&2
+  fi
+fi
+
+exec cargo test --workspace --all-features "$@"
