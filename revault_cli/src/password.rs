@@ -11,11 +11,14 @@ use std::fs::File;
 use std::io::{IsTerminal, Write};
 use std::os::unix::ffi::OsStringExt;
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use anyhow::{Context, Result};
 use revault_lockbox_api::{Password, Quoted};
-use rustix::termios::{tcgetattr, tcsetattr, LocalModes, OptionalActions};
+use rustix::termios::{tcgetattr, tcsetattr, LocalModes, OptionalActions, Termios};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+use signal_hook::iterator::Signals;
+use signal_hook::low_level::emulate_default_handler;
 
 use crate::UsageError;
 
@@ -152,7 +155,8 @@ fn prompt(purpose: Purpose) -> Result<Password> {
 }
 
 /// Asks on the terminal (`/dev/tty`) with echo off: writes `label: `, reads
-/// one line into a [`Password`], and restores the terminal's modes.
+/// one line into a [`Password`], and restores the terminal's modes, also
+/// when a signal (Ctrl-C, `kill`, a hang-up) ends the process meanwhile.
 pub fn ask(label: &str) -> std::io::Result<Password> {
     let mut tty = File::options().read(true).write(true).open("/dev/tty")?;
     let saved = tcgetattr(&tty)?;
@@ -161,10 +165,49 @@ pub fn ask(label: &str) -> std::io::Result<Password> {
     quiet.local_modes.insert(LocalModes::ECHONL);
     write!(tty, "{label}: ")?;
     tty.flush()?;
-    tcsetattr(&tty, OptionalActions::Flush, &quiet)?;
-    let read = Password::read_line(&mut tty, MAX_PASSWORD_LEN);
+    watch_signals()?;
+    *echo_to_restore() = Some((tty.try_clone()?, saved.clone()));
+    let read = tcsetattr(&tty, OptionalActions::Flush, &quiet)
+        .map_err(std::io::Error::from)
+        .and_then(|()| Password::read_line(&mut tty, MAX_PASSWORD_LEN));
+    // Under the lock, so that a signal now restores no stale modes later.
+    let mut restore = echo_to_restore();
+    restore.take();
     tcsetattr(&tty, OptionalActions::Now, &saved)?;
+    drop(restore);
     read
+}
+
+/// While a prompt has echo off: the terminal and the modes to put back.
+type EchoRestore = Option<(File, Termios)>;
+
+fn echo_to_restore() -> MutexGuard<'static, EchoRestore> {
+    static ECHO_TO_RESTORE: Mutex<EchoRestore> = Mutex::new(None);
+    // A poisoned lock still holds the modes to put back.
+    ECHO_TO_RESTORE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Once, at the first prompt: a thread takes the signals that end the
+/// process, puts back the modes of a prompt under way, then lets the signal
+/// end the process as it would have (its default action).
+fn watch_signals() -> std::io::Result<()> {
+    static WATCHING: OnceLock<Result<(), String>> = OnceLock::new();
+    let watching = WATCHING.get_or_init(|| {
+        let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT]).map_err(|e| e.to_string())?;
+        std::thread::Builder::new()
+            .name("lockbox-prompt-signals".into())
+            .spawn(move || {
+                for signal in signals.forever() {
+                    if let Some((tty, saved)) = echo_to_restore().take() {
+                        let _ = tcsetattr(&tty, OptionalActions::Now, &saved);
+                    }
+                    let _ = emulate_default_handler(signal);
+                }
+            })
+            .map(drop)
+            .map_err(|e| e.to_string())
+    });
+    watching.clone().map_err(|e| std::io::Error::other(format!("watching for signals: {e}")))
 }
 
 #[cfg(test)]

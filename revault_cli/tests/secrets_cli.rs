@@ -47,6 +47,26 @@ fn cat(archive: &Path, password: &str) -> Output {
     lockbox().env("LOCKBOX_PASSWORD", password).arg("cat").arg(archive).arg("note.txt").output().unwrap()
 }
 
+/// `passwd` reading the old and the new password from one pipe, a line
+/// each: the first read leaves the second line for the second.
+#[test]
+fn two_passwords_on_one_pipe() {
+    let work = TempDir::new().unwrap();
+    let archive = create(work.path(), "old");
+    let mut passwd = lockbox()
+        .arg("passwd")
+        .arg(&archive)
+        .args(["--password-file", "/dev/stdin", "--new-password-file", "/dev/stdin"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    passwd.stdin.take().unwrap().write_all(b"old\nnew\n").unwrap();
+    ok(passwd.wait_with_output().unwrap());
+    assert_eq!(ok(cat(&archive, "new")).stdout, CONTENT);
+    assert_eq!(cat(&archive, "old").status.code(), Some(3));
+}
+
 /// A 4000-byte password written to `lockbox`'s stdin a few bytes at a time,
 /// read with `--password-file /dev/stdin` (the buffer must not be sized by
 /// the first read), then the same through a file; one byte more than the

@@ -63,12 +63,19 @@ impl fmt::Debug for Quoted<'_> {
     }
 }
 
-/// Control characters (C0, DEL, C1) and the format characters that
-/// reorder or hide text on screen (bidirectional embeddings, overrides and
-/// isolates, zero-width marks).
+/// Control characters (C0, DEL, C1) and the characters that reorder, hide
+/// or break text on screen (every bidirectional control, the Arabic letter
+/// mark among them; zero-width marks; line and paragraph separators).
 fn hides_text(c: char) -> bool {
     c.is_control()
-        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+        || matches!(
+            c,
+            '\u{61c}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{2028}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{feff}'
+        )
 }
 
 #[cfg(test)]
@@ -96,6 +103,20 @@ mod tests {
     fn unicode_controls_that_reorder_text_are_quoted() {
         assert_eq!(shown("a\u{202e}b".as_bytes()), "a\\342\\200\\256b");
         assert_eq!(shown("c1\u{9b}".as_bytes()), "c1\\302\\233");
+    }
+
+    /// Every character with the Unicode Bidi_Control property, and the line
+    /// and paragraph separators that break a line on some terminals.
+    #[test]
+    fn every_bidi_control_and_line_separator_is_quoted() {
+        let hiding = [
+            '\u{61c}', '\u{200e}', '\u{200f}', '\u{2028}', '\u{2029}', '\u{202a}', '\u{202e}', '\u{2066}',
+            '\u{2069}',
+        ];
+        for c in hiding {
+            let text = shown(c.to_string().as_bytes());
+            assert!(text.starts_with('\\') && text.is_ascii(), "U+{:04X} shown as {text:?}", c as u32);
+        }
     }
 
     #[test]

@@ -26,36 +26,35 @@ impl Password {
 
     /// Reads a password up to the first `\n` (a `\r` before it is dropped
     /// too) or the end of `source`, straight into a locked buffer of
-    /// `max_len` bytes that never grows, so no partial copy is left behind.
-    /// Bytes read past the line stay in that buffer until it is wiped.
-    /// A line longer than `max_len` is an [`io::ErrorKind::InvalidData`]
-    /// error.
+    /// `max_len` bytes (and room for that `\r`) that never grows, so no
+    /// partial copy is left behind. It reads one byte at a time, so that
+    /// what follows the line stays in `source` (a pipe carrying two
+    /// passwords). A line longer than `max_len` is an
+    /// [`io::ErrorKind::InvalidData`] error.
     pub fn read_line(source: &mut dyn Read, max_len: usize) -> io::Result<Password> {
-        let mut buf = SecretBytes::with_capacity(max_len);
+        let too_long = || {
+            io::Error::new(io::ErrorKind::InvalidData, format!("the password is longer than {max_len} bytes"))
+        };
+        let mut buf = SecretBytes::with_capacity(max_len + 1);
         loop {
-            if let Some(end) = buf.as_slice().iter().position(|&b| b == b'\n') {
-                buf.truncate(end);
-                break;
-            }
             if buf.spare().is_empty() {
-                // Full: only a newline (or the end) may follow.
+                // Full: only the end of the line may follow.
                 let mut next = Zeroizing::new([0u8; 1]);
                 if read_some(source, next.as_mut())? == 0 || next[0] == b'\n' {
                     break;
                 }
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("the password is longer than {max_len} bytes"),
-                ));
+                return Err(too_long());
             }
-            let n = read_some(source, buf.spare())?;
-            if n == 0 {
+            if read_some(source, &mut buf.spare()[..1])? == 0 || buf.spare()[0] == b'\n' {
                 break;
             }
-            buf.add_len(n);
+            buf.add_len(1);
         }
         if buf.as_slice().last() == Some(&b'\r') {
             buf.truncate(buf.as_slice().len() - 1);
+        }
+        if buf.as_slice().len() > max_len {
+            return Err(too_long());
         }
         Ok(Password(buf))
     }
@@ -171,6 +170,8 @@ mod tests {
         let err = read(b"123456789\n", 8).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidData);
         assert!(err.to_string().contains("longer than 8 bytes"), "{err}");
+        assert_eq!(read(b"12345678\r\n", 8).unwrap(), b"12345678");
+        assert_eq!(read(b"1234567890\n", 8).unwrap_err().kind(), io::ErrorKind::InvalidData);
     }
 
     /// A reader that hands out one byte per call, as a slow pipe does.
@@ -182,6 +183,16 @@ mod tests {
             self.0 = rest;
             Ok(1)
         }
+    }
+
+    /// Two passwords on one pipe (`passwd` reading the old and the new one
+    /// from `/dev/stdin`): the first read must leave the second line.
+    #[test]
+    fn read_line_leaves_what_follows_the_line() {
+        let mut input: &[u8] = b"old\nnew\n";
+        assert_eq!(Password::read_line(&mut input, 64).unwrap().expose(), b"old");
+        assert_eq!(input, b"new\n");
+        assert_eq!(Password::read_line(&mut input, 64).unwrap().expose(), b"new");
     }
 
     #[test]
