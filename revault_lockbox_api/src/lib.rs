@@ -63,6 +63,8 @@ pub use keys::{
     RecipientKind, SlotInfo, SlotKind, Unlock,
 };
 pub use profile::{zstd_levels, CreateTuning, ReadTuning, WorkloadProfile};
+#[cfg(feature = "s3")]
+pub use storage::s3;
 pub use storage::{ReadAt, SeekReader};
 pub use write::{create_archive, write_archive, ArchiveWriter, CreateOptions, CreateReport, Metadata};
 
