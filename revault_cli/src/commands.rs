@@ -1,10 +1,8 @@
 //! One function per subcommand: gather the password and options, call the
 //! library, print what it returns.
 
-use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Read, Write};
 use std::os::unix::ffi::OsStringExt;
-use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -13,10 +11,11 @@ use anyhow::{Context, Result};
 use revault_lockbox_api::limits::{MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES};
 use revault_lockbox_api::{
     create_archive, write_archive, Archive, CreateOptions, EntryPath, ExtractOptions, KdfParams, OpenOptions,
-    WorkloadProfile,
+    ReadAt, WorkloadProfile,
 };
 
 use crate::keys;
+use crate::location::{create_object, ArchiveLocation};
 use crate::progress::{self, Job};
 use crate::{
     listing, CatArgs, CreateArgs, ExtractArgs, GlobalArgs, InfoArgs, KeygenArgs, ListArgs, UsageError,
@@ -37,6 +36,13 @@ pub fn create(g: &GlobalArgs, a: CreateArgs) -> Result<ExitCode> {
         let full = if a.directory == Path::new(".") { p.clone() } else { a.directory.join(p) };
         std::fs::symlink_metadata(&full).with_context(|| format!("cannot archive {}", full.display()))?;
     }
+    // An existing object is refused before the password is asked for.
+    let object = match ArchiveLocation::parse(&a.output)? {
+        ArchiveLocation::Object(location) => {
+            Some((create_object(&location, &g.s3, a.overwrite, a.profile)?, location))
+        }
+        ArchiveLocation::Local(_) => None,
+    };
     let lock = keys::lock(g, &a)?;
     let mut options = CreateOptions::new().profile(a.profile).kdf(kdf);
     if let Some(level) = a.level {
@@ -47,7 +53,14 @@ pub fn create(g: &GlobalArgs, a: CreateArgs) -> Result<ExitCode> {
     if let Some((counters, _)) = &display {
         options = options.progress(Arc::clone(counters));
     }
-    let report = if to_stdout {
+    let report = if let Some((writer, location)) = object {
+        // The upload completes (the object appears) only after the whole
+        // archive was written; on an error the writer is dropped and aborts.
+        let (writer, report) = write_archive(writer, &a.directory, &a.paths, lock, options)
+            .with_context(|| format!("creating {location}"))?;
+        writer.finish().with_context(|| format!("creating {location}"))?;
+        report
+    } else if to_stdout {
         // `create -o - . > x.lbox` must not archive x.lbox into itself.
         if let Ok(md) = std::fs::metadata("/dev/stdout") {
             use std::os::unix::fs::MetadataExt;
@@ -114,15 +127,15 @@ fn input_bytes(roots: &[PathBuf]) -> u64 {
     total
 }
 
-fn open_archive(path: &Path, g: &GlobalArgs, profile: WorkloadProfile) -> Result<Archive<File>> {
-    let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
-    let kind = file.metadata().with_context(|| format!("opening {}", path.display()))?.file_type();
-    if kind.is_fifo() || kind.is_socket() || kind.is_char_device() {
-        anyhow::bail!("opening {}: not a seekable file; lockbox reads archives from files (save a piped archive to a file first)", path.display());
-    }
+fn open_archive(
+    archive: &Path,
+    g: &GlobalArgs,
+    profile: WorkloadProfile,
+) -> Result<Archive<Box<dyn ReadAt>>> {
+    let src = ArchiveLocation::parse(archive)?.open_reader(&g.s3)?;
     let options = OpenOptions::new().profile(profile);
-    keys::with_key(g, |key| Archive::open_with(file, key, options))
-        .with_context(|| format!("opening {}", path.display()))
+    keys::with_key(g, |key| Archive::open_with(src, key, options))
+        .with_context(|| format!("opening {}", archive.display()))
 }
 
 pub fn list(g: &GlobalArgs, a: ListArgs) -> Result<ExitCode> {

@@ -9,8 +9,8 @@
 //! | code | meaning |
 //! |------|---------|
 //! | 0    | success |
-//! | 1    | any other failure: I/O error, missing input, existing file without `--overwrite`, path not in the archive |
-//! | 2    | usage error: bad flags (clap), no password available, empty or mismatched password, archive to a terminal, KDF cost out of range |
+//! | 1    | any other failure: I/O error, missing input, existing file without `--overwrite`, path not in the archive; object store: wrong credentials, missing bucket or key, existing key without `--overwrite`, server unreachable |
+//! | 2    | usage error: bad flags (clap), no password available, empty or mismatched password, archive to a terminal, KDF cost out of range; a bad `s3://` location, a plain-HTTP endpoint without `--allow-http`, `key`/`passwd` on `s3://` |
 //! | 3    | authentication failure: wrong password, archive tampered with, malformed or truncated, checksum mismatch, damaged entries reported by `extract --keep-going` or `verify` |
 //! | 141  | `create -o -` whose stdout closed early (broken pipe): the archive was not delivered; nothing is printed. `list`, `cat` and `info` cut off by `\| head` exit 0 quietly |
 //!
@@ -24,6 +24,7 @@
 mod commands;
 mod keys;
 mod listing;
+mod location;
 mod password;
 mod progress;
 
@@ -72,6 +73,8 @@ struct GlobalArgs {
     /// archive to it.
     #[arg(long = "key-file", value_name = "FILE", global = true)]
     key_file: Option<PathBuf>,
+    #[command(flatten)]
+    s3: location::ObjectStoreArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -102,10 +105,15 @@ enum Command {
 
 #[derive(Debug, Args)]
 struct CreateArgs {
-    /// Archive to write; `-` streams it to stdout. A file is written under a
-    /// temporary name and renamed into place when complete.
+    /// Archive to write; `-` streams it to stdout; `s3://BUCKET/KEY` uploads
+    /// it to an object store. A file is written under a temporary name and
+    /// renamed into place when complete; an object appears when its upload
+    /// completes.
     #[arg(short, long, value_name = "ARCHIVE")]
     output: PathBuf,
+    /// Replace an existing s3:// object (refused without it).
+    #[arg(long)]
+    overwrite: bool,
     /// Take PATHs relative to DIR, and store them under those relative names.
     #[arg(short = 'C', long = "directory", value_name = "DIR", default_value = ".")]
     directory: PathBuf,
@@ -135,7 +143,7 @@ struct CreateArgs {
 
 #[derive(Debug, Args)]
 struct ListArgs {
-    /// The archive.
+    /// The archive: a file, or s3://BUCKET/KEY.
     archive: PathBuf,
     /// Long format: mode, size, mtime (UTC), path, link target.
     #[arg(short, long)]
@@ -144,7 +152,7 @@ struct ListArgs {
 
 #[derive(Debug, Args)]
 struct ExtractArgs {
-    /// The archive.
+    /// The archive: a file, or s3://BUCKET/KEY.
     archive: PathBuf,
     /// Extract into DIR, which must exist.
     #[arg(short = 'C', long = "directory", value_name = "DIR", default_value = ".")]
@@ -170,7 +178,7 @@ struct ExtractArgs {
 
 #[derive(Debug, Args)]
 struct CatArgs {
-    /// The archive.
+    /// The archive: a file, or s3://BUCKET/KEY.
     archive: PathBuf,
     /// Stored path of a file (or hard link).
     path: OsString,
@@ -178,13 +186,13 @@ struct CatArgs {
 
 #[derive(Debug, Args)]
 struct VerifyArgs {
-    /// The archive.
+    /// The archive: a file, or s3://BUCKET/KEY.
     archive: PathBuf,
 }
 
 #[derive(Debug, Args)]
 struct InfoArgs {
-    /// The archive.
+    /// The archive: a file, or s3://BUCKET/KEY.
     archive: PathBuf,
     /// Print one JSON object instead of text.
     #[arg(long)]
@@ -205,13 +213,13 @@ enum KeyCommand {
 
 #[derive(Debug, Args)]
 struct KeyListArgs {
-    /// The archive.
+    /// The archive (a local file: key commands rewrite it in place).
     archive: PathBuf,
 }
 
 #[derive(Debug, Args)]
 struct KeyAddArgs {
-    /// The archive.
+    /// The archive (a local file: key commands rewrite it in place).
     archive: PathBuf,
     /// Add a password slot; the new password comes from --new-password-file,
     /// else LOCKBOX_NEW_PASSWORD, else a prompt (asked twice). (A key-file
@@ -248,7 +256,7 @@ struct RecipientArgs {
 
 #[derive(Debug, Args)]
 struct KeyRemoveArgs {
-    /// The archive.
+    /// The archive (a local file: key commands rewrite it in place).
     archive: PathBuf,
     /// The slot's position, from `lockbox key list`.
     slot: usize,
@@ -256,7 +264,7 @@ struct KeyRemoveArgs {
 
 #[derive(Debug, Args)]
 struct PasswdArgs {
-    /// The archive.
+    /// The archive (a local file: passwd rewrites it in place).
     archive: PathBuf,
     /// Read the new password from the first line of FILE (else
     /// LOCKBOX_NEW_PASSWORD, else a prompt, asked twice).
@@ -316,15 +324,28 @@ fn main() -> ExitCode {
         Command::Info(args) => commands::info(&cli.global, args),
         Command::Verify(args) => commands::verify(&cli.global, args),
         Command::Keygen(args) => commands::keygen(args),
-        Command::Key(KeyCommand::List(args)) => keys::list(args),
-        Command::Key(KeyCommand::Add(args)) => keys::add(&cli.global, args),
-        Command::Key(KeyCommand::Remove(args)) => keys::remove(&cli.global, args),
-        Command::Passwd(args) => keys::passwd(&cli.global, args),
+        // Commands that rewrite an archive in place take local files only.
+        Command::Key(KeyCommand::List(args)) => {
+            in_place(&args.archive, "key list").and_then(|()| keys::list(args))
+        }
+        Command::Key(KeyCommand::Add(args)) => {
+            in_place(&args.archive, "key add").and_then(|()| keys::add(&cli.global, args))
+        }
+        Command::Key(KeyCommand::Remove(args)) => {
+            in_place(&args.archive, "key remove").and_then(|()| keys::remove(&cli.global, args))
+        }
+        Command::Passwd(args) => {
+            in_place(&args.archive, "passwd").and_then(|()| keys::passwd(&cli.global, args))
+        }
     };
     match result {
         Ok(code) => code,
         Err(err) => report(&err, strict_extract, writes_archive),
     }
+}
+
+fn in_place(archive: &std::path::Path, command: &str) -> anyhow::Result<()> {
+    location::ArchiveLocation::local_only(archive, command).map(drop)
 }
 
 /// Prints `err` as one line and picks the exit code. `strict_extract`:
@@ -338,6 +359,7 @@ fn report(err: &anyhow::Error, strict_extract: bool, writes_archive: bool) -> Ex
     let lib = library_error(err);
     let hint = match lib {
         Some(Error::AlreadyExists { .. }) => " (use --overwrite to replace it)",
+        None if is_existing_object(err) => " (use --overwrite to replace it)",
         Some(Error::DamagedPage { .. } | Error::ChecksumMismatch { .. }) if strict_extract => {
             " (--keep-going restores the entries that are intact)"
         }
@@ -381,6 +403,22 @@ fn library_error(err: &anyhow::Error) -> Option<&Error> {
                 .and_then(io::Error::get_ref)
                 .and_then(|inner| inner.downcast_ref::<Error>())
         })
+    })
+}
+
+/// `create` found an object under the key (the library's own
+/// `AlreadyExists` names local paths).
+fn is_existing_object(err: &anyhow::Error) -> bool {
+    use revault_lockbox_api::s3::S3Error;
+    let existing = |e: &(dyn std::error::Error + 'static)| {
+        matches!(e.downcast_ref::<S3Error>(), Some(S3Error::AlreadyExists { .. }))
+    };
+    err.chain().any(|cause| {
+        existing(cause)
+            || cause
+                .downcast_ref::<io::Error>()
+                .and_then(io::Error::get_ref)
+                .is_some_and(|inner| existing(inner))
     })
 }
 
