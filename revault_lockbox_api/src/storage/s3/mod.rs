@@ -19,13 +19,15 @@ use std::time::Duration;
 
 use object_store::aws::{AmazonS3, AmazonS3ConfigKey};
 use object_store::path::Path as ObjectPath;
-use object_store::{BackoffConfig, ObjectStore, RetryConfig};
+use object_store::{BackoffConfig, ClientConfigKey, ObjectStore, RetryConfig};
 
 pub use reader::{S3Reader, S3Stats};
 pub use writer::S3Writer;
 
 /// Smallest part S3 accepts in a multipart upload (all but the last).
 pub const MIN_PART_SIZE: usize = 5 << 20;
+/// How long one request may take before it is retried.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 /// Ranged GETs (or part uploads) in flight unless told otherwise.
 pub const DEFAULT_REQUESTS_IN_FLIGHT: usize = 8;
 
@@ -207,7 +209,7 @@ impl S3Store {
             builder = builder.with_endpoint(endpoint);
         }
         let env_allows_http = builder
-            .get_config_value(&AmazonS3ConfigKey::Client(object_store::ClientConfigKey::AllowHttp))
+            .get_config_value(&AmazonS3ConfigKey::Client(ClientConfigKey::AllowHttp))
             .is_some_and(|v| v.eq_ignore_ascii_case("true"));
         let endpoint = builder.get_config_value(&AmazonS3ConfigKey::Endpoint);
         if endpoint.as_deref().is_some_and(|e| e.starts_with("http://"))
@@ -221,7 +223,12 @@ impl S3Store {
             max_retries: 10,
             retry_timeout: options.retry_timeout,
         };
+        // Completing a large upload can take a store minutes (moto: 30 s
+        // for 1 GiB); a request timed out and retried then finds the upload
+        // gone although it completed.
+        let timeout = format!("{}s", REQUEST_TIMEOUT.as_secs());
         let store = builder
+            .with_config(AmazonS3ConfigKey::Client(ClientConfigKey::Timeout), timeout)
             .with_bucket_name(&location.bucket)
             .with_allow_http(options.allow_http || env_allows_http)
             .with_retry(retry)
