@@ -78,6 +78,9 @@ struct Chunk {
 /// A sequential reader's position and how far ahead of it fetches go.
 #[derive(Clone, Copy)]
 struct Stream {
+    /// Reads that continued the stream; read-ahead starts at the second,
+    /// so that a header followed by its slot table is not taken for a scan.
+    hits: u32,
     next: u64,
     ahead: u64,
     window: u64,
@@ -217,7 +220,8 @@ impl RangeCache {
             range.start >= s.next.saturating_sub(MIN_FETCH) && range.start <= s.ahead.max(s.next)
         });
         let Some(i) = continues else {
-            let stream = Stream { next: range.end, ahead: range.end, window: 0, last_used: self.tick };
+            let stream =
+                Stream { hits: 0, next: range.end, ahead: range.end, window: 0, last_used: self.tick };
             if self.streams.len() < STREAMS {
                 self.streams.push(stream);
             } else if let Some(oldest) = self.streams.iter_mut().min_by_key(|s| s.last_used) {
@@ -226,9 +230,14 @@ impl RangeCache {
             return 0;
         };
         let mut s = self.streams[i];
-        s.window = (2 * s.window).max(2 * len).min(self.max_window);
+        s.hits += 1;
         s.next = s.next.max(range.end);
         s.last_used = self.tick;
+        if s.hits < 2 {
+            self.streams[i] = s;
+            return 0;
+        }
+        s.window = (2 * s.window).max(2 * len).min(self.max_window);
         let target = (s.next + s.window).min(self.len);
         let mut pos = s.ahead.max(s.next);
         let mut started = 0;
@@ -238,7 +247,7 @@ impl RangeCache {
                 continue;
             }
             let next_start = self.chunks.range(pos..).next().map_or(self.len, |(&s, _)| s);
-            let end = (pos + READ_AHEAD_CHUNK).min(next_start).min(self.len);
+            let end = (pos + READ_AHEAD_CHUNK).min(target).min(next_start);
             let slot = self.add_chunk(pos..end);
             plan.fetches.push((pos..end, slot));
             started += 1;
@@ -334,6 +343,15 @@ mod tests {
             assert!(plan.fetches.iter().all(|(r, _)| r.end <= len));
             arrive(&plan);
         }
+    }
+
+    #[test]
+    fn a_header_then_its_slot_table_is_not_a_scan() {
+        let mut cache = RangeCache::new(1 << 30, 8);
+        let header = cache.plan(0..32, 8);
+        arrive(&header);
+        let slots = cache.plan(32..65_568, 8);
+        assert!(slots.fetches.is_empty(), "{:?}", fetched(&slots));
     }
 
     #[test]
