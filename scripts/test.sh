@@ -37,4 +37,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
+# A real S3-compatible server for the s3:// tests (revault_cli/tests/s3):
+# moto from PyPI, with the machine's Python. Without it those tests skip
+# with a message (unless LOCKBOX_REQUIRE_S3_SERVER=1, as CI sets).
+if ! command -v moto_server >/dev/null && command -v python3 >/dev/null; then
+  python3 -m pip install --quiet 'moto[server]' ||
+    echo "scripts/test.sh: could not install moto; the s3:// tests will skip" >&2
+  command -v pyenv >/dev/null && pyenv rehash
+fi
+
 exec cargo test --workspace --all-features "$@"

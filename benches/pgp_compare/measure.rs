@@ -10,6 +10,7 @@ use std::path::Path;
 use anyhow::{anyhow, Error, Result};
 use corpora::{Corpus, Shape};
 
+use crate::args::Mode;
 use crate::process::{self, Sample};
 use crate::report::human_bytes;
 use crate::scratch::Scratch;
@@ -70,7 +71,11 @@ pub fn run_scenario(
         rows: Vec::new(),
         notes: Vec::new(),
     };
-    let mut tools = vec![Tool::Lockbox, Tool::LockboxAdd];
+    let mut tools = vec![Tool::Lockbox];
+    // The append row opens its archive with the password: password mode only.
+    if env.mode == Mode::Password {
+        tools.push(Tool::LockboxAdd);
+    }
     if env.gpg.is_some() {
         tools.push(Tool::Gpg);
     }

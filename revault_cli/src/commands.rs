@@ -1,7 +1,6 @@
 //! One function per subcommand: gather the password and options, call the
 //! library, print what it returns.
 
-use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
@@ -12,9 +11,10 @@ use anyhow::{Context, Result};
 use revault_lockbox_api::limits::{MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES};
 use revault_lockbox_api::{
     create_archive, create_archive_from_tar, write_archive, write_archive_from_tar, Archive, CreateOptions,
-    CreateReport, Error, ExtractOptions, KdfParams, OpenOptions, Quoted, WorkloadProfile,
+    CreateReport, Error, ExtractOptions, KdfParams, OpenOptions, Quoted, ReadAt, WorkloadProfile,
 };
 
+use crate::location::{create_object, ArchiveLocation};
 use crate::progress::{self, Job};
 use crate::{json, keys, select, source};
 use crate::{
@@ -43,6 +43,13 @@ pub fn create(g: &GlobalArgs, a: CreateArgs) -> Result<ExitCode> {
         let exists = if a.dereference { std::fs::metadata(&full) } else { std::fs::symlink_metadata(&full) };
         exists.with_context(|| format!("cannot archive {}", Quoted::path(&full)))?;
     }
+    // An existing object is refused before the password is asked for.
+    let object = match ArchiveLocation::parse(&a.output)? {
+        ArchiveLocation::Object(location) => {
+            Some((create_object(&location, &g.s3, a.overwrite, a.input.profile)?, location))
+        }
+        ArchiveLocation::Local(_) => None,
+    };
     let lock = keys::lock(g, &a)?;
     let mut options = CreateOptions::new()
         .profile(a.input.profile)
@@ -66,12 +73,24 @@ pub fn create(g: &GlobalArgs, a: CreateArgs) -> Result<ExitCode> {
         options = options.progress(Arc::clone(counters));
     }
     let creating = || format!("creating {}", Quoted::path(&a.output));
-    let report = match (tar, to_stdout) {
-        (Some(tar), true) => stream_to_stdout(|out| write_archive_from_tar(tar, out, lock, options))?,
-        (Some(tar), false) => {
+    let report = match (tar, object, to_stdout) {
+        (tar, Some((writer, location)), _) => {
+            // The upload completes (the object appears) only after the whole
+            // archive was written; on an error the writer is dropped and aborts.
+            let creating = || format!("creating {location}");
+            let (writer, report) = match tar {
+                Some(tar) => write_archive_from_tar(tar, writer, lock, options),
+                None => write_archive(writer, directory, &paths, lock, options),
+            }
+            .with_context(creating)?;
+            writer.finish().with_context(creating)?;
+            report
+        }
+        (Some(tar), None, true) => stream_to_stdout(|out| write_archive_from_tar(tar, out, lock, options))?,
+        (Some(tar), None, false) => {
             create_archive_from_tar(&a.output, tar, lock, options).with_context(creating)?
         }
-        (None, true) => {
+        (None, None, true) => {
             // `create -o - . > x.lbox` must not archive x.lbox into itself.
             if let Ok(md) = std::fs::metadata("/dev/stdout") {
                 use std::os::unix::fs::MetadataExt;
@@ -81,7 +100,7 @@ pub fn create(g: &GlobalArgs, a: CreateArgs) -> Result<ExitCode> {
             }
             stream_to_stdout(|out| write_archive(out, directory, &paths, lock, options))?
         }
-        (None, false) => {
+        (None, None, false) => {
             create_archive(&a.output, directory, &paths, lock, options).with_context(creating)?
         }
     };
@@ -171,19 +190,27 @@ pub(crate) fn input_bytes(roots: &[PathBuf], follow: bool) -> u64 {
     total
 }
 
-/// Opens the archive argument (a file or `-`) with the key the global
-/// options give; returns it and how messages name it.
+/// Opens the archive argument (a file, `-` or `s3://BUCKET/KEY`) with the
+/// key the global options give; returns it and how messages name it.
 pub(crate) fn open_archive(
     arg: &Path,
     g: &GlobalArgs,
     profile: WorkloadProfile,
-) -> Result<(Archive<File>, String)> {
-    let input = source::open(arg)?;
+) -> Result<(Archive<Box<dyn ReadAt>>, String)> {
+    let (src, name): (Box<dyn ReadAt>, String) = match ArchiveLocation::parse(arg)? {
+        location @ ArchiveLocation::Object(_) => {
+            (location.open_reader(&g.s3)?, Quoted::path(arg).to_string())
+        }
+        ArchiveLocation::Local(_) => {
+            let input = source::open(arg)?;
+            (Box::new(input.file), input.name)
+        }
+    };
     let options = OpenOptions::new().profile(profile);
     // A spooled copy may be deleted now: the open file keeps its bytes.
-    let archive = keys::with_key(g, |key| Archive::open_with(input.file, key, options))
-        .with_context(|| format!("opening {}", input.name))?;
-    Ok((archive, input.name))
+    let archive = keys::with_key(g, |key| Archive::open_with(src, key, options))
+        .with_context(|| format!("opening {name}"))?;
+    Ok((archive, name))
 }
 
 pub fn list(g: &GlobalArgs, a: ListArgs) -> Result<ExitCode> {

@@ -9,8 +9,8 @@
 //! | code | meaning |
 //! |------|---------|
 //! | 0    | success |
-//! | 1    | any other failure: I/O error (a full disk included), missing input, existing file without `--overwrite`, path not in the archive, archive locked by another writer, a path below a stored file, malformed tar stream, unreadable list file; `create`/`add`/`update` that skipped files or stored a changed copy (warnings; the archive is valid) |
-//! | 2    | usage error: bad flags (clap), no password available, empty or mismatched password, archive to a terminal, KDF cost out of range, invalid exclude pattern, `-` given twice |
+//! | 1    | any other failure: I/O error (a full disk included), missing input, existing file without `--overwrite`, path not in the archive, archive locked by another writer, a path below a stored file, malformed tar stream, unreadable list file; object store: wrong credentials, missing bucket or key, existing key without `--overwrite`, server unreachable; `create`/`add`/`update` that skipped files or stored a changed copy (warnings; the archive is valid) |
+//! | 2    | usage error: bad flags (clap), no password available, empty or mismatched password, archive to a terminal, KDF cost out of range, invalid exclude pattern, `-` given twice; a bad `s3://` location, a plain-HTTP endpoint without `--allow-http`, a command that rewrites in place on `s3://` |
 //! | 3    | authentication failure: wrong password, archive tampered with, malformed or truncated, checksum mismatch, damaged entries reported by `extract --keep-going` or `verify` |
 //! | 141  | `create -o -` or `export -o -` whose stdout closed early (broken pipe): the archive was not delivered; nothing is printed. `list`, `cat` and `info` cut off by `\| head` exit 0 quietly |
 //!
@@ -27,6 +27,7 @@ mod export;
 mod json;
 mod keys;
 mod listing;
+mod location;
 mod manual;
 mod password;
 mod progress;
@@ -78,6 +79,8 @@ struct GlobalArgs {
     /// archive to it.
     #[arg(long = "key-file", value_name = "FILE", global = true)]
     key_file: Option<PathBuf>,
+    #[command(flatten)]
+    s3: location::ObjectStoreArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -216,12 +219,15 @@ struct CreateArgs {
     /// instead of text.
     #[arg(long)]
     json: bool,
-    /// Archive to write; `-` streams it to stdout. A file is written under a
-    /// temporary name and renamed into place when complete.
+    /// Archive to write; `-` streams it to stdout; `s3://BUCKET/KEY` uploads
+    /// it to an object store. A file is written under a temporary name and
+    /// renamed into place when complete; an object appears when its upload
+    /// completes.
     #[arg(short, long, value_name = "ARCHIVE")]
     output: PathBuf,
-    /// Replace ARCHIVE if it exists (the old one stays whole until the new
-    /// one is complete). Without it, an existing ARCHIVE is refused.
+    /// Replace ARCHIVE (a file or an s3:// object) if it exists (the old one
+    /// stays whole until the new one is complete). Without it, an existing
+    /// ARCHIVE is refused.
     #[arg(long)]
     overwrite: bool,
     #[command(flatten)]
@@ -313,7 +319,7 @@ struct ListArgs {
     /// instead of text.
     #[arg(long)]
     json: bool,
-    /// The archive (`-`: read it from stdin).
+    /// The archive: a file, `-` (read from stdin) or s3://BUCKET/KEY.
     archive: PathBuf,
     /// Long format: mode, size, mtime (UTC), path, link target.
     #[arg(short, long)]
@@ -330,7 +336,7 @@ struct ExtractArgs {
     /// instead of text.
     #[arg(long)]
     json: bool,
-    /// The archive (`-`: read it from stdin).
+    /// The archive: a file, `-` (read from stdin) or s3://BUCKET/KEY.
     archive: PathBuf,
     /// Extract into DIR, which must exist.
     #[arg(short = 'C', long = "directory", value_name = "DIR", default_value = ".")]
@@ -361,7 +367,7 @@ struct ExtractArgs {
 
 #[derive(Debug, Args)]
 struct CatArgs {
-    /// The archive (`-`: read it from stdin).
+    /// The archive: a file, `-` (read from stdin) or s3://BUCKET/KEY.
     archive: PathBuf,
     /// Stored path of a file (or hard link).
     path: OsString,
@@ -373,13 +379,13 @@ struct VerifyArgs {
     /// instead of text.
     #[arg(long)]
     json: bool,
-    /// The archive (`-`: read it from stdin).
+    /// The archive: a file, `-` (read from stdin) or s3://BUCKET/KEY.
     archive: PathBuf,
 }
 
 #[derive(Debug, Args)]
 struct InfoArgs {
-    /// The archive (`-`: read it from stdin).
+    /// The archive: a file, `-` (read from stdin) or s3://BUCKET/KEY.
     archive: PathBuf,
     /// Print NDJSON (one object a line, a summary last; docs/JSON.md)
     /// instead of text.
@@ -411,7 +417,7 @@ struct KeyListArgs {
 
 #[derive(Debug, Args)]
 struct KeyAddArgs {
-    /// The archive.
+    /// The archive (a local file: key commands rewrite it in place).
     archive: PathBuf,
     /// Add a password slot; the new password comes from --new-password-file,
     /// else LOCKBOX_NEW_PASSWORD, else a prompt (asked twice). (A key-file
@@ -448,7 +454,7 @@ struct RecipientArgs {
 
 #[derive(Debug, Args)]
 struct KeyRemoveArgs {
-    /// The archive.
+    /// The archive (a local file: key commands rewrite it in place).
     archive: PathBuf,
     /// The slot's position, from `lockbox key list`.
     slot: usize,
@@ -456,7 +462,7 @@ struct KeyRemoveArgs {
 
 #[derive(Debug, Args)]
 struct PasswdArgs {
-    /// The archive.
+    /// The archive (a local file: passwd rewrites it in place).
     archive: PathBuf,
     /// Read the new password from the first line of FILE (else
     /// LOCKBOX_NEW_PASSWORD, else a prompt, asked twice).
@@ -518,23 +524,44 @@ fn main() -> ExitCode {
         Command::Info(args) => commands::info(&cli.global, args),
         Command::Verify(args) => commands::verify(&cli.global, args),
         Command::Keygen(args) => commands::keygen(args),
-        Command::Key(KeyCommand::List(args)) => keys::list(args),
-        Command::Key(KeyCommand::Add(args)) => keys::add(&cli.global, args),
-        Command::Key(KeyCommand::Remove(args)) => keys::remove(&cli.global, args),
-        Command::Passwd(args) => keys::passwd(&cli.global, args),
+        // Commands that rewrite an archive in place take local files only.
+        Command::Key(KeyCommand::List(args)) => {
+            in_place(&args.archive, "key list").and_then(|()| keys::list(args))
+        }
+        Command::Key(KeyCommand::Add(args)) => {
+            in_place(&args.archive, "key add").and_then(|()| keys::add(&cli.global, args))
+        }
+        Command::Key(KeyCommand::Remove(args)) => {
+            in_place(&args.archive, "key remove").and_then(|()| keys::remove(&cli.global, args))
+        }
+        Command::Passwd(args) => {
+            in_place(&args.archive, "passwd").and_then(|()| keys::passwd(&cli.global, args))
+        }
         Command::Export(args) => export::export(&cli.global, args),
         Command::Completions(args) => manual::completions(args.shell),
         Command::Man(args) => manual::man(args.command.as_deref()),
-        Command::Add(args) => append::add(&cli.global, args),
-        Command::Update(args) => append::update(&cli.global, args),
-        Command::Rm(args) => append::rm(&cli.global, args),
-        Command::Compact(args) => append::compact(&cli.global, args),
-        Command::Repair(args) => append::repair(&cli.global, args),
+        Command::Add(args) => {
+            in_place(&args.append.archive, "add").and_then(|()| append::add(&cli.global, args))
+        }
+        Command::Update(args) => {
+            in_place(&args.append.archive, "update").and_then(|()| append::update(&cli.global, args))
+        }
+        Command::Rm(args) => in_place(&args.archive, "rm").and_then(|()| append::rm(&cli.global, args)),
+        Command::Compact(args) => {
+            in_place(&args.archive, "compact").and_then(|()| append::compact(&cli.global, args))
+        }
+        Command::Repair(args) => {
+            in_place(&args.archive, "repair").and_then(|()| append::repair(&cli.global, args))
+        }
     };
     match result {
         Ok(code) => code,
         Err(err) => report(&err, strict_extract, writes_archive),
     }
+}
+
+fn in_place(archive: &std::path::Path, command: &str) -> anyhow::Result<()> {
+    location::ArchiveLocation::local_only(archive, command).map(drop)
 }
 
 /// Prints `err` as one line and picks the exit code. `strict_extract`:
@@ -548,6 +575,7 @@ fn report(err: &anyhow::Error, strict_extract: bool, writes_archive: bool) -> Ex
     let lib = library_error(err);
     let hint = match lib {
         Some(Error::AlreadyExists { .. }) => " (use --overwrite to replace it)",
+        None if is_existing_object(err) => " (use --overwrite to replace it)",
         Some(Error::DamagedPage { .. } | Error::ChecksumMismatch { .. }) if strict_extract => {
             " (--keep-going restores the entries that are intact)"
         }
@@ -591,6 +619,22 @@ fn library_error(err: &anyhow::Error) -> Option<&Error> {
                 .and_then(io::Error::get_ref)
                 .and_then(|inner| inner.downcast_ref::<Error>())
         })
+    })
+}
+
+/// `create` found an object under the key (the library's own
+/// `AlreadyExists` names local paths).
+fn is_existing_object(err: &anyhow::Error) -> bool {
+    use revault_lockbox_api::s3::S3Error;
+    let existing = |e: &(dyn std::error::Error + 'static)| {
+        matches!(e.downcast_ref::<S3Error>(), Some(S3Error::AlreadyExists { .. }))
+    };
+    err.chain().any(|cause| {
+        existing(cause)
+            || cause
+                .downcast_ref::<io::Error>()
+                .and_then(io::Error::get_ref)
+                .is_some_and(|inner| existing(inner))
     })
 }
 

@@ -66,6 +66,8 @@ pub use keys::{
 };
 pub use profile::{zstd_levels, CreateTuning, ReadTuning, WorkloadProfile};
 pub use quote::Quoted;
+#[cfg(feature = "s3")]
+pub use storage::s3;
 pub use storage::{ReadAt, SeekReader};
 pub use tarstream::{create_archive_from_tar, export_tar, write_archive_from_tar, ExportReport};
 pub use write::{

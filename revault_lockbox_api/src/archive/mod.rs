@@ -191,6 +191,11 @@ impl<S: ReadAt> Archive<S> {
         &self.tuning
     }
 
+    /// The source the archive is read from (for its counters, say).
+    pub fn source(&self) -> &S {
+        &self.src
+    }
+
     /// Number of entries.
     pub fn entry_count(&self) -> u64 {
         self.root.entry_count

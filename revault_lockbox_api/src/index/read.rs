@@ -55,6 +55,15 @@ impl<'a> TreeReader<'a> {
         Ok(node)
     }
 
+    /// Tells the source that a walk will read these leaves next (a remote
+    /// source fetches them ahead); nothing for children above the leaves.
+    fn will_read(&self, level: u8, children: &[Child]) {
+        if level == 0 {
+            let ranges: Vec<(u64, u32)> = children.iter().map(|c| (c.offset, c.stored_len)).collect();
+            self.src.will_read(&ranges);
+        }
+    }
+
     fn check_order(&self, children: &[Child]) -> Result<()> {
         if children.windows(2).any(|w| self.table.cmp(&w[0].first_key, &w[1].first_key).is_ge()) {
             return Err(malformed_error("index node", "children out of order"));
@@ -98,6 +107,7 @@ impl<'a> TreeReader<'a> {
             let i = pick(&frame.children);
             frame.next = i;
             frame.entered = true;
+            self.will_read(frame.level, &frame.children[i..]);
             cursor.expected[usize::from(frame.level)] = frame.first_seq + frame.children.len() as u64;
             level -= 1;
             if level == 0 {
@@ -175,6 +185,7 @@ impl LeafCursor<'_> {
                 }
                 self.reader.check_order(&frame.children)?;
                 self.expected[level] += frame.children.len() as u64;
+                self.reader.will_read(frame.level, &frame.children);
             }
             if frame.next == frame.children.len() {
                 self.stack.pop();

@@ -9,6 +9,9 @@ use std::io::{self, Cursor, Read, Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
 use std::sync::Mutex;
 
+#[cfg(feature = "s3")]
+pub mod s3;
+
 /// A source of archive bytes read by offset.
 pub trait ReadAt: Send + Sync {
     /// Fills `buf` with the bytes at `offset`; an
@@ -21,6 +24,10 @@ pub trait ReadAt: Send + Sync {
     fn is_empty(&self) -> io::Result<bool> {
         Ok(self.len()? == 0)
     }
+    /// A hint: these `(offset, len)` ranges will be read soon, in this
+    /// order. A remote source may start fetching them; the default ignores
+    /// it (a local file has the kernel's read-ahead).
+    fn will_read(&self, _ranges: &[(u64, u32)]) {}
 }
 
 impl ReadAt for File {
@@ -45,6 +52,20 @@ impl<T: AsRef<[u8]> + Send + Sync> ReadAt for Cursor<T> {
 
     fn len(&self) -> io::Result<u64> {
         Ok(self.get_ref().as_ref().len() as u64)
+    }
+}
+
+impl<T: ReadAt + ?Sized> ReadAt for Box<T> {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        (**self).read_exact_at(buf, offset)
+    }
+
+    fn len(&self) -> io::Result<u64> {
+        (**self).len()
+    }
+
+    fn will_read(&self, ranges: &[(u64, u32)]) {
+        (**self).will_read(ranges)
     }
 }
 

@@ -1,0 +1,393 @@
+//! The range cache in front of ranged GETs: which byte ranges to fetch for
+//! a read, and which to read ahead. It owns no I/O, so its decisions are
+//! tested alone.
+//!
+//! The reader asks for exact ranges, many of them small (a header, a key
+//! slot table, an index node of a few KiB) and some sequential (the data
+//! pages of an extraction, in order). So:
+//! - a read that misses fetches at least [`MIN_FETCH`] bytes, which merges
+//!   the small neighbouring reads that follow into that one GET;
+//! - up to [`STREAMS`] sequential streams are followed (an extraction reads
+//!   data pages from the front and page-table leaves from the back); each
+//!   read that continues one doubles its read-ahead window, up to
+//!   `requests in flight × READ_AHEAD_CHUNK`, fetched in chunks so several
+//!   GETs run at once, as a kernel's read-ahead does for a disk;
+//! - ranges the reader says it will read soon (the leaves below an index
+//!   node, in a listing's order: [`RangeCache::hint`]) are fetched as GETs
+//!   become free, each exactly, so a walk over leaves scattered through the
+//!   archive keeps several GETs in flight too;
+//! - cached bytes are bounded ([`RangeCache::capacity`]); the least recently
+//!   used chunks that have arrived are dropped first.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::io;
+use std::ops::Range;
+use std::sync::{Arc, Condvar, Mutex};
+
+use bytes::Bytes;
+
+/// Smallest GET for a read that misses: the header and the 64 KiB key-slot
+/// table arrive in one.
+pub(super) const MIN_FETCH: u64 = 128 << 10;
+/// Size of each read-ahead GET.
+pub(super) const READ_AHEAD_CHUNK: u64 = 4 << 20;
+/// Sequential streams followed at once.
+const STREAMS: usize = 4;
+/// Hinted ranges remembered; older ones are dropped first.
+const MAX_HINTS: usize = 8192;
+
+/// A fetched (or fetching) range's bytes, filled once by the fetch.
+#[derive(Default)]
+pub(super) struct Slot {
+    state: Mutex<Option<Result<Bytes, (io::ErrorKind, String)>>>,
+    ready: Condvar,
+}
+
+impl Slot {
+    pub(super) fn fill(&self, result: io::Result<Bytes>) {
+        let value = result.map_err(|e| (e.kind(), e.to_string()));
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        *state = Some(value);
+        self.ready.notify_all();
+    }
+
+    /// The bytes, once they arrive.
+    pub(super) fn wait(&self) -> io::Result<Bytes> {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            match &*state {
+                Some(Ok(bytes)) => return Ok(bytes.clone()),
+                Some(Err((kind, text))) => return Err(io::Error::new(*kind, text.clone())),
+                None => state = self.ready.wait(state).unwrap_or_else(|p| p.into_inner()),
+            }
+        }
+    }
+
+    fn state(&self) -> Option<bool> {
+        let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.as_ref().map(|r| r.is_ok())
+    }
+}
+
+struct Chunk {
+    end: u64,
+    slot: Arc<Slot>,
+    last_used: u64,
+}
+
+/// A sequential reader's position and how far ahead of it fetches go.
+#[derive(Clone, Copy)]
+struct Stream {
+    /// Reads that continued the stream; read-ahead starts at the second,
+    /// so that a header followed by its slot table is not taken for a scan.
+    hits: u32,
+    next: u64,
+    ahead: u64,
+    window: u64,
+    last_used: u64,
+}
+
+/// Where a read's bytes come from, and what to fetch for it.
+#[derive(Default)]
+pub(super) struct Plan {
+    /// In order: a chunk's slot, the chunk's first offset, and the part of
+    /// the read it holds.
+    pub(super) pieces: Vec<(Arc<Slot>, u64, Range<u64>)>,
+    /// New ranges to GET, each with the slot its bytes go to.
+    pub(super) fetches: Vec<(Range<u64>, Arc<Slot>)>,
+}
+
+/// The chunks fetched or being fetched, and the streams being followed.
+pub(super) struct RangeCache {
+    chunks: BTreeMap<u64, Chunk>,
+    streams: Vec<Stream>,
+    hints: VecDeque<Range<u64>>,
+    tick: u64,
+    len: u64,
+    max_window: u64,
+    cached: u64,
+}
+
+impl RangeCache {
+    /// A cache for an object of `len` bytes with up to `in_flight` GETs
+    /// reading ahead.
+    pub(super) fn new(len: u64, in_flight: usize) -> RangeCache {
+        RangeCache {
+            chunks: BTreeMap::new(),
+            streams: Vec::new(),
+            hints: VecDeque::new(),
+            tick: 0,
+            len,
+            max_window: READ_AHEAD_CHUNK * in_flight.max(1) as u64,
+            cached: 0,
+        }
+    }
+
+    /// Bytes kept at most (a chunk being fetched is never dropped): two
+    /// full read-ahead windows and some room for index nodes.
+    pub(super) fn capacity(&self) -> u64 {
+        2 * self.max_window + (8 << 20)
+    }
+
+    /// Adds bytes already fetched (the tail read when the object opens).
+    pub(super) fn insert(&mut self, start: u64, bytes: Bytes) {
+        let slot = Arc::new(Slot::default());
+        let end = start + bytes.len() as u64;
+        slot.fill(Ok(bytes));
+        self.tick += 1;
+        self.cached += end - start;
+        self.chunks.insert(start, Chunk { end, slot, last_used: self.tick });
+    }
+
+    /// Forgets a chunk whose fetch failed, so that a later read asks again.
+    pub(super) fn forget(&mut self, start: u64) {
+        if let Some(chunk) = self.chunks.remove(&start) {
+            self.cached -= chunk.end - start;
+        }
+    }
+
+    /// Plans the read of `range` (within the object). `room`: how many
+    /// more GETs may start to read ahead.
+    pub(super) fn plan(&mut self, range: Range<u64>, room: usize) -> Plan {
+        self.tick += 1;
+        let mut plan = Plan::default();
+        let mut pos = range.start;
+        while pos < range.end {
+            if let Some((&start, chunk)) = self.chunks.range_mut(..=pos).next_back() {
+                if chunk.end > pos {
+                    chunk.last_used = self.tick;
+                    let to = chunk.end.min(range.end);
+                    plan.pieces.push((Arc::clone(&chunk.slot), start, pos..to));
+                    pos = to;
+                    continue;
+                }
+            }
+            let next_start = self.chunks.range(pos..).next().map_or(self.len, |(&s, _)| s);
+            let end = next_start.min(self.len).min(range.end.max(pos + MIN_FETCH));
+            let slot = self.add_chunk(pos..end);
+            let to = end.min(range.end);
+            plan.pieces.push((Arc::clone(&slot), pos, pos..to));
+            plan.fetches.push((pos..end, slot));
+            pos = to;
+        }
+        let started = self.follow(range, room, &mut plan);
+        self.start_hinted(room.saturating_sub(started), &mut plan);
+        self.evict();
+        plan
+    }
+
+    /// Remembers ranges that will be read soon, in order; [`plan`](Self::plan)
+    /// starts their GETs as room allows. Ranges past the end are ignored.
+    pub(super) fn hint(&mut self, ranges: impl IntoIterator<Item = Range<u64>>) {
+        let len = self.len;
+        self.hints.extend(ranges.into_iter().filter(|r| r.start < r.end && r.end <= len));
+        while self.hints.len() > MAX_HINTS {
+            self.hints.pop_front();
+        }
+    }
+
+    /// Starts up to `room` GETs of hinted ranges not cached yet.
+    fn start_hinted(&mut self, mut room: usize, plan: &mut Plan) {
+        while room > 0 {
+            let Some(range) = self.hints.pop_front() else { break };
+            let covered = |cache: &Self, at: u64| {
+                cache.chunks.range(..=at).next_back().is_some_and(|(_, c)| c.end > at)
+            };
+            if covered(self, range.start) || covered(self, range.end - 1) {
+                continue;
+            }
+            let next_start = self.chunks.range(range.start..).next().map_or(self.len, |(&s, _)| s);
+            let end = range.end.min(next_start);
+            let slot = self.add_chunk(range.start..end);
+            plan.fetches.push((range.start..end, slot));
+            room -= 1;
+        }
+    }
+
+    fn add_chunk(&mut self, range: Range<u64>) -> Arc<Slot> {
+        let slot = Arc::new(Slot::default());
+        self.cached += range.end - range.start;
+        self.chunks
+            .insert(range.start, Chunk { end: range.end, slot: Arc::clone(&slot), last_used: self.tick });
+        slot
+    }
+
+    /// Updates the stream `range` continues (or starts one) and plans its
+    /// read-ahead; the number of GETs it started.
+    fn follow(&mut self, range: Range<u64>, room: usize, plan: &mut Plan) -> usize {
+        let len = range.end - range.start;
+        let continues = self.streams.iter().position(|s| {
+            range.start >= s.next.saturating_sub(MIN_FETCH) && range.start <= s.ahead.max(s.next)
+        });
+        let Some(i) = continues else {
+            let stream =
+                Stream { hits: 0, next: range.end, ahead: range.end, window: 0, last_used: self.tick };
+            if self.streams.len() < STREAMS {
+                self.streams.push(stream);
+            } else if let Some(oldest) = self.streams.iter_mut().min_by_key(|s| s.last_used) {
+                *oldest = stream;
+            }
+            return 0;
+        };
+        let mut s = self.streams[i];
+        s.hits += 1;
+        s.next = s.next.max(range.end);
+        s.last_used = self.tick;
+        if s.hits < 2 {
+            self.streams[i] = s;
+            return 0;
+        }
+        s.window = (2 * s.window).max(2 * len).min(self.max_window);
+        let target = (s.next + s.window).min(self.len);
+        let mut pos = s.ahead.max(s.next);
+        let mut started = 0;
+        while pos < target && started < room {
+            if let Some((_, chunk)) = self.chunks.range(..=pos).next_back().filter(|(_, c)| c.end > pos) {
+                pos = chunk.end;
+                continue;
+            }
+            let next_start = self.chunks.range(pos..).next().map_or(self.len, |(&s, _)| s);
+            let end = (pos + READ_AHEAD_CHUNK).min(target).min(next_start);
+            let slot = self.add_chunk(pos..end);
+            plan.fetches.push((pos..end, slot));
+            started += 1;
+            pos = end;
+        }
+        s.ahead = pos.max(s.ahead);
+        self.streams[i] = s;
+        started
+    }
+
+    /// Drops the least recently used arrived chunks while over capacity;
+    /// this read's chunks were just used, so they stay.
+    fn evict(&mut self) {
+        while self.cached > self.capacity() {
+            let victim = self
+                .chunks
+                .iter()
+                .filter(|(_, c)| c.last_used < self.tick && c.slot.state().is_some())
+                .min_by_key(|(_, c)| c.last_used)
+                .map(|(&start, _)| start);
+            let Some(start) = victim else { break };
+            self.forget(start);
+        }
+    }
+
+    /// Bytes held or being fetched.
+    #[cfg(test)]
+    fn cached(&self) -> u64 {
+        self.cached
+    }
+}
+
+#[cfg(test)]
+// The tests compare lists of fetched ranges, some of one range.
+#[allow(clippy::single_range_in_vec_init)]
+mod tests {
+    use super::*;
+
+    fn fetched(plan: &Plan) -> Vec<Range<u64>> {
+        plan.fetches.iter().map(|(r, _)| r.clone()).collect()
+    }
+
+    /// Fills every fetch of `plan` with zeros, as the store would.
+    fn arrive(plan: &Plan) {
+        for (r, slot) in &plan.fetches {
+            slot.fill(Ok(Bytes::from(vec![0u8; (r.end - r.start) as usize])));
+        }
+    }
+
+    #[test]
+    fn small_neighbouring_reads_share_one_get() {
+        let mut cache = RangeCache::new(10 << 20, 8);
+        let first = cache.plan(0..100, 8);
+        assert_eq!(fetched(&first), [0..MIN_FETCH]);
+        arrive(&first);
+        let second = cache.plan(100..4196, 8);
+        assert!(second.fetches.is_empty(), "served from the first GET");
+        assert_eq!(second.pieces.len(), 1);
+        // A read across the chunk's end fetches only what is missing.
+        let across = cache.plan(MIN_FETCH - 10..MIN_FETCH + 10, 0);
+        assert_eq!(across.pieces.len(), 2);
+        assert_eq!(fetched(&across), [MIN_FETCH..2 * MIN_FETCH]);
+    }
+
+    #[test]
+    fn reads_near_the_end_are_clipped_to_the_object() {
+        let mut cache = RangeCache::new(1000, 8);
+        cache.insert(900, Bytes::from(vec![0u8; 100]));
+        let plan = cache.plan(850..950, 8);
+        assert_eq!(fetched(&plan), [850..900]);
+        assert_eq!(plan.pieces.iter().map(|p| p.2.clone()).collect::<Vec<_>>(), [850..900, 900..950]);
+    }
+
+    #[test]
+    fn sequential_reads_ramp_up_read_ahead_within_bounds() {
+        let page = 1u64 << 20;
+        let len = 200 * page;
+        let mut cache = RangeCache::new(len, 4);
+        let mut ahead_gets = 0;
+        for i in 0..100 {
+            let plan = cache.plan(i * page..(i + 1) * page, 4);
+            ahead_gets += plan.fetches.iter().filter(|(r, _)| r.start >= (i + 1) * page).count();
+            arrive(&plan);
+            assert!(cache.cached() <= cache.capacity() + 2 * READ_AHEAD_CHUNK, "bounded at page {i}");
+        }
+        assert!(ahead_gets > 10, "reads ahead: {ahead_gets}");
+        // Once ahead, pages come from chunks already fetched.
+        let plan = cache.plan(100 * page..101 * page, 4);
+        assert!(plan.fetches.iter().all(|(r, _)| r.start >= 101 * page), "{:?}", fetched(&plan));
+        // Read-ahead never passes the end.
+        for i in 101..200 {
+            let plan = cache.plan(i * page..(i + 1) * page, 4);
+            assert!(plan.fetches.iter().all(|(r, _)| r.end <= len));
+            arrive(&plan);
+        }
+    }
+
+    #[test]
+    fn a_header_then_its_slot_table_is_not_a_scan() {
+        let mut cache = RangeCache::new(1 << 30, 8);
+        let header = cache.plan(0..32, 8);
+        arrive(&header);
+        let slots = cache.plan(32..65_568, 8);
+        assert!(slots.fetches.is_empty(), "{:?}", fetched(&slots));
+    }
+
+    #[test]
+    fn random_reads_do_not_read_ahead() {
+        let mut cache = RangeCache::new(1 << 30, 8);
+        for start in [500u64 << 20, 3 << 20, 900 << 20, 100 << 20] {
+            let plan = cache.plan(start..start + 1000, 8);
+            assert_eq!(fetched(&plan), [start..start + MIN_FETCH]);
+            arrive(&plan);
+        }
+    }
+
+    #[test]
+    fn hinted_ranges_are_fetched_as_room_allows() {
+        let mut cache = RangeCache::new(100 << 20, 4);
+        let leaves: Vec<Range<u64>> = (1..=10u64).map(|i| i * (8 << 20)..i * (8 << 20) + 30_000).collect();
+        cache.hint(leaves.clone());
+        let first = cache.plan(leaves[0].clone(), 3);
+        // The read itself (merged up to MIN_FETCH), then three hinted leaves.
+        assert_eq!(fetched(&first)[0], leaves[0].start..leaves[0].start + MIN_FETCH);
+        assert_eq!(fetched(&first)[1..], leaves[1..4]);
+        arrive(&first);
+        for leaf in &leaves[1..4] {
+            assert!(cache.plan(leaf.clone(), 0).fetches.is_empty(), "{leaf:?} was fetched ahead");
+        }
+        let later = cache.plan(leaves[4].clone(), 2);
+        assert_eq!(fetched(&later)[1..], leaves[5..7]);
+    }
+
+    #[test]
+    fn failed_chunks_are_forgotten_and_asked_again() {
+        let mut cache = RangeCache::new(1 << 20, 8);
+        let plan = cache.plan(0..10, 8);
+        plan.fetches[0].1.fill(Err(io::Error::other("reset")));
+        assert!(plan.pieces[0].0.wait().is_err());
+        cache.forget(0);
+        assert_eq!(fetched(&cache.plan(0..10, 8)), [0..MIN_FETCH]);
+    }
+}
