@@ -353,3 +353,49 @@ fn truncated_identity_files_fail_cleanly() {
         }
     }
 }
+
+/// A password archive carries 16 slots of 256 bytes; adding a post-quantum
+/// recipient (a 1,652-byte slot) rewrites it with 2048-byte slots, and both
+/// keys open it. A header naming a slot size the format does not have is
+/// refused as damage.
+#[test]
+fn a_large_recipient_grows_the_slot_table() {
+    let work = TempDir::new().unwrap();
+    fs::write(work.path().join("note.txt"), b"for your eyes only\n").unwrap();
+    let archive = work.path().join("a.lbox");
+    ok(lockbox()
+        .env("LOCKBOX_PASSWORD", "pw")
+        .args(["create", "--kdf-memory", "1", "--kdf-passes", "1", "--kdf-lanes", "1", "-o"])
+        .arg(&archive)
+        .arg("-C")
+        .arg(work.path())
+        .arg("note.txt")
+        .output()
+        .unwrap());
+    let slot_len = |bytes: &[u8]| u16::from_le_bytes([bytes[30], bytes[31]]);
+    assert_eq!(slot_len(&fs::read(&archive).unwrap()), 256);
+
+    let pq = work.path().join("pq.txt");
+    let recipient = stdout(&ok(lockbox().args(["keygen", "--pq", "-o"]).arg(&pq).output().unwrap()));
+    ok(lockbox()
+        .env("LOCKBOX_PASSWORD", "pw")
+        .args(["key", "add"])
+        .arg(&archive)
+        .args(["-r", &recipient])
+        .output()
+        .unwrap());
+    let bytes = fs::read(&archive).unwrap();
+    assert_eq!(slot_len(&bytes), 2048);
+    assert_eq!(stdout(&ok(cat_with(&archive, &pq))), "for your eyes only");
+    let by_password =
+        lockbox().env("LOCKBOX_PASSWORD", "pw").arg("cat").arg(&archive).arg("note.txt").output().unwrap();
+    assert_eq!(stdout(&ok(by_password)), "for your eyes only");
+
+    let mut bad = bytes;
+    bad[30..32].copy_from_slice(&768u16.to_le_bytes());
+    fs::write(&archive, &bad).unwrap();
+    let refused = cat_with(&archive, &pq);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("key-slot table") && stderr.lines().count() == 1, "{stderr}");
+}

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use crate::format::{
     decode_slot, Child, EntriesLeaf, HeaderPrefix, IndexNodeId, Internal, KeySlot, PagesLeaf, Root, Table,
-    Trailer, ARCHIVE_ID_LEN, DATA_START, KEY_SLOTS, MAX_PAGE_PLAIN_LEN,
+    Trailer, ARCHIVE_ID_LEN, KEY_SLOTS, MAX_PAGE_PLAIN_LEN,
 };
 use crate::index::TreeReader;
 use crate::keys::{unwrap_content_key, Identity, KeyFile, Unlock};
@@ -20,9 +20,16 @@ use crate::{
 
 /// Length of the header prefix, the input of [`header`].
 pub const HEADER_PREFIX_LEN: usize = crate::format::HEADER_PREFIX_LEN;
-/// Length of one key slot, the input of [`key_slots`]; the first slot
-/// starts right after the header prefix.
-pub const KEY_SLOT_LEN: usize = crate::format::KEY_SLOT_LEN;
+/// Length of the largest key slot, the input of [`key_slots`] and a slot
+/// of [`slot_table`]'s input; an archive's first slot starts right after
+/// the header prefix, and its slots may be smaller (see [`slot_len`]).
+pub const KEY_SLOT_LEN: usize = crate::format::MAX_KEY_SLOT_LEN;
+
+/// The slot size a header prefix declares, if it decodes.
+pub fn slot_len(prefix: &[u8]) -> Option<usize> {
+    let prefix = <&[u8; HEADER_PREFIX_LEN]>::try_from(prefix.get(..HEADER_PREFIX_LEN)?).ok()?;
+    HeaderPrefix::decode(prefix).ok().map(|h| h.slot_len)
+}
 /// Length of the trailer at the end of every archive.
 pub const TRAILER_LEN: usize = crate::format::TRAILER_LEN;
 
@@ -42,7 +49,7 @@ pub fn header(data: &[u8]) {
     }
 }
 
-/// One key slot (padded or cut to its fixed size).
+/// One key slot (padded or cut to the largest size).
 pub fn key_slots(data: &[u8]) {
     let mut slot = data.to_vec();
     slot.resize(KEY_SLOT_LEN, 0);
@@ -87,12 +94,9 @@ pub const PASSWORD: &str = "fuzz";
 /// that asks for more than a cheap Argon2id cost are skipped, so that the
 /// fuzzer spends its time in the decoders, not in the KDF.
 pub fn archive(data: &[u8]) {
-    let slots = data.get(HEADER_PREFIX_LEN..DATA_START as usize).unwrap_or_default();
-    let cheap = slots.chunks(KEY_SLOT_LEN).all(|s| match decode_slot(s) {
-        Ok(KeySlot::Password(p)) => p.m_kib <= 64 && p.t <= 2 && p.p <= 2,
-        _ => true,
-    });
-    if !cheap {
+    let Some(len) = slot_len(data) else { return };
+    let slots = data.get(HEADER_PREFIX_LEN..HEADER_PREFIX_LEN + KEY_SLOTS * len).unwrap_or_default();
+    if slots.chunks(len).any(|s| matches!(decode_slot(s), Ok(slot) if !cheap(&slot))) {
         return;
     }
     if let Ok(a) = Archive::open(Cursor::new(data), &Password::from(PASSWORD)) {
@@ -173,7 +177,7 @@ pub fn key_seeds() -> Result<(Vec<u8>, Vec<Seed>)> {
     let mut table = Vec::new();
     let mut bodies = Vec::new();
     for slot in &slots {
-        table.extend_from_slice(&crate::format::encode_slot(slot));
+        table.extend_from_slice(&crate::format::encode_slot(slot, KEY_SLOT_LEN));
         if let KeySlot::Recipient(body) = slot {
             let kind = crate::keys::stanza_types(body).unwrap_or_default().join("-");
             bodies.push((kind, body.clone()));

@@ -86,7 +86,7 @@ fn no_keys_or_too_many_are_refused() {
 fn a_flipped_byte_in_a_recipient_slot_is_noticed() {
     let (ids, x) = identity(false);
     let original = archive(KeySet::new().recipient(x));
-    for at in (32..32 + 4096).step_by(7).chain(32..32 + 300) {
+    for at in (32..common::data_start(&original)).step_by(7).chain(32..32 + 300) {
         let mut bytes = original.clone();
         bytes[at] ^= 0x04;
         let err = read_secret(&bytes, &ids).unwrap_err();
@@ -124,7 +124,7 @@ fn key_slots_are_added_replaced_and_removed_in_place() {
     let bytes = std::fs::read(&path).unwrap();
     assert!(matches!(Archive::open(Cursor::new(bytes.clone()), &old), Err(Error::WrongPassword)));
     Archive::open(Cursor::new(bytes.clone()), &new).unwrap();
-    assert!(bytes[32..32 + 4096].iter().all(|&b| b == 0), "the old slot's bytes are gone");
+    assert!(bytes[32..32 + 256].iter().all(|&b| b == 0), "the old slot's bytes are gone");
     assert_eq!(at, 2);
 
     // Up to 16 slots; each opens the archive alone.
@@ -157,4 +157,50 @@ fn key_slots_are_added_replaced_and_removed_in_place() {
     let err = remove_key_slot(&path, &new, at).unwrap_err();
     assert!(matches!(err, Error::BadKeys(_)), "{err}");
     assert_eq!(std::fs::read(&path).unwrap()[DATA_START..], data_before[..], "only the slot table changed");
+}
+
+/// A password archive has 256-byte slots; a post-quantum recipient needs
+/// more, so adding one rewrites the archive with larger slots: every old
+/// key still opens it, the new one too, and the content is unchanged.
+#[test]
+fn a_key_larger_than_the_slots_rewrites_the_archive_with_larger_ones() {
+    use revault_lockbox_api::{add_keys, list_key_slots, KdfParams, Password, SlotKind};
+    let work = tempfile::tempdir().unwrap();
+    let path = work.path().join("a.lbox");
+    let password = Password::from("password");
+    std::fs::write(&path, archive(KeySet::new().password(&password))).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    assert_eq!(common::data_start(&before), 32 + 16 * 256);
+
+    let (pq_ids, pq) = identity(true);
+    assert_eq!(
+        add_keys(&path, &password, &KeySet::new().recipient(pq), KdfParams::INSECURE_FOR_TESTS).unwrap(),
+        [1]
+    );
+    let after = std::fs::read(&path).unwrap();
+    assert_eq!(common::data_start(&after), 32 + 16 * 2048, "slots grown to fit the hybrid stanza");
+    assert_eq!(after[12..28], before[12..28], "same archive id");
+    assert_eq!(read_secret(&after, &pq_ids).unwrap(), b"hello\n");
+    let a = Archive::open(Cursor::new(after.clone()), &password).unwrap();
+    let mut got = Vec::new();
+    a.open_file("secret.txt").unwrap().read_to_end(&mut got).unwrap();
+    assert_eq!(got, b"hello\n");
+    let kinds: Vec<SlotKind> = list_key_slots(&path).unwrap().into_iter().map(|s| s.kind).collect();
+    assert!(
+        matches!(&kinds[..], [SlotKind::Password(_), SlotKind::Recipient(t)] if t == &["mlkem768x25519"])
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(work.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(leftovers, ["a.lbox"], "no temporary file left");
+
+    // A wrong key changes nothing.
+    let (_, other) = identity(true);
+    let err = add_keys(
+        &path,
+        &Password::from("wrong"),
+        &KeySet::new().recipient(other),
+        KdfParams::INSECURE_FOR_TESTS,
+    )
+    .unwrap_err();
+    assert!(matches!(err, Error::WrongPassword), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap(), after);
 }

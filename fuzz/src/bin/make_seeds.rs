@@ -12,7 +12,7 @@ use std::io::{Cursor, Read};
 use std::path::{Path, PathBuf};
 
 use revault_lockbox_api::fuzz::{
-    self, HEADER_PREFIX_LEN, INDEX_ENTRIES_LEAF, INDEX_INTERNAL, INDEX_PAGES_LEAF, INDEX_ROOT, KEY_SLOT_LEN,
+    self, HEADER_PREFIX_LEN, INDEX_ENTRIES_LEAF, INDEX_INTERNAL, INDEX_PAGES_LEAF, INDEX_ROOT,
     TRAILER_LEN,
 };
 use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, KdfParams, Metadata, Password};
@@ -61,8 +61,8 @@ fn main() {
     // Header prefixes and slots differ between archives only in random bytes.
     let bytes = &shapes[0].bytes;
     write(&root, "header", "prefix", &bytes[..HEADER_PREFIX_LEN]);
-    let slot =
-        |i: usize| &bytes[HEADER_PREFIX_LEN + i * KEY_SLOT_LEN..HEADER_PREFIX_LEN + (i + 1) * KEY_SLOT_LEN];
+    let len = fuzz::slot_len(bytes).expect("a valid header");
+    let slot = |i: usize| &bytes[HEADER_PREFIX_LEN + i * len..HEADER_PREFIX_LEN + (i + 1) * len];
     write(&root, "key_slots", "password", trim_zeros(slot(0)));
     write(&root, "key_slots", "empty", trim_zeros(slot(1)));
 

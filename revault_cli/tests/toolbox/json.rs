@@ -92,8 +92,9 @@ fn verify_and_extract_json_report_damage_as_objects() {
 
     // Damage one data page: verify and extract --keep-going list what it hit.
     let mut bytes = fs::read(&archive).unwrap();
-    // Data pages start after the header and the 16 key slots (docs/FORMAT.md).
-    let data_start = 32 + 16 * 4096;
+    // Data pages start after the header and the 16 key slots of 256 bytes
+    // that a password needs (docs/FORMAT.md).
+    let data_start = 32 + 16 * 256;
     bytes[data_start + 1000] ^= 1;
     let damaged = work.path().join("damaged.lbox");
     fs::write(&damaged, bytes).unwrap();

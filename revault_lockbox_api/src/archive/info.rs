@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::page_in;
-use crate::format::{Codec, EntryKind, KeySlot, PagesLeaf, Table, TreeTop, DATA_START, TRAILER_LEN, VERSION};
+use crate::format::{Codec, EntryKind, KeySlot, PagesLeaf, Table, TreeTop, TRAILER_LEN, VERSION};
 use crate::storage::ReadAt;
 use crate::{Archive, KdfParams, Result};
 
@@ -104,7 +104,7 @@ impl<S: ReadAt> Archive<S> {
                 EntryKind::Hardlink { .. } => info.hardlinks += 1,
             }
         }
-        let used = DATA_START + live.bytes + index_bytes + TRAILER_LEN as u64;
+        let used = self.data_start + live.bytes + index_bytes + TRAILER_LEN as u64;
         info.dead_bytes = self.committed_len.saturating_sub(used);
         Ok(info)
     }

@@ -21,7 +21,7 @@ use crate::crypto::ContentKey;
 use crate::crypto::SessionKeys;
 use crate::format::{
     decode_slot, malformed_error, HeaderPrefix, KeySlot, PageRecord, PagesLeaf, Root, Table, ARCHIVE_ID_LEN,
-    DATA_START, HEADER_PREFIX_LEN, KEY_SLOTS, KEY_SLOT_LEN, TRAILER_LEN, VERSION,
+    HEADER_PREFIX_LEN, KEY_SLOTS, TRAILER_LEN, VERSION,
 };
 use crate::index::{page_key, read_sealed, TreeReader};
 use crate::pipeline::{open_data_page, open_root};
@@ -100,6 +100,8 @@ pub struct Archive<S = File> {
     session_offsets: Vec<u64>,
     /// The content key, kept for appending sessions and history checks.
     content_key: ContentKey,
+    /// Offset of the first data page (after the key-slot table).
+    data_start: u64,
 }
 
 impl<S> std::fmt::Debug for Archive<S> {
@@ -129,10 +131,10 @@ impl<S: ReadAt> Archive<S> {
             return Err(malformed_error("archive", "too short to be a lockbox archive"));
         }
         let header = read_prefix(&src)?;
-        if file_len < DATA_START + TRAILER_LEN as u64 {
+        if file_len < header.data_start() + TRAILER_LEN as u64 {
             return Err(Error::tampered("trailer (archive truncated)"));
         }
-        let slots = read_slots(&src)?;
+        let slots = read_slots(&src, &header)?;
         let (content_key, _) = key.into().content_key(&header.archive_id, &slots)?;
         Archive::open_unlocked(src, header, slots, content_key, file_len, options)
     }
@@ -142,7 +144,7 @@ impl<S: ReadAt> Archive<S> {
     pub(crate) fn reopen(src: S, content_key: &ContentKey, options: OpenOptions) -> Result<Archive<S>> {
         let file_len = src.len().map_err(Error::stream("finding the archive's length"))?;
         let header = read_prefix(&src)?;
-        let slots = read_slots(&src)?;
+        let slots = read_slots(&src, &header)?;
         let key = ContentKey::from_bytes(content_key.bytes());
         Archive::open_unlocked(src, header, slots, key, file_len, options)
     }
@@ -173,6 +175,7 @@ impl<S: ReadAt> Archive<S> {
         Ok(Archive {
             src,
             archive_id: header.archive_id,
+            data_start: header.data_start(),
             slots,
             root,
             session_keys,
@@ -215,6 +218,12 @@ impl<S: ReadAt> Archive<S> {
     /// what an appending session continues from.
     pub(crate) fn append_point(&self) -> ([u8; ARCHIVE_ID_LEN], &ContentKey, u64) {
         (self.archive_id, &self.content_key, self.committed_len)
+    }
+
+    /// Offset of the first data page: the header and key-slot table are
+    /// the bytes before it.
+    pub(crate) fn data_start(&self) -> u64 {
+        self.data_start
     }
 
     /// Sealed length of the root in use.
@@ -353,11 +362,11 @@ pub(crate) fn read_prefix(src: &dyn ReadAt) -> Result<HeaderPrefix> {
     })
 }
 
-/// Reads and decodes every slot of the key-slot table.
-pub(crate) fn read_slots(src: &dyn ReadAt) -> Result<Vec<KeySlot>> {
-    let mut table = vec![0u8; KEY_SLOTS * KEY_SLOT_LEN];
+/// Reads and decodes every slot of the key-slot table `header` describes.
+pub(crate) fn read_slots(src: &dyn ReadAt, header: &HeaderPrefix) -> Result<Vec<KeySlot>> {
+    let mut table = vec![0u8; KEY_SLOTS * header.slot_len];
     read_exact(src, &mut table, HEADER_PREFIX_LEN as u64, "key slots")?;
-    Ok(table.chunks(KEY_SLOT_LEN).map(decode_slot).collect::<Result<Vec<_>, _>>()?)
+    Ok(table.chunks(header.slot_len).map(decode_slot).collect::<Result<Vec<_>, _>>()?)
 }
 
 fn read_exact(src: &dyn ReadAt, buf: &mut [u8], offset: u64, what: &str) -> Result<()> {

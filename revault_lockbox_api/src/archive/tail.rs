@@ -5,7 +5,7 @@
 //! cut the tail off before they append.
 
 use crate::crypto::{ContentKey, SessionKeys};
-use crate::format::{HeaderPrefix, Trailer, DATA_START, TRAILER_LEN, TRAILER_MAGIC};
+use crate::format::{HeaderPrefix, Trailer, TRAILER_LEN, TRAILER_MAGIC};
 use crate::index::read_sealed;
 use crate::storage::ReadAt;
 use crate::{Error, Result};
@@ -36,13 +36,14 @@ pub(crate) fn find_committed(
     if let Some(found) = try_trailer(src, at_end, header, content_key)? {
         return Ok(found);
     }
-    // Search [DATA_START, at_end) backwards; a chunk overlaps the next by
+    // Search [at_end) backwards; a chunk overlaps the next by
     // the magic's length so that no match is split.
     let magic = TRAILER_MAGIC.len() as u64;
     let mut end = at_end + magic - 1;
     let mut buf = Vec::new();
-    while end > DATA_START {
-        let start = end.saturating_sub(SEARCH_CHUNK).max(DATA_START);
+    let data_start = header.data_start();
+    while end > data_start {
+        let start = end.saturating_sub(SEARCH_CHUNK).max(data_start);
         buf.resize((end - start) as usize, 0);
         let bytes = read_sealed(src, start, buf.len() as u32, || "archive".into())?;
         for i in (0..bytes.len().saturating_sub(magic as usize - 1)).rev() {
@@ -52,7 +53,7 @@ pub(crate) fn find_committed(
                 }
             }
         }
-        if start == DATA_START {
+        if start == data_start {
             break;
         }
         end = start + magic - 1;
@@ -71,7 +72,7 @@ fn try_trailer(
     let raw = read_sealed(src, offset, TRAILER_LEN as u32, || "trailer".into())?;
     let raw: &[u8; TRAILER_LEN] = raw.as_slice().try_into().expect("read exactly");
     let Ok(trailer) = Trailer::decode(raw, offset) else { return Ok(None) };
-    if trailer.archive_id != header.archive_id {
+    if trailer.archive_id != header.archive_id || trailer.root_offset < header.data_start() {
         return Ok(None);
     }
     let keys = SessionKeys::derive(content_key, &trailer.session_salt);

@@ -3,24 +3,28 @@
 //! ```text
 //! header_prefix = MAGIC[8] || version u16 || flags u16 || archive_id[16]
 //!                 || slot_count u16 || slot_len u16                       (32 bytes)
-//! slot_table    = slot[16]                                                (16 × 4096 bytes)
-//! slot          = kind u8 || body_len u16 || body || zero padding         (4096 bytes)
+//! slot_table    = slot[16]                                           (16 × slot_len bytes)
+//! slot          = kind u8 || body_len u16 || body || zero padding    (slot_len: 256 to 4096)
 //! password body = m_kib u32 || t u32 || p u32 || salt[16] || nonce[12]
 //!                 || wrapped_key[32] || tag[16]                          (88 bytes)
 //! ```
-//! Slots have a fixed size so that one can be rewritten in place (a new
-//! password, a revoked recipient) without moving a data page.
+//! Slots have one size per archive so that one can be rewritten in place (a
+//! new password, a revoked recipient) without moving a data page; a key too
+//! large for them makes `key add` rewrite the archive with larger slots.
 
 use super::codec::{malformed, Decoder, Encoder};
 use super::{
-    labels, DecodeError, ARCHIVE_ID_LEN, HEADER_PREFIX_LEN, KDF_SALT_LEN, KEY_LEN, KEY_SLOTS, KEY_SLOT_LEN,
-    MAGIC, MAX_KEY_SLOT_BODY_LEN, NONCE_LEN, TAG_LEN, VERSION,
+    labels, DecodeError, ARCHIVE_ID_LEN, HEADER_PREFIX_LEN, KDF_SALT_LEN, KEY_LEN, KEY_SLOTS, MAGIC,
+    MAX_KEY_SLOT_BODY_LEN, MAX_KEY_SLOT_LEN, MIN_KEY_SLOT_LEN, NONCE_LEN, TAG_LEN, VERSION,
 };
 
-/// The fixed prefix: what the file is and which archive.
+/// The fixed prefix: what the file is, which archive, and the size of its
+/// key slots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct HeaderPrefix {
     pub(crate) archive_id: [u8; ARCHIVE_ID_LEN],
+    /// Bytes of each key slot: a power of two from 256 to 4096.
+    pub(crate) slot_len: usize,
 }
 
 const SLOT_EMPTY: u8 = 0;
@@ -31,6 +35,39 @@ const KEY_FILE_BODY_LEN: usize = KDF_SALT_LEN + NONCE_LEN + KEY_LEN + TAG_LEN;
 const PASSWORD_BODY_LEN: usize = 12 + KDF_SALT_LEN + NONCE_LEN + KEY_LEN + TAG_LEN;
 
 impl HeaderPrefix {
+    /// The prefix of a new archive whose table holds `slots`: the smallest
+    /// slot size that fits the largest of them.
+    pub(crate) fn fitting(archive_id: [u8; ARCHIVE_ID_LEN], slots: &[KeySlot]) -> HeaderPrefix {
+        let largest = slots.iter().map(encoded_slot_len).max().unwrap_or(0);
+        HeaderPrefix { archive_id, slot_len: largest.next_power_of_two().max(MIN_KEY_SLOT_LEN) }
+    }
+
+    /// Offset of slot `index`.
+    pub(crate) fn slot_offset(&self, index: usize) -> u64 {
+        (HEADER_PREFIX_LEN + index * self.slot_len) as u64
+    }
+
+    /// Offset of the first data page: the prefix and the slot table before it.
+    pub(crate) fn data_start(&self) -> u64 {
+        self.slot_offset(KEY_SLOTS)
+    }
+
+    /// Whether `slot` fits this archive's slots.
+    pub(crate) fn fits(&self, slot: &KeySlot) -> bool {
+        encoded_slot_len(slot) <= self.slot_len
+    }
+
+    /// The prefix and the encoded slot table: the archive's first
+    /// [`data_start`](Self::data_start) bytes.
+    pub(crate) fn encode_with(&self, slots: &[KeySlot]) -> Vec<u8> {
+        debug_assert_eq!(slots.len(), KEY_SLOTS);
+        let mut head = self.encode().to_vec();
+        for slot in slots {
+            head.extend_from_slice(&encode_slot(slot, self.slot_len));
+        }
+        head
+    }
+
     pub(crate) fn encode(&self) -> [u8; HEADER_PREFIX_LEN] {
         let mut e = Encoder::default();
         e.bytes(&MAGIC)
@@ -38,7 +75,7 @@ impl HeaderPrefix {
             .u16(0)
             .bytes(&self.archive_id)
             .u16(KEY_SLOTS as u16)
-            .u16(KEY_SLOT_LEN as u16);
+            .u16(self.slot_len as u16);
         e.buf.try_into().expect("fixed layout")
     }
 
@@ -57,11 +94,13 @@ impl HeaderPrefix {
             return Err(malformed("header", "unknown flags"));
         }
         let archive_id = d.array()?;
-        if usize::from(d.u16()?) != KEY_SLOTS || usize::from(d.u16()?) != KEY_SLOT_LEN {
+        let slot_count = usize::from(d.u16()?);
+        let slot_len = usize::from(d.u16()?);
+        if slot_count != KEY_SLOTS || !is_slot_len(slot_len) {
             return Err(malformed("header", "unknown key-slot table shape"));
         }
         d.finish()?;
-        Ok(HeaderPrefix { archive_id })
+        Ok(HeaderPrefix { archive_id, slot_len })
     }
 
     /// The version field, if the magic matches, so that a reader can name
@@ -153,8 +192,22 @@ impl PasswordSlot {
     }
 }
 
-/// Encodes one slot to its fixed size.
-pub(crate) fn encode_slot(slot: &KeySlot) -> [u8; KEY_SLOT_LEN] {
+fn is_slot_len(len: usize) -> bool {
+    len.is_power_of_two() && (MIN_KEY_SLOT_LEN..=MAX_KEY_SLOT_LEN).contains(&len)
+}
+
+/// Bytes of `slot` before its padding: kind, length and body.
+fn encoded_slot_len(slot: &KeySlot) -> usize {
+    3 + match slot {
+        KeySlot::Empty => 0,
+        KeySlot::Password(_) => PASSWORD_BODY_LEN,
+        KeySlot::KeyFile(_) => KEY_FILE_BODY_LEN,
+        KeySlot::Recipient(body) => body.len(),
+    }
+}
+
+/// Encodes one slot, padded to `slot_len` bytes (which it must fit).
+pub(crate) fn encode_slot(slot: &KeySlot, slot_len: usize) -> Vec<u8> {
     let mut e = Encoder::default();
     match slot {
         KeySlot::Empty => {}
@@ -183,20 +236,20 @@ pub(crate) fn encode_slot(slot: &KeySlot) -> [u8; KEY_SLOT_LEN] {
             e.u8(SLOT_RECIPIENT).u16(body.len() as u16).bytes(body);
         }
     }
-    let mut out = [0u8; KEY_SLOT_LEN];
-    out[..e.buf.len()].copy_from_slice(&e.buf);
-    out
+    assert!(e.buf.len() <= slot_len, "slot size chosen to fit");
+    e.buf.resize(slot_len, 0);
+    e.buf
 }
 
 /// Decodes one slot; padding must be zero and an empty slot all zero.
 pub(crate) fn decode_slot(bytes: &[u8]) -> Result<KeySlot, DecodeError> {
-    if bytes.len() != KEY_SLOT_LEN {
+    if !is_slot_len(bytes.len()) {
         return Err(malformed("key slot", "wrong length"));
     }
     let mut d = Decoder::new(bytes, "key slot");
     let kind = d.u8()?;
     let len = usize::from(d.u16()?);
-    if len > MAX_KEY_SLOT_BODY_LEN {
+    if len > bytes.len() - 3 {
         return Err(malformed("key slot", "length over its limit"));
     }
     let body = d.bytes(len)?;
@@ -253,21 +306,45 @@ mod tests {
         let recipient = KeySlot::Recipient(vec![5; MAX_KEY_SLOT_BODY_LEN]);
         let key_file = KeySlot::KeyFile(KeyFileSlot { salt: [1; 16], nonce: [2; 12], wrapped_key: [3; 48] });
         for slot in [KeySlot::Empty, password_slot(), recipient, key_file] {
-            assert_eq!(decode_slot(&encode_slot(&slot)).unwrap(), slot);
+            let prefix = HeaderPrefix::fitting([0; ARCHIVE_ID_LEN], std::slice::from_ref(&slot));
+            assert!(prefix.fits(&slot));
+            assert_eq!(decode_slot(&encode_slot(&slot, prefix.slot_len)).unwrap(), slot);
+            assert_eq!(decode_slot(&encode_slot(&slot, MAX_KEY_SLOT_LEN)).unwrap(), slot);
         }
-        let mut bytes = encode_slot(&password_slot());
-        bytes[KEY_SLOT_LEN - 1] = 1;
+        let mut bytes = encode_slot(&password_slot(), MIN_KEY_SLOT_LEN);
+        bytes[MIN_KEY_SLOT_LEN - 1] = 1;
         assert!(decode_slot(&bytes).is_err(), "non-zero padding");
-        let mut bytes = encode_slot(&KeySlot::Empty);
+        let mut bytes = encode_slot(&KeySlot::Empty, MIN_KEY_SLOT_LEN);
         bytes[0] = 0x80;
         assert!(decode_slot(&bytes).is_err(), "unknown kind");
+        let mut bytes = encode_slot(&KeySlot::Empty, MIN_KEY_SLOT_LEN);
+        bytes[1..3].copy_from_slice(&300u16.to_le_bytes());
+        assert!(decode_slot(&bytes).is_err(), "body longer than the slot");
+        for len in [0, 128, 300, 8192] {
+            assert!(decode_slot(&vec![0; len]).is_err(), "slot of {len} bytes");
+        }
+    }
+
+    #[test]
+    fn the_slot_size_is_the_smallest_that_fits() {
+        let id = [0; ARCHIVE_ID_LEN];
+        assert_eq!(HeaderPrefix::fitting(id, &[password_slot(), KeySlot::Empty]).slot_len, 256);
+        assert_eq!(HeaderPrefix::fitting(id, &[KeySlot::Recipient(vec![1; 253])]).slot_len, 256);
+        assert_eq!(HeaderPrefix::fitting(id, &[KeySlot::Recipient(vec![1; 254])]).slot_len, 512);
+        let hybrid = HeaderPrefix::fitting(id, &[KeySlot::Recipient(vec![1; 1500])]);
+        assert_eq!((hybrid.slot_len, hybrid.data_start()), (2048, 32 + 16 * 2048));
     }
 
     #[test]
     fn prefix_refuses_other_files_and_versions() {
-        let prefix = HeaderPrefix { archive_id: [9; ARCHIVE_ID_LEN] };
+        let prefix = HeaderPrefix { archive_id: [9; ARCHIVE_ID_LEN], slot_len: 512 };
         let mut bytes = prefix.encode();
         assert_eq!(HeaderPrefix::decode(&bytes).unwrap(), prefix);
+        for bad_len in [0u16, 128, 768, 8192] {
+            let mut other = bytes;
+            other[30..32].copy_from_slice(&bad_len.to_le_bytes());
+            assert!(HeaderPrefix::decode(&other).is_err(), "slot_len {bad_len}");
+        }
         bytes[8] = 1;
         assert_eq!(HeaderPrefix::peek_version(&bytes), Some(1));
         assert!(HeaderPrefix::decode(&bytes).is_err());

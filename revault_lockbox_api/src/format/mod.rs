@@ -40,13 +40,18 @@ pub(crate) const VERSION: u16 = 2;
 pub(crate) const HEADER_PREFIX_LEN: usize = 32;
 /// Key slots in the slot table; each may be empty.
 pub(crate) const KEY_SLOTS: usize = 16;
-/// Bytes of one key slot on disk (kind, length, body, zero padding): room
-/// for a post-quantum hybrid recipient's stanza.
-pub(crate) const KEY_SLOT_LEN: usize = 4096;
-/// Largest key-slot body: the slot less its kind and length.
-pub(crate) const MAX_KEY_SLOT_BODY_LEN: usize = KEY_SLOT_LEN - 3;
-/// Offset of the first data page: header prefix and slot table before it.
-pub(crate) const DATA_START: u64 = (HEADER_PREFIX_LEN + KEY_SLOTS * KEY_SLOT_LEN) as u64;
+/// Bytes of one key slot on disk (kind, length, body, zero padding) are a
+/// power of two from this ...
+pub(crate) const MIN_KEY_SLOT_LEN: usize = 256;
+/// ... to this (room for a post-quantum hybrid recipient's stanza). A
+/// writer takes the smallest that holds its slots, so that an archive
+/// locked with a password carries 4 KiB of table, not 64.
+pub(crate) const MAX_KEY_SLOT_LEN: usize = 4096;
+/// Largest key-slot body: the largest slot less its kind and length.
+pub(crate) const MAX_KEY_SLOT_BODY_LEN: usize = MAX_KEY_SLOT_LEN - 3;
+/// The lowest offset of a data page: the header prefix and the smallest
+/// slot table before it.
+pub(crate) const MIN_DATA_START: u64 = (HEADER_PREFIX_LEN + KEY_SLOTS * MIN_KEY_SLOT_LEN) as u64;
 
 /// Length of the random archive id bound into every page, index and slot.
 pub(crate) const ARCHIVE_ID_LEN: usize = 16;
@@ -155,7 +160,7 @@ mod tests {
         assert_eq!(hex(prefix), "894c424f580d0a1a02000000fa44f016826a0de41ea9d17a4a32cc2010000010");
         let decoded = HeaderPrefix::decode(prefix).unwrap();
         assert_eq!(decoded.encode(), *prefix);
-        assert_eq!(DATA_START, 65568);
+        assert_eq!(MIN_DATA_START, 4128);
         assert_eq!(trailer::TRAILER_LEN, 116);
     }
 }

@@ -13,7 +13,8 @@
 
 use super::codec::{malformed, Decoder, Encoder};
 use super::{
-    DecodeError, ARCHIVE_ID_LEN, DATA_START, MAX_ROOT_LEN, SESSION_SALT_LEN, TAG_LEN, TRAILER_MAGIC, VERSION,
+    DecodeError, ARCHIVE_ID_LEN, MAX_ROOT_LEN, MIN_DATA_START, SESSION_SALT_LEN, TAG_LEN, TRAILER_MAGIC,
+    VERSION,
 };
 
 /// Length of the trailer body, before its tag.
@@ -97,12 +98,13 @@ impl Trailer {
             return Err(malformed("trailer", "root length over its limit"));
         }
         let previous_fits = t.previous_trailer == 0
-            || (t.previous_trailer >= DATA_START + TRAILER_LEN as u64 && t.previous_trailer <= t.root_offset);
+            || (t.previous_trailer >= MIN_DATA_START + TRAILER_LEN as u64
+                && t.previous_trailer <= t.root_offset);
         if !previous_fits {
             return Err(malformed("trailer", "previous trailer out of range"));
         }
         let root_end = t.root_offset.checked_add(u64::from(t.root_stored_len));
-        if root_end != Some(trailer_offset) || t.root_offset < DATA_START {
+        if root_end != Some(trailer_offset) || t.root_offset < MIN_DATA_START {
             return Err(malformed("trailer", "offsets do not fit the file"));
         }
         Ok(t)
@@ -118,7 +120,7 @@ mod tests {
         let t = Trailer {
             archive_id: [1; ARCHIVE_ID_LEN],
             session_salt: [2; SESSION_SALT_LEN],
-            root_offset: DATA_START + 1000,
+            root_offset: MIN_DATA_START + 1000,
             root_stored_len: 200,
             root_plain_len: 900,
             page_count: 3,
@@ -127,13 +129,13 @@ mod tests {
             tag: [7; TAG_LEN],
         };
         let bytes = t.encode();
-        assert_eq!(Trailer::decode(&bytes, DATA_START + 1200).unwrap(), t);
-        assert!(Trailer::decode(&bytes, DATA_START + 1201).is_err());
-        let appended = Trailer { previous_trailer: DATA_START + 116, ..t.clone() };
-        assert_eq!(Trailer::decode(&appended.encode(), DATA_START + 1200).unwrap(), appended);
-        for bad in [1, DATA_START + 1001] {
+        assert_eq!(Trailer::decode(&bytes, MIN_DATA_START + 1200).unwrap(), t);
+        assert!(Trailer::decode(&bytes, MIN_DATA_START + 1201).is_err());
+        let appended = Trailer { previous_trailer: MIN_DATA_START + 116, ..t.clone() };
+        assert_eq!(Trailer::decode(&appended.encode(), MIN_DATA_START + 1200).unwrap(), appended);
+        for bad in [1, MIN_DATA_START + 1001] {
             let t = Trailer { previous_trailer: bad, ..t.clone() };
-            assert!(Trailer::decode(&t.encode(), DATA_START + 1200).is_err());
+            assert!(Trailer::decode(&t.encode(), MIN_DATA_START + 1200).is_err());
         }
     }
 }

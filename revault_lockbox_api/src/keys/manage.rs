@@ -1,9 +1,12 @@
 //! Managing an archive's key slots in place: list, add, remove, replace a
-//! password. Only the slot table is rewritten, one 4 KiB slot at a time,
-//! each write synced before the next step, so that a crash at any point
-//! leaves an archive that opens with the keys it had before or after the
-//! step (and, between the two steps of a replacement, with both). Data
-//! pages, the index and the trailer are never touched.
+//! password. Only the slot table is rewritten, one slot at a time, each
+//! write synced before the next step, so that a crash at any point leaves
+//! an archive that opens with the keys it had before or after the step
+//! (and, between the two steps of a replacement, with both). Data pages,
+//! the index and the trailer are never touched, except when a new key is
+//! larger than the archive's slots (a post-quantum recipient added to an
+//! archive made with a password): then the whole archive is rewritten with
+//! larger slots, as `compact` rewrites it, and renamed over the old one.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -12,8 +15,9 @@ use std::path::Path;
 use super::{KeySet, Unlock};
 use crate::archive::{find_committed, read_prefix, read_slots};
 use crate::crypto::{ContentKey, KdfParams, Password};
-use crate::format::{encode_slot, HeaderPrefix, KeySlot, HEADER_PREFIX_LEN, KEY_SLOTS, KEY_SLOT_LEN};
-use crate::{Error, Result};
+use crate::format::{encode_slot, HeaderPrefix, KeySlot, KEY_SLOTS};
+use crate::write::rewrite_archive;
+use crate::{Archive, CreateOptions, Error, OpenOptions, Result};
 
 /// What one slot holds, as `key list` shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,7 +58,7 @@ impl SlotTable {
             File::open(path).map_err(Error::io("opening", path))?
         };
         let header = read_prefix(&file)?;
-        let slots = read_slots(&file)?;
+        let slots = read_slots(&file, &header)?;
         Ok(SlotTable { file, path: path.to_path_buf(), header, slots })
     }
 
@@ -63,7 +67,7 @@ impl SlotTable {
     fn unlock(&self, key: Unlock<'_>) -> Result<(ContentKey, usize)> {
         let (content_key, at) = key.content_key(&self.header.archive_id, &self.slots)?;
         let len = self.file.metadata().map_err(Error::io("inspecting", &self.path))?.len();
-        if len < crate::format::DATA_START + crate::format::TRAILER_LEN as u64 {
+        if len < self.header.data_start() + crate::format::TRAILER_LEN as u64 {
             return Err(Error::tampered("trailer (archive truncated)"));
         }
         find_committed(&self.file, len, &self.header, &content_key)?;
@@ -72,13 +76,33 @@ impl SlotTable {
 
     /// Writes slot `index` and syncs it before anything else happens.
     fn write(&mut self, index: usize, slot: KeySlot) -> Result<()> {
-        let offset = (HEADER_PREFIX_LEN + index * KEY_SLOT_LEN) as u64;
+        let offset = self.header.slot_offset(index);
         self.file
-            .write_all_at(&encode_slot(&slot), offset)
+            .write_all_at(&encode_slot(&slot, self.header.slot_len), offset)
             .map_err(Error::io("writing a key slot of", &self.path))?;
         self.file.sync_data().map_err(Error::io("syncing", &self.path))?;
         self.slots[index] = slot;
         Ok(())
+    }
+
+    fn first_empty(&self) -> Option<usize> {
+        self.slots.iter().position(|s| matches!(s, KeySlot::Empty))
+    }
+
+    /// Rewrites the archive with `new` in the first empty slots and every
+    /// slot as large as the largest needs. Returns the positions of `new`.
+    fn rewrite_with(mut self, new: Vec<KeySlot>, content_key: &ContentKey) -> Result<Vec<usize>> {
+        let mut written = Vec::with_capacity(new.len());
+        for slot in new {
+            let index = self.first_empty().expect("room checked by wrap");
+            self.slots[index] = slot;
+            written.push(index);
+        }
+        let header = HeaderPrefix::fitting(self.header.archive_id, &self.slots);
+        let reader = self.file.try_clone().map_err(Error::io("opening", &self.path))?;
+        let archive = Archive::reopen(reader, content_key, OpenOptions::new())?;
+        rewrite_archive(&self.path, archive, &header.encode_with(&self.slots), &CreateOptions::new())?;
+        Ok(written)
     }
 
     fn in_use(&self) -> usize {
@@ -106,7 +130,8 @@ pub fn list_key_slots(path: &Path) -> Result<Vec<SlotInfo>> {
 
 /// Adds a slot for each key of `keys` (new passwords at cost `kdf`) to the
 /// archive at `path`, which `key` (any existing slot's key) opens. Returns
-/// the positions written.
+/// the positions written. A key larger than the archive's slots makes this
+/// rewrite the whole archive with larger ones (see the module's comment).
 pub fn add_keys<'k>(
     path: &Path,
     key: impl Into<Unlock<'k>>,
@@ -116,10 +141,12 @@ pub fn add_keys<'k>(
     let mut table = SlotTable::open(path, true)?;
     let (content_key, _) = table.unlock(key.into())?;
     let new = keys.wrap(&table.header.archive_id, &content_key, kdf, &table.slots)?;
+    if !new.iter().all(|slot| table.header.fits(slot)) {
+        return table.rewrite_with(new, &content_key);
+    }
     let mut written = Vec::with_capacity(new.len());
     for slot in new {
-        let index =
-            table.slots.iter().position(|s| matches!(s, KeySlot::Empty)).expect("room checked by wrap");
+        let index = table.first_empty().expect("room checked by wrap");
         table.write(index, slot)?;
         written.push(index);
     }
@@ -150,7 +177,7 @@ pub fn change_password(path: &Path, old: &Password, new: &Password, kdf: KdfPara
     let mut table = SlotTable::open(path, true)?;
     let (content_key, old_index) = table.unlock(Unlock::Password(old))?;
     let slot = KeySet::new().password(new).wrap(&table.header.archive_id, &content_key, kdf, &[])?.remove(0);
-    let Some(index) = table.slots.iter().position(|s| matches!(s, KeySlot::Empty)) else {
+    let Some(index) = table.first_empty() else {
         return Err(Error::BadKeys(format!("all {KEY_SLOTS} slots are in use: remove one first")));
     };
     table.write(index, slot)?;

@@ -25,8 +25,7 @@ use super::writer::{ArchiveWriter, CreateOptions, Metadata, SessionStart};
 use super::CreateWarning;
 use crate::archive::Merged;
 use crate::format::{
-    is_within, path_cmp, Entry, EntryKind, Root, Run, Session, Table, TreeTop, DATA_START, MAX_RUNS,
-    MAX_SESSIONS,
+    is_within, path_cmp, Entry, EntryKind, Root, Run, Session, Table, TreeTop, MAX_RUNS, MAX_SESSIONS,
 };
 use crate::index::TreeReader;
 use crate::{Archive, EntryPath, Error, OpenOptions, Progress, Result, Unlock, WorkloadProfile};
@@ -550,6 +549,23 @@ pub fn compact_archive<'k>(path: &Path, key: impl Into<Unlock<'k>>, options: Upd
     let file = open_locked(path, options.wait)?;
     let reader = file.try_clone().map_err(Error::io("opening", path))?;
     let archive = Archive::open_with(reader, key, options.open_options())?;
+    let mut head = vec![0u8; archive.data_start() as usize];
+    std::os::unix::fs::FileExt::read_exact_at(&file, &mut head, 0).map_err(Error::io("reading", path))?;
+    let len = rewrite_archive(path, archive, &head, &options.create)?;
+    drop(file);
+    Ok(len)
+}
+
+/// Writes the live state of `archive` (read from `path`, whose writer lock
+/// the caller holds) after `head` (the header and key-slot table, resized
+/// or not) to a temporary file beside `path`, syncs it and renames it over
+/// `path`. Returns the new archive's length.
+pub(crate) fn rewrite_archive(
+    path: &Path,
+    archive: Archive<File>,
+    head: &[u8],
+    options: &CreateOptions,
+) -> Result<u64> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -560,13 +576,11 @@ pub fn compact_archive<'k>(path: &Path, key: impl Into<Unlock<'k>>, options: Upd
         .suffix(".tmp")
         .tempfile_in(dir)
         .map_err(Error::io("creating a temporary file in", dir))?;
-    let mut head = vec![0u8; DATA_START as usize];
-    std::os::unix::fs::FileExt::read_exact_at(&file, &mut head, 0).map_err(Error::io("reading", path))?;
     let mut out = BufWriter::with_capacity(1 << 20, SyncingWriter::new(tmp)?);
-    out.write_all(&head).map_err(Error::io("writing", path))?;
+    out.write_all(head).map_err(Error::io("writing", path))?;
     let (archive_id, content_key, _) = archive.append_point();
-    let start = SessionStart { archive_id, position: DATA_START, next_page: 0, stream_len: 0 };
-    let mut writer = ArchiveWriter::session(out, content_key, start, options.create.clone())?;
+    let start = SessionStart { archive_id, position: head.len() as u64, next_page: 0, stream_len: 0 };
+    let mut writer = ArchiveWriter::session(out, content_key, start, options.clone())?;
     let mut leaf = None;
     for entry in archive.entries()? {
         let entry = entry?;
@@ -599,7 +613,6 @@ pub fn compact_archive<'k>(path: &Path, key: impl Into<Unlock<'k>>, options: Upd
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
     }
-    drop(file);
     Ok(len)
 }
 

@@ -11,6 +11,7 @@ mod walk;
 mod warning;
 mod writer;
 
+pub(crate) use append::rewrite_archive;
 pub use append::{compact_archive, repair_archive, ArchiveUpdater, UpdateOptions, UpdateReport};
 pub(crate) use atomic::write_atomically;
 pub use create::{create_archive, write_archive, CreateReport};

@@ -11,10 +11,10 @@ use sha2::{Digest, Sha256};
 use super::Selection;
 use crate::crypto::{random_bytes, ContentKey, KdfParams, SessionKeys};
 use crate::format::{
-    check_entry_path, check_symlink_target, encode_slot, encoded_record_len, is_within, path_cmp, Child,
-    EntriesLeaf, Entry, EntryKind, Extent, HeaderPrefix, History, IndexNodeId, PageRecord, PagesLeaf, Record,
-    Root, Session, Table, Trailer, TreeTop, ARCHIVE_ID_LEN, INDEX_NODE_TARGET_LEN, MAX_ROOT_LEN,
-    PAGE_RECORD_LEN, SESSION_SALT_LEN, TAG_LEN, TRAILER_LEN,
+    check_entry_path, check_symlink_target, encoded_record_len, is_within, path_cmp, Child, EntriesLeaf,
+    Entry, EntryKind, Extent, HeaderPrefix, History, IndexNodeId, PageRecord, PagesLeaf, Record, Root,
+    Session, Table, Trailer, TreeTop, ARCHIVE_ID_LEN, INDEX_NODE_TARGET_LEN, MAX_ROOT_LEN, PAGE_RECORD_LEN,
+    SESSION_SALT_LEN, TAG_LEN, TRAILER_LEN,
 };
 use crate::index::{page_key, NodeSink, TreeBuilder};
 use crate::pipeline::{compress_root, seal_index_node, seal_root, to_seal, PageSealer, Sealing, SealingKeys};
@@ -280,10 +280,8 @@ impl<W: Write> ArchiveWriter<W> {
         let mut archive_id = [0u8; ARCHIVE_ID_LEN];
         random_bytes(&mut archive_id).map_err(Error::stream("drawing random bytes"))?;
         let content_key = ContentKey::random().map_err(Error::stream("drawing random bytes"))?;
-        let mut header = HeaderPrefix { archive_id }.encode().to_vec();
-        for slot in keys.slots(&archive_id, &content_key, options.kdf)? {
-            header.extend_from_slice(&encode_slot(&slot));
-        }
+        let slots = keys.slots(&archive_id, &content_key, options.kdf)?;
+        let header = HeaderPrefix::fitting(archive_id, &slots).encode_with(&slots);
         out.write_all(&header).map_err(Error::stream("writing the archive header"))?;
         let start = SessionStart { archive_id, position: header.len() as u64, next_page: 0, stream_len: 0 };
         Self::session(out, &content_key, start, options)

@@ -9,8 +9,15 @@ use std::path::{Path, PathBuf};
 use revault_lockbox_api::{create_archive, Archive, CreateOptions, ExtractOptions, KdfParams, Password};
 
 /// Where data pages start: after the 32-byte header prefix and the
-/// 16 × 4096-byte key-slot table (FORMAT.md §2).
-pub const DATA_START: usize = 32 + 16 * 4096;
+/// 16 × 256-byte key-slot table of an archive locked with passwords or key
+/// files (FORMAT.md §3.1).
+pub const DATA_START: usize = 32 + 16 * 256;
+
+/// Offset of the first data page of the archive `bytes`: the 32-byte header
+/// prefix and 16 slots of the size it names at offset 30.
+pub fn data_start(bytes: &[u8]) -> usize {
+    32 + 16 * usize::from(u16::from_le_bytes([bytes[30], bytes[31]]))
+}
 /// The fixed trailer at the end of every archive (FORMAT.md §3).
 pub const TRAILER_LEN: usize = 116;
 
