@@ -99,10 +99,7 @@ pub fn run_scenario(
     }
     for &tool in &tools {
         for &how in tool.extracts() {
-            let label = match how {
-                Extract::Default => tool.label(shape, env.mode),
-                Extract::NoSync => "lockbox, sync off",
-            };
+            let label = tool.variant_label(how, shape, env.mode);
             report.rows.push(Row { tool, how, label, size: 0, create: Vec::new(), extract: Vec::new() });
         }
     }

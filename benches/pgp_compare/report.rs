@@ -78,7 +78,8 @@ pub fn render(args: &Args, env: &Env, at: &Setting, reports: &[ScenarioReport]) 
             } else {
                 format!(" ({:.1}%)", 100.0 * t.size as f64 / r.logical_bytes as f64)
             };
-            let shared = |cell: String| if t.create.is_empty() { "= lockbox".to_string() } else { cell };
+            let same_as = if t.tool.is_lockbox() { "= lockbox" } else { "= above" };
+            let shared = |cell: String| if t.create.is_empty() { same_as.to_string() } else { cell };
             let _ = writeln!(
                 md,
                 "| {} | {} | {} | {}{pct} | {} | {} | {} | {} | {} | {} |",
@@ -170,7 +171,8 @@ Each iteration runs the tools in turn, forward in even iterations and backward i
 synced) and `Archive::open` + `extract` with `ExtractOptions::new()` (every file synced), in a \
 child process; its peak RSS is the child's VmHWM. `lockbox, sync off` extracts the same archive \
 with `ExtractOptions::new().sync(false)`, like the other tools, which never sync; its create is \
-the `lockbox` row's (`= lockbox`).
+the `lockbox` row's (`= lockbox`). `..., then sync` is the `zstd | age` extraction followed by \
+`sync -f .` in the destination (one syncfs), like against lockbox's synced default.
 - gpg: `gpg --symmetric --cipher-algo AES256 --compress-algo ZLIB --compress-level 6` with a fresh \
 `--homedir` whose agent was started before timing; trees go through `tar -cf -` / `tar -xf -` in \
 the same pipeline. Nothing is synced.

@@ -172,13 +172,16 @@ pub enum Tool {
 }
 
 /// How an extraction is run: lockbox both syncs every file (its default)
-/// and not; the other tools never sync.
+/// and not; the other tools never sync, so `zstd | age` also runs followed
+/// by `sync -f` of the destination, like against lockbox's default.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Extract {
     /// The tool's default.
     Default,
     /// Lockbox with `ExtractOptions::new().sync(false)`.
     NoSync,
+    /// The tool, then `sync -f .` in the destination (one `syncfs`).
+    ThenSync,
 }
 
 impl Tool {
@@ -194,6 +197,16 @@ impl Tool {
             (Tool::ZstdAge, Shape::SingleFile, _) => "zstd -3 | age (key)",
             (Tool::ZstdAge, Shape::Tree, _) => "tar | zstd -3 | age (key)",
             (Tool::SevenZip, _, _) => "7zz -mhe=on",
+        }
+    }
+
+    /// The row label of an extraction variant.
+    pub fn variant_label(self, how: Extract, shape: Shape, mode: Mode) -> &'static str {
+        match (how, shape) {
+            (Extract::Default, _) => self.label(shape, mode),
+            (Extract::NoSync, _) => "lockbox, sync off",
+            (Extract::ThenSync, Shape::SingleFile) => "zstd -3 | age (key), then sync",
+            (Extract::ThenSync, Shape::Tree) => "tar | zstd -3 | age (key), then sync",
         }
     }
 
@@ -221,6 +234,7 @@ impl Tool {
     pub fn extracts(self) -> &'static [Extract] {
         match self {
             Tool::Lockbox => &[Extract::Default, Extract::NoSync],
+            Tool::ZstdAge => &[Extract::Default, Extract::ThenSync],
             _ => &[Extract::Default],
         }
     }
@@ -308,8 +322,8 @@ impl Ctx<'_> {
         match tool {
             Tool::Lockbox | Tool::LockboxAdd => {
                 let mode = match how {
-                    Extract::Default => "extract",
                     Extract::NoSync => "nosync",
+                    _ => "extract",
                 };
                 Ok(Job::Child(vec![mode.into(), env.lockbox_key.clone().into(), archive.into(), dest.into()]))
             }
@@ -324,10 +338,11 @@ impl Ctx<'_> {
             Tool::ZstdAge => {
                 let (identity, _) = env.age.as_ref().context("no age")?;
                 let age = format!("age -d -i {} {src}", q(identity));
+                let sync = if how == Extract::ThenSync { " && sync -f ." } else { "" };
                 if tree {
-                    pipeline(vec![age, "zstd -d -q".into(), "tar -xf -".into()])
+                    pipeline(vec![age, "zstd -d -q".into(), format!("tar -xf -{sync}")])
                 } else {
-                    pipeline(vec![age, format!("zstd -d -q -o {single_out}")])
+                    pipeline(vec![age, format!("zstd -d -q -o {single_out}{sync}")])
                 }
             }
             Tool::SevenZip => {
