@@ -23,6 +23,10 @@ command -v groff >/dev/null || missing+=(groff-base)
 command -v man >/dev/null || missing+=(man-db)
 # setpriv runs an extraction as an unprivileged user in the CLI tests.
 command -v setpriv >/dev/null || missing+=(util-linux)
+# setfattr/getfattr and setfacl/getfacl: the --xattrs tests set and read
+# attributes and ACLs with the real tools.
+command -v setfattr >/dev/null || missing+=(attr)
+command -v setfacl >/dev/null || missing+=(acl)
 
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=()

@@ -57,6 +57,7 @@ pub fn create(g: &GlobalArgs, a: CreateArgs) -> Result<ExitCode> {
         .dereference(a.dereference)
         .strict(a.strict)
         .overwrite(a.overwrite)
+        .xattrs(a.xattrs)
         .selection(selection);
     if let Some(level) = a.input.level {
         options = options.zstd_level(level);
@@ -244,6 +245,14 @@ pub fn list(g: &GlobalArgs, a: ListArgs) -> Result<ExitCode> {
 }
 
 pub fn extract(g: &GlobalArgs, a: ExtractArgs) -> Result<ExitCode> {
+    // Refused before anything is read or asked for, as GNU tar would fail
+    // at its first chown.
+    let root = rustix::process::geteuid().is_root();
+    if a.same_owner && !root {
+        return Err(
+            UsageError("--same-owner needs root: only root may give files to other users".into()).into()
+        );
+    }
     raise_open_file_limit();
     let profile = a.profile.unwrap_or(WorkloadProfile::ExtractMany);
     let (archive, name) = open_archive(&a.archive, g, profile)?;
@@ -253,6 +262,9 @@ pub fn extract(g: &GlobalArgs, a: ExtractArgs) -> Result<ExitCode> {
         .sync(!a.no_sync)
         .keep_going(a.keep_going)
         .same_permissions(a.same_permissions)
+        .same_owner(a.same_owner || (root && !a.no_same_owner))
+        .numeric_owner(a.numeric_owner)
+        .xattrs(a.xattrs)
         .only(only);
     // All of the content for a whole extraction; at most that for a part.
     let total = archive.content_bytes();
@@ -271,8 +283,16 @@ pub fn extract(g: &GlobalArgs, a: ExtractArgs) -> Result<ExitCode> {
         for d in &report.damaged {
             lines.write(&json::damaged(d)).context("writing to stdout")?;
         }
+        for w in &report.warnings {
+            lines.write(&json::extract_warning(w)).context("writing to stdout")?;
+        }
         let summary = json::extract_summary(report.entries, report.bytes, report.damaged.len());
         lines.write(&summary).and_then(|()| lines.flush()).context("writing to stdout")?;
+    }
+    if !a.json {
+        for w in &report.warnings {
+            eprintln!("lockbox: warning: {}: {}", w.path, w.reason);
+        }
     }
     if report.damaged.is_empty() {
         return Ok(ExitCode::SUCCESS);

@@ -76,6 +76,18 @@ pub fn entry(e: &Entry) -> Value {
         "mtime_nanos": e.mtime_nanos,
     }));
     put_name(&mut map, "path", &e.path);
+    for (key, name) in [("user", e.user()), ("group", e.group())] {
+        if let Some(name) = name {
+            put_name(&mut map, key, name);
+        }
+    }
+    if !e.xattrs().is_empty() {
+        let names = e.xattrs().iter().map(|x| String::from_utf8_lossy(&x.name).into_owned());
+        map.insert("xattrs".into(), names.collect::<Vec<_>>().into());
+    }
+    if let Some(map_) = e.sparse_map() {
+        map.insert("stored_size".into(), map_.stored_len().into());
+    }
     if let Some((size, sha256)) = e.content() {
         map.insert("size".into(), size.into());
         map.insert("sha256".into(), hex(sha256).into());
@@ -129,6 +141,13 @@ impl ListCounts {
 /// An entry `verify` or `extract --keep-going` found damaged.
 pub fn damaged(d: &Damage) -> Value {
     let mut map = object(json!({ "type": "damaged", "reason": d.reason }));
+    put_name(&mut map, "path", d.path.as_bytes());
+    Value::Object(map)
+}
+
+/// An entry `extract` restored without some of its metadata.
+pub fn extract_warning(d: &Damage) -> Value {
+    let mut map = object(json!({ "type": "warning", "reason": d.reason }));
     put_name(&mut map, "path", d.path.as_bytes());
     Value::Object(map)
 }

@@ -16,8 +16,9 @@ pub fn write_name(out: &mut impl Write, name: &[u8], raw: bool) -> io::Result<()
     }
 }
 
-/// One `list -l` line, without its end: `MODE SIZE YYYY-MM-DD HH:MM:SS
-/// PATH[ -> TARGET]`.
+/// One `list -l` line, without its end: `MODE USER/GROUP SIZE YYYY-MM-DD
+/// HH:MM:SS PATH[ -> TARGET]`, as `tar -tv` shows it (owner ids where no
+/// name was stored).
 pub fn write_long(out: &mut impl Write, e: &Entry, raw: bool) -> io::Result<()> {
     let (kind, size, target) = match &e.kind {
         EntryKind::Dir => ('d', 0, None),
@@ -26,13 +27,19 @@ pub fn write_long(out: &mut impl Write, e: &Entry, raw: bool) -> io::Result<()> 
         EntryKind::Hardlink { target, size, .. } => ('h', *size, Some(target)),
         _ => ('?', 0, None),
     };
-    write!(out, "{} {size:>12} {} ", mode_string(kind, e.mode), utc(e.mtime_secs))?;
+    write!(out, "{} {} {size:>12} {} ", mode_string(kind, e.mode), owner(e), utc(e.mtime_secs))?;
     write_name(out, &e.path, raw)?;
     if let Some(t) = target {
         out.write_all(b" -> ")?;
         write_name(out, t, raw)?;
     }
     Ok(())
+}
+
+/// `USER/GROUP`: the stored names, quoted, or the ids where none is stored.
+pub fn owner(e: &Entry) -> String {
+    let name = |n: Option<&[u8]>, id: u32| n.map_or_else(|| id.to_string(), |n| Quoted::bytes(n).to_string());
+    format!("{}/{}", name(e.user(), e.uid), name(e.group(), e.gid))
 }
 
 /// `ls`-style mode: kind character, then `rwx` triplets with setuid,

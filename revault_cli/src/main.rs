@@ -253,12 +253,18 @@ struct CreateArgs {
     /// while read, unreadable, a socket...).
     #[arg(long)]
     strict: bool,
+    /// Store extended attributes, POSIX ACLs included (ACLs are the
+    /// system.posix_acl_* attributes); an entry whose attributes cannot be
+    /// read or exceed 72 KiB is stored without them, with a warning.
+    #[arg(long)]
+    xattrs: bool,
     /// Print help (`-h` is --dereference here, as in tar).
     #[arg(long, action = clap::ArgAction::Help)]
     help: Option<bool>,
     /// Archive the entries of the tar or pax stream FILE (`-`: stdin)
-    /// instead of PATHs: names, modes, owner ids, mtimes, symbolic and hard
-    /// links (owner names, xattrs, devices and FIFOs are dropped).
+    /// instead of PATHs: names, modes, owner ids and names, mtimes, pax
+    /// xattrs (`SCHILY.xattr.*`), symbolic and hard links (devices and
+    /// FIFOs are dropped).
     #[arg(long, value_name = "FILE", conflicts_with = "paths")]
     from_tar: Option<PathBuf>,
     #[command(flatten)]
@@ -357,6 +363,22 @@ struct ExtractArgs {
     /// three bits are dropped, as tar does).
     #[arg(short = 'p', long, visible_alias = "preserve-permissions")]
     same_permissions: bool,
+    /// Restore owners: stored user and group names mapped to local ids,
+    /// else the stored ids. The default as root; refused otherwise (only
+    /// root may give files away).
+    #[arg(long, overrides_with = "no_same_owner")]
+    same_owner: bool,
+    /// Do not restore owners: files belong to the user extracting. The
+    /// default for users other than root.
+    #[arg(long, overrides_with = "same_owner")]
+    no_same_owner: bool,
+    /// When restoring owners, use the stored ids and ignore the names.
+    #[arg(long)]
+    numeric_owner: bool,
+    /// Restore extended attributes and POSIX ACLs; one the destination
+    /// refuses (trusted.* as a user, security.selinux...) is a warning.
+    #[arg(long)]
+    xattrs: bool,
     /// Tuning preset for reading [default: extract-many].
     #[arg(long, value_name = "NAME", value_parser = profile_parser())]
     profile: Option<WorkloadProfile>,

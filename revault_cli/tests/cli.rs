@@ -170,34 +170,44 @@ fn round_trip_restores_the_tree_exactly() {
 }
 
 #[test]
-fn list_long_shows_mode_size_mtime_and_link_targets() {
+fn list_long_shows_mode_owner_size_mtime_and_link_targets() {
     let (_work, archive) = archived_tree();
     let out = run(lockbox().args(["list", "-l"]).arg(&archive));
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 12, "{text}");
+    // Owner names as `id` gives them: the tree belongs to whoever runs this.
+    let id = |flag: &str| {
+        let out = std::process::Command::new("id").arg(flag).output().unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let owner = format!("{}/{}", id("-un"), id("-gn"));
     let line = |suffix: &str| {
         *lines.iter().find(|l| l.ends_with(suffix)).unwrap_or_else(|| panic!("no {suffix} in {text}"))
     };
-    assert_eq!(line(" tree/a.txt"), format!("-rw-r----- {:>12} 2001-09-09 01:46:40 tree/a.txt", 6));
+    assert_eq!(line(" tree/a.txt"), format!("-rw-r----- {owner} {:>12} 2001-09-09 01:46:40 tree/a.txt", 6));
     assert_eq!(
         line(" tree/bin/run.sh"),
-        format!("-rwxr-xr-x {:>12} 2001-09-09 01:46:41 tree/bin/run.sh", 18)
+        format!("-rwxr-xr-x {owner} {:>12} 2001-09-09 01:46:41 tree/bin/run.sh", 18)
     );
-    assert_eq!(line(" tree/empty"), format!("-rw------- {:>12} 2001-09-09 01:46:42 tree/empty", 0));
+    assert_eq!(line(" tree/empty"), format!("-rw------- {owner} {:>12} 2001-09-09 01:46:42 tree/empty", 0));
     assert_eq!(
         line(" tree/sub/deep/note.txt"),
-        format!("-rw----r-- {:>12} 2001-09-09 01:46:44 tree/sub/deep/note.txt", 300_000)
+        format!("-rw----r-- {owner} {:>12} 2001-09-09 01:46:44 tree/sub/deep/note.txt", 300_000)
     );
-    assert_eq!(line(" tree/emptydir"), format!("drwxr-x--- {:>12} 2001-09-09 01:46:52 tree/emptydir", 0));
+    assert_eq!(
+        line(" tree/emptydir"),
+        format!("drwxr-x--- {owner} {:>12} 2001-09-09 01:46:52 tree/emptydir", 0)
+    );
     assert!(line(" tree/link -> a.txt").starts_with("lrwxrwxrwx "), "{text}");
     assert!(line(" tree/hard -> tree/a.txt").starts_with("hrw-r----- "), "{text}");
     for l in &lines {
         let fields: Vec<&str> = l.split_whitespace().collect();
         assert_eq!(fields[0].len(), 10, "mode column in {l:?}");
-        assert!(fields[1].parse::<u64>().is_ok(), "size column in {l:?}");
-        assert_eq!((fields[2].len(), fields[3].len()), (10, 8), "date and time columns in {l:?}");
+        assert_eq!(fields[1], owner, "owner column in {l:?}");
+        assert!(fields[2].parse::<u64>().is_ok(), "size column in {l:?}");
+        assert_eq!((fields[3].len(), fields[4].len()), (10, 8), "date and time columns in {l:?}");
     }
     assert!(line(r" tree/caf\351.txt").starts_with("-rw-r--r-- "), "invalid UTF-8 quoted as octal: {text}");
     assert!(!out.stdout.windows(NON_UTF8.len()).any(|w| w == NON_UTF8), "no raw non-UTF-8 bytes");
@@ -581,7 +591,9 @@ fn extract_applies_the_umask_and_drops_setuid_unless_p() {
 fn verify_refuses_what_extract_refuses() {
     let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("../revault_lockbox_api/tests/vectors/hostile");
     let work = TempDir::new().unwrap();
-    for name in ["below-symlink", "nul-in-link-target"] {
+    let names =
+        ["below-symlink", "nul-in-link-target", "oversized-xattr", "sparse-overlap", "sparse-past-size"];
+    for name in names {
         let archive = vectors.join(format!("{name}.lbox"));
         for command in ["verify", "extract"] {
             let dst = work.path().join(format!("{name}-{command}"));

@@ -190,6 +190,16 @@ pub enum Error {
         /// The link.
         path: EntryPath,
     },
+    /// Owner names, extended attributes or a sparse map the format cannot
+    /// hold (names too long, xattrs over their limit, segments that
+    /// overlap or run past the size).
+    #[error("{path}: {reason}")]
+    BadMetadata {
+        /// The entry.
+        path: EntryPath,
+        /// What is wrong.
+        reason: &'static str,
+    },
     /// Page size, level or thread counts out of range.
     #[error("invalid tuning: {0}")]
     InvalidTuning(String),

@@ -297,6 +297,12 @@ fn write_sealed_entries(w: &mut ArchiveWriter<Shared>) -> Result<()> {
     w.add_file("d/e-small", &meta(0o644), 6, &b"small\n"[..])?;
     w.add_file("d/f-small", &meta(0o644), 6, &b"other\n"[..])?;
     w.add_symlink("d/g-sym", &meta(0o777), "a.txt")?;
+    // The entry tail: names, xattrs and a sparse map for the decoders.
+    let tail = meta(0o644)
+        .with_names(Some(b"user".to_vec()), Some(b"group".to_vec()))
+        .with_xattrs(vec![crate::Xattr { name: b"user.k".to_vec(), value: b"v".to_vec() }]);
+    let map = crate::SparseMap::new(vec![(4096, 5), (1 << 20, 3)], 1 << 21).expect("a valid map");
+    w.add_sparse_file("d/h-sparse", &tail, map, 1 << 21, false, &b"holesend"[..])?;
     Ok(())
 }
 

@@ -45,12 +45,15 @@ mod format;
 pub mod fuzz;
 mod index;
 mod keys;
+mod owners;
 mod pipeline;
 mod profile;
 mod quote;
+mod sparse;
 mod storage;
 mod tarstream;
 mod write;
+mod xattrs;
 
 use std::sync::atomic::AtomicU64;
 
@@ -58,7 +61,7 @@ pub use archive::{Archive, ArchiveInfo, Damage, Entries, EntryReader, OpenOption
 pub use crypto::{KdfParams, Password};
 pub use error::{EntryPath, Error, Result};
 pub use extract::{ExtractOptions, ExtractReport};
-pub use format::{DecodeError, Entry, EntryKind};
+pub use format::{DecodeError, Entry, EntryKind, SparseMap, Xattr};
 pub use keys::{
     add_keys, change_password, check_recipient_mix, keygen, list_key_slots, parse_recipients,
     read_recipients_file, remove_key_slot, Identity, KeyError, KeyFile, KeySet, PassphraseFn, Recipient,

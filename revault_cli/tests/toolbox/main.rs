@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod json;
+mod meta;
 mod pipes;
 mod select;
 mod shell;

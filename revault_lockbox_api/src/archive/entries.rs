@@ -79,7 +79,7 @@ impl Checks {
                     linked.insert(e.path.clone(), (extent, *sha256));
                 }
             }
-            EntryKind::Hardlink { target, sha256, .. } => {
+            EntryKind::Hardlink { target, sha256, size } => {
                 if path_cmp(target, &e.path).is_ge() {
                     return Err(malformed_error("hard link", "does not name an earlier entry"));
                 }
@@ -88,7 +88,7 @@ impl Checks {
                         (x.offset, x.size) == (extent.offset, extent.size) && sha == sha256
                     });
                     if !same && self.several_runs {
-                        e.kind = EntryKind::File { size: extent.size, sha256: *sha256 };
+                        e.kind = EntryKind::File { size: *size, sha256: *sha256 };
                     } else if !same {
                         return Err(malformed_error("hard link", "does not name an earlier linked file"));
                     }

@@ -48,14 +48,25 @@ impl<S: ReadAt> Archive<S> {
         entry: &Entry,
         leaf: Option<PagesLeaf>,
     ) -> Result<EntryReader<'_, S>> {
-        let (Some(extent), Some((_, sha256))) = (entry.extent, entry.content()) else {
+        let (Some(extent), Some((size, sha256))) = (entry.extent, entry.content()) else {
             return Err(Error::NotAFile { path: entry.path.as_slice().into() });
         };
+        let segments = entry.sparse_map().map(|map| {
+            let mut stored = 0;
+            map.segments()
+                .iter()
+                .map(|&(offset, len)| {
+                    stored += len;
+                    (offset, len, stored - len)
+                })
+                .collect()
+        });
         Ok(EntryReader {
             archive: self,
             path: entry.path.clone(),
             start: extent.offset,
-            size: extent.size,
+            size,
+            segments,
             pos: 0,
             hasher: Some(Sha256::new()),
             sha256: *sha256,
@@ -71,7 +82,11 @@ pub struct EntryReader<'a, S> {
     path: Vec<u8>,
     /// Data-stream offset of the first byte.
     start: u64,
+    /// Logical length.
     size: u64,
+    /// A sparse file's data segments: logical offset, length and offset
+    /// among the stored bytes.
+    segments: Option<Vec<(u64, u64, u64)>>,
     pos: u64,
     /// Hashes bytes read sequentially from 0; dropped on the first seek.
     hasher: Option<Sha256>,
@@ -109,6 +124,30 @@ impl<S> EntryReader<'_, S> {
     }
 }
 
+/// What lies at a reader's position: a hole of this many bytes, or stored
+/// bytes at this offset among the file's stored bytes, so many of them.
+enum Located {
+    Hole(u64),
+    Data(u64, u64),
+}
+
+impl<S> EntryReader<'_, S> {
+    /// What lies at the position, which is before the end.
+    fn locate(&self) -> Located {
+        let Some(segments) = &self.segments else {
+            return Located::Data(self.pos, self.size - self.pos);
+        };
+        let next = segments.partition_point(|s| s.0 <= self.pos);
+        if let Some(&(offset, len, stored)) = next.checked_sub(1).map(|i| &segments[i]) {
+            if self.pos < offset + len {
+                return Located::Data(stored + self.pos - offset, offset + len - self.pos);
+            }
+        }
+        let hole_end = segments.get(next).map_or(self.size, |s| s.0);
+        Located::Hole(hole_end - self.pos)
+    }
+}
+
 impl<S: ReadAt> EntryReader<'_, S> {
     /// The page holding stream offset `at`, with its first byte's offset.
     fn page_at(&mut self, at: u64) -> Result<(u64, Arc<Vec<u8>>)> {
@@ -142,11 +181,21 @@ impl<S: ReadAt> Read for EntryReader<'_, S> {
             self.check_digest()?;
             return Ok(0);
         }
-        let at = self.start + self.pos;
-        let (page_start, plain) = self.page_at(at).map_err(io::Error::other)?;
-        let offset = (at - page_start) as usize;
-        let n = (plain.len() - offset).min((self.size - self.pos) as usize).min(buf.len());
-        buf[..n].copy_from_slice(&plain[offset..offset + n]);
+        let n = match self.locate() {
+            Located::Hole(len) => {
+                let n = len.min(buf.len() as u64) as usize;
+                buf[..n].fill(0);
+                n
+            }
+            Located::Data(stored, len) => {
+                let at = self.start + stored;
+                let (page_start, plain) = self.page_at(at).map_err(io::Error::other)?;
+                let offset = (at - page_start) as usize;
+                let n = (plain.len() - offset).min(len as usize).min(buf.len());
+                buf[..n].copy_from_slice(&plain[offset..offset + n]);
+                n
+            }
+        };
         if let Some(h) = &mut self.hasher {
             h.update(&buf[..n]);
         }

@@ -6,7 +6,7 @@
 use std::io::Cursor;
 use std::time::Instant;
 
-use crate::format::{Entry, EntryKind, Extent};
+use crate::format::{Entry, EntryKind, Extent, Extra, SparseMap, Xattr};
 use crate::{Archive, ArchiveWriter, CreateOptions, Error, ExtractOptions, KdfParams, Metadata, Password};
 
 fn password() -> Password {
@@ -32,6 +32,7 @@ fn file(path: &[u8], offset: u64, size: u64) -> Entry {
         mtime_secs: 0,
         mtime_nanos: 0,
         extent: Some(Extent { offset, size, linked: false }),
+        extra: Extra::default(),
     }
 }
 
@@ -207,7 +208,28 @@ fn hostile_vectors() -> Vec<(&'static str, Vec<u8>)> {
     let mut nul = writer();
     let link = EntryKind::Symlink { target: b"/etc\0passwd".to_vec() };
     nul.push_raw(Entry { kind: link, extent: None, ..file(b"link", 0, 0) }).unwrap();
-    vec![("below-symlink", below.finish().unwrap()), ("nul-in-link-target", nul.finish().unwrap())]
+    let mut xattr = writer();
+    let huge = Xattr { name: b"user.huge".to_vec(), value: vec![b'x'; (64 << 10) + 1] };
+    xattr
+        .push_raw(Entry { extra: Extra { xattrs: vec![huge], ..Extra::default() }, ..file(b"f", 0, 0) })
+        .unwrap();
+    let sparse = |segments: Vec<(u64, u64)>, size: u64| {
+        let mut w = writer();
+        w.add_file("a", &meta(), 4, &b"abcd"[..]).unwrap();
+        let map = SparseMap::unchecked(segments);
+        let mut e = file(b"b", 0, size);
+        e.extent = Some(Extent { offset: 0, size: map.stored_len(), linked: false });
+        e.extra = Extra { sparse: Some(map), ..Extra::default() };
+        w.push_raw(e).unwrap();
+        w.finish().unwrap()
+    };
+    vec![
+        ("below-symlink", below.finish().unwrap()),
+        ("nul-in-link-target", nul.finish().unwrap()),
+        ("oversized-xattr", xattr.finish().unwrap()),
+        ("sparse-overlap", sparse(vec![(0, 2), (1, 2)], 10)),
+        ("sparse-past-size", sparse(vec![(0, 2), (9, 2)], 10)),
+    ]
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! [`Archive::verify`]: authenticate everything, write nothing.
 
-use sha2::{Digest, Sha256};
+use crate::sparse::ContentHasher;
 
 use super::{ContentVisitor, Entries, Span};
 use crate::storage::ReadAt;
@@ -49,13 +49,13 @@ impl VerifyReport {
 struct Checker<'a> {
     entries: Entries<'a>,
     /// Files handed out and not yet ended: path, expected digest, hasher.
-    open: std::collections::VecDeque<(usize, Vec<u8>, [u8; 32], Sha256)>,
+    open: std::collections::VecDeque<(usize, Vec<u8>, [u8; 32], ContentHasher)>,
     next_token: usize,
     report: VerifyReport,
 }
 
 impl Checker<'_> {
-    fn take(&mut self, token: usize) -> (Vec<u8>, [u8; 32], Sha256) {
+    fn take(&mut self, token: usize) -> (Vec<u8>, [u8; 32], ContentHasher) {
         let i = self.open.iter().position(|f| f.0 == token).expect("span handed out");
         let (_, path, digest, hasher) = self.open.remove(i).expect("position is valid");
         (path, digest, hasher)
@@ -74,7 +74,7 @@ impl ContentVisitor for Checker<'_> {
             };
             let token = self.next_token;
             self.next_token += 1;
-            self.open.push_back((token, entry.path.clone(), *sha256, Sha256::new()));
+            self.open.push_back((token, entry.path.clone(), *sha256, ContentHasher::for_entry(&entry)));
             return Ok(Some((token, Span { start: extent.offset, size: extent.size })));
         }
         Ok(None)
@@ -90,7 +90,7 @@ impl ContentVisitor for Checker<'_> {
     fn end(&mut self, token: usize) -> Result<()> {
         let (path, digest, hasher) = self.take(token);
         self.report.files += 1;
-        if hasher.finalize()[..] != digest {
+        if hasher.finish_entry() != digest {
             let path = EntryPath(path);
             let reason = Error::ChecksumMismatch { path: path.clone() }.to_string();
             self.report.damaged.push(Damage { path, reason });

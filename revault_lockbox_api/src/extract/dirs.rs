@@ -13,11 +13,18 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, Timespec, Timestamps, CWD, UTIME_OMIT};
+use rustix::fs::{AtFlags, FileType, Gid, Mode, OFlags, Timespec, Timestamps, Uid, CWD, UTIME_OMIT};
 use rustix::io::Errno;
 
-use crate::format::is_within;
+use crate::format::{is_within, Xattr};
 use crate::{Error, Result};
+
+/// What a directory gets besides its mode and mtime: an owner when
+/// restoring owners, extended attributes when restoring them.
+pub(super) struct OwnerAndXattrs<'a> {
+    pub(super) owner: Option<(u32, u32)>,
+    pub(super) xattrs: &'a [Xattr],
+}
 
 /// An open directory of the destination.
 pub(super) struct Dir {
@@ -152,17 +159,24 @@ impl Walker {
         identity: (u64, u64),
         mode: u32,
         mtime: Timespec,
-    ) -> Result<()> {
+        meta: OwnerAndXattrs<'_>,
+    ) -> Result<Vec<(Vec<u8>, std::io::Error)>> {
         let dir = self.dir(path, false)?;
         if dir.identity() != identity {
             return Err(Error::io("setting the mode of", self.display(path))(std::io::Error::other(
                 "it was replaced by another directory during extraction",
             )));
         }
+        if let Some((uid, gid)) = meta.owner {
+            rustix::fs::fchown(&dir.fd, Some(Uid::from_raw(uid)), Some(Gid::from_raw(gid)))
+                .map_err(|e| Error::io("setting the owner of", self.display(path))(e.into()))?;
+        }
+        let refused = crate::xattrs::write_all(crate::xattrs::Target::Fd(dir.fd.as_fd()), meta.xattrs);
         rustix::fs::fchmod(&dir.fd, Mode::from_raw_mode(mode))
             .map_err(|e| Error::io("setting permissions of", self.display(path))(e.into()))?;
         rustix::fs::futimens(&dir.fd, &mtime_only(mtime))
-            .map_err(|e| Error::io("setting mtime of", self.display(path))(e.into()))
+            .map_err(|e| Error::io("setting mtime of", self.display(path))(e.into()))?;
+        Ok(refused)
     }
 
     /// Opens directory `name` in `parent`; creates it with `create` mode

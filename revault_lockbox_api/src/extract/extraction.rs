@@ -7,18 +7,25 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use rustix::fs::{AtFlags, Timespec};
+use std::os::fd::AsFd;
+
+use rustix::fs::{AtFlags, Gid, Timespec, Uid};
 use rustix::io::Errno;
 use sha2::{Digest, Sha256};
 
-use super::dirs::{mtime_only, sync_file_system, timespec, Walker};
-use super::place::{sync_and_place, sync_batch_files, Placement, Placer, Sink, Unplaced, Written};
+use super::dirs::{mtime_only, sync_file_system, timespec, OwnerAndXattrs, Walker};
+use super::owner::Owners;
+use super::place::{
+    refused_xattrs, sync_and_place, sync_batch_files, Placement, Placer, Sink, Unplaced, Written,
+};
 use super::policy::Modes;
 use super::{ExtractOptions, ExtractReport};
 use crate::archive::{ContentVisitor, Damage, Span};
-use crate::format::{is_within, Entry, EntryKind, Extent};
+use crate::format::{is_within, Entry, EntryKind, Extent, Xattr};
 use crate::pipeline::OrderedPool;
+use crate::sparse::{hash_piece, Expander, Piece};
 use crate::storage::ReadAt;
+use crate::xattrs::{self, Target};
 use crate::{Archive, EntryPath, Error, Result};
 
 /// Files up to this size are gathered in memory and written, synced and
@@ -45,12 +52,16 @@ struct DirEntry {
     identity: (u64, u64),
     mode: u32,
     mtime: Timespec,
+    owner: Option<(u32, u32)>,
+    xattrs: Vec<Xattr>,
 }
 
 pub(super) struct Extraction<'a> {
     options: &'a ExtractOptions,
     walker: Walker,
     modes: Modes,
+    /// Restores owners (`--same-owner`) when set.
+    owners: Option<Owners>,
     placer: Arc<Placer>,
     report: ExtractReport,
     /// Directories made, in index order, for their modes and mtimes at the end.
@@ -81,6 +92,7 @@ impl<'a> Extraction<'a> {
             options,
             walker: Walker::open(dest)?,
             modes: Modes::for_process(options.same_permissions),
+            owners: options.restores_owners().then(|| Owners::new(options.numeric_owner)),
             placer: Arc::new(Placer::new(options.overwrite)),
             report: ExtractReport::default(),
             dirs: Vec::new(),
@@ -146,13 +158,30 @@ impl<'a> Extraction<'a> {
         Ok(copies)
     }
 
+    /// The owner to give `e`, when restoring owners.
+    fn owner(&mut self, e: &Entry) -> Option<(u32, u32)> {
+        self.owners.as_mut().map(|o| o.of(e))
+    }
+
+    /// The extended attributes to give `e`, when restoring them.
+    fn xattrs(&self, e: &Entry) -> Vec<Xattr> {
+        if self.options.xattrs {
+            e.xattrs().to_vec()
+        } else {
+            Vec::new()
+        }
+    }
+
     fn make_dir(&mut self, e: &Entry) -> Result<()> {
         let dir = self.walker.make_dir(&e.path)?;
+        let (owner, xattrs) = (self.owner(e), self.xattrs(e));
         self.dirs.push(DirEntry {
             path: e.path.clone(),
             identity: dir.identity(),
             mode: self.modes.final_mode(e.mode),
             mtime: timespec(e.mtime_secs, e.mtime_nanos),
+            owner,
+            xattrs,
         });
         self.report.entries += 1;
         Ok(())
@@ -167,7 +196,8 @@ impl<'a> Extraction<'a> {
             let (mode, _) = self.modes.file_creation(entry.mode);
             Sink::File(Unplaced::create(&self.placer, dir, mode, &self.walker.display(&entry.path))?)
         };
-        Ok(OpenFile { entry, sink, hasher: Sha256::new() })
+        let expander = Expander::new(entry.sparse_map());
+        Ok(OpenFile { entry, sink, hasher: Sha256::new(), expander })
     }
 
     /// Checks a complete file against its SHA-256 and hands it to the
@@ -193,6 +223,8 @@ impl<'a> Extraction<'a> {
             shown: self.walker.display(&f.entry.path),
             mode: self.modes.file_creation(f.entry.mode),
             mtime: timespec(f.entry.mtime_secs, f.entry.mtime_nanos),
+            owner: self.owner(&f.entry),
+            xattrs: self.xattrs(&f.entry),
             placer: Arc::clone(&self.placer),
         };
         self.job.push(placement);
@@ -324,8 +356,12 @@ impl<'a> Extraction<'a> {
         // writing into a directory changes its mtime, and a read-only mode
         // would stop writes.
         for d in std::mem::take(&mut self.dirs).into_iter().rev() {
-            self.walker.finish_dir(&d.path, d.identity, d.mode, d.mtime)?;
+            let meta = OwnerAndXattrs { owner: d.owner, xattrs: &d.xattrs };
+            let refused = self.walker.finish_dir(&d.path, d.identity, d.mode, d.mtime, meta)?;
+            self.report.warnings.extend(refused_xattrs(&self.walker.display(&d.path), refused));
         }
+        let placed = std::mem::take(&mut *self.placer.warnings.lock().unwrap_or_else(|p| p.into_inner()));
+        self.report.warnings.extend(placed);
         if self.options.sync {
             sync_file_system(&self.walker.root().fd, &self.walker.display(b""))?;
         }
@@ -368,6 +404,13 @@ impl<'a> Extraction<'a> {
         self.clear(&dir, name, &shown)?;
         rustix::fs::symlinkat(target.as_slice(), &dir.fd, name)
             .map_err(|err| link_error(err, "creating symbolic link", shown.clone()))?;
+        if let Some((uid, gid)) = self.owner(e) {
+            let ids = (Some(Uid::from_raw(uid)), Some(Gid::from_raw(gid)));
+            rustix::fs::chownat(&dir.fd, name, ids.0, ids.1, AtFlags::SYMLINK_NOFOLLOW)
+                .map_err(|err| Error::io("setting the owner of", shown.clone())(err.into()))?;
+        }
+        let refused = xattrs::write_all(Target::Link(dir.fd.as_fd(), name), &self.xattrs(e));
+        self.report.warnings.extend(refused_xattrs(&shown, refused));
         let times = mtime_only(timespec(e.mtime_secs, e.mtime_nanos));
         rustix::fs::utimensat(&dir.fd, name, &times, AtFlags::SYMLINK_NOFOLLOW)
             .map_err(|err| Error::io("setting mtime of", shown)(err.into()))?;
@@ -390,6 +433,36 @@ struct OpenFile {
     entry: Entry,
     sink: Sink,
     hasher: Sha256,
+    /// Turns stored bytes into the logical content (a sparse file's holes).
+    expander: Expander,
+}
+
+impl OpenFile {
+    /// Hashes and writes a piece of the logical content: a sparse file's
+    /// holes are left unwritten in a file, zeros in a buffer.
+    fn take(sink: &mut Sink, hasher: &mut Sha256, sparse: bool, piece: Piece<'_>) -> std::io::Result<()> {
+        match (sink, &piece) {
+            (Sink::Buffer(buf), Piece::Zeros(n)) => buf.resize(buf.len() + *n as usize, 0),
+            (Sink::Buffer(buf), Piece::Data(_, bytes)) => buf.extend_from_slice(bytes),
+            (Sink::File(_), Piece::Zeros(_)) => {}
+            (Sink::File(file), Piece::Data(at, bytes)) if sparse => file.write_all_at(bytes, *at)?,
+            (Sink::File(file), Piece::Data(_, bytes)) => file.write_all(bytes)?,
+        }
+        hash_piece(hasher, piece);
+        Ok(())
+    }
+
+    /// The trailing hole, and a sparse file's length.
+    fn finish(&mut self) -> std::io::Result<()> {
+        let size = self.entry.content().map_or(0, |c| c.0);
+        let sparse = self.entry.sparse_map().is_some();
+        let (sink, hasher) = (&mut self.sink, &mut self.hasher);
+        self.expander.finish(size, &mut |piece| OpenFile::take(sink, hasher, sparse, piece))?;
+        match &mut self.sink {
+            Sink::File(file) if sparse => file.set_len(size),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Hands the walk the spans of the selected files, making directories as
@@ -446,13 +519,11 @@ impl ContentVisitor for FileWriter<'_, '_, '_> {
             self.open.insert(token, f);
         }
         let f = self.open.get_mut(&token).expect("opened above");
-        match &mut f.sink {
-            Sink::Buffer(buf) => buf.extend_from_slice(bytes),
-            Sink::File(file) => file
-                .write_all(bytes)
-                .map_err(|e| Error::io("writing", self.x.walker.display(&f.entry.path))(e))?,
-        }
-        f.hasher.update(bytes);
+        let sparse = f.entry.sparse_map().is_some();
+        let (sink, hasher) = (&mut f.sink, &mut f.hasher);
+        f.expander
+            .feed(bytes, &mut |piece| OpenFile::take(sink, hasher, sparse, piece))
+            .map_err(|e| Error::io("writing", self.x.walker.display(&f.entry.path))(e))?;
         if let Some(p) = &self.x.options.progress {
             p.bytes_in.fetch_add(bytes.len() as u64, Ordering::Relaxed);
         }
@@ -460,7 +531,8 @@ impl ContentVisitor for FileWriter<'_, '_, '_> {
     }
 
     fn end(&mut self, token: usize) -> Result<()> {
-        let f = self.open.remove(&token).expect("bytes came first");
+        let mut f = self.open.remove(&token).expect("bytes came first");
+        f.finish().map_err(|e| Error::io("writing", self.x.walker.display(&f.entry.path))(e))?;
         self.x.finish_file(f)
     }
 

@@ -16,7 +16,15 @@
 //!   batches, with `syncfs`) and only then linked to their name: no byte
 //!   that failed authentication sits under a final name, and a crash
 //!   leaves no partial file under one.
-//! - Owners are not restored. Permission bits follow tar: the umask
+//! - Owners are restored as tar does: by default only when running as
+//!   root ([`ExtractOptions::same_owner`]), by name (mapped to local ids,
+//!   else the stored ids) or by id ([`ExtractOptions::numeric_owner`]);
+//!   `fchown` comes before the mode is set, since it clears setuid and
+//!   setgid bits. An archive is trusted with ownership as far as its
+//!   key is: whoever can write it can make files root's. Extended
+//!   attributes are restored only when asked
+//!   ([`ExtractOptions::xattrs`]); one the target refuses is a warning
+//!   in [`ExtractReport::warnings`]. Permission bits follow tar: the umask
 //!   applies and setuid, setgid and sticky bits are dropped, unless
 //!   [`ExtractOptions::same_permissions`] asks for the stored modes
 //!   exactly. Mtimes are restored; modes and times are set on descriptors,
@@ -24,6 +32,7 @@
 
 mod dirs;
 mod extraction;
+mod owner;
 mod place;
 mod policy;
 
@@ -43,6 +52,9 @@ pub struct ExtractOptions {
     sync: bool,
     keep_going: bool,
     same_permissions: bool,
+    same_owner: Option<bool>,
+    numeric_owner: bool,
+    xattrs: bool,
     only: Vec<Vec<u8>>,
     progress: Option<Arc<Progress>>,
 }
@@ -54,6 +66,9 @@ impl Default for ExtractOptions {
             sync: true,
             keep_going: false,
             same_permissions: false,
+            same_owner: None,
+            numeric_owner: false,
+            xattrs: false,
             only: Vec::new(),
             progress: None,
         }
@@ -100,6 +115,37 @@ impl ExtractOptions {
         self
     }
 
+    /// Restore owners (tar's `--same-owner`; `false` is
+    /// `--no-same-owner`): each entry gets the local ids of its stored user
+    /// and group names, or its stored ids where a name is absent or unknown
+    /// here. Needs the privilege to `chown` (an error otherwise). Default:
+    /// on when the process runs as root (effective uid 0), off otherwise.
+    pub fn same_owner(mut self, yes: bool) -> Self {
+        self.same_owner = Some(yes);
+        self
+    }
+
+    /// When restoring owners, use the stored ids and ignore the names
+    /// (`--numeric-owner`). Default: off.
+    pub fn numeric_owner(mut self, yes: bool) -> Self {
+        self.numeric_owner = yes;
+        self
+    }
+
+    /// Restore extended attributes (POSIX ACLs included); one the target
+    /// refuses (`trusted.*` without privilege, `security.selinux`, a file
+    /// system without them) is a warning in [`ExtractReport::warnings`],
+    /// not a failure. Default: off.
+    pub fn xattrs(mut self, yes: bool) -> Self {
+        self.xattrs = yes;
+        self
+    }
+
+    /// Whether owners are restored: as set, else as root only.
+    pub(crate) fn restores_owners(&self) -> bool {
+        self.same_owner.unwrap_or_else(|| rustix::process::geteuid().is_root())
+    }
+
     /// Extract only these stored paths, and everything below those that are
     /// directories. Each must match an entry. Default: everything.
     pub fn only(mut self, paths: Vec<Vec<u8>>) -> Self {
@@ -124,6 +170,9 @@ pub struct ExtractReport {
     pub bytes: u64,
     /// With `keep_going`: entries not restored, with the reason.
     pub damaged: Vec<Damage>,
+    /// Entries restored without some of their metadata (an extended
+    /// attribute the target refused), with the reason.
+    pub warnings: Vec<Damage>,
 }
 
 /// The selection: subtrees of the archive, in index order, none inside

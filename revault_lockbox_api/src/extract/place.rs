@@ -11,16 +11,20 @@
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::Write as _;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, Timespec, CWD};
+use rustix::fs::{AtFlags, Gid, Mode, OFlags, RenameFlags, Timespec, Uid, CWD};
 use rustix::io::Errno;
 
 use super::dirs::{mtime_only, sync_file_system, Dir};
-use crate::{Error, Result};
+use crate::archive::Damage;
+use crate::format::Xattr;
+use crate::xattrs::{self, Target};
+use crate::{EntryPath, Error, Quoted, Result};
 
 /// Where a file's bytes go while it is being extracted.
 pub(super) enum Sink {
@@ -33,6 +37,8 @@ pub(super) struct Placer {
     overwrite: bool,
     /// Cleared the first time a file system refuses `O_TMPFILE`.
     tmpfile: AtomicBool,
+    /// Extended attributes files were refused, for the report.
+    pub(super) warnings: Mutex<Vec<Damage>>,
 }
 
 impl Placer {
@@ -40,7 +46,7 @@ impl Placer {
         // An `O_TMPFILE` inode gets its name through /proc/self/fd (no
         // privilege needed); without /proc, temporary names it is.
         let proc_fd = Path::new("/proc/self/fd").is_dir();
-        Placer { overwrite, tmpfile: AtomicBool::new(proc_fd) }
+        Placer { overwrite, tmpfile: AtomicBool::new(proc_fd), warnings: Mutex::new(Vec::new()) }
     }
 }
 
@@ -81,6 +87,16 @@ impl Unplaced {
 
     pub(super) fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         self.file.write_all(bytes)
+    }
+
+    /// Writes `bytes` at `offset` (a sparse file's data segment).
+    pub(super) fn write_all_at(&mut self, bytes: &[u8], offset: u64) -> std::io::Result<()> {
+        std::os::unix::fs::FileExt::write_all_at(&self.file, bytes, offset)
+    }
+
+    /// Sets the length: a sparse file's trailing hole.
+    pub(super) fn set_len(&mut self, len: u64) -> std::io::Result<()> {
+        self.file.set_len(len)
     }
 
     /// Links (or renames) the file to `name` in its directory.
@@ -162,6 +178,10 @@ pub(super) struct Placement {
     /// Permission bits to create it with, and a mode to set afterwards.
     pub(super) mode: (u32, Option<u32>),
     pub(super) mtime: Timespec,
+    /// Owner and group to give it, when restoring owners.
+    pub(super) owner: Option<(u32, u32)>,
+    /// Extended attributes to restore.
+    pub(super) xattrs: Vec<Xattr>,
     pub(super) placer: Arc<Placer>,
 }
 
@@ -187,6 +207,17 @@ impl Placement {
                 file
             }
         };
+        // Before the mode: chown clears setuid and setgid bits.
+        if let Some((uid, gid)) = self.owner {
+            let ids = (Some(Uid::from_raw(uid)), Some(Gid::from_raw(gid)));
+            rustix::fs::fchown(&file.file, ids.0, ids.1)
+                .map_err(|e| Error::io("setting the owner of", &shown)(e.into()))?;
+        }
+        let refused = xattrs::write_all(Target::Fd(file.file.as_fd()), &self.xattrs);
+        if !refused.is_empty() {
+            let mut warnings = self.placer.warnings.lock().unwrap_or_else(|p| p.into_inner());
+            warnings.extend(refused_xattrs(&shown, refused));
+        }
         // A temporary name was created 0600; an unnamed inode has its mode.
         let chmod = if file.temp_name.is_some() { Some(chmod.unwrap_or(create_mode)) } else { chmod };
         if let Some(mode) = chmod {
@@ -205,6 +236,18 @@ impl Written {
     pub(super) fn place(self) -> Result<()> {
         self.file.place(&self.name, self.overwrite, &self.shown)
     }
+}
+
+/// Warnings for the extended attributes `shown` was refused.
+pub(super) fn refused_xattrs(shown: &Path, refused: Vec<(Vec<u8>, std::io::Error)>) -> Vec<Damage> {
+    let path = EntryPath(shown.as_os_str().as_bytes().to_vec());
+    refused
+        .into_iter()
+        .map(|(name, e)| Damage {
+            path: path.clone(),
+            reason: format!("extended attribute {} not restored: {e}", Quoted::bytes(&name)),
+        })
+        .collect()
 }
 
 /// Files synced together: a batch is flushed with one `syncfs` per file
@@ -251,7 +294,8 @@ mod tests {
 
     /// Writes `bytes` as `name` in `dest`, with O_TMPFILE or a temporary name.
     fn place(dest: &Path, name: &str, bytes: &[u8], tmpfile: bool, overwrite: bool) -> Result<()> {
-        let placer = Arc::new(Placer { overwrite, tmpfile: AtomicBool::new(tmpfile) });
+        let placer =
+            Arc::new(Placer { overwrite, tmpfile: AtomicBool::new(tmpfile), warnings: Mutex::default() });
         let shown = dest.join(name);
         let placement = Placement {
             sink: Sink::Buffer(bytes.to_vec()),
@@ -260,6 +304,8 @@ mod tests {
             shown: shown.clone(),
             mode: (0o640, None),
             mtime: Timespec { tv_sec: 1_600_000_000, tv_nsec: 5 },
+            owner: None,
+            xattrs: Vec::new(),
             placer,
         };
         let before = std::fs::read(&shown).ok();
@@ -309,7 +355,8 @@ mod tests {
     fn an_unplaced_file_leaves_nothing() {
         for tmpfile in [true, false] {
             let dest = tempfile::tempdir().unwrap();
-            let placer = Placer { overwrite: false, tmpfile: AtomicBool::new(tmpfile) };
+            let placer =
+                Placer { overwrite: false, tmpfile: AtomicBool::new(tmpfile), warnings: Mutex::default() };
             let mut file = Unplaced::create(&placer, dir(dest.path()), 0o644, dest.path()).unwrap();
             file.write_all(b"partial").unwrap();
             assert_eq!(names(dest.path()).len(), usize::from(!tmpfile));

@@ -9,11 +9,14 @@
 //! hardlink = target var(16384) || size u64 || data_offset u64 || sha256[32]
 //! deleted  = (kind 5, and nothing after the path: a record of a later run)
 //! ```
+//! Kinds 1 to 4 with bit 7 set ([`KIND_HAS_EXTRA`]) are followed by an
+//! [`Extra`] tail (owner names, xattrs, a sparse map; see `extra.rs`).
 //! `data_offset` is where the content starts in the data stream (all data
 //! pages' plaintext, concatenated in page order). A hard link names an
 //! earlier file and repeats where that file's content is.
 
 use super::codec::{malformed, Decoder, Encoder};
+use super::extra::{Extra, SparseMap, Xattr, KIND_HAS_EXTRA};
 use super::{check_entry_path, check_symlink_target, DecodeError, DIGEST_LEN, MAX_PATH_LEN};
 
 /// One archived path and its metadata.
@@ -26,9 +29,9 @@ pub struct Entry {
     pub kind: EntryKind,
     /// Permission bits (`st_mode & 0o7777`).
     pub mode: u32,
-    /// Owner user id (stored, not restored).
+    /// Owner user id.
     pub uid: u32,
-    /// Owner group id (stored, not restored).
+    /// Owner group id.
     pub gid: u32,
     /// Modification time, seconds since the Unix epoch.
     pub mtime_secs: i64,
@@ -36,6 +39,8 @@ pub struct Entry {
     pub mtime_nanos: u32,
     /// Where the content is, for files and hard links.
     pub(crate) extent: Option<Extent>,
+    /// Owner names, xattrs, sparse map: the optional tail.
+    pub(crate) extra: Extra,
 }
 
 /// What an entry is.
@@ -97,6 +102,26 @@ impl Entry {
             _ => None,
         }
     }
+
+    /// The owner's user name, when it was stored.
+    pub fn user(&self) -> Option<&[u8]> {
+        self.extra.user.as_deref()
+    }
+
+    /// The owner's group name, when it was stored.
+    pub fn group(&self) -> Option<&[u8]> {
+        self.extra.group.as_deref()
+    }
+
+    /// Extended attributes stored (`create --xattrs`), sorted by name.
+    pub fn xattrs(&self) -> &[Xattr] {
+        &self.extra.xattrs
+    }
+
+    /// Where a sparse file's data lies; `None` for a file stored whole.
+    pub fn sparse_map(&self) -> Option<&SparseMap> {
+        self.extra.sparse.as_ref()
+    }
 }
 
 const ENTRY_DIR: u8 = 1;
@@ -115,6 +140,7 @@ pub(crate) const MIN_RECORD_LEN: usize = 1 + 4;
 /// later run's record hides what older runs hold at its path; a deletion
 /// or a non-directory also hides everything older below its path.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)] // deletions are rare; boxing would cost every entry an allocation
 pub(crate) enum Record {
     Put(Entry),
     Delete(Vec<u8>),
@@ -172,6 +198,7 @@ pub(crate) fn encoded_entry_len(entry: &Entry) -> usize {
             EntryKind::Symlink { target } => 4 + target.len(),
             EntryKind::Hardlink { target, .. } => 4 + target.len() + 8 + 8 + DIGEST_LEN,
         }
+        + entry.extra.encoded_len()
 }
 
 fn encode_entry(entry: &Entry, e: &mut Encoder) {
@@ -181,7 +208,8 @@ fn encode_entry(entry: &Entry, e: &mut Encoder) {
         EntryKind::Symlink { .. } => ENTRY_SYMLINK,
         EntryKind::Hardlink { .. } => ENTRY_HARDLINK,
     };
-    e.u8(kind)
+    let has_extra = if entry.extra.is_empty() { 0 } else { KIND_HAS_EXTRA };
+    e.u8(kind | has_extra)
         .var_bytes(&entry.path)
         .u32(entry.mode)
         .u32(entry.uid)
@@ -202,12 +230,16 @@ fn encode_entry(entry: &Entry, e: &mut Encoder) {
             e.var_bytes(target).u64(*size).u64(extent.offset).bytes(sha256);
         }
     }
+    if has_extra != 0 {
+        entry.extra.encode(e);
+    }
 }
 
 /// Decodes one entry and checks every field that does not depend on its
 /// neighbours: a valid path, mode and mtime in range, a known kind.
 fn decode_entry(d: &mut Decoder<'_>) -> Result<Entry, DecodeError> {
-    let kind = d.u8()?;
+    let kind_byte = d.u8()?;
+    let (kind, has_extra) = (kind_byte & !KIND_HAS_EXTRA, kind_byte & KIND_HAS_EXTRA != 0);
     let path = d.var_bytes(MAX_PATH_LEN)?.to_vec();
     check_entry_path(&path).map_err(|why| malformed("index entry path", why))?;
     let mode = d.u32()?;
@@ -225,7 +257,7 @@ fn decode_entry(d: &mut Decoder<'_>) -> Result<Entry, DecodeError> {
         }
         Ok(t.to_vec())
     };
-    let (kind, extent) = match kind {
+    let (kind, mut extent) = match kind {
         ENTRY_DIR => (EntryKind::Dir, None),
         ENTRY_FILE => {
             let (size, offset, sha256) = (d.u64()?, d.u64()?, d.array()?);
@@ -249,8 +281,13 @@ fn decode_entry(d: &mut Decoder<'_>) -> Result<Entry, DecodeError> {
         }
         _ => return Err(malformed("index entry", "unknown entry kind")),
     };
+    let extra = if has_extra { Extra::decode(d, extent.map(|x| x.size))? } else { Extra::default() };
+    // A sparse file's data stream holds only its segments.
+    if let (Some(x), Some(map)) = (&mut extent, &extra.sparse) {
+        x.size = map.stored_len();
+    }
     if extent.is_some_and(|x| x.offset.checked_add(x.size).is_none()) {
         return Err(malformed("index entry", "content range overflows"));
     }
-    Ok(Entry { path, kind, mode, uid, gid, mtime_secs, mtime_nanos, extent })
+    Ok(Entry { path, kind, mode, uid, gid, mtime_secs, mtime_nanos, extent, extra })
 }

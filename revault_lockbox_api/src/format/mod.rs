@@ -7,6 +7,7 @@
 
 mod codec;
 mod entry;
+mod extra;
 mod header;
 mod node;
 mod page;
@@ -17,6 +18,8 @@ pub(crate) use codec::malformed_error;
 pub use codec::DecodeError;
 pub(crate) use entry::{encoded_record_len, Extent, Record};
 pub use entry::{Entry, EntryKind};
+pub(crate) use extra::{check_name, check_xattr, check_xattr_list, Extra};
+pub use extra::{SparseMap, Xattr};
 pub(crate) use header::{
     decode_slot, encode_slot, recipient_slot_aad, HeaderPrefix, KeyFileSlot, KeySlot, PasswordSlot,
 };
@@ -107,6 +110,17 @@ pub(crate) const MAX_NAME_LEN: usize = 255;
 /// Longest symbolic link target, in bytes: `PATH_MAX` less its NUL, the
 /// most `symlink(2)` accepts.
 pub(crate) const MAX_SYMLINK_TARGET_LEN: usize = 4095;
+/// Longest extended-attribute name, in bytes (Linux `XATTR_NAME_MAX`).
+pub(crate) const MAX_XATTR_NAME_LEN: usize = 255;
+/// Longest extended-attribute value, in bytes (Linux `XATTR_SIZE_MAX`).
+pub(crate) const MAX_XATTR_VALUE_LEN: usize = 64 << 10;
+/// Most bytes one entry's extended attributes take encoded (names, values
+/// and their lengths): a largest value and room for more, while the
+/// largest entry still fits one index node.
+pub(crate) const MAX_XATTRS_LEN: usize = 72 << 10;
+/// Most data segments of one sparse file's map (16 bytes each); a file
+/// with more is stored with its smallest holes filled.
+pub(crate) const MAX_SPARSE_SEGMENTS: usize = 1024;
 /// Most write sessions (the create plus appends) one archive may record.
 pub(crate) const MAX_SESSIONS: usize = 1024;
 /// Most entries runs a root lists: a lookup reads a path's nodes in each,

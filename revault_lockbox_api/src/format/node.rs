@@ -391,7 +391,9 @@ fn decode_tree(d: &mut Decoder<'_>) -> Result<TreeTop, DecodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::{Entry, EntryKind, Extent};
+    use crate::format::{
+        Entry, EntryKind, Extent, Extra, SparseMap, Xattr, MAX_SPARSE_SEGMENTS, MAX_XATTRS_LEN,
+    };
 
     fn entry(path: &[u8], kind: EntryKind, extent: Option<Extent>) -> Entry {
         Entry {
@@ -403,6 +405,7 @@ mod tests {
             mtime_secs: -5,
             mtime_nanos: 7,
             extent,
+            extra: Extra::default(),
         }
     }
 
@@ -418,11 +421,63 @@ mod tests {
                 Some(Extent { linked: false, ..ext }),
             ),
             entry(b"l", EntryKind::Symlink { target: b"../x".to_vec() }, None),
+            Entry {
+                extra: Extra {
+                    user: Some(b"\xffuser".to_vec()),
+                    group: Some(b"staff".to_vec()),
+                    xattrs: vec![
+                        Xattr { name: b"system.posix_acl_access".to_vec(), value: vec![2, 0, 0, 0] },
+                        Xattr { name: b"user.empty".to_vec(), value: Vec::new() },
+                    ],
+                    sparse: Some(SparseMap::new(vec![(10, 5), (100, 995)], 1 << 40).unwrap()),
+                },
+                ..entry(
+                    b"sparse",
+                    EntryKind::File { size: 1 << 40, sha256: sha },
+                    Some(Extent { offset: 1900, size: 1000, linked: false }),
+                )
+            },
         ]
         .into_iter()
         .map(Record::Put)
         .chain([Record::Delete(b"z/gone".to_vec())])
         .collect()
+    }
+
+    /// The largest entry the format allows (a hard link with two longest
+    /// paths, longest names, a full xattr list and sparse map) fits one
+    /// index node.
+    #[test]
+    fn the_largest_entry_fits_a_node() {
+        // 64 components of 255 bytes: 16383 bytes.
+        let long = vec![vec![b'p'; 255]; MAX_PATH_LEN / 256].join(&b'/');
+        let xattrs = (0u8..)
+            .map(|i| Xattr { name: vec![b'n', b'A' + i], value: vec![0; 4096] })
+            .take_while({
+                let mut total = 0;
+                move |x| {
+                    total += 5 + x.name.len() + x.value.len();
+                    total <= MAX_XATTRS_LEN
+                }
+            })
+            .collect();
+        let segments = (0..MAX_SPARSE_SEGMENTS as u64).map(|i| (i * 2, 1)).collect();
+        let big = Entry {
+            extra: Extra {
+                user: Some(vec![b'u'; 255]),
+                group: Some(vec![b'g'; 255]),
+                xattrs,
+                sparse: Some(SparseMap::new(segments, u64::MAX).unwrap()),
+            },
+            ..entry(
+                &long,
+                EntryKind::Hardlink { target: long.clone(), size: u64::MAX, sha256: [0; 32] },
+                Some(Extent { offset: 0, size: MAX_SPARSE_SEGMENTS as u64, linked: false }),
+            )
+        };
+        let leaf = EntriesLeaf::encode(&[Record::Put(big.clone())]);
+        assert!(leaf.len() <= MAX_INDEX_NODE_LEN as usize, "{} bytes", leaf.len());
+        assert_eq!(EntriesLeaf::decode(&leaf).unwrap().entries, [Record::Put(big)]);
     }
 
     fn child(key: &[u8]) -> Child {

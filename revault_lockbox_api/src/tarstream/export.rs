@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
 
+use super::import::PAX_XATTR;
 use crate::format::is_within;
 use crate::storage::ReadAt;
 use crate::{Archive, Entry, EntryKind, Error, Result};
@@ -16,6 +17,10 @@ pub struct ExportReport {
     /// Bytes of file content written.
     pub content_bytes: u64,
 }
+
+/// The longest owner or group name a ustar header holds (the field has
+/// room for a NUL after it).
+const USTAR_OWNER_NAME_LEN: usize = 31;
 
 /// The largest size a ustar header holds in octal; larger ones go in a pax
 /// `size` record.
@@ -92,24 +97,38 @@ fn header<W: Write>(
     link: Option<&[u8]>,
     tar: &mut tar::Builder<W>,
 ) -> Result<tar::Header> {
-    let mut pax: Vec<(&str, Vec<u8>)> = Vec::new();
-    pax.push(("mtime", pax_time(entry.mtime_secs, entry.mtime_nanos).into_bytes()));
+    let mut pax: Vec<(String, Vec<u8>)> = Vec::new();
+    pax.push(("mtime".into(), pax_time(entry.mtime_secs, entry.mtime_nanos).into_bytes()));
     let mut binary = false;
     if entry.path.len() > USTAR_NAME_LEN {
         binary |= std::str::from_utf8(&entry.path).is_err();
-        pax.push(("path", entry.path.clone()));
+        pax.push(("path".into(), entry.path.clone()));
     }
     if let Some(target) = link.filter(|t| t.len() > USTAR_NAME_LEN) {
         binary |= std::str::from_utf8(target).is_err();
-        pax.push(("linkpath", target.to_vec()));
+        pax.push(("linkpath".into(), target.to_vec()));
     }
     if size > USTAR_MAX_SIZE {
-        pax.push(("size", size.to_string().into_bytes()));
+        pax.push(("size".into(), size.to_string().into_bytes()));
+    }
+    // Names a ustar field cannot hold whole go in pax records as well.
+    for (key, name) in [("uname", entry.user()), ("gname", entry.group())] {
+        if let Some(name) = name.filter(|n| n.len() > USTAR_OWNER_NAME_LEN) {
+            binary |= std::str::from_utf8(name).is_err();
+            pax.push((key.into(), name.to_vec()));
+        }
+    }
+    // GNU tar's and star's records; a name that is not UTF-8 cannot be a
+    // pax key, and is left out.
+    for x in entry.xattrs() {
+        if let Ok(name) = std::str::from_utf8(&x.name) {
+            pax.push((format!("{}{name}", std::str::from_utf8(PAX_XATTR).expect("ASCII")), x.value.clone()));
+        }
     }
     if binary {
-        pax.insert(0, ("hdrcharset", b"BINARY".to_vec()));
+        pax.insert(0, ("hdrcharset".into(), b"BINARY".to_vec()));
     }
-    tar.append_pax_extensions(pax.iter().map(|(k, v)| (*k, v.as_slice())))
+    tar.append_pax_extensions(pax.iter().map(|(k, v)| (k.as_str(), v.as_slice())))
         .map_err(Error::stream("writing the tar stream"))?;
     let mut h = tar::Header::new_ustar();
     h.set_entry_type(kind);
@@ -122,6 +141,10 @@ fn header<W: Write>(
     copy_truncated(&mut old.name, &entry.path);
     if let Some(target) = link {
         copy_truncated(&mut old.linkname, target);
+    }
+    if let Some(ustar) = h.as_ustar_mut() {
+        copy_truncated(&mut ustar.uname[..USTAR_OWNER_NAME_LEN], entry.user().unwrap_or_default());
+        copy_truncated(&mut ustar.gname[..USTAR_OWNER_NAME_LEN], entry.group().unwrap_or_default());
     }
     h.set_cksum();
     Ok(h)

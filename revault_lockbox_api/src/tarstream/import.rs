@@ -17,9 +17,14 @@ use tar::EntryType;
 
 use super::spool::{Spool, SpoolRef, SpoolSource};
 use crate::format::{check_entry_path, is_within, path_cmp, MAX_PATH_LEN};
+use crate::format::{check_xattr, check_xattr_list, Xattr};
 use crate::write::{ArchiveWriter, CreateOptions, CreateReport, Metadata};
 use crate::write::{CreateWarning, WarningKind};
 use crate::{Error, KeySet, Result};
+
+/// Prefix of the pax keys that carry extended attributes (GNU tar, star,
+/// bsdtar).
+pub(crate) const PAX_XATTR: &[u8] = b"SCHILY.xattr.";
 
 /// What one tar entry becomes.
 enum Kind {
@@ -139,7 +144,7 @@ fn read_stream(
                     groups += 1;
                     groups
                 });
-                (Kind::File { content: *content, group: Some(g) }, *linked)
+                (Kind::File { content: *content, group: Some(g) }, linked.clone())
             }
             EntryType::XGlobalHeader => continue,
             other => {
@@ -220,18 +225,35 @@ fn metadata<R: Read>(entry: &mut tar::Entry<'_, R>) -> Result<(Metadata, bool), 
     let gid = id(h.gid(), "gid")?;
     let header_mtime = h.mtime().map_err(|e| e.to_string())?;
     let mut mtime = (i64::try_from(header_mtime).map_err(|_| "mtime out of range".to_string())?, 0);
+    let name = |n: Option<&[u8]>| n.filter(|n| !n.is_empty()).map(<[u8]>::to_vec);
+    let (mut user, mut group) = (name(h.username_bytes()), name(h.groupname_bytes()));
+    let mut xattrs = Vec::new();
     let mut sparse = false;
     if let Some(pax) = entry.pax_extensions().map_err(|e| e.to_string())? {
         for ext in pax {
             let ext = ext.map_err(|e| format!("pax header: {e}"))?;
             match ext.key_bytes() {
                 b"mtime" => mtime = pax_time(ext.value_bytes()).ok_or("pax mtime is not a number")?,
+                b"uname" => user = name(Some(ext.value_bytes())),
+                b"gname" => group = name(Some(ext.value_bytes())),
                 k if k.starts_with(b"GNU.sparse.") => sparse = true,
+                k if k.starts_with(PAX_XATTR) => {
+                    let x = Xattr { name: k[PAX_XATTR.len()..].to_vec(), value: ext.value_bytes().to_vec() };
+                    check_xattr(&x).map_err(|why| format!("extended attribute: {why}"))?;
+                    xattrs.retain(|old: &Xattr| old.name != x.name);
+                    xattrs.push(x);
+                }
                 _ => {}
             }
         }
     }
-    Ok((Metadata::new(mode, uid, gid, mtime.0, mtime.1), sparse))
+    check_xattr_list(&{
+        xattrs.sort();
+        xattrs.clone()
+    })
+    .map_err(|why| format!("extended attributes: {why}"))?;
+    let meta = Metadata::new(mode, uid, gid, mtime.0, mtime.1).with_names(user, group).with_xattrs(xattrs);
+    Ok((meta, sparse))
 }
 
 /// A pax time, `[-]SECONDS[.FRACTION]`, as seconds and nanoseconds.

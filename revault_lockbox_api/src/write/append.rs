@@ -28,6 +28,7 @@ use crate::format::{
     is_within, path_cmp, Entry, EntryKind, Root, Run, Session, Table, TreeTop, MAX_RUNS, MAX_SESSIONS,
 };
 use crate::index::TreeReader;
+use crate::sparse::DataOnly;
 use crate::{Archive, EntryPath, Error, OpenOptions, Progress, Result, Unlock, WorkloadProfile};
 use rustix::fs::FileType;
 
@@ -584,7 +585,7 @@ pub(crate) fn rewrite_archive(
     let mut leaf = None;
     for entry in archive.entries()? {
         let entry = entry?;
-        let meta = Metadata::new(entry.mode, entry.uid, entry.gid, entry.mtime_secs, entry.mtime_nanos);
+        let meta = Metadata::of_entry(&entry);
         match &entry.kind {
             EntryKind::Dir => writer.add_dir(&entry.path, &meta)?,
             EntryKind::Symlink { target } => writer.add_symlink(&entry.path, &meta, target)?,
@@ -592,7 +593,16 @@ pub(crate) fn rewrite_archive(
             EntryKind::File { size, .. } => {
                 let mut content = archive.content_reader(&entry, leaf.take())?;
                 let linked = entry.extent.is_some_and(|x| x.linked);
-                let n = if linked {
+                let n = if let Some(map) = entry.sparse_map() {
+                    let data = DataOnly::new(&mut content, map);
+                    let stored =
+                        writer.add_sparse_file(&entry.path, &meta, map.clone(), *size, linked, data)?;
+                    if stored == map.stored_len() {
+                        *size
+                    } else {
+                        stored
+                    }
+                } else if linked {
                     writer.add_linked_file(&entry.path, &meta, *size, &mut content)?
                 } else {
                     writer.add_file(&entry.path, &meta, *size, &mut content)?
@@ -637,5 +647,10 @@ pub fn repair_archive<'k>(path: &Path, key: impl Into<Unlock<'k>>, wait: bool) -
 /// path selected, warnings reported.
 fn no_rules() -> WalkRules<'static> {
     static ALL: std::sync::OnceLock<super::Selection> = std::sync::OnceLock::new();
-    WalkRules { follow: false, strict: false, selection: ALL.get_or_init(super::Selection::new) }
+    WalkRules {
+        follow: false,
+        strict: false,
+        selection: ALL.get_or_init(super::Selection::new),
+        xattrs: false,
+    }
 }

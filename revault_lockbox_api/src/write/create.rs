@@ -88,10 +88,10 @@ fn walk_into<W: Write>(
     check_inputs(base_dir, inputs)?;
     let mut skip = skip.to_vec();
     skip.extend_from_slice(&options.skip_files);
-    let (follow, strict) = (options.dereference, options.strict);
+    let (follow, strict, xattrs) = (options.dereference, options.strict, options.xattrs);
     let selection = options.selection.clone();
     let writer = ArchiveWriter::new(out, keys.clone(), options)?;
-    let rules = WalkRules { follow, strict, selection: &selection };
+    let rules = WalkRules { follow, strict, selection: &selection, xattrs };
     let (writer, mut report) = walk_with(writer, base_dir, inputs, &skip, rules, None)?;
     let (out, archive_bytes) = writer.finish_counted()?;
     report.archive_bytes = archive_bytes;
@@ -119,6 +119,7 @@ pub(crate) struct WalkRules<'a> {
     pub(crate) follow: bool,
     pub(crate) strict: bool,
     pub(crate) selection: &'a Selection,
+    pub(crate) xattrs: bool,
 }
 
 /// Walks `inputs` into `writer` (a create, or an append session), leaving
@@ -133,6 +134,7 @@ pub(crate) fn walk_with<'a, W: Write>(
 ) -> Result<(ArchiveWriter<W>, CreateReport)> {
     let roots = ordered_roots(base_dir, inputs, rules.follow)?;
     let mut walk = Walk::new(writer, skip, rules.follow, rules.strict, rules.selection, filter);
+    walk.xattrs = rules.xattrs;
     for root in roots {
         walk.add_root(&root.full, root.shown, root.stored)?;
     }

@@ -16,6 +16,7 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{fstat, openat, readlinkat, statat, AtFlags, Dir, FileType, Mode, OFlags, Stat, CWD};
@@ -25,7 +26,10 @@ use super::warning::{CreateWarning, WarningKind};
 use super::writer::{ArchiveWriter, Metadata};
 use super::CreateReport;
 use super::Selection;
-use crate::format::MAX_PATH_LEN;
+use crate::format::{check_xattr_list, MAX_PATH_LEN};
+use crate::owners::OwnerNames;
+use crate::sparse::{data_segments, SegmentReader};
+use crate::xattrs::{self, Target};
 use crate::{Error, Result};
 
 /// Walks input trees into an [`ArchiveWriter`], in index order.
@@ -33,7 +37,7 @@ pub(super) struct Walk<'a, W: Write> {
     pub(super) writer: ArchiveWriter<W>,
     pub(super) report: CreateReport,
     /// First stored path of each multiply-linked file, by (device, inode).
-    links: HashMap<(u64, u64), Vec<u8>>,
+    links: FirstLinks,
     /// Files never archived (the archive itself), by (device, inode).
     skip: &'a [(u64, u64)],
     /// Follow symbolic links (`-h`).
@@ -49,6 +53,10 @@ pub(super) struct Walk<'a, W: Write> {
     selection: &'a Selection,
     /// The device of the input being walked, for `--one-file-system`.
     root_dev: Option<u64>,
+    /// Owner and group names by id, looked up once each.
+    names: OwnerNames,
+    /// Store extended attributes (`--xattrs`).
+    pub(super) xattrs: bool,
 }
 
 /// What the walk saw of a name before storing it.
@@ -102,6 +110,9 @@ fn metadata_of(st: &Stat) -> Metadata {
     )
 }
 
+/// Hard links whose target is the first path stored for their inode.
+type FirstLinks = HashMap<(u64, u64), Vec<u8>>;
+
 #[allow(clippy::unnecessary_cast)] // field types differ between targets
 fn size_and_mtime(st: &Stat) -> (u64, i64, u64) {
     (st.st_size as u64, st.st_mtime as i64, st.st_mtime_nsec as u64)
@@ -127,6 +138,30 @@ impl<'a, W: Write> Walk<'a, W> {
             filter,
             selection,
             root_dev: None,
+            names: OwnerNames::default(),
+            xattrs: false,
+        }
+    }
+
+    /// What is stored of `st`: mode, owner ids and names, mtime, and with
+    /// `xattrs` the extended attributes of `target` (left out with a
+    /// warning when they cannot be read or are too many).
+    fn metadata(&mut self, st: &Stat, target: Target<'_>, shown: &Path) -> Result<Metadata> {
+        let meta = metadata_of(st);
+        let (user, group) = (self.names.user(meta.uid), self.names.group(meta.gid));
+        let meta = meta.with_names(user, group);
+        if !self.xattrs {
+            return Ok(meta);
+        }
+        let xattrs = xattrs::read_all(target)
+            .map_err(|e| e.to_string())
+            .and_then(|x| check_xattr_list(&x).map(|()| x).map_err(str::to_string));
+        match xattrs {
+            Ok(xattrs) => Ok(meta.with_xattrs(xattrs)),
+            Err(error) => {
+                self.warn(shown.to_path_buf(), WarningKind::XattrsNotStored { error })?;
+                Ok(meta)
+            }
         }
     }
 
@@ -215,7 +250,8 @@ impl<'a, W: Write> Walk<'a, W> {
             return self.warn(found.shown, WarningKind::Loop);
         }
         if store {
-            self.writer.add_dir(&found.stored, &metadata_of(&st))?;
+            let meta = self.metadata(&st, Target::Fd(fd.as_fd()), &found.shown)?;
+            self.writer.add_dir(&found.stored, &meta)?;
             self.report.entries += 1;
         }
         // `--one-file-system`: a mount point is stored, not what it holds.
@@ -259,7 +295,8 @@ impl<'a, W: Write> Walk<'a, W> {
             Ok(st) => st,
             Err(e) => return self.skip_after(found.shown, e, &[]),
         };
-        self.writer.add_symlink(&found.stored, &metadata_of(&st), target.as_bytes())?;
+        let meta = self.metadata(&st, Target::Link(found.dir, found.name.as_bytes()), &found.shown)?;
+        self.writer.add_symlink(&found.stored, &meta, target.as_bytes())?;
         self.report.entries += 1;
         Ok(())
     }
@@ -267,7 +304,7 @@ impl<'a, W: Write> Walk<'a, W> {
     fn add_file(&mut self, found: Found<'_>, seen: Identity) -> Result<()> {
         let Some((fd, st)) = self.open(&found, seen, OFlags::empty())? else { return Ok(()) };
         let Found { shown, stored, .. } = found;
-        let meta = metadata_of(&st);
+        let meta = self.metadata(&st, Target::Fd(fd.as_fd()), &shown)?;
         let linked = st.st_nlink > 1;
         if linked {
             if let Some(first) = self.links.get(&(seen.dev, seen.ino)) {
@@ -286,20 +323,27 @@ impl<'a, W: Write> Walk<'a, W> {
             Error::Stream { source, .. } => Error::Io { action: "reading", path: shown.clone(), source },
             e => e,
         };
-        let n = if linked {
-            self.writer.add_linked_file(&stored, &meta, size, &mut content)
-        } else {
-            self.writer.add_file(&stored, &meta, size, &mut content)
-        }
-        .map_err(with_path)?;
+        #[allow(clippy::unnecessary_cast)] // field types differ between targets
+        let sparse =
+            data_segments(&file, size, st.st_blocks as u64).map_err(Error::io("mapping holes of", &shown))?;
+        let (n, expected) = match sparse {
+            Some(map) => {
+                let stored_len = map.stored_len();
+                let data = SegmentReader::new(&file, &map);
+                (self.writer.add_sparse_file(&stored, &meta, map, size, linked, data), stored_len)
+            }
+            None if linked => (self.writer.add_linked_file(&stored, &meta, size, &mut content), size),
+            None => (self.writer.add_file(&stored, &meta, size, &mut content), size),
+        };
+        let n = n.map_err(with_path)?;
         if linked {
             self.links.insert((seen.dev, seen.ino), stored);
         }
         self.report.entries += 1;
         self.report.content_bytes += n;
-        let grew = (&file).read(&mut [0u8]).map_err(Error::io("reading", &shown))? > 0;
+        let grew = file.read_at(&mut [0u8], size).map_err(Error::io("reading", &shown))? > 0;
         let after = fstat(&file).map_err(|e| Error::io("inspecting", &shown)(e.into()))?;
-        if n != size || grew || size_and_mtime(&after) != (size, mtime, mtime_nanos) {
+        if n != expected || grew || size_and_mtime(&after) != (size, mtime, mtime_nanos) {
             return self.warn(shown, WarningKind::Changed { stored: n });
         }
         Ok(())

@@ -53,6 +53,12 @@ pub enum WarningKind {
     /// Its stored name is longer than an archive holds (16 KiB). Not
     /// stored, nor anything below it.
     NameTooLong,
+    /// With `xattrs`: its extended attributes could not be read, or are
+    /// more than an entry holds (72 KiB). Stored without them.
+    XattrsNotStored {
+        /// Why.
+        error: String,
+    },
 }
 
 impl CreateWarning {
@@ -88,6 +94,9 @@ impl fmt::Display for CreateWarning {
             WarningKind::Unreadable { error, .. } => write!(f, "cannot read: {error}"),
             WarningKind::Loop => f.write_str("file system loop detected"),
             WarningKind::NameTooLong => f.write_str("name too long for an archive (over 16 KiB)"),
+            WarningKind::XattrsNotStored { error } => {
+                write!(f, "extended attributes not stored: {error}")
+            }
         }
     }
 }

@@ -6,22 +6,21 @@ use std::io::{self, Read, Write};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use sha2::{Digest, Sha256};
-
 use super::Selection;
 use crate::crypto::{random_bytes, ContentKey, KdfParams, SessionKeys};
 use crate::format::{
-    check_entry_path, check_symlink_target, encoded_record_len, is_within, path_cmp, Child, EntriesLeaf,
-    Entry, EntryKind, Extent, HeaderPrefix, History, IndexNodeId, PageRecord, PagesLeaf, Record, Root,
-    Session, Table, Trailer, TreeTop, ARCHIVE_ID_LEN, INDEX_NODE_TARGET_LEN, MAX_ROOT_LEN, PAGE_RECORD_LEN,
-    SESSION_SALT_LEN, TAG_LEN, TRAILER_LEN,
+    check_entry_path, check_name, check_symlink_target, check_xattr_list, encoded_record_len, is_within,
+    path_cmp, Child, EntriesLeaf, Entry, EntryKind, Extent, Extra, HeaderPrefix, History, IndexNodeId,
+    PageRecord, PagesLeaf, Record, Root, Session, SparseMap, Table, Trailer, TreeTop, Xattr, ARCHIVE_ID_LEN,
+    INDEX_NODE_TARGET_LEN, MAX_ROOT_LEN, PAGE_RECORD_LEN, SESSION_SALT_LEN, TAG_LEN, TRAILER_LEN,
 };
 use crate::index::{page_key, NodeSink, TreeBuilder};
 use crate::pipeline::{compress_root, seal_index_node, seal_root, to_seal, PageSealer, Sealing, SealingKeys};
+use crate::sparse::ContentHasher;
 use crate::{CreateTuning, Error, KeySet, Progress, Result, WorkloadProfile};
 
 /// Metadata stored with each entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct Metadata {
     /// Permission bits (only `0o7777` is kept).
@@ -34,12 +33,37 @@ pub struct Metadata {
     pub mtime_secs: i64,
     /// Nanoseconds part of the modification time.
     pub mtime_nanos: u32,
+    /// Owner's user name (1 to 255 bytes, no NUL), when known.
+    pub user: Option<Vec<u8>>,
+    /// Owner's group name, when known.
+    pub group: Option<Vec<u8>>,
+    /// Extended attributes, names unique (stored sorted).
+    pub xattrs: Vec<Xattr>,
 }
 
 impl Metadata {
-    /// Mode, owner and mtime given directly.
+    /// Mode, owner and mtime given directly; no names, no xattrs.
     pub fn new(mode: u32, uid: u32, gid: u32, mtime_secs: i64, mtime_nanos: u32) -> Metadata {
-        Metadata { mode, uid, gid, mtime_secs, mtime_nanos }
+        Metadata { mode, uid, gid, mtime_secs, mtime_nanos, ..Metadata::default() }
+    }
+
+    /// What `entry` holds: mode, owner ids and names, mtime, xattrs.
+    pub(crate) fn of_entry(entry: &Entry) -> Metadata {
+        Metadata::new(entry.mode, entry.uid, entry.gid, entry.mtime_secs, entry.mtime_nanos)
+            .with_names(entry.user().map(<[u8]>::to_vec), entry.group().map(<[u8]>::to_vec))
+            .with_xattrs(entry.xattrs().to_vec())
+    }
+
+    /// The same, with the owner's user and group names.
+    pub fn with_names(mut self, user: Option<Vec<u8>>, group: Option<Vec<u8>>) -> Metadata {
+        (self.user, self.group) = (user, group);
+        self
+    }
+
+    /// The same, with extended attributes.
+    pub fn with_xattrs(mut self, xattrs: Vec<Xattr>) -> Metadata {
+        self.xattrs = xattrs;
+        self
     }
 
     /// Takes mode, owner and mtime from file-system metadata.
@@ -48,6 +72,10 @@ impl Metadata {
         Metadata::new(md.mode() & 0o7777, md.uid(), md.gid(), md.mtime(), md.mtime_nsec() as u32)
     }
 }
+
+/// What a hard link repeats of its file: extent, digest, logical size and
+/// sparse map.
+type LinkTarget = (Extent, [u8; 32], u64, Option<SparseMap>);
 
 /// How an archive is written. Every setter's doc states its default.
 #[derive(Debug, Clone)]
@@ -60,6 +88,7 @@ pub struct CreateOptions {
     pub(crate) strict: bool,
     pub(crate) overwrite: bool,
     pub(crate) selection: Selection,
+    pub(crate) xattrs: bool,
 }
 
 impl Default for CreateOptions {
@@ -80,6 +109,7 @@ impl CreateOptions {
             strict: false,
             overwrite: false,
             selection: Selection::new(),
+            xattrs: false,
         }
     }
 
@@ -130,6 +160,15 @@ impl CreateOptions {
     /// skips its own output without being told. Default: none.
     pub fn skip_file(mut self, dev: u64, ino: u64) -> Self {
         self.skip_files.push((dev, ino));
+        self
+    }
+
+    /// Store every extended attribute of each entry (POSIX ACLs
+    /// included, as the `system.posix_acl_*` attributes), as `tar
+    /// --xattrs` does. An entry whose attributes cannot be read or exceed
+    /// 72 KiB is stored without them, with a warning. Default: off.
+    pub fn xattrs(mut self, yes: bool) -> Self {
+        self.xattrs = yes;
         self
     }
 
@@ -256,7 +295,7 @@ pub struct ArchiveWriter<W: Write> {
     /// The last entry that is not a directory: nothing may follow below it.
     last_leaf: Option<Vec<u8>>,
     /// Files with more than one link, by path, for their hard links.
-    link_targets: HashMap<Vec<u8>, (Extent, [u8; 32])>,
+    link_targets: HashMap<Vec<u8>, LinkTarget>,
 }
 
 impl<W: Write> ArchiveWriter<W> {
@@ -353,7 +392,7 @@ impl<W: Write> ArchiveWriter<W> {
     /// Adds a directory.
     pub fn add_dir(&mut self, path: impl AsRef<[u8]>, meta: &Metadata) -> Result<()> {
         self.check_next_path(path.as_ref())?;
-        self.push_entry(path.as_ref(), meta, EntryKind::Dir, None)
+        self.push_entry(path.as_ref(), meta, EntryKind::Dir, None, None)
     }
 
     /// Adds a symbolic link whose target is kept byte for byte.
@@ -368,7 +407,7 @@ impl<W: Write> ArchiveWriter<W> {
         if check_symlink_target(target).is_err() {
             return Err(Error::BadSymlink { path: path.into() });
         }
-        self.push_entry(path, meta, EntryKind::Symlink { target: target.to_vec() }, None)
+        self.push_entry(path, meta, EntryKind::Symlink { target: target.to_vec() }, None, None)
     }
 
     /// Adds a hard link to `target`, a file added earlier with
@@ -381,11 +420,13 @@ impl<W: Write> ArchiveWriter<W> {
     ) -> Result<()> {
         let (path, target) = (path.as_ref(), target.as_ref());
         self.check_next_path(path)?;
-        let Some(&(extent, sha256)) = self.link_targets.get(target) else {
+        let Some((extent, sha256, size, sparse)) = self.link_targets.get(target).cloned() else {
             return Err(Error::BadHardLink { path: path.into(), target: target.into() });
         };
-        let kind = EntryKind::Hardlink { target: target.to_vec(), size: extent.size, sha256 };
-        self.push_entry(path, meta, kind, Some(Extent { linked: false, ..extent }))
+        let kind = EntryKind::Hardlink { target: target.to_vec(), size, sha256 };
+        // The link shares the file's inode: its xattrs come with it.
+        let meta = Metadata { xattrs: Vec::new(), ..meta.clone() };
+        self.push_entry(path, &meta, kind, Some(Extent { linked: false, ..extent }), sparse)
     }
 
     /// Adds a regular file with the bytes `content` yields until its end;
@@ -398,7 +439,28 @@ impl<W: Write> ArchiveWriter<W> {
         size_hint: u64,
         mut content: impl Read,
     ) -> Result<u64> {
-        self.add_file_dyn(path.as_ref(), meta, size_hint, &mut content, false)
+        self.add_file_dyn(path.as_ref(), meta, size_hint, &mut content, false, None)
+    }
+
+    /// Adds a sparse file of `size` bytes whose data lies in `map`'s
+    /// segments: `data` yields their bytes back to back, the holes between
+    /// them read as zeros. `linked` as for
+    /// [`add_linked_file`](Self::add_linked_file). Returns the data bytes
+    /// read, which fall short of the map's only if `data` ended early (the
+    /// entry then records the segments it filled).
+    pub fn add_sparse_file(
+        &mut self,
+        path: impl AsRef<[u8]>,
+        meta: &Metadata,
+        map: SparseMap,
+        size: u64,
+        linked: bool,
+        mut data: impl Read,
+    ) -> Result<u64> {
+        let path = path.as_ref();
+        let stored = map.stored_len();
+        let mut limited = (&mut data).take(stored);
+        self.add_file_dyn(path, meta, stored, &mut limited, linked, Some((map, size)))
     }
 
     /// [`add_file`](Self::add_file) for a file that later entries name in
@@ -411,7 +473,7 @@ impl<W: Write> ArchiveWriter<W> {
         size_hint: u64,
         mut content: impl Read,
     ) -> Result<u64> {
-        self.add_file_dyn(path.as_ref(), meta, size_hint, &mut content, true)
+        self.add_file_dyn(path.as_ref(), meta, size_hint, &mut content, true, None)
     }
 
     fn add_file_dyn(
@@ -421,14 +483,15 @@ impl<W: Write> ArchiveWriter<W> {
         size_hint: u64,
         content: &mut dyn Read,
         linked: bool,
+        sparse: Option<(SparseMap, u64)>,
     ) -> Result<u64> {
         self.check_next_path(path)?;
+        let mut hasher = ContentHasher::new(sparse.as_ref().map(|(map, _)| map));
         let page_size = self.tuning.page_size;
         if size_hint >= (page_size / 2) as u64 && !self.page.is_empty() {
             self.flush_page()?;
         }
         let offset = self.page_start + self.page.len() as u64;
-        let mut hasher = Sha256::new();
         let mut size = 0u64;
         loop {
             if self.page.len() == page_size {
@@ -447,12 +510,20 @@ impl<W: Write> ArchiveWriter<W> {
                 break;
             }
         }
-        let sha256: [u8; 32] = hasher.finalize().into();
         let extent = Extent { offset, size, linked };
+        // A map whose data ended early keeps the segments filled.
+        let (logical, sparse) = match sparse {
+            None => (size, None),
+            Some((map, logical)) => {
+                let map = map.truncated(size);
+                (if map.stored_len() == size { logical } else { map.end() }, Some(map))
+            }
+        };
+        let sha256 = hasher.finish(logical);
         if linked {
-            self.link_targets.insert(path.to_vec(), (extent, sha256));
+            self.link_targets.insert(path.to_vec(), (extent, sha256, logical, sparse.clone()));
         }
-        self.push_entry(path, meta, EntryKind::File { size, sha256 }, Some(extent))?;
+        self.push_entry(path, meta, EntryKind::File { size: logical, sha256 }, Some(extent), sparse)?;
         Ok(size)
     }
 
@@ -477,7 +548,15 @@ impl<W: Write> ArchiveWriter<W> {
         meta: &Metadata,
         kind: EntryKind,
         extent: Option<Extent>,
+        sparse: Option<SparseMap>,
     ) -> Result<()> {
+        let bad = |reason| Error::BadMetadata { path: path.into(), reason };
+        let mut xattrs = meta.xattrs.clone();
+        xattrs.sort();
+        check_xattr_list(&xattrs).map_err(bad)?;
+        // A name the format cannot hold is left out: the id stays.
+        let name = |n: &Option<Vec<u8>>| n.clone().filter(|n| check_name(n).is_ok());
+        let extra = Extra { user: name(&meta.user), group: name(&meta.group), xattrs, sparse };
         self.push_checked(Entry {
             path: path.to_vec(),
             kind,
@@ -487,6 +566,7 @@ impl<W: Write> ArchiveWriter<W> {
             mtime_secs: meta.mtime_secs,
             mtime_nanos: meta.mtime_nanos.min(999_999_999),
             extent,
+            extra,
         })
     }
 
