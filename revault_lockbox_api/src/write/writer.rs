@@ -310,13 +310,7 @@ impl<W: Write> ArchiveWriter<W> {
             archive_id: start.archive_id,
             zstd_level: tuning.zstd_level,
         };
-        let mut sealer = PageSealer::new(
-            sealing,
-            tuning.page_size,
-            tuning.threads,
-            tuning.pages_in_flight,
-            start.next_page,
-        )?;
+        let mut sealer = PageSealer::new(sealing, tuning.page_size, tuning.threads, tuning.pages_in_flight)?;
         let output = Output {
             out,
             position: start.position,
