@@ -1,13 +1,14 @@
-//! The page pipeline allocates nothing per page in its steady state: page
-//! buffers are recycled, jobs travel by value, associated data is a fixed
-//! array. A counting global allocator (this test binary's alone) compares
-//! archives of one file that differ only in their number of pages.
+//! The page pipelines allocate nothing per page in their steady state:
+//! page buffers are recycled, jobs travel by value, associated data is a
+//! fixed array. A counting global allocator (this test binary's alone)
+//! compares archives of one file that differ only in their number of
+//! pages: writing them, and reading them back (verify, extract).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use revault_lockbox_api::{ArchiveWriter, CreateOptions, KeyFile, KeySet, Metadata};
+use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, ExtractOptions, KeyFile, KeySet, Metadata};
 
 struct CountingAllocator;
 
@@ -40,6 +41,9 @@ static GLOBAL: CountingAllocator = CountingAllocator;
 
 const PAGE_SIZE: usize = 64 << 10;
 
+/// The counter is global: tests that read it run one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Content made on the fly, without allocating: text-like (zstd at work)
 /// or pseudo-random (stored raw).
 struct Generated {
@@ -66,21 +70,64 @@ impl Read for Generated {
     }
 }
 
-/// Allocations made while writing an archive of one file of `pages` pages.
-fn allocations_for(pages: u64, random: bool, keys: &KeySet) -> u64 {
+/// Writes an archive of one file of `pages` pages to `out`; returns the
+/// allocations made meanwhile and the output.
+fn write_archive<W: io::Write>(out: W, pages: u64, random: bool, keys: &KeySet) -> (u64, W) {
     let size = pages * PAGE_SIZE as u64;
     let options = CreateOptions::new().page_size(PAGE_SIZE).threads(2);
     let before = ALLOCATIONS.load(Ordering::Relaxed);
-    let mut writer = ArchiveWriter::new(io::sink(), keys.clone(), options).unwrap();
+    let mut writer = ArchiveWriter::new(out, keys.clone(), options).unwrap();
     let content = Generated { left: size, random, state: 0x9e37_79b9_7f4a_7c15 };
     let meta = Metadata::new(0o644, 0, 0, 0, 0);
     assert_eq!(writer.add_file("big", &meta, size, content).unwrap(), size);
-    writer.finish().unwrap();
-    ALLOCATIONS.load(Ordering::Relaxed) - before
+    let out = writer.finish().unwrap();
+    (ALLOCATIONS.load(Ordering::Relaxed) - before, out)
+}
+
+/// Allocations made while writing an archive of one file of `pages` pages.
+fn allocations_for(pages: u64, random: bool, keys: &KeySet) -> u64 {
+    write_archive(io::sink(), pages, random, keys).0
+}
+
+/// Allocations made while verifying, then extracting (without syncing),
+/// an archive of one file of `pages` pages.
+fn read_allocations_for(pages: u64, random: bool, key: &KeyFile) -> (u64, u64) {
+    let keys = KeySet::new().key_file(key);
+    let (_, bytes) = write_archive(Vec::new(), pages, random, &keys);
+    let archive = Archive::open(io::Cursor::new(bytes), key).unwrap();
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    assert!(archive.verify().unwrap().is_ok());
+    let verify = ALLOCATIONS.load(Ordering::Relaxed) - before;
+    let dest = tempfile::tempdir().unwrap();
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    archive.extract(dest.path(), &ExtractOptions::new().sync(false)).unwrap();
+    let extract = ALLOCATIONS.load(Ordering::Relaxed) - before;
+    assert_eq!(std::fs::metadata(dest.path().join("big")).unwrap().len(), pages * PAGE_SIZE as u64);
+    (verify, extract)
+}
+
+#[test]
+fn no_allocation_per_page_when_reading() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let key = KeyFile::generate().unwrap();
+    for random in [false, true] {
+        let (verify_small, extract_small) = read_allocations_for(200, random, &key);
+        let (verify_large, extract_large) = read_allocations_for(1000, random, &key);
+        let kind = if random { "random" } else { "text" };
+        for (what, small, large) in
+            [("verify", verify_small, verify_large), ("extract", extract_small, extract_large)]
+        {
+            assert!(
+                large.saturating_sub(small) < 800 / 20,
+                "{what}, {kind} content: {small} allocations for 200 pages, {large} for 1000"
+            );
+        }
+    }
 }
 
 #[test]
 fn no_allocation_per_page_in_the_steady_state() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     // A key file: no KDF, so the counts are the pipeline's.
     let keys = KeySet::new().key_file(&KeyFile::generate().unwrap());
     for random in [false, true] {

@@ -8,7 +8,8 @@ use std::io::{Cursor, Read};
 
 use common::*;
 use revault_lockbox_api::{
-    keygen, Archive, ArchiveWriter, Error, ExtractOptions, Identity, KeySet, Metadata, Recipient,
+    create_archive, keygen, Archive, ArchiveWriter, Error, ExtractOptions, Identity, KeySet, Metadata,
+    Recipient,
 };
 
 fn identity(pq: bool) -> (Vec<Identity>, Recipient) {
@@ -56,6 +57,26 @@ fn hybrid_recipients_and_passwords_share_one_archive() {
     let dest = tempfile::tempdir().unwrap();
     a.extract(dest.path(), &ExtractOptions::new().sync(false)).unwrap();
     assert_eq!(std::fs::read(dest.path().join("secret.txt")).unwrap(), b"hello\n");
+}
+
+/// A create to a file wraps the password slot last (on its own thread,
+/// while the data is written) and the hybrid slot at once; the table it
+/// fills in has the hybrid's slot size, and each key opens the archive.
+#[test]
+fn password_slot_written_last_beside_a_hybrid_recipient() {
+    let (pq_ids, pq) = identity(true);
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("secret.txt"), b"hello\n").unwrap();
+    let path = work.path().join("a.lbox");
+    let keys = KeySet::new().password(&password()).recipient(pq);
+    create_archive(&path, work.path(), &["secret.txt".into()], keys, cheap()).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let slot_len = usize::from(u16::from_le_bytes([bytes[30], bytes[31]]));
+    assert_eq!(slot_len, 2048, "sized for the ML-KEM hybrid slot");
+    assert_eq!((bytes[32], bytes[32 + slot_len]), (1, 2), "the password slot, then the recipient's");
+    assert_eq!(read_secret(&bytes, &pq_ids).unwrap(), b"hello\n");
+    let a = Archive::open(Cursor::new(bytes), &password()).unwrap();
+    assert_eq!(a.info().unwrap().key_slots, 2);
 }
 
 #[test]

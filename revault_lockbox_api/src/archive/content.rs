@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use super::{no_page, Archive};
 use crate::format::{malformed_error, PageRecord, PagesLeaf, Table};
-use crate::index::{page_key, read_sealed, LeafCursor};
-use crate::pipeline::{open_data_page, OrderedPool};
+use crate::index::{page_key, read_sealed_into, LeafCursor};
+use crate::pipeline::{OpenedPage, PageOpener, PageToOpen};
 use crate::storage::ReadAt;
 use crate::{Error, Result};
 
@@ -122,8 +122,6 @@ impl<S: ReadAt> PageRecords<'_, S> {
     }
 }
 
-type Opened = (u64, u64, u64, Result<Vec<u8>>);
-
 /// Spans handed out and waiting for their pages, past which no further
 /// page is read ahead: a bound on the walk's memory (and the visitor's)
 /// that does not depend on how small the files are.
@@ -163,14 +161,14 @@ impl<S: ReadAt> Archive<S> {
         let mut queue: VecDeque<Pending> = VecDeque::new();
         let mut spans_done = false;
         let mut pages: Option<PageRecords<'_, S>> = None;
-        let mut pool: OrderedPool<Opened> = OrderedPool::new(self.tuning.threads)?;
+        let mut pool = PageOpener::new(self.tuning.threads, self.tuning.pages_in_flight)?;
         let mut pages_done = false;
         // The last span the visitor gave, for the order check.
         let mut last_end = 0u64;
         loop {
             // Pages in flight are bounded, and so are the spans waiting for
             // them: a page of tiny files holds thousands.
-            let room = |pool: &OrderedPool<Opened>, queue: &VecDeque<Pending>| {
+            let room = |pool: &PageOpener, queue: &VecDeque<Pending>| {
                 pool.in_flight() == 0
                     || (pool.in_flight() < self.tuning.pages_in_flight && queue.len() < MAX_WAITING_SPANS)
             };
@@ -208,16 +206,20 @@ impl<S: ReadAt> Archive<S> {
                     }
                     continue;
                 }
-                let bytes =
-                    read_sealed(&self.src, record.offset, record.stored_len, || format!("page {number}"));
-                let (keys, id) = (Arc::clone(self.keys_for(number)), self.archive_id);
-                pool.submit(move || {
-                    let plain = bytes.and_then(|b| open_data_page(&keys, &id, number, &record, b));
-                    (number, start, end, plain)
-                });
+                let what = || format!("page {number}");
+                let sealed =
+                    read_sealed_into(&self.src, record.offset, record.stored_len, what, pool.buffer());
+                let keys = Arc::clone(self.keys_for(number));
+                pool.submit(PageToOpen { number, start, record, keys, archive_id: self.archive_id, sealed });
             }
-            let Some((number, start, end, plain)) = pool.pop() else { break };
-            deliver(visitor, &mut queue, number, (start, end), plain)?;
+            let Some(OpenedPage { number, start, end, plain }) = pool.pop() else { break };
+            match plain {
+                Ok(page) => {
+                    deliver(visitor, &mut queue, number, (start, end), Ok(&page))?;
+                    pool.recycle(page);
+                }
+                Err(error) => deliver(visitor, &mut queue, number, (start, end), Err(error))?,
+            }
         }
         // Spans no page held, and empty spans past the last page.
         while !spans_done {
@@ -319,7 +321,7 @@ fn deliver(
     queue: &mut VecDeque<Pending>,
     number: u64,
     (start, end): (u64, u64),
-    plain: Result<Vec<u8>>,
+    plain: Result<&[u8]>,
 ) -> Result<()> {
     let page = match plain {
         Ok(page) => page,

@@ -1,7 +1,8 @@
 //! Argon2id: password to key-wrapping key.
 
-use rayon::prelude::*;
-use zeroize::{Zeroize, Zeroizing};
+use zeroize::Zeroizing;
+
+use super::kdf_memory::KdfMemory;
 
 use crate::format::{KDF_SALT_LEN, KEY_LEN, MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES, MAX_KDF_WORK};
 
@@ -42,29 +43,51 @@ impl KdfParams {
         self.within_limits() && argon2::Params::new(self.m_kib, self.t, self.p, Some(KEY_LEN)).is_ok()
     }
 
-    /// Derives a 256-bit key from `password` and `salt`. `None` when
-    /// Argon2 rejects the parameters (e.g. memory below 8 KiB per lane).
+    /// Derives a 256-bit key from `password` and `salt`. Fails with
+    /// [`KdfFailure::Params`] when Argon2 or the reader's limits reject the
+    /// parameters (e.g. memory below 8 KiB per lane), and with
+    /// [`KdfFailure::Memory`] when the system refuses the memory.
     pub(crate) fn derive(
         &self,
         password: &[u8],
         salt: &[u8; KDF_SALT_LEN],
-    ) -> Option<Zeroizing<[u8; KEY_LEN]>> {
+    ) -> Result<Zeroizing<[u8; KEY_LEN]>, KdfFailure> {
         if !self.within_limits() {
-            return None;
+            return Err(KdfFailure::Params);
         }
-        let params = argon2::Params::new(self.m_kib, self.t, self.p, Some(KEY_LEN)).ok()?;
+        let params =
+            argon2::Params::new(self.m_kib, self.t, self.p, Some(KEY_LEN)).map_err(|_| KdfFailure::Params)?;
+        let blocks = params.block_count();
         let argon = argon2::Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, params);
         let mut out = Zeroizing::new([0u8; KEY_LEN]);
-        // The crate's own allocation zeroes 64 MiB on one thread and frees
-        // it unwiped; preparing and wiping the matrix on every core takes
-        // that serial part off the critical path (and leaves nothing
-        // password-derived in freed memory).
-        let mut matrix: Vec<argon2::Block> = Vec::new();
-        (0..self.m_kib as usize).into_par_iter().map(|_| argon2::Block::new()).collect_into_vec(&mut matrix);
-        let derived = argon.hash_password_into_with_memory(password, salt, out.as_mut(), &mut matrix[..]);
-        matrix.par_iter_mut().for_each(Zeroize::zeroize);
-        derived.ok()?;
-        Some(out)
+        // The matrix on huge pages, wiped when dropped (see `kdf_memory`).
+        let mut matrix = KdfMemory::new(blocks).map_err(KdfFailure::Memory)?;
+        argon
+            .hash_password_into_with_memory(password, salt, out.as_mut(), matrix.blocks())
+            .map_err(|_| KdfFailure::Params)?;
+        Ok(out)
+    }
+}
+
+/// Why [`KdfParams::derive`] gave no key.
+#[derive(Debug)]
+pub(crate) enum KdfFailure {
+    /// Argon2id, or a reader's limits, refuse the parameters.
+    Params,
+    /// The system refused the Argon2id memory.
+    Memory(std::io::Error),
+}
+
+impl From<KdfFailure> for std::io::Error {
+    fn from(failure: KdfFailure) -> std::io::Error {
+        match failure {
+            KdfFailure::Params => {
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, "invalid Argon2id parameters")
+            }
+            KdfFailure::Memory(e) => {
+                std::io::Error::new(e.kind(), format!("allocating the Argon2id memory: {e}"))
+            }
+        }
     }
 }
 
@@ -84,11 +107,11 @@ mod tests {
     #[test]
     fn hostile_parameters_are_refused() {
         let huge = KdfParams { m_kib: u32::MAX, t: 1, p: 1 };
-        assert!(huge.derive(b"pw", &[0; KDF_SALT_LEN]).is_none());
+        assert!(matches!(huge.derive(b"pw", &[0; KDF_SALT_LEN]), Err(KdfFailure::Params)));
         let long = KdfParams { m_kib: 1 << 20, t: 5, p: 1 };
         assert!(!long.within_limits(), "memory times passes is capped too");
         assert!(KdfParams::default().within_limits());
         let zero = KdfParams { m_kib: 8, t: 0, p: 1 };
-        assert!(zero.derive(b"pw", &[0; KDF_SALT_LEN]).is_none());
+        assert!(matches!(zero.derive(b"pw", &[0; KDF_SALT_LEN]), Err(KdfFailure::Params)));
     }
 }

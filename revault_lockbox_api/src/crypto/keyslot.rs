@@ -8,6 +8,7 @@ use zeroize::Zeroizing;
 use hkdf::Hkdf;
 use sha2::Sha256;
 
+use super::kdf::KdfFailure;
 use super::{random_bytes, AuthFailed, ContentKey, KdfParams, Password};
 use crate::format::{
     labels, KeyFileSlot, KeySlot, PasswordSlot, ARCHIVE_ID_LEN, KEY_LEN, MAX_PASSWORD_SLOTS_TRIED, NONCE_LEN,
@@ -109,33 +110,36 @@ pub(crate) fn wrap_password_slot(
     };
     random_bytes(&mut slot.salt)?;
     random_bytes(&mut slot.nonce)?;
-    let kek = params.derive(password.expose(), &slot.salt).ok_or_else(|| {
-        std::io::Error::new(std::io::ErrorKind::InvalidInput, "invalid Argon2id parameters")
-    })?;
+    let kek = params.derive(password.expose(), &slot.salt)?;
     slot.wrapped_key = seal_key(&kek, &slot.nonce, &slot.aad(archive_id), key);
     Ok(slot)
 }
 
 /// Tries every password slot in `slots`; the first that opens gives the
 /// content key and its position. Fails the same way for a wrong password
-/// and a damaged slot.
+/// and a damaged slot; fails apart (`Err(Some(_))`) when the system
+/// refuses the Argon2id memory.
 pub(crate) fn unwrap_password_slots(
     archive_id: &[u8; ARCHIVE_ID_LEN],
     slots: &[KeySlot],
     password: &Password,
-) -> Result<(ContentKey, usize), AuthFailed> {
+) -> Result<(ContentKey, usize), Option<std::io::Error>> {
     let password_slots = slots.iter().enumerate().filter_map(|(i, s)| match s {
         KeySlot::Password(p) => Some((i, p)),
         _ => None,
     });
     for (i, slot) in password_slots.take(MAX_PASSWORD_SLOTS_TRIED) {
         let params = KdfParams { m_kib: slot.m_kib, t: slot.t, p: slot.p };
-        let Some(kek) = params.derive(password.expose(), &slot.salt) else { continue };
+        let kek = match params.derive(password.expose(), &slot.salt) {
+            Ok(kek) => kek,
+            Err(KdfFailure::Params) => continue,
+            Err(memory) => return Err(Some(memory.into())),
+        };
         if let Ok(key) = open_key(&kek, &slot.nonce, &slot.aad(archive_id), &slot.wrapped_key) {
             return Ok((key, i));
         }
     }
-    Err(AuthFailed)
+    Err(None)
 }
 
 #[cfg(test)]

@@ -6,6 +6,8 @@
 //! [`PageNonce`] built in one place; see `schedule` for why none repeats.
 
 mod kdf;
+#[allow(unsafe_code)]
+mod kdf_memory;
 mod keyslot;
 mod locked;
 mod schedule;

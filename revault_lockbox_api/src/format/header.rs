@@ -42,6 +42,17 @@ impl HeaderPrefix {
         HeaderPrefix { archive_id, slot_len: largest.next_power_of_two().max(MIN_KEY_SLOT_LEN) }
     }
 
+    /// [`fitting`](Self::fitting) `slots` and password slots still to be
+    /// wrapped (whose size is fixed).
+    pub(crate) fn fitting_with_passwords(
+        archive_id: [u8; ARCHIVE_ID_LEN],
+        slots: &[KeySlot],
+    ) -> HeaderPrefix {
+        let prefix = HeaderPrefix::fitting(archive_id, slots);
+        let slot_len = prefix.slot_len.max((3 + PASSWORD_BODY_LEN).next_power_of_two());
+        HeaderPrefix { slot_len, ..prefix }
+    }
+
     /// Offset of slot `index`.
     pub(crate) fn slot_offset(&self, index: usize) -> u64 {
         (HEADER_PREFIX_LEN + index * self.slot_len) as u64

@@ -8,7 +8,7 @@ mod build;
 mod read;
 
 pub(crate) use build::{NodeSink, TreeBuilder};
-pub(crate) use read::{read_sealed, LeafCursor, TreeReader};
+pub(crate) use read::{read_sealed, read_sealed_into, LeafCursor, TreeReader};
 
 /// The key of the page record whose page starts at data-stream `offset`.
 pub(crate) fn page_key(offset: u64) -> Vec<u8> {

@@ -27,7 +27,20 @@ pub(crate) fn read_sealed(
     len: u32,
     what: impl Fn() -> String,
 ) -> Result<Vec<u8>> {
-    let mut bytes = vec![0u8; len as usize];
+    read_sealed_into(src, offset, len, what, Vec::new())
+}
+
+/// [`read_sealed`] into `buffer` (a recycled one: it grows only when its
+/// capacity is below `len`).
+pub(crate) fn read_sealed_into(
+    src: &dyn ReadAt,
+    offset: u64,
+    len: u32,
+    what: impl Fn() -> String,
+    mut bytes: Vec<u8>,
+) -> Result<Vec<u8>> {
+    bytes.clear();
+    bytes.resize(len as usize, 0);
     src.read_exact_at(&mut bytes, offset).map_err(|e| {
         if e.kind() == std::io::ErrorKind::UnexpectedEof {
             Error::tampered(format!("{} (archive truncated)", what()))

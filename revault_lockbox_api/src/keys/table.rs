@@ -93,6 +93,20 @@ impl KeySet {
         Ok(slots)
     }
 
+    /// What [`wrap`](Self::wrap) refuses before any KDF runs: no key, more
+    /// than the free slots, recipients mixed against the rule.
+    pub(crate) fn check(&self, existing: &[KeySlot]) -> Result<()> {
+        let used = existing.iter().filter(|s| !matches!(s, KeySlot::Empty)).count();
+        let count = self.passwords.len() + self.key_files.len() + self.recipients.len();
+        if count == 0 || used + count > KEY_SLOTS {
+            return Err(Error::BadKeys(format!(
+                "{count} keys given and {used} slots in use; an archive takes 1 to {KEY_SLOTS}"
+            )));
+        }
+        check_recipient_mix(&self.recipients, self.allow_mixed)?;
+        Ok(())
+    }
+
     /// One slot per key, in order; `existing` (slots already in the
     /// archive) counts towards the limit and the mixing rule.
     pub(crate) fn wrap(
@@ -102,20 +116,40 @@ impl KeySet {
         kdf: KdfParams,
         existing: &[KeySlot],
     ) -> Result<Vec<KeySlot>> {
-        let used = existing.iter().filter(|s| !matches!(s, KeySlot::Empty)).count();
-        let count = self.passwords.len() + self.key_files.len() + self.recipients.len();
-        if count == 0 || used + count > KEY_SLOTS {
-            return Err(Error::BadKeys(format!(
-                "{count} keys given and {used} slots in use; an archive takes 1 to {KEY_SLOTS}"
-            )));
-        }
-        check_recipient_mix(&self.recipients, self.allow_mixed)?;
-        let mut slots = Vec::with_capacity(KEY_SLOTS);
-        for password in &self.passwords {
-            let slot = wrap_password_slot(archive_id, content_key, password, kdf)
-                .map_err(|e| Error::InvalidKdf(e.to_string()))?;
-            slots.push(KeySlot::Password(slot));
-        }
+        self.check(existing)?;
+        let mut slots = self.wrap_passwords(archive_id, content_key, kdf)?;
+        slots.extend(self.wrap_without_kdf(archive_id, content_key)?);
+        Ok(slots)
+    }
+
+    /// The password slots, an Argon2id derivation each.
+    pub(crate) fn wrap_passwords(
+        &self,
+        archive_id: &[u8; ARCHIVE_ID_LEN],
+        content_key: &ContentKey,
+        kdf: KdfParams,
+    ) -> Result<Vec<KeySlot>> {
+        self.passwords
+            .iter()
+            .map(|password| {
+                let slot = wrap_password_slot(archive_id, content_key, password, kdf).map_err(|e| match e
+                    .kind()
+                {
+                    std::io::ErrorKind::InvalidInput => Error::InvalidKdf(e.to_string()),
+                    _ => Error::Stream { action: "deriving the password key", source: e },
+                })?;
+                Ok(KeySlot::Password(slot))
+            })
+            .collect()
+    }
+
+    /// The slots that need no KDF: key files, then recipients.
+    pub(crate) fn wrap_without_kdf(
+        &self,
+        archive_id: &[u8; ARCHIVE_ID_LEN],
+        content_key: &ContentKey,
+    ) -> Result<Vec<KeySlot>> {
+        let mut slots = Vec::with_capacity(self.key_files.len() + self.recipients.len());
         for key in &self.key_files {
             let slot = wrap_key_file_slot(archive_id, content_key, &key.0)
                 .map_err(Error::stream("drawing random bytes"))?;
@@ -187,7 +221,10 @@ impl Unlock<'_> {
     ) -> Result<(ContentKey, usize)> {
         match self {
             Unlock::Password(password) => {
-                unwrap_password_slots(archive_id, slots, password).map_err(|_| Error::WrongPassword)
+                unwrap_password_slots(archive_id, slots, password).map_err(|failure| match failure {
+                    Some(memory) => Error::Stream { action: "deriving the password key", source: memory },
+                    None => Error::WrongPassword,
+                })
             }
             Unlock::KeyFile(key) => {
                 unwrap_key_file_slots(archive_id, slots, &key.0).map_err(|_| Error::WrongKeyFile)

@@ -165,12 +165,50 @@ pub(crate) fn open_data_page(
     archive_id: &[u8; ARCHIVE_ID_LEN],
     number: u64,
     record: &PageRecord,
-    mut bytes: Vec<u8>,
+    bytes: Vec<u8>,
 ) -> Result<Vec<u8>> {
+    open_data_page_into(keys, archive_id, number, record, bytes, Vec::new()).0
+}
+
+/// [`open_data_page`] into recycled buffers: opens `sealed` in place and,
+/// for a zstd page, decompresses it into `spare` (which grows only when it
+/// has less room than the page). Returns the plaintext's buffer, or the
+/// error, and the buffer not needed.
+pub(crate) fn open_data_page_into(
+    keys: &SessionKeys,
+    archive_id: &[u8; ARCHIVE_ID_LEN],
+    number: u64,
+    record: &PageRecord,
+    mut sealed: Vec<u8>,
+    mut spare: Vec<u8>,
+) -> (Result<Vec<u8>>, Vec<u8>) {
     let damaged = || Error::DamagedPage { number };
     let aad = PageAad::data(archive_id, number, record.codec, record.plain_len, record.stored_len);
-    keys.open_page(PageNonce::data(number), &aad, &mut bytes).map_err(|_| damaged())?;
-    expand(record.codec, bytes, record.plain_len).ok_or_else(damaged)
+    if keys.open_page(PageNonce::data(number), &aad, &mut sealed).is_err() {
+        return (Err(damaged()), spare);
+    }
+    let len = record.plain_len as usize;
+    match record.codec {
+        Codec::Raw if sealed.len() == len => (Ok(sealed), spare),
+        Codec::Zstd if decompress_into(&sealed, len, &mut spare) => (Ok(spare), sealed),
+        _ => (Err(damaged()), spare),
+    }
+}
+
+/// Decompresses exactly `len` bytes into `out` (replacing what it held);
+/// `out` grows only when its capacity is below `len`.
+fn decompress_into(frame: &[u8], len: usize, out: &mut Vec<u8>) -> bool {
+    out.clear();
+    out.reserve(len);
+    DECOMPRESSOR.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        if cell.is_none() {
+            *cell = zstd::bulk::Decompressor::new().ok();
+        }
+        let Some(context) = cell.as_mut() else { return false };
+        // A frame that holds more than `len` fails or is refused.
+        matches!(context.decompress_to_buffer(frame, out), Ok(n) if n == len)
+    })
 }
 
 /// Compresses (when it pays) and seals index node `id`.

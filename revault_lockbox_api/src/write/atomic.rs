@@ -2,15 +2,42 @@
 //! temporary name beside it, synced, then renamed into place.
 
 use std::fs::{self, File};
-use std::io::BufWriter;
-use std::os::unix::fs::MetadataExt;
+use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::Path;
 
+use super::late_slots::LateSlots;
 use super::sync::SyncingWriter;
 use crate::{Error, Result};
 
-/// The temporary file an archive is written to.
-pub(crate) type ArchiveFile = BufWriter<SyncingWriter>;
+/// The temporary file an archive is written to, and the key-slot table
+/// still being wrapped for it, if any ([`LateSlots`]).
+pub(crate) struct ArchiveFile {
+    out: BufWriter<SyncingWriter>,
+    late_slots: Option<LateSlots>,
+}
+
+impl ArchiveFile {
+    /// The header (its slot table zeroes so far) is to be written from
+    /// `slots` once the rest of the file is.
+    pub(crate) fn write_slots_last(&mut self, slots: LateSlots) {
+        self.late_slots = Some(slots);
+    }
+}
+
+impl Write for ArchiveFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.out.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.out.write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
 
 /// Runs `write` on a temporary file beside `archive`, then syncs it and
 /// renames it to `archive`. `write` also gets the (device, inode) of the
@@ -45,9 +72,18 @@ pub(crate) fn write_atomically<T>(
     if let Ok(old) = fs::metadata(archive) {
         skip.push((old.dev(), old.ino()));
     }
-    let out = BufWriter::with_capacity(1 << 20, SyncingWriter::new(tmp)?);
+    let out =
+        ArchiveFile { out: BufWriter::with_capacity(1 << 20, SyncingWriter::new(tmp)?), late_slots: None };
     let (out, result) = write(out, &skip)?;
+    let ArchiveFile { out, late_slots } = out;
     let tmp = out.into_inner().map_err(|e| Error::io("writing", archive)(e.into_error()))?.finish();
+    if let Some(slots) = late_slots {
+        // The data reaches the disk while Argon2id may still run; then the
+        // table goes into its room and the final sync has one page to do.
+        tmp.as_file().sync_data().map_err(Error::io("syncing", tmp.path()))?;
+        let header = slots.wait()?;
+        tmp.as_file().write_all_at(&header, 0).map_err(Error::io("writing the key slots of", tmp.path()))?;
+    }
     tmp.as_file().sync_all().map_err(Error::io("syncing", tmp.path()))?;
     let persisted = if overwrite { tmp.persist(archive) } else { tmp.persist_noclobber(archive) };
     persisted.map_err(|e| match e.error.kind() {

@@ -61,7 +61,7 @@ pub fn create_archive(
 ) -> Result<CreateReport> {
     let keys = keys.into();
     write_atomically(archive, options.overwrite, |out, skip| {
-        walk_into(out, base_dir, inputs, &keys, options, skip)
+        walk_into(out, base_dir, inputs, &keys, options, skip, ArchiveWriter::with_late_slots)
     })
 }
 
@@ -74,7 +74,7 @@ pub fn write_archive<W: Write>(
     keys: impl Into<KeySet>,
     options: CreateOptions,
 ) -> Result<(W, CreateReport)> {
-    walk_into(out, base_dir, inputs, &keys.into(), options, &[])
+    walk_into(out, base_dir, inputs, &keys.into(), options, &[], ArchiveWriter::with_keys)
 }
 
 fn walk_into<W: Write>(
@@ -84,13 +84,14 @@ fn walk_into<W: Write>(
     keys: &KeySet,
     options: CreateOptions,
     skip: &[(u64, u64)],
+    start: fn(W, &KeySet, CreateOptions) -> Result<ArchiveWriter<W>>,
 ) -> Result<(W, CreateReport)> {
     check_inputs(base_dir, inputs)?;
     let mut skip = skip.to_vec();
     skip.extend_from_slice(&options.skip_files);
     let (follow, strict, xattrs) = (options.dereference, options.strict, options.xattrs);
     let selection = options.selection.clone();
-    let writer = ArchiveWriter::new(out, keys.clone(), options)?;
+    let writer = start(out, keys, options)?;
     let rules = WalkRules { follow, strict, selection: &selection, xattrs };
     let (writer, mut report) = walk_with(writer, base_dir, inputs, &skip, rules, None)?;
     let (out, archive_bytes) = writer.finish_counted()?;

@@ -4,6 +4,7 @@
 mod append;
 mod atomic;
 mod create;
+mod late_slots;
 mod lock;
 mod select;
 mod sync;

@@ -6,13 +6,16 @@ use std::io::{self, Read, Write};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::atomic::ArchiveFile;
+use super::late_slots::LateSlots;
 use super::Selection;
 use crate::crypto::{random_bytes, ContentKey, KdfParams, SessionKeys};
 use crate::format::{
     check_entry_path, check_name, check_symlink_target, check_xattr_list, encoded_record_len, is_within,
     path_cmp, Child, EntriesLeaf, Entry, EntryKind, Extent, Extra, HeaderPrefix, History, IndexNodeId,
-    PageRecord, PagesLeaf, Record, Root, Session, SparseMap, Table, Trailer, TreeTop, Xattr, ARCHIVE_ID_LEN,
-    INDEX_NODE_TARGET_LEN, MAX_ROOT_LEN, PAGE_RECORD_LEN, SESSION_SALT_LEN, TAG_LEN, TRAILER_LEN,
+    KeySlot, PageRecord, PagesLeaf, Record, Root, Session, SparseMap, Table, Trailer, TreeTop, Xattr,
+    ARCHIVE_ID_LEN, INDEX_NODE_TARGET_LEN, KEY_SLOTS, MAX_ROOT_LEN, PAGE_RECORD_LEN, SESSION_SALT_LEN,
+    TAG_LEN, TRAILER_LEN,
 };
 use crate::index::{page_key, NodeSink, TreeBuilder};
 use crate::pipeline::{compress_root, seal_index_node, seal_root, to_seal, PageSealer, Sealing, SealingKeys};
@@ -305,25 +308,26 @@ impl<W: Write> ArchiveWriter<W> {
         Self::with_keys(out, &keys.into(), options)
     }
 
-    fn with_keys(mut out: W, keys: &KeySet, options: CreateOptions) -> Result<Self> {
-        options.tuning.validate()?;
-        if !options.kdf.is_valid() {
-            return Err(Error::InvalidKdf(format!(
-                "{:?} (a reader accepts at most {} MiB, {} passes, {} lanes)",
-                options.kdf,
-                crate::format::MAX_KDF_MEMORY_KIB / 1024,
-                crate::format::MAX_KDF_PASSES,
-                crate::format::MAX_KDF_LANES
-            )));
-        }
-        let mut archive_id = [0u8; ARCHIVE_ID_LEN];
-        random_bytes(&mut archive_id).map_err(Error::stream("drawing random bytes"))?;
-        let content_key = ContentKey::random().map_err(Error::stream("drawing random bytes"))?;
+    /// [`new`](Self::new) with the keys already gathered.
+    pub(crate) fn with_keys(out: W, keys: &KeySet, options: CreateOptions) -> Result<Self> {
+        let (archive_id, content_key) = new_archive_keys(&options)?;
         let slots = keys.slots(&archive_id, &content_key, options.kdf)?;
         let header = HeaderPrefix::fitting(archive_id, &slots).encode_with(&slots);
+        Self::begin(out, archive_id, &content_key, &header, options)
+    }
+
+    /// Writes `header` (the prefix and the slot table), and starts the
+    /// first session.
+    fn begin(
+        mut out: W,
+        archive_id: [u8; ARCHIVE_ID_LEN],
+        content_key: &ContentKey,
+        header: &[u8],
+        options: CreateOptions,
+    ) -> Result<Self> {
         out.write_all(&header).map_err(Error::stream("writing the archive header"))?;
         let start = SessionStart { archive_id, position: header.len() as u64, next_page: 0, stream_len: 0 };
-        Self::session(out, &content_key, start, options)
+        Self::session(out, content_key, start, options)
     }
 
     /// A write session of the archive `start` describes, writing to `out`
@@ -345,13 +349,7 @@ impl<W: Write> ArchiveWriter<W> {
             archive_id: start.archive_id,
             zstd_level: tuning.zstd_level,
         };
-        let mut sealer = PageSealer::new(
-            sealing,
-            tuning.page_size,
-            tuning.threads,
-            tuning.pages_in_flight,
-            start.next_page,
-        )?;
+        let mut sealer = PageSealer::new(sealing, tuning.page_size, tuning.threads, tuning.pages_in_flight)?;
         let output = Output {
             out,
             position: start.position,
@@ -785,6 +783,44 @@ impl<W: Write> ArchiveWriter<W> {
     pub(crate) fn output_mut(&mut self) -> &mut W {
         &mut self.output.out
     }
+}
+
+impl ArchiveWriter<ArchiveFile> {
+    /// [`with_keys`](Self::with_keys) for an archive file: with a password
+    /// among the keys, the slot table is wrapped on its own thread while
+    /// the data is written, and written last (`late_slots`).
+    pub(crate) fn with_late_slots(
+        mut out: ArchiveFile,
+        keys: &KeySet,
+        options: CreateOptions,
+    ) -> Result<Self> {
+        if !keys.has_password() {
+            return Self::with_keys(out, keys, options);
+        }
+        let (archive_id, content_key) = new_archive_keys(&options)?;
+        let (late, prefix) = LateSlots::start(keys, archive_id, &content_key, options.kdf)?;
+        out.write_slots_last(late);
+        let header = prefix.encode_with(&vec![KeySlot::Empty; KEY_SLOTS]);
+        Self::begin(out, archive_id, &content_key, &header, options)
+    }
+}
+
+/// Checks the KDF parameters, then draws a new archive's id and content key.
+fn new_archive_keys(options: &CreateOptions) -> Result<([u8; ARCHIVE_ID_LEN], ContentKey)> {
+    options.tuning.validate()?;
+    if !options.kdf.is_valid() {
+        return Err(Error::InvalidKdf(format!(
+            "{:?} (a reader accepts at most {} MiB, {} passes, {} lanes)",
+            options.kdf,
+            crate::format::MAX_KDF_MEMORY_KIB / 1024,
+            crate::format::MAX_KDF_PASSES,
+            crate::format::MAX_KDF_LANES
+        )));
+    }
+    let mut archive_id = [0u8; ARCHIVE_ID_LEN];
+    random_bytes(&mut archive_id).map_err(Error::stream("drawing random bytes"))?;
+    let content_key = ContentKey::random().map_err(Error::stream("drawing random bytes"))?;
+    Ok((archive_id, content_key))
 }
 
 /// Where a write session begins: the archive's id, the offset of its first
