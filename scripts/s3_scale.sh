@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
 # The 1 GiB measurements of s3:// archives (docs/BENCHMARKS.md, "Archives on
-# S3-compatible storage"), against a moto server on 127.0.0.1:
+# S3-compatible storage"), against s3s-fs (a Rust S3 server on a directory)
+# on 127.0.0.1:
+#   - the server's own bound: the archive PUT whole and read back by 4 MiB
+#     ranged GETs (one at a time and 8 in flight) with curl;
 #   - the scale-mixed-1g tree plus 640 MiB of random data (about 1.1 GiB
-#     archived, 67,727 files): create to a local file and to s3://, list -l
-#     and extract of both, compared byte for byte (diff -r, find), verify;
+#     archived, 69,441 entries): create to a local file and to s3://,
+#     list -l and extract of both, compared byte for byte (cmp, diff -r,
+#     find), verify;
 #   - wall time of create and extract, local file against s3://;
 #   - `cat` of small files from the remote archive: GETs and bytes counted by
 #     the S3 reader (the ignored test revault_lockbox_api/tests/s3_scale.rs)
-#     and GETs counted at the server (moto's request log).
+#     and GETs counted at the server (its request log).
 #
-#   scripts/s3_scale.sh [WORK_DIR]      # default target/s3-scale; needs ~6 GiB
+#   scripts/s3_scale.sh [WORK_DIR]      # default target/s3-scale; needs ~7 GiB
 #
+# s3s-fs is taken from $S3S_FS, else PATH, else installed into
+# target/s3s-fs (`cargo install s3s-fs`: about 25 minutes on 2 busy cores).
 # Uses the dev build (dependencies optimised): the comparison is between two
 # runs of the same binary. KDF at the cheapest cost (it is not measured).
 set -euo pipefail
@@ -25,19 +31,40 @@ lockbox=$PWD/target/debug/lockbox
 export LOCKBOX_PASSWORD=s3-scale-password
 cheap=(--kdf-memory 1 --kdf-passes 1 --kdf-lanes 1)
 
+# 0.14.1: the newest release that builds with rustc 1.95; `binary` builds
+# the server, not only the library.
+s3s_fs=${S3S_FS:-$(command -v s3s-fs || echo "$PWD/target/s3s-fs/bin/s3s-fs")}
+if [ ! -x "$s3s_fs" ]; then
+  cargo install -q s3s-fs --version 0.14.1 --locked --features binary --root "$PWD/target/s3s-fs"
+fi
+
 if [ ! -d "$work/src/scale-mixed-1g" ]; then
   target/debug/examples/generate scale-mixed-1g "$work/src" 1.0 >/dev/null
   head -c 640M /dev/urandom > "$work/src/scale-mixed-1g/random-640m.bin"
 fi
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-moto_server -H 127.0.0.1 -p "$port" 2> "$work/moto.log" >/dev/null &
-moto=$!
-trap 'kill $moto 2>/dev/null; wait $moto 2>/dev/null || true' EXIT
-endpoint=http://127.0.0.1:$port
-for _ in $(seq 100); do curl -s -o /dev/null "$endpoint" && break; sleep 0.2; done
-curl -s -X PUT -H 'Authorization: AWS4-HMAC-SHA256 Credential=scale/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=0' "$endpoint/scale" >/dev/null
 export AWS_ACCESS_KEY_ID=scale AWS_SECRET_ACCESS_KEY=scale-secret AWS_REGION=us-east-1
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+endpoint=http://127.0.0.1:$port
+rm -rf "$work/s3root"
+mkdir -p "$work/s3root/scale" # a bucket is a directory
+server=
+start_server() { # RUST_LOG for the server, if any
+  stop_server
+  RUST_LOG=${1:-error} "$s3s_fs" --host 127.0.0.1 --port "$port" \
+    --access-key "$AWS_ACCESS_KEY_ID" --secret-key "$AWS_SECRET_ACCESS_KEY" \
+    "$work/s3root" > "$work/server.log" 2>&1 &
+  server=$!
+  for _ in $(seq 100); do curl -s -o /dev/null "$endpoint" && return; sleep 0.1; done
+  echo "s3s-fs did not start: $(cat "$work/server.log")" >&2
+  exit 1
+}
+stop_server() {
+  if [ -n "$server" ]; then kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true; fi
+  server=
+}
+trap stop_server EXIT
+start_server
 s3=(--endpoint "$endpoint" --allow-http)
 url=s3://scale/mixed-1g.lbox
 
@@ -47,13 +74,34 @@ timed() { # label, then the command; prints "label: seconds"
   start=$(date +%s.%N)
   "$@"
   end=$(date +%s.%N)
-  printf '%-28s %6.2f s\n' "$label" "$(echo "$end - $start" | bc -l)"
+  printf '%-32s %6.2f s\n' "$label" "$(echo "$end - $start" | bc -l)"
 }
 
 rm -f "$work/local.lbox"
 timed "create (file)" "$lockbox" -q create "${cheap[@]}" -o "$work/local.lbox" -C "$work/src" scale-mixed-1g
+size=$(stat -c %s "$work/local.lbox")
+echo "archive: $size bytes"
+
+# The server's own bound, on the same bytes: a PUT of the whole archive
+# and the archive read back in 4 MiB ranges, as lockbox's read-ahead asks.
+sign=(--aws-sigv4 "aws:amz:$AWS_REGION:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY"
+  -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD')
+object=$endpoint/scale/bound.bin
+timed "read the archive (file)" sh -c 'cat "$1" > /dev/null' sh "$work/local.lbox"
+timed "curl PUT whole (server)" curl -sf "${sign[@]}" -T "$work/local.lbox" "$object" -o /dev/null
+chunk=$((4 << 20))
+ranges() { for ((at = 0; at < size; at += chunk)); do echo "$at-$((at + chunk - 1))"; done; }
+get_ranges() { # in flight
+  ranges | xargs -P "$1" -I{} curl -sf "${sign[@]}" -r {} "$object" -o /dev/null
+}
+timed "curl 4 MiB GETs, 1 in flight" get_ranges 1
+timed "curl 4 MiB GETs, 8 in flight" get_ranges 8
+curl -sf "${sign[@]}" -X DELETE "$object" -o /dev/null
+
 timed "create (s3)" "$lockbox" -q "${s3[@]}" create --overwrite "${cheap[@]}" -o "$url" -C "$work/src" scale-mixed-1g
-ls -l "$work/local.lbox"
+cmp "$work/local.lbox" "$work/s3root/scale/mixed-1g.lbox" >/dev/null 2>&1 \
+  && echo "note: the two archives are byte-identical" \
+  || echo "the two archives differ (random salts, keys and nonces), as expected"
 
 "$lockbox" -q list -l "$work/local.lbox" > "$work/list-file.txt"
 "$lockbox" -q "${s3[@]}" list -l "$url" > "$work/list-s3.txt"
@@ -68,17 +116,21 @@ for round in 1 2; do
 done
 diff -r --no-dereference "$work/out-file" "$work/out-s3"
 diff -r --no-dereference "$work/src" "$work/out-s3"
-meta() { (cd "$1" && find . -printf '%p %y %m %n %s %T@ %l\n' | sort); }
+meta() { (cd "$1" && find . -mindepth 1 -printf '%p %y %m %n %s %T@ %l\n' | sort); }
 cmp <(meta "$work/out-file") <(meta "$work/out-s3")
 echo "extract: file and s3 trees identical (diff -r, find), and equal to the source"
 rm -rf "$work/out-file" "$work/out-s3"
+timed "verify (file)" "$lockbox" -q verify "$work/local.lbox"
 timed "verify (s3)" "$lockbox" -q "${s3[@]}" verify "$url"
 
+# GETs counted at the server: its log has one "resolved route" line per
+# request, naming the operation.
+start_server s3s::ops=debug
+gets() { grep -ac 'resolved route.*GetObject' "$work/server.log" || true; }
 for path in scale-mixed-1g/README.md $(cd "$work/src" && find scale-mixed-1g -type f -size -8k | sed -n '100p;20000p'); do
-  before=$(grep -c "\"GET /scale/mixed-1g.lbox " "$work/moto.log" || true)
+  before=$(gets)
   "$lockbox" -q "${s3[@]}" cat "$url" "$path" | cmp - "$work/src/$path"
-  after=$(grep -c "\"GET /scale/mixed-1g.lbox " "$work/moto.log" || true)
-  echo "cat $path: $((after - before)) GETs at the server"
+  echo "cat $path: $(($(gets) - before)) GETs at the server"
   LOCKBOX_S3_ENDPOINT=$endpoint LOCKBOX_S3_ARCHIVE=$url LOCKBOX_S3_CAT=$path LOCKBOX_S3_CAT_SOURCE=$work/src/$path \
     cargo test -q -p revault_lockbox_api --features s3 --test s3_scale -- --ignored --nocapture 2>&1 | grep -E "^cat |panicked|FAILED" || true
 done

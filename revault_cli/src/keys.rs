@@ -9,10 +9,12 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use revault_lockbox_api::{
-    add_keys, change_password, list_key_slots, parse_recipients, read_recipients_file, remove_key_slot,
-    Error, Identity, KdfParams, KeyError, KeyFile, KeySet, Password, Quoted, Recipient, SlotKind, Unlock,
+    add_keys, change_password, parse_recipients, read_key_slots, read_recipients_file, remove_key_slot,
+    Error, Identity, KdfParams, KeyError, KeyFile, KeySet, Password, Quoted, ReadAt, Recipient, SlotKind,
+    Unlock,
 };
 
+use crate::location::ArchiveLocation;
 use crate::password::{self, Purpose};
 use crate::{
     CreateArgs, GlobalArgs, KeyAddArgs, KeyListArgs, KeyRemoveArgs, PasswdArgs, RecipientArgs, UsageError,
@@ -89,9 +91,19 @@ pub fn with_key<T>(
 }
 
 /// `key list`: one line per slot in use.
-pub fn list(a: KeyListArgs) -> Result<ExitCode> {
-    let input = crate::source::open(&a.archive)?;
-    let slots = list_key_slots(&input.path).with_context(|| format!("reading {}", input.name))?;
+pub fn list(g: &GlobalArgs, a: KeyListArgs) -> Result<ExitCode> {
+    // Read-only: the header and slot table by position, so an object store
+    // serves it as well as a file.
+    let (src, name): (Box<dyn ReadAt>, String) = match ArchiveLocation::parse(&a.archive)? {
+        location @ ArchiveLocation::Object(_) => {
+            (location.open_reader(&g.s3)?, Quoted::path(&a.archive).to_string())
+        }
+        ArchiveLocation::Local(_) => {
+            let input = crate::source::open(&a.archive)?;
+            (Box::new(input.file), input.name)
+        }
+    };
+    let slots = read_key_slots(&*src).with_context(|| format!("reading {name}"))?;
     if a.json {
         let mut lines = crate::json::Lines::stdout();
         for slot in &slots {

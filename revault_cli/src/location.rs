@@ -74,7 +74,8 @@ impl ArchiveLocation {
             ArchiveLocation::Local(path) => Ok(path),
             ArchiveLocation::Object(location) => Err(UsageError(format!(
                 "{command} rewrites an archive in place, which an object store cannot do: {location} \
-                 (copy it to a local file, run {command}, and upload the result)"
+                 (on s3:// lockbox can create, list, cat, extract, verify, info, export and key list; \
+                 copy the object to a local file, run {command}, and upload the result)"
             ))
             .into()),
         }

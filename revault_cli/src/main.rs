@@ -433,7 +433,7 @@ struct KeyListArgs {
     /// instead of text.
     #[arg(long)]
     json: bool,
-    /// The archive (`-`: read it from stdin).
+    /// The archive: a file, `-` (read from stdin) or s3://BUCKET/KEY.
     archive: PathBuf,
 }
 
@@ -547,9 +547,7 @@ fn main() -> ExitCode {
         Command::Verify(args) => commands::verify(&cli.global, args),
         Command::Keygen(args) => commands::keygen(args),
         // Commands that rewrite an archive in place take local files only.
-        Command::Key(KeyCommand::List(args)) => {
-            in_place(&args.archive, "key list").and_then(|()| keys::list(args))
-        }
+        Command::Key(KeyCommand::List(args)) => keys::list(&cli.global, args),
         Command::Key(KeyCommand::Add(args)) => {
             in_place(&args.archive, "key add").and_then(|()| keys::add(&cli.global, args))
         }

@@ -12,7 +12,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::os::fd::AsFd;
 use std::os::unix::fs::FileTypeExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 
 use anyhow::{Context, Result};
@@ -24,13 +24,10 @@ use crate::UsageError;
 /// The argument that names standard input (or output).
 pub const STDIO: &str = "-";
 
-/// An archive ready to be read: an open file and a path that opens the same
-/// bytes (for the library calls that take a path).
+/// An archive ready to be read: an open file.
 pub struct ArchiveInput {
     /// The archive's bytes.
     pub file: File,
-    /// A path to the same bytes.
-    pub path: PathBuf,
     /// How messages name it.
     pub name: String,
     /// Deletes the spooled copy when dropped.
@@ -46,7 +43,7 @@ pub fn open(arg: &Path) -> Result<ArchiveInput> {
         if kind.is_fifo() || kind.is_socket() || kind.is_char_device() {
             anyhow::bail!("opening {name}: not a seekable file; give `-` to read an archive from stdin");
         }
-        return Ok(ArchiveInput { file, path: arg.to_path_buf(), name, _spool: None });
+        return Ok(ArchiveInput { file, name, _spool: None });
     }
     claim_stdin("the archive")?;
     let name = "archive on stdin".to_string();
@@ -57,7 +54,7 @@ pub fn open(arg: &Path) -> Result<ArchiveInput> {
     let own = stdin.as_fd().try_clone_to_owned().context("reading stdin")?;
     let file = File::from(own);
     if file.metadata().context("reading stdin")?.is_file() {
-        return Ok(ArchiveInput { file, path: "/dev/stdin".into(), name, _spool: None });
+        return Ok(ArchiveInput { file, name, _spool: None });
     }
     let spool =
         tempfile::NamedTempFile::new().context("creating a temporary file for the archive on stdin")?;
@@ -67,7 +64,7 @@ pub fn open(arg: &Path) -> Result<ArchiveInput> {
         .with_context(|| format!("copying the archive on stdin to {}", spool.path().display()))?;
     drop(out);
     let (file, path) = spool.into_parts();
-    Ok(ArchiveInput { file, path: path.to_path_buf(), name, _spool: Some(path) })
+    Ok(ArchiveInput { file, name, _spool: Some(path) })
 }
 
 /// Which argument already reads standard input.

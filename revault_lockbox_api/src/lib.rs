@@ -65,7 +65,7 @@ pub use error::{EntryPath, Error, Result};
 pub use extract::{ExtractOptions, ExtractReport};
 pub use format::{DecodeError, Entry, EntryKind, SparseMap, Xattr};
 pub use keys::{
-    add_keys, change_password, check_recipient_mix, keygen, list_key_slots, parse_recipients,
+    add_keys, change_password, check_recipient_mix, keygen, list_key_slots, parse_recipients, read_key_slots,
     read_recipients_file, remove_key_slot, Identity, KeyError, KeyFile, KeySet, PassphraseFn, Recipient,
     RecipientKind, SlotInfo, SlotKind, Unlock,
 };

@@ -292,11 +292,27 @@ fn bad_locations_and_objects_fail_cleanly() {
     for (args, needle) in [
         (vec!["list", "s3://Bad_Bucket/a.lbox"], "not an object location"),
         (vec!["list", "s3://lockbox-tests/"], "names no key"),
-        (vec!["key", "list", "s3://lockbox-tests/a.lbox"], "key list rewrites an archive in place"),
+        (
+            vec!["key", "add", "--password", "s3://lockbox-tests/a.lbox"],
+            "key add rewrites an archive in place",
+        ),
+        (vec!["key", "remove", "s3://lockbox-tests/a.lbox", "0"], "on s3:// lockbox can create, list"),
         (vec!["passwd", "s3://lockbox-tests/a.lbox"], "passwd rewrites an archive in place"),
+        (vec!["add", "s3://lockbox-tests/a.lbox", "a.txt"], "add rewrites an archive in place"),
+        (vec!["compact", "s3://lockbox-tests/a.lbox"], "compact rewrites an archive in place"),
     ] {
         fails(&run(lockbox(&ep).args(&args)), 2, needle);
     }
+    // Listing key slots only reads the header and slot table: allowed, and
+    // the same as for the local copy; no password is needed.
+    let slots = ok(run(lockbox(&ep).env_remove("LOCKBOX_PASSWORD").args(["key", "list"]).arg(url("a.lbox"))));
+    assert_eq!(String::from_utf8_lossy(&slots.stdout), " 0  password   Argon2id 1 MiB, 1 passes, 1 lanes\n");
+    let local = tmp.path().join("a.lbox");
+    fs::write(&local, moto.get(BUCKET, "a.lbox").unwrap()).unwrap();
+    let local_slots = ok(run(lockbox(&ep).args(["key", "list", "--json"]).arg(&local)));
+    let remote_slots = ok(run(lockbox(&ep).args(["key", "list", "--json"]).arg(url("a.lbox"))));
+    assert_eq!(local_slots.stdout, remote_slots.stdout);
+    fails(&run(lockbox(&ep).args(["key", "list"]).arg(url("missing.lbox"))), 1, "missing.lbox");
     // The endpoint from the environment; plain HTTP only when asked.
     let from_env = run(bare_lockbox()
         .env("AWS_ENDPOINT_URL", &ep)
@@ -315,6 +331,7 @@ fn bad_locations_and_objects_fail_cleanly() {
     fails(&run(lockbox(&ep).arg("list").arg("s3://no-such-bucket/a.lbox")), 1, "no-such-bucket");
     moto.put(BUCKET, "not-lockbox", &b"just some text, not an archive\n".repeat(100));
     fails(&run(lockbox(&ep).arg("list").arg(url("not-lockbox"))), 3, "not a lockbox archive");
+    fails(&run(lockbox(&ep).args(["key", "list"]).arg(url("not-lockbox"))), 3, "not a lockbox archive");
     moto.put(BUCKET, "empty", b"");
     fails(&run(lockbox(&ep).arg("info").arg(url("empty"))), 3, "too short");
     let wrong = run(lockbox(&ep).env("LOCKBOX_PASSWORD", "wrong").arg("list").arg(url("a.lbox")));

@@ -16,6 +16,7 @@ use super::{KeySet, Unlock};
 use crate::archive::{find_committed, read_prefix, read_slots};
 use crate::crypto::{ContentKey, KdfParams, Password};
 use crate::format::{encode_slot, HeaderPrefix, KeySlot, KEY_SLOTS};
+use crate::storage::ReadAt;
 use crate::write::rewrite_archive;
 use crate::{Archive, CreateOptions, Error, OpenOptions, Result};
 
@@ -51,12 +52,8 @@ struct SlotTable {
 }
 
 impl SlotTable {
-    fn open(path: &Path, write: bool) -> Result<SlotTable> {
-        let file = if write {
-            crate::write::open_locked(path, false)?
-        } else {
-            File::open(path).map_err(Error::io("opening", path))?
-        };
+    fn open(path: &Path) -> Result<SlotTable> {
+        let file = crate::write::open_locked(path, false)?;
         let header = read_prefix(&file)?;
         let slots = read_slots(&file, &header)?;
         Ok(SlotTable { file, path: path.to_path_buf(), header, slots })
@@ -113,14 +110,21 @@ impl SlotTable {
 /// The slots in use of the archive at `path`. Slots are not secret: no key
 /// is needed.
 pub fn list_key_slots(path: &Path) -> Result<Vec<SlotInfo>> {
-    let table = SlotTable::open(path, false)?;
-    let info = table.slots.iter().enumerate().filter_map(|(index, slot)| {
+    let file = File::open(path).map_err(Error::io("opening", path))?;
+    read_key_slots(&file)
+}
+
+/// The slots in use of the archive `src` (a file, an object store), read
+/// by position: the header and the slot table, nothing else.
+pub fn read_key_slots(src: &dyn ReadAt) -> Result<Vec<SlotInfo>> {
+    let header = read_prefix(src)?;
+    let info = read_slots(src, &header)?.into_iter().enumerate().filter_map(|(index, slot)| {
         let kind = match slot {
             KeySlot::Empty => return None,
             KeySlot::Password(p) => SlotKind::Password(KdfParams { m_kib: p.m_kib, t: p.t, p: p.p }),
             KeySlot::KeyFile(_) => SlotKind::KeyFile,
             KeySlot::Recipient(body) => {
-                SlotKind::Recipient(super::slot::stanza_types(body).unwrap_or_default())
+                SlotKind::Recipient(super::slot::stanza_types(&body).unwrap_or_default())
             }
         };
         Some(SlotInfo { index, kind })
@@ -138,7 +142,7 @@ pub fn add_keys<'k>(
     keys: &KeySet,
     kdf: KdfParams,
 ) -> Result<Vec<usize>> {
-    let mut table = SlotTable::open(path, true)?;
+    let mut table = SlotTable::open(path)?;
     let (content_key, _) = table.unlock(key.into())?;
     let new = keys.wrap(&table.header.archive_id, &content_key, kdf, &table.slots)?;
     if !new.iter().all(|slot| table.header.fits(slot)) {
@@ -157,7 +161,7 @@ pub fn add_keys<'k>(
 /// its bytes are overwritten with zeros in the file. The last slot in use
 /// is never removed.
 pub fn remove_key_slot<'k>(path: &Path, key: impl Into<Unlock<'k>>, index: usize) -> Result<()> {
-    let mut table = SlotTable::open(path, true)?;
+    let mut table = SlotTable::open(path)?;
     table.unlock(key.into())?;
     if table.slots.get(index).is_none_or(|s| matches!(s, KeySlot::Empty)) {
         return Err(Error::BadKeys(format!("slot {index} is not in use (see `lockbox key list`)")));
@@ -174,7 +178,7 @@ pub fn remove_key_slot<'k>(path: &Path, key: impl Into<Unlock<'k>>, index: usize
 /// `kdf`): the new slot is written and synced first, then the old one is
 /// overwritten. Returns the new slot's position.
 pub fn change_password(path: &Path, old: &Password, new: &Password, kdf: KdfParams) -> Result<usize> {
-    let mut table = SlotTable::open(path, true)?;
+    let mut table = SlotTable::open(path)?;
     let (content_key, old_index) = table.unlock(Unlock::Password(old))?;
     let slot = KeySet::new().password(new).wrap(&table.header.archive_id, &content_key, kdf, &[])?.remove(0);
     let Some(index) = table.first_empty() else {
