@@ -325,7 +325,7 @@ impl<W: Write> ArchiveWriter<W> {
         header: &[u8],
         options: CreateOptions,
     ) -> Result<Self> {
-        out.write_all(&header).map_err(Error::stream("writing the archive header"))?;
+        out.write_all(header).map_err(Error::stream("writing the archive header"))?;
         let start = SessionStart { archive_id, position: header.len() as u64, next_page: 0, stream_len: 0 };
         Self::session(out, content_key, start, options)
     }
