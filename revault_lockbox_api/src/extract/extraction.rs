@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use std::os::fd::AsFd;
@@ -17,6 +17,7 @@ use super::dirs::{mtime_only, sync_file_system, timespec, OwnerAndXattrs, Walker
 use super::owner::Owners;
 use super::place::{
     refused_xattrs, sync_and_place, sync_batch_files, Placement, Placer, Sink, Unplaced, Written,
+    SYNC_BATCH_BYTES, SYNC_BATCH_MIN_FILES,
 };
 use super::policy::Modes;
 use super::{ExtractOptions, ExtractReport};
@@ -32,12 +33,6 @@ use crate::{Archive, EntryPath, Error, Result};
 /// placed by the placing threads; larger ones are streamed to an unplaced
 /// file as their pages arrive.
 const BUFFERED_FILE_MAX: u64 = 256 << 10;
-/// Threads that write, sync and place files when each file is synced:
-/// syncing is I/O-bound, and the file system commits concurrent syncs
-/// together, so more threads than cores pays off. Without syncing the work
-/// is CPU time in the kernel, and more threads than cores only contend for
-/// directory locks.
-const SYNCING_PLACING_THREADS: usize = 8;
 /// Jobs handed to the placing threads and not yet done.
 const PLACING_IN_FLIGHT: usize = 16;
 /// Files per placing job: one hand-off (a wake-up and a wait on each
@@ -80,6 +75,8 @@ pub(super) struct Extraction<'a> {
     pending: Vec<Written>,
     /// The batch being synced and placed, at most one at a time.
     syncing: OrderedPool<Result<()>>,
+    /// Whether that batch is done (the sync thread is free).
+    sync_idle: Arc<AtomicBool>,
     /// Files and bytes since the last batch, in flight or written.
     pending_bytes: u64,
     pending_files: usize,
@@ -100,9 +97,10 @@ impl<'a> Extraction<'a> {
             links: Vec::new(),
             extracted_files: HashSet::new(),
             lost: HashSet::new(),
-            placing: OrderedPool::new(if options.sync { SYNCING_PLACING_THREADS } else { threads })?,
+            placing: OrderedPool::new(threads)?,
             pending: Vec::new(),
             syncing: OrderedPool::new(1)?,
+            sync_idle: Arc::new(AtomicBool::new(true)),
             job: Vec::new(),
             job_bytes: 0,
             pending_bytes: 0,
@@ -218,6 +216,7 @@ impl<'a> Extraction<'a> {
         let (dir, name) = self.walker.parent(&f.entry.path, true)?;
         let placement = Placement {
             sink: f.sink,
+            size,
             dir,
             name: name.to_vec(),
             shown: self.walker.display(&f.entry.path),
@@ -234,8 +233,10 @@ impl<'a> Extraction<'a> {
         if self.job.len() >= JOB_FILES || self.job_bytes >= JOB_BYTES {
             self.submit_job()?;
         }
-        if self.pending_files >= self.batch_files || self.pending_bytes >= super::place::SYNC_BATCH_BYTES {
+        if self.pending_files >= self.batch_files || self.pending_bytes >= SYNC_BATCH_BYTES {
             self.flush_placed()?;
+        } else if self.pending.len() >= SYNC_BATCH_MIN_FILES && self.sync_idle.load(Ordering::Acquire) {
+            self.sync_written()?;
         }
         self.report.entries += 1;
         self.report.bytes += size;
@@ -288,13 +289,26 @@ impl<'a> Extraction<'a> {
         while self.placing.in_flight() > 0 {
             self.take_placed()?;
         }
-        (self.pending_bytes, self.pending_files) = (0, 0);
+        self.sync_written()
+    }
+
+    /// Hands the files written so far (not those still with the placing
+    /// threads) to the sync thread, once it is done with the last batch.
+    fn sync_written(&mut self) -> Result<()> {
         if self.pending.is_empty() {
             return Ok(());
         }
         self.syncing.pop().transpose()?;
         let batch = std::mem::take(&mut self.pending);
-        self.syncing.submit(move || sync_and_place(batch));
+        self.pending_files -= batch.len();
+        self.pending_bytes -= batch.iter().map(|w| w.size).sum::<u64>();
+        let idle = Arc::clone(&self.sync_idle);
+        idle.store(false, Ordering::Release);
+        self.syncing.submit(move || {
+            let done = sync_and_place(batch);
+            idle.store(true, Ordering::Release);
+            done
+        });
         Ok(())
     }
 

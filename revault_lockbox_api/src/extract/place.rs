@@ -171,6 +171,7 @@ fn temp_name() -> Result<Vec<u8>> {
 /// Everything a placing thread needs to put one checked file in place.
 pub(super) struct Placement {
     pub(super) sink: Sink,
+    pub(super) size: u64,
     pub(super) dir: Arc<Dir>,
     pub(super) name: Vec<u8>,
     /// Where it goes, for messages.
@@ -189,6 +190,8 @@ pub(super) struct Placement {
 /// batch before it is put in place.
 pub(super) struct Written {
     file: Unplaced,
+    /// Its size, counted against the batch's bytes.
+    pub(super) size: u64,
     name: Vec<u8>,
     shown: PathBuf,
     overwrite: bool,
@@ -227,7 +230,7 @@ impl Placement {
         rustix::fs::futimens(&file.file, &mtime_only(self.mtime))
             .map_err(|e| Error::io("setting mtime of", &shown)(e.into()))?;
         let overwrite = self.placer.overwrite;
-        Ok(Written { file, name: self.name, shown, overwrite })
+        Ok(Written { file, size: self.size, name: self.name, shown, overwrite })
     }
 }
 
@@ -254,6 +257,11 @@ pub(super) fn refused_xattrs(shown: &Path, refused: Vec<(Vec<u8>, std::io::Error
 /// system, then put in place. One sync for many files costs about what
 /// one `fsync` does.
 pub(super) const SYNC_BATCH_FILES: usize = 4096;
+/// Files after which a batch is handed over as soon as the sync thread is
+/// free (group commit): where a sync is cheap (a tmpfs) files get their
+/// names while the extraction goes on, not all at its end; where it is
+/// slow, batches grow to its pace, up to [`SYNC_BATCH_FILES`].
+pub(super) const SYNC_BATCH_MIN_FILES: usize = 256;
 /// Bytes written before a batch is synced, bounding how much a crash can
 /// leave behind (and, under temporary names, on disk).
 pub(super) const SYNC_BATCH_BYTES: u64 = 256 << 20;
@@ -299,6 +307,7 @@ mod tests {
         let shown = dest.join(name);
         let placement = Placement {
             sink: Sink::Buffer(bytes.to_vec()),
+            size: bytes.len() as u64,
             dir: dir(dest),
             name: name.as_bytes().to_vec(),
             shown: shown.clone(),
