@@ -289,7 +289,11 @@ impl<'a> Extraction<'a> {
         while self.placing.in_flight() > 0 {
             self.take_placed()?;
         }
-        self.sync_written()
+        self.sync_written()?;
+        // Without syncing, files are placed as they are written and never
+        // wait here: nothing is left either way.
+        (self.pending_files, self.pending_bytes) = (0, 0);
+        Ok(())
     }
 
     /// Hands the files written so far (not those still with the placing
