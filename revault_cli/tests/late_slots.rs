@@ -6,7 +6,7 @@
 mod common;
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use common::{code, lockbox, run, stderr, CHEAP};
 use tempfile::TempDir;
@@ -21,10 +21,8 @@ fn source(work: &TempDir) -> &Path {
     dir
 }
 
-#[test]
-fn slot_table_written_last_opens_with_the_password() {
-    let work = TempDir::new().unwrap();
-    let dir = source(&work);
+/// `dir/src` archived to `dir/a.lbox` (a file: the slots go last).
+fn create(dir: &Path) -> PathBuf {
     let archive = dir.join("a.lbox");
     lockbox()
         .arg("create")
@@ -36,6 +34,14 @@ fn slot_table_written_last_opens_with_the_password() {
         .arg("src")
         .assert()
         .success();
+    archive
+}
+
+#[test]
+fn slot_table_written_last_opens_with_the_password() {
+    let work = TempDir::new().unwrap();
+    let dir = source(&work);
+    let archive = create(dir);
     let bytes = fs::read(&archive).unwrap();
     let slot_len = usize::from(u16::from_le_bytes([bytes[30], bytes[31]]));
     assert_eq!(slot_len, 256, "the smallest slots hold a password");
@@ -55,17 +61,7 @@ fn slot_table_written_last_opens_with_the_password() {
 fn kdf_without_memory_leaves_no_archive_and_the_old_one_intact() {
     let work = TempDir::new().unwrap();
     let dir = source(&work);
-    let archive = dir.join("a.lbox");
-    lockbox()
-        .arg("create")
-        .args(CHEAP)
-        .arg("-o")
-        .arg(&archive)
-        .arg("-C")
-        .arg(dir)
-        .arg("src")
-        .assert()
-        .success();
+    let archive = create(dir);
     let before = fs::read(&archive).unwrap();
     let capped = |overwrite: bool, target: &Path| {
         let mut cmd = std::process::Command::new("prlimit");
