@@ -4,16 +4,18 @@
 //! The visitor hands out file spans in ascending data-stream order as it
 //! walks the entries; the engine reads the pages those spans need (every
 //! page, for verification) in order, opens them on worker threads with
-//! bounded read-ahead, and delivers each span's bytes. Memory is the pages
-//! in flight and the spans they cover, whatever the archive's size.
+//! bounded read-ahead, and delivers each span's bytes and, at its end, the
+//! digest of its content, hashed on the workers. Memory is the pages in
+//! flight and the spans they cover, whatever the archive's size.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::{no_page, Archive};
-use crate::format::{malformed_error, PageRecord, PagesLeaf, Table};
+use crate::format::{malformed_error, PageRecord, PagesLeaf, Table, DIGEST_LEN};
 use crate::index::{page_key, read_sealed_into, LeafCursor};
-use crate::pipeline::{OpenedPage, PageOpener, PageToOpen};
+use crate::pipeline::{HashedSpan, OpenedPage, PageOpener, PageToOpen, SpanDigest};
+use crate::sparse::ContentHasher;
 use crate::storage::ReadAt;
 use crate::{Error, Result};
 
@@ -30,17 +32,22 @@ impl Span {
     }
 }
 
+/// A span the visitor wants: its name, its bytes, and the hasher of the
+/// entry's content (which knows a sparse file's holes).
+pub(crate) type SpanRequest = (usize, Span, ContentHasher);
+
 /// Feeds spans to the engine and receives their bytes. `token` is the
 /// visitor's own name for a span.
 pub(crate) trait ContentVisitor {
     /// The next span, at or after the end of the one before; `None` when
     /// there are no more.
-    fn next_span(&mut self) -> Result<Option<(usize, Span)>>;
+    fn next_span(&mut self) -> Result<Option<SpanRequest>>;
     /// The next bytes of span `token`, authenticated, in order. An empty
     /// span gets one call with no bytes.
     fn bytes(&mut self, token: usize, bytes: &[u8]) -> Result<()>;
-    /// All of span `token` was delivered.
-    fn end(&mut self, token: usize) -> Result<()>;
+    /// All of span `token` was delivered; `digest` is what its hasher
+    /// made of the bytes.
+    fn end(&mut self, token: usize, digest: [u8; DIGEST_LEN]) -> Result<()>;
     /// A page holding bytes of span `token` failed; return `true` to go on
     /// with the other spans, `false` to stop with `error`.
     fn damaged(&mut self, token: usize, error: &Error) -> bool;
@@ -159,6 +166,8 @@ impl<S: ReadAt> Archive<S> {
 
     fn walk_pass(&self, visitor: &mut dyn ContentVisitor, every_page: bool) -> Result<()> {
         let mut queue: VecDeque<Pending> = VecDeque::new();
+        // Spans pulled and not yet handed to the workers with a page.
+        let mut to_hash: VecDeque<HashedSpan> = VecDeque::new();
         let mut spans_done = false;
         let mut pages: Option<PageRecords<'_, S>> = None;
         let mut pool = PageOpener::new(self.tuning.threads, self.tuning.pages_in_flight)?;
@@ -177,7 +186,7 @@ impl<S: ReadAt> Archive<S> {
                     let from = if every_page {
                         0
                     } else {
-                        pull_span(visitor, &mut queue, &mut spans_done, &mut last_end)?;
+                        pull_span(visitor, (&mut queue, &mut to_hash), &mut spans_done, &mut last_end)?;
                         match queue.back() {
                             Some(p) => p.span.start,
                             None if spans_done => {
@@ -197,7 +206,7 @@ impl<S: ReadAt> Archive<S> {
                 let end = start + u64::from(record.plain_len);
                 // Know every span that starts before this page ends.
                 while !spans_done && queue.back().is_none_or(|p| p.span.start < end) {
-                    pull_span(visitor, &mut queue, &mut spans_done, &mut last_end)?;
+                    pull_span(visitor, (&mut queue, &mut to_hash), &mut spans_done, &mut last_end)?;
                 }
                 let wanted = every_page || queue.iter().any(|p| p.span.start < end && p.span.end() > start);
                 if !wanted {
@@ -210,20 +219,26 @@ impl<S: ReadAt> Archive<S> {
                 let sealed =
                     read_sealed_into(&self.src, record.offset, record.stored_len, what, pool.buffer());
                 let keys = Arc::clone(self.keys_for(number));
-                pool.submit(PageToOpen { number, start, record, keys, archive_id: self.archive_id, sealed });
+                let mut spans = pool.spans();
+                while to_hash.front().is_some_and(|s| s.start < end) {
+                    spans.extend(to_hash.pop_front());
+                }
+                let archive_id = self.archive_id;
+                pool.submit(PageToOpen { number, start, record, keys, archive_id, sealed, spans });
             }
-            let Some(OpenedPage { number, start, end, plain }) = pool.pop() else { break };
+            let Some(OpenedPage { number, start, end, plain, digests }) = pool.pop() else { break };
             match plain {
                 Ok(page) => {
-                    deliver(visitor, &mut queue, number, (start, end), Ok(&page))?;
+                    deliver(visitor, &mut queue, number, (start, end), Ok(&page), &digests)?;
                     pool.recycle(page);
                 }
-                Err(error) => deliver(visitor, &mut queue, number, (start, end), Err(error))?,
+                Err(error) => deliver(visitor, &mut queue, number, (start, end), Err(error), &digests)?,
             }
+            pool.recycle_digests(digests);
         }
         // Spans no page held, and empty spans past the last page.
         while !spans_done {
-            pull_span(visitor, &mut queue, &mut spans_done, &mut last_end)?;
+            pull_span(visitor, (&mut queue, &mut to_hash), &mut spans_done, &mut last_end)?;
         }
         if !queue.is_empty() {
             return Err(no_page());
@@ -243,13 +258,13 @@ impl<S: ReadAt> Archive<S> {
 /// pass.
 struct Pass<'v> {
     inner: &'v mut dyn ContentVisitor,
-    carry: Option<(usize, Span)>,
+    carry: Option<SpanRequest>,
     last_end: u64,
     stopped: bool,
 }
 
 impl ContentVisitor for Pass<'_> {
-    fn next_span(&mut self) -> Result<Option<(usize, Span)>> {
+    fn next_span(&mut self) -> Result<Option<SpanRequest>> {
         if self.stopped {
             return Ok(None);
         }
@@ -258,14 +273,14 @@ impl ContentVisitor for Pass<'_> {
             None => self.inner.next_span()?,
         };
         match next {
-            Some((token, span)) if span.start < self.last_end => {
-                self.carry = Some((token, span));
+            Some(request) if request.1.start < self.last_end => {
+                self.carry = Some(request);
                 self.stopped = true;
                 Ok(None)
             }
-            Some((token, span)) => {
-                self.last_end = span.end();
-                Ok(Some((token, span)))
+            Some(request) => {
+                self.last_end = request.1.end();
+                Ok(Some(request))
             }
             None => Ok(None),
         }
@@ -275,8 +290,8 @@ impl ContentVisitor for Pass<'_> {
         self.inner.bytes(token, bytes)
     }
 
-    fn end(&mut self, token: usize) -> Result<()> {
-        self.inner.end(token)
+    fn end(&mut self, token: usize, digest: [u8; DIGEST_LEN]) -> Result<()> {
+        self.inner.end(token, digest)
     }
 
     fn damaged(&mut self, token: usize, error: &Error) -> bool {
@@ -288,26 +303,27 @@ impl ContentVisitor for Pass<'_> {
     }
 }
 
-/// Takes the next span from the visitor into the queue; an empty span is
-/// delivered at once.
+/// Takes the next span from the visitor into the queue, and its hasher
+/// into the spans to hash; an empty span is delivered (and hashed) at once.
 fn pull_span(
     visitor: &mut dyn ContentVisitor,
-    queue: &mut VecDeque<Pending>,
+    (queue, to_hash): (&mut VecDeque<Pending>, &mut VecDeque<HashedSpan>),
     done: &mut bool,
     last_end: &mut u64,
 ) -> Result<()> {
     match visitor.next_span()? {
         None => *done = true,
-        Some((token, span)) => {
+        Some((token, span, hasher)) => {
             if span.start < *last_end {
                 return Err(malformed_error("index entry", "file contents overlap or are out of order"));
             }
             *last_end = span.end();
             if span.size == 0 {
                 visitor.bytes(token, &[])?;
-                visitor.end(token)?;
+                visitor.end(token, hasher.finish_entry())?;
             } else {
                 queue.push_back(Pending { token, span, written: 0 });
+                to_hash.push_back(HashedSpan { token, start: span.start, size: span.size, hasher });
             }
         }
     }
@@ -315,13 +331,15 @@ fn pull_span(
 }
 
 /// Hands an opened page's bytes to the spans it holds, in order, and ends
-/// the spans it completes; a failed page damages every span it holds.
+/// the spans it completes with their `digests` (the workers'); a failed
+/// page damages every span it holds.
 fn deliver(
     visitor: &mut dyn ContentVisitor,
     queue: &mut VecDeque<Pending>,
     number: u64,
     (start, end): (u64, u64),
     plain: Result<&[u8]>,
+    digests: &[SpanDigest],
 ) -> Result<()> {
     let page = match plain {
         Ok(page) => page,
@@ -354,7 +372,10 @@ fn deliver(
         }
         let token = p.token;
         queue.pop_front();
-        visitor.end(token)?;
+        // The workers ended the same spans at the same page.
+        let digest = digests.iter().find(|(t, _)| *t == token).and_then(|(_, d)| *d);
+        let digest = digest.ok_or_else(|| malformed_error("page table", "a file's hash was lost"))?;
+        visitor.end(token, digest)?;
     }
     Ok(())
 }
@@ -369,6 +390,8 @@ mod tests {
     use proptest::collection::vec;
     use proptest::prelude::*;
 
+    use sha2::Digest;
+
     use super::*;
     use crate::{ArchiveWriter, CreateOptions, KdfParams, Metadata, Password};
 
@@ -379,22 +402,24 @@ mod tests {
         got: Vec<Vec<u8>>,
         ended: Vec<bool>,
         damaged: Vec<bool>,
+        digests: Vec<Option<[u8; DIGEST_LEN]>>,
     }
 
     impl ContentVisitor for Recorder {
-        fn next_span(&mut self) -> Result<Option<(usize, Span)>> {
+        fn next_span(&mut self) -> Result<Option<SpanRequest>> {
             let Some(&span) = self.spans.get(self.next) else { return Ok(None) };
             self.next += 1;
-            Ok(Some((self.next - 1, span)))
+            Ok(Some((self.next - 1, span, ContentHasher::new(None))))
         }
         fn bytes(&mut self, token: usize, bytes: &[u8]) -> Result<()> {
             assert!(!self.ended[token] && !self.damaged[token], "bytes after the span's end");
             self.got[token].extend_from_slice(bytes);
             Ok(())
         }
-        fn end(&mut self, token: usize) -> Result<()> {
+        fn end(&mut self, token: usize, digest: [u8; DIGEST_LEN]) -> Result<()> {
             assert!(!self.ended[token], "ended twice");
             self.ended[token] = true;
+            self.digests[token] = Some(digest);
             Ok(())
         }
         fn damaged(&mut self, token: usize, _: &Error) -> bool {
@@ -415,6 +440,7 @@ mod tests {
                 got: vec![Vec::new(); n],
                 ended: vec![false; n],
                 damaged: vec![false; n],
+                digests: vec![None; n],
             }
         }
     }
@@ -488,7 +514,10 @@ mod tests {
                     prop_assert!(visitor.damaged[i] && !visitor.ended[i], "span {i} {span:?}");
                 } else {
                     prop_assert!(visitor.ended[i] && !visitor.damaged[i], "span {i} {span:?}");
-                    prop_assert_eq!(&visitor.got[i][..], &stream[span.start as usize..span.end() as usize]);
+                    let want = &stream[span.start as usize..span.end() as usize];
+                    prop_assert_eq!(&visitor.got[i][..], want);
+                    let digest: [u8; DIGEST_LEN] = sha2::Sha256::digest(want).into();
+                    prop_assert_eq!(visitor.digests[i], Some(digest), "span {} hashed on the workers", i);
                 }
             }
         }

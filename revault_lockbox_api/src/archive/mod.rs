@@ -28,7 +28,7 @@ use crate::pipeline::{open_data_page, open_root};
 use crate::storage::ReadAt;
 use crate::{Error, ReadTuning, Result, Unlock, WorkloadProfile};
 
-pub(crate) use content::{ContentVisitor, Span};
+pub(crate) use content::{ContentVisitor, Span, SpanRequest};
 pub use entries::Entries;
 pub use file::EntryReader;
 pub use info::ArchiveInfo;

@@ -1,8 +1,8 @@
 //! [`Archive::verify`]: authenticate everything, write nothing.
 
+use super::{ContentVisitor, Entries, Span, SpanRequest};
+use crate::format::DIGEST_LEN;
 use crate::sparse::ContentHasher;
-
-use super::{ContentVisitor, Entries, Span};
 use crate::storage::ReadAt;
 use crate::{Archive, EntryPath, Error, Result};
 
@@ -44,26 +44,26 @@ impl VerifyReport {
     }
 }
 
-/// Hashes each file as its bytes arrive; one file at a time is open at
-/// most a few, since spans arrive in order.
+/// Checks each file's digest (the walk hashes its bytes) as it ends; a
+/// few files at most are open at once, since spans arrive in order.
 struct Checker<'a> {
     entries: Entries<'a>,
-    /// Files handed out and not yet ended: path, expected digest, hasher.
-    open: std::collections::VecDeque<(usize, Vec<u8>, [u8; 32], ContentHasher)>,
+    /// Files handed out and not yet ended: path, expected digest.
+    open: std::collections::VecDeque<(usize, Vec<u8>, [u8; DIGEST_LEN])>,
     next_token: usize,
     report: VerifyReport,
 }
 
 impl Checker<'_> {
-    fn take(&mut self, token: usize) -> (Vec<u8>, [u8; 32], ContentHasher) {
+    fn take(&mut self, token: usize) -> (Vec<u8>, [u8; DIGEST_LEN]) {
         let i = self.open.iter().position(|f| f.0 == token).expect("span handed out");
-        let (_, path, digest, hasher) = self.open.remove(i).expect("position is valid");
-        (path, digest, hasher)
+        let (_, path, digest) = self.open.remove(i).expect("position is valid");
+        (path, digest)
     }
 }
 
 impl ContentVisitor for Checker<'_> {
-    fn next_span(&mut self) -> Result<Option<(usize, Span)>> {
+    fn next_span(&mut self) -> Result<Option<SpanRequest>> {
         for entry in self.entries.by_ref() {
             let entry = entry?;
             self.report.entries += 1;
@@ -74,23 +74,22 @@ impl ContentVisitor for Checker<'_> {
             };
             let token = self.next_token;
             self.next_token += 1;
-            self.open.push_back((token, entry.path.clone(), *sha256, ContentHasher::for_entry(&entry)));
-            return Ok(Some((token, Span { start: extent.offset, size: extent.size })));
+            self.open.push_back((token, entry.path.clone(), *sha256));
+            let span = Span { start: extent.offset, size: extent.size };
+            return Ok(Some((token, span, ContentHasher::for_entry(&entry))));
         }
         Ok(None)
     }
 
-    fn bytes(&mut self, token: usize, bytes: &[u8]) -> Result<()> {
-        let f = self.open.iter_mut().find(|f| f.0 == token).expect("span handed out");
-        f.3.update(bytes);
+    fn bytes(&mut self, _token: usize, bytes: &[u8]) -> Result<()> {
         self.report.bytes += bytes.len() as u64;
         Ok(())
     }
 
-    fn end(&mut self, token: usize) -> Result<()> {
-        let (path, digest, hasher) = self.take(token);
+    fn end(&mut self, token: usize, digest: [u8; DIGEST_LEN]) -> Result<()> {
+        let (path, expected) = self.take(token);
         self.report.files += 1;
-        if hasher.finish_entry() != digest {
+        if digest != expected {
             let path = EntryPath(path);
             let reason = Error::ChecksumMismatch { path: path.clone() }.to_string();
             self.report.damaged.push(Damage { path, reason });
@@ -99,7 +98,7 @@ impl ContentVisitor for Checker<'_> {
     }
 
     fn damaged(&mut self, token: usize, error: &Error) -> bool {
-        let (path, _, _) = self.take(token);
+        let (path, _) = self.take(token);
         self.report.damaged.push(Damage { path: EntryPath(path), reason: error.to_string() });
         true
     }

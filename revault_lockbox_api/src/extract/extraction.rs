@@ -11,7 +11,6 @@ use std::os::fd::AsFd;
 
 use rustix::fs::{AtFlags, Gid, Timespec, Uid};
 use rustix::io::Errno;
-use sha2::{Digest, Sha256};
 
 use super::dirs::{mtime_only, sync_file_system, timespec, OwnerAndXattrs, Walker};
 use super::owner::Owners;
@@ -21,10 +20,10 @@ use super::place::{
 };
 use super::policy::Modes;
 use super::{ExtractOptions, ExtractReport};
-use crate::archive::{ContentVisitor, Damage, Span};
-use crate::format::{is_within, Entry, EntryKind, Extent, Xattr};
+use crate::archive::{ContentVisitor, Damage, Span, SpanRequest};
+use crate::format::{is_within, Entry, EntryKind, Extent, Xattr, DIGEST_LEN};
 use crate::pipeline::OrderedPool;
-use crate::sparse::{hash_piece, Expander, Piece};
+use crate::sparse::{ContentHasher, Expander, Piece};
 use crate::storage::ReadAt;
 use crate::xattrs::{self, Target};
 use crate::{Archive, EntryPath, Error, Result};
@@ -195,14 +194,14 @@ impl<'a> Extraction<'a> {
             Sink::File(Unplaced::create(&self.placer, dir, mode, &self.walker.display(&entry.path))?)
         };
         let expander = Expander::new(entry.sparse_map());
-        Ok(OpenFile { entry, sink, hasher: Sha256::new(), expander })
+        Ok(OpenFile { entry, sink, expander })
     }
 
-    /// Checks a complete file against its SHA-256 and hands it to the
-    /// placing threads; a mismatch never reaches its final name.
-    fn finish_file(&mut self, f: OpenFile) -> Result<()> {
+    /// Checks a complete file's `digest` against its SHA-256 and hands it
+    /// to the placing threads; a mismatch never reaches its final name.
+    fn finish_file(&mut self, f: OpenFile, digest: [u8; DIGEST_LEN]) -> Result<()> {
         let (size, sha256) = f.entry.content().map(|(s, d)| (s, *d)).expect("files have content");
-        if f.hasher.finalize()[..] != sha256 {
+        if digest != sha256 {
             let path = EntryPath(f.entry.path.clone());
             let err = Error::ChecksumMismatch { path: path.clone() };
             self.extracted_files.remove(&f.entry.path);
@@ -446,19 +445,18 @@ fn link_error(err: Errno, action: &'static str, shown: PathBuf) -> Error {
     }
 }
 
-/// A file being written.
+/// A file being written (the walk hashes its content).
 struct OpenFile {
     entry: Entry,
     sink: Sink,
-    hasher: Sha256,
     /// Turns stored bytes into the logical content (a sparse file's holes).
     expander: Expander,
 }
 
 impl OpenFile {
-    /// Hashes and writes a piece of the logical content: a sparse file's
-    /// holes are left unwritten in a file, zeros in a buffer.
-    fn take(sink: &mut Sink, hasher: &mut Sha256, sparse: bool, piece: Piece<'_>) -> std::io::Result<()> {
+    /// Writes a piece of the logical content: a sparse file's holes are
+    /// left unwritten in a file, zeros in a buffer.
+    fn take(sink: &mut Sink, sparse: bool, piece: Piece<'_>) -> std::io::Result<()> {
         match (sink, &piece) {
             (Sink::Buffer(buf), Piece::Zeros(n)) => buf.resize(buf.len() + *n as usize, 0),
             (Sink::Buffer(buf), Piece::Data(_, bytes)) => buf.extend_from_slice(bytes),
@@ -466,7 +464,6 @@ impl OpenFile {
             (Sink::File(file), Piece::Data(at, bytes)) if sparse => file.write_all_at(bytes, *at)?,
             (Sink::File(file), Piece::Data(_, bytes)) => file.write_all(bytes)?,
         }
-        hash_piece(hasher, piece);
         Ok(())
     }
 
@@ -474,8 +471,8 @@ impl OpenFile {
     fn finish(&mut self) -> std::io::Result<()> {
         let size = self.entry.content().map_or(0, |c| c.0);
         let sparse = self.entry.sparse_map().is_some();
-        let (sink, hasher) = (&mut self.sink, &mut self.hasher);
-        self.expander.finish(size, &mut |piece| OpenFile::take(sink, hasher, sparse, piece))?;
+        let sink = &mut self.sink;
+        self.expander.finish(size, &mut |piece| OpenFile::take(sink, sparse, piece))?;
         match &mut self.sink {
             Sink::File(file) if sparse => file.set_len(size),
             _ => Ok(()),
@@ -497,7 +494,7 @@ struct FileWriter<'x, 'a, 'e> {
 }
 
 impl ContentVisitor for FileWriter<'_, '_, '_> {
-    fn next_span(&mut self) -> Result<Option<(usize, Span)>> {
+    fn next_span(&mut self) -> Result<Option<SpanRequest>> {
         for entry in self.selected.by_ref() {
             let entry = entry?;
             let extent = match &entry.kind {
@@ -524,8 +521,9 @@ impl ContentVisitor for FileWriter<'_, '_, '_> {
             }
             let token = self.next_token;
             self.next_token += 1;
+            let hasher = ContentHasher::for_entry(&entry);
             self.files.insert(token, entry);
-            return Ok(Some((token, Span { start: extent.offset, size: extent.size })));
+            return Ok(Some((token, Span { start: extent.offset, size: extent.size }, hasher)));
         }
         Ok(None)
     }
@@ -538,9 +536,9 @@ impl ContentVisitor for FileWriter<'_, '_, '_> {
         }
         let f = self.open.get_mut(&token).expect("opened above");
         let sparse = f.entry.sparse_map().is_some();
-        let (sink, hasher) = (&mut f.sink, &mut f.hasher);
+        let sink = &mut f.sink;
         f.expander
-            .feed(bytes, &mut |piece| OpenFile::take(sink, hasher, sparse, piece))
+            .feed(bytes, &mut |piece| OpenFile::take(sink, sparse, piece))
             .map_err(|e| Error::io("writing", self.x.walker.display(&f.entry.path))(e))?;
         if let Some(p) = &self.x.options.progress {
             p.bytes_in.fetch_add(bytes.len() as u64, Ordering::Relaxed);
@@ -548,10 +546,10 @@ impl ContentVisitor for FileWriter<'_, '_, '_> {
         Ok(())
     }
 
-    fn end(&mut self, token: usize) -> Result<()> {
+    fn end(&mut self, token: usize, digest: [u8; DIGEST_LEN]) -> Result<()> {
         let mut f = self.open.remove(&token).expect("bytes came first");
         f.finish().map_err(|e| Error::io("writing", self.x.walker.display(&f.entry.path))(e))?;
-        self.x.finish_file(f)
+        self.x.finish_file(f, digest)
     }
 
     fn damaged(&mut self, token: usize, error: &Error) -> bool {

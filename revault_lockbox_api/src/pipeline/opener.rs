@@ -1,20 +1,38 @@
 //! The reader's page pipeline: sealed data pages are opened (authenticated
-//! and decompressed) on worker threads and come back in page order. In the
+//! and decompressed) on worker threads and come back in page order. The
+//! workers also hash the files the pages hold, in page order
+//! ([`InTurn`]), so that the thread writing the files does not. In the
 //! steady state nothing is allocated per page: the buffers a page is read
 //! into and decompressed into are recycled, and jobs travel by value
 //! ([`OrderedWorkers`]).
 
+use std::collections::VecDeque;
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
 use super::codec::open_data_page_into;
 use super::ordered::OrderedWorkers;
+use super::turns::InTurn;
 use crate::crypto::SessionKeys;
-use crate::format::{PageRecord, ARCHIVE_ID_LEN};
+use crate::format::{PageRecord, ARCHIVE_ID_LEN, DIGEST_LEN};
+use crate::sparse::ContentHasher;
 use crate::Result;
 
+/// A file's bytes in the data stream, whose content hash the workers
+/// compute as its pages open.
+pub(crate) struct HashedSpan {
+    pub(crate) token: usize,
+    pub(crate) start: u64,
+    pub(crate) size: u64,
+    pub(crate) hasher: ContentHasher,
+}
+
+/// A span's digest, or `None` when a page holding it failed.
+pub(crate) type SpanDigest = (usize, Option<[u8; DIGEST_LEN]>);
+
 /// A data page to open: where it sits in the data stream, its record, the
-/// keys of the session that wrote it, and its sealed bytes (or why they
-/// could not be read).
+/// keys of the session that wrote it, its sealed bytes (or why they could
+/// not be read), and the hashed spans that start in it.
 pub(crate) struct PageToOpen {
     pub(crate) number: u64,
     pub(crate) start: u64,
@@ -22,6 +40,9 @@ pub(crate) struct PageToOpen {
     pub(crate) keys: Arc<SessionKeys>,
     pub(crate) archive_id: [u8; ARCHIVE_ID_LEN],
     pub(crate) sealed: Result<Vec<u8>>,
+    /// Spans starting before this page ends not given with an earlier page,
+    /// in stream order, from [`PageOpener::spans`].
+    pub(crate) spans: Vec<HashedSpan>,
 }
 
 /// A page back from the workers: its plaintext, or why it failed.
@@ -31,20 +52,42 @@ pub(crate) struct OpenedPage {
     pub(crate) start: u64,
     pub(crate) end: u64,
     pub(crate) plain: Result<Vec<u8>>,
+    /// The hashed spans that end in this page (or that it damaged), in
+    /// stream order.
+    pub(crate) digests: Vec<SpanDigest>,
 }
+
+/// What a worker takes: the page, a spare buffer, its turn, and an empty
+/// list for the digests.
+type Job = (PageToOpen, Vec<u8>, u64, Vec<SpanDigest>);
+/// What a worker gives back: the page, its spare buffer, and the emptied
+/// span list.
+type Done = (OpenedPage, Vec<u8>, Vec<HashedSpan>);
 
 /// Opens data pages on `threads` workers, at most `capacity` in flight.
 pub(crate) struct PageOpener {
-    workers: OrderedWorkers<(PageToOpen, Vec<u8>), (OpenedPage, Vec<u8>)>,
+    workers: OrderedWorkers<Job, Done>,
+    next_ticket: u64,
     /// Cleared buffers from pages already delivered.
     free: Vec<Vec<u8>>,
+    free_spans: Vec<Vec<HashedSpan>>,
+    free_digests: Vec<Vec<SpanDigest>>,
 }
 
 impl PageOpener {
     pub(crate) fn new(threads: usize, capacity: usize) -> Result<PageOpener> {
+        // The spans being hashed, oldest first; only the worker whose turn
+        // it is touches them.
+        let hashing = Arc::new(InTurn::new(VecDeque::new()));
         let workers =
-            OrderedWorkers::new("lockbox-opener", threads, capacity, |(page, spare)| open(page, spare))?;
-        Ok(PageOpener { workers, free: Vec::new() })
+            OrderedWorkers::new("lockbox-opener", threads, capacity, move |job| open(job, &hashing))?;
+        Ok(PageOpener {
+            workers,
+            next_ticket: 0,
+            free: Vec::new(),
+            free_spans: Vec::new(),
+            free_digests: Vec::new(),
+        })
     }
 
     /// An empty buffer to read a sealed page into: a recycled one when
@@ -53,10 +96,22 @@ impl PageOpener {
         self.free.pop().unwrap_or_default()
     }
 
+    /// An empty list for [`PageToOpen::spans`]: a recycled one when there
+    /// is one.
+    pub(crate) fn spans(&mut self) -> Vec<HashedSpan> {
+        self.free_spans.pop().unwrap_or_default()
+    }
+
     /// Gives back a buffer (a delivered page's) for later pages.
     pub(crate) fn recycle(&mut self, mut buffer: Vec<u8>) {
         buffer.clear();
         self.free.push(buffer);
+    }
+
+    /// Gives back a delivered page's digest list.
+    pub(crate) fn recycle_digests(&mut self, mut digests: Vec<SpanDigest>) {
+        digests.clear();
+        self.free_digests.push(digests);
     }
 
     /// Pages submitted and not yet popped.
@@ -68,27 +123,68 @@ impl PageOpener {
     /// fewer than `capacity` pages in flight.
     pub(crate) fn submit(&mut self, page: PageToOpen) {
         let spare = self.buffer();
-        self.workers.submit((page, spare));
+        let digests = self.free_digests.pop().unwrap_or_default();
+        self.workers.submit((page, spare, self.next_ticket, digests));
+        self.next_ticket += 1;
     }
 
     /// The oldest page submitted, opened, waiting for it; `None` when no
     /// page is in flight.
     pub(crate) fn pop(&mut self) -> Option<OpenedPage> {
-        let (page, spare) = self.workers.pop()?;
+        let (page, spare, spans) = self.workers.pop()?;
         self.recycle(spare);
+        self.free_spans.push(spans);
         Some(page)
     }
 }
 
 /// A worker's job: opens the page into whichever of its two buffers the
-/// codec needs; returns the other.
-fn open(page: PageToOpen, spare: Vec<u8>) -> (OpenedPage, Vec<u8>) {
-    let end = page.start + u64::from(page.record.plain_len);
-    let (plain, spare) = match page.sealed {
-        Ok(sealed) => {
-            open_data_page_into(&page.keys, &page.archive_id, page.number, &page.record, sealed, spare)
-        }
+/// codec needs (returning the other), then, in its turn, hashes the spans'
+/// bytes the page holds.
+fn open((page, spare, ticket, mut digests): Job, hashing: &InTurn<VecDeque<HashedSpan>>) -> Done {
+    let PageToOpen { number, start, record, keys, archive_id, sealed, mut spans } = page;
+    let end = start + u64::from(record.plain_len);
+    // The turn is taken whatever happens, or later pages would wait for it.
+    let opened = panic::catch_unwind(AssertUnwindSafe(|| match sealed {
+        Ok(sealed) => open_data_page_into(&keys, &archive_id, number, &record, sealed, spare),
         Err(e) => (Err(e), spare),
-    };
-    (OpenedPage { number: page.number, start: page.start, end, plain }, spare)
+    }));
+    let plain = opened.as_ref().ok().and_then(|(plain, _)| plain.as_deref().ok());
+    hashing.take_turn(ticket, |open_spans| {
+        open_spans.extend(spans.drain(..));
+        hash_page(open_spans, (start, end), plain, &mut digests);
+    });
+    let (plain, spare) = opened.unwrap_or_else(|payload| panic::resume_unwind(payload));
+    (OpenedPage { number, start, end, plain, digests }, spare, spans)
+}
+
+/// Feeds the spans the bytes of the page at stream offsets `start..end`
+/// (`None`: the page failed, and so do the spans it holds), and lists
+/// those that end in it.
+fn hash_page(
+    open: &mut VecDeque<HashedSpan>,
+    (start, end): (u64, u64),
+    plain: Option<&[u8]>,
+    digests: &mut Vec<SpanDigest>,
+) {
+    while let Some(span) = open.front_mut() {
+        if span.start >= end {
+            break;
+        }
+        let Some(page) = plain else {
+            digests.push((span.token, None));
+            open.pop_front();
+            continue;
+        };
+        let span_end = span.start + span.size;
+        let (from, to) = (span.start.max(start), span_end.min(end));
+        if from < to {
+            span.hasher.update(&page[(from - start) as usize..(to - start) as usize]);
+        }
+        if span_end > end {
+            break;
+        }
+        let span = open.pop_front().expect("front exists");
+        digests.push((span.token, Some(span.hasher.finish_entry())));
+    }
 }

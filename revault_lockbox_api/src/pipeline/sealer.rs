@@ -1,21 +1,28 @@
 //! The writer's page pipeline: full pages go to worker threads that
-//! compress and seal them, and come back sealed in page order. In the
-//! steady state nothing is allocated per page: page buffers are recycled,
-//! jobs travel by value ([`OrderedWorkers`]).
+//! compress and seal them, and come back sealed in page order. A file that
+//! runs on past a page is hashed there too, by the workers in page order
+//! ([`InTurn`]), so the thread reading the files does not also hash them.
+//! In the steady state nothing is allocated per page: page buffers are
+//! recycled, jobs travel by value ([`OrderedWorkers`]).
 
 use std::sync::Arc;
 
 use super::codec::{page_buffer_capacity, seal_data_page, Sealed};
 use super::ordered::OrderedWorkers;
+use super::turns::InTurn;
 use crate::crypto::SessionKeys;
 use crate::format::ARCHIVE_ID_LEN;
+use crate::sparse::ContentHasher;
 use crate::Result;
 
-/// A full page for the workers, with a spare buffer for its zstd frame.
+/// A full page for the workers, with a spare buffer for its zstd frame;
+/// `hash` is the turn and offset from which the page's bytes go to the
+/// handed-over file hasher.
 struct Job {
     number: u64,
     plain: Vec<u8>,
     spare: Vec<u8>,
+    hash: Option<(u64, usize)>,
 }
 
 /// What every worker needs to seal a page of this session.
@@ -29,6 +36,11 @@ pub(crate) struct SealingKeys {
 /// Seals data pages on `threads` workers, at most `capacity` in flight.
 pub(crate) struct PageSealer {
     workers: OrderedWorkers<Job, (Sealed, Vec<u8>)>,
+    /// The hasher of the file that runs across pages, while the workers
+    /// have it.
+    hashing: Arc<InTurn<Option<ContentHasher>>>,
+    /// Turns handed out (jobs with bytes to hash).
+    tickets: u64,
     /// Cleared buffers, each with room for any sealed page.
     free: Vec<Vec<u8>>,
     buffer_capacity: usize,
@@ -42,10 +54,29 @@ impl PageSealer {
         threads: usize,
         capacity: usize,
     ) -> Result<PageSealer> {
+        let hashing = Arc::new(InTurn::new(None::<ContentHasher>));
+        let shared = Arc::clone(&hashing);
         let workers = OrderedWorkers::new("lockbox-sealer", threads, capacity, move |job: Job| {
+            if let Some((ticket, from)) = job.hash {
+                shared.take_turn(ticket, |hasher| {
+                    hasher.as_mut().expect("handed over before its pages").update(&job.plain[from..])
+                });
+            }
             seal_data_page(&keys.keys, &keys.archive_id, job.number, job.plain, job.spare, keys.zstd_level)
         })?;
-        Ok(PageSealer { workers, free: Vec::new(), buffer_capacity: page_buffer_capacity(page_size) })
+        let buffer_capacity = page_buffer_capacity(page_size);
+        Ok(PageSealer { workers, hashing, tickets: 0, free: Vec::new(), buffer_capacity })
+    }
+
+    /// Hands the workers the hasher of a file whose bytes the next pages
+    /// submitted with `hash_from` hold.
+    pub(crate) fn hand_over(&mut self, hasher: ContentHasher) {
+        self.hashing.after(self.tickets, |slot| *slot = Some(hasher));
+    }
+
+    /// Takes the hasher back once the pages submitted so far are hashed.
+    pub(crate) fn take_back(&mut self) -> ContentHasher {
+        self.hashing.after(self.tickets, |slot| slot.take().expect("handed over"))
     }
 
     /// An empty buffer with room for a full page: a recycled one when
@@ -67,10 +98,15 @@ impl PageSealer {
 
     /// Queues page `number` (the one after the last submitted); blocks
     /// while every worker is busy. The caller keeps at most `capacity`
-    /// pages in flight.
-    pub(crate) fn submit(&mut self, number: u64, plain: Vec<u8>) {
+    /// pages in flight. With `hash_from`, the page's bytes from there on go
+    /// to the handed-over hasher.
+    pub(crate) fn submit(&mut self, number: u64, plain: Vec<u8>, hash_from: Option<usize>) {
         let spare = self.buffer();
-        self.workers.submit(Job { number, plain, spare });
+        let hash = hash_from.map(|from| {
+            self.tickets += 1;
+            (self.tickets - 1, from)
+        });
+        self.workers.submit(Job { number, plain, spare, hash });
     }
 
     /// The oldest page submitted, sealed, waiting for it; `None` when no
@@ -128,7 +164,7 @@ mod tests {
         for number in 10..40 {
             let mut buffer = sealer.buffer();
             buffer.extend_from_slice(&page(number));
-            sealer.submit(number, buffer);
+            sealer.submit(number, buffer, None);
             while sealer.in_flight() >= 4 {
                 check(sealer.pop().unwrap(), next_out);
                 next_out += 1;

@@ -484,22 +484,30 @@ impl<W: Write> ArchiveWriter<W> {
         sparse: Option<(SparseMap, u64)>,
     ) -> Result<u64> {
         self.check_next_path(path)?;
-        let mut hasher = ContentHasher::new(sparse.as_ref().map(|(map, _)| map));
+        // `None` while the page workers hash the file (it runs across pages).
+        let mut hasher = Some(ContentHasher::new(sparse.as_ref().map(|(map, _)| map)));
         let page_size = self.tuning.page_size;
         if size_hint >= (page_size / 2) as u64 && !self.page.is_empty() {
             self.flush_page()?;
         }
         let offset = self.page_start + self.page.len() as u64;
         let mut size = 0u64;
+        // Where the file's bytes begin in the current page.
+        let mut in_page = None;
         loop {
             if self.page.len() == page_size {
-                self.flush_page()?;
+                if in_page.is_some() {
+                    if let Some(h) = hasher.take() {
+                        self.sealer.hand_over(h);
+                    }
+                }
+                self.flush_page_hashing(in_page.take())?;
             }
             let start = self.page.len();
+            in_page = Some(start);
             let room = (page_size - start) as u64;
             let n = fill(content, &mut self.page, page_size, size_hint.saturating_sub(size))
                 .map_err(|source| Error::Stream { action: "reading a file's content", source })?;
-            hasher.update(&self.page[start..]);
             size += n as u64;
             if let Some(p) = &self.output.progress {
                 p.bytes_in.fetch_add(n as u64, Ordering::Relaxed);
@@ -508,6 +516,8 @@ impl<W: Write> ArchiveWriter<W> {
                 break;
             }
         }
+        let mut hasher = hasher.unwrap_or_else(|| self.sealer.take_back());
+        hasher.update(&self.page[in_page.unwrap_or(self.page.len())..]);
         let extent = Extent { offset, size, linked };
         // A map whose data ended early keeps the segments filled.
         let (logical, sparse) = match sparse {
@@ -635,10 +645,16 @@ impl<W: Write> ArchiveWriter<W> {
 
     /// Hands the current page to the workers and writes whatever finished.
     fn flush_page(&mut self) -> Result<()> {
+        self.flush_page_hashing(None)
+    }
+
+    /// [`flush_page`](Self::flush_page), the workers hashing its bytes from
+    /// `hash_from` into the hasher handed over to them.
+    fn flush_page_hashing(&mut self, hash_from: Option<usize>) -> Result<()> {
         let fresh = self.sealer.buffer();
         let plain = std::mem::replace(&mut self.page, fresh);
         self.page_start += plain.len() as u64;
-        self.sealer.submit(self.next_page, plain);
+        self.sealer.submit(self.next_page, plain, hash_from);
         self.next_page += 1;
         while self.sealer.in_flight() >= self.tuning.pages_in_flight {
             self.write_oldest()?;
@@ -880,6 +896,62 @@ mod tests {
             buf[..n].copy_from_slice(&self.0[..n]);
             self.0 = &self.0[n..];
             Ok(n)
+        }
+    }
+
+    /// Files that run across pages are hashed by the sealing workers, in
+    /// turn; the digests must be those of the content whatever the page
+    /// boundaries, hints, thread counts and holes.
+    #[test]
+    fn digests_of_files_across_pages_are_their_contents() {
+        use sha2::{Digest, Sha256};
+
+        use crate::{Archive, CreateOptions, KdfParams, Password, SparseMap};
+
+        let content = |i: usize, size: usize| -> Vec<u8> {
+            (0..size).map(|j| (j * 31 + i * 7 + j / 251) as u8).collect()
+        };
+        let sizes = [0, 1, 4095, 4096, 4097, 3 * 4096 + 5, 20_000, 7, 9 * 4096];
+        let map = SparseMap::new(vec![(100, 5000), (12_000, 6000), (40_000, 1)], 50_000).unwrap();
+        for threads in [1, 3] {
+            let password = Password::from("digests");
+            let options =
+                CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS).page_size(4096).threads(threads);
+            let mut w = ArchiveWriter::new(Vec::new(), &password, options).unwrap();
+            let meta = Metadata::new(0o644, 0, 0, 0, 0);
+            let mut want = Vec::new();
+            for (i, &size) in sizes.iter().enumerate() {
+                let bytes = content(i, size);
+                // Odd files come with no size hint, so they start mid-page.
+                let hint = if i % 2 == 0 { size as u64 } else { 0 };
+                w.add_file(format!("f{i}"), &meta, hint, &bytes[..]).unwrap();
+                want.push(<[u8; 32]>::from(Sha256::digest(&bytes)));
+            }
+            let data = content(99, map.stored_len() as usize);
+            w.add_sparse_file("sparse", &meta, map.clone(), 50_000, false, &data[..]).unwrap();
+            let mut logical = vec![0u8; 50_000];
+            let mut at = 0;
+            for &(offset, len) in map.segments() {
+                logical[offset as usize..(offset + len) as usize]
+                    .copy_from_slice(&data[at..at + len as usize]);
+                at += len as usize;
+            }
+            let archive = Archive::open(io::Cursor::new(w.finish().unwrap()), &password).unwrap();
+            for entry in archive.entries().unwrap() {
+                let entry = entry.unwrap();
+                let (_, digest) = entry.content().unwrap();
+                let expected = match std::str::from_utf8(&entry.path).unwrap() {
+                    "sparse" => <[u8; 32]>::from(Sha256::digest(&logical)),
+                    name => want[name[1..].parse::<usize>().unwrap()],
+                };
+                assert_eq!(
+                    digest,
+                    &expected,
+                    "{} with {threads} threads",
+                    String::from_utf8_lossy(&entry.path)
+                );
+            }
+            assert!(archive.verify().unwrap().is_ok());
         }
     }
 
