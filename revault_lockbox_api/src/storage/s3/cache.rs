@@ -63,7 +63,8 @@ impl Slot {
         }
     }
 
-    fn state(&self) -> Option<bool> {
+    /// `None` until the bytes (or an error) arrive; then whether they did.
+    pub(super) fn state(&self) -> Option<bool> {
         let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         state.as_ref().map(|r| r.is_ok())
     }
