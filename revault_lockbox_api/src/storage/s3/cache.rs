@@ -11,7 +11,9 @@
 //!   data pages from the front and page-table leaves from the back); each
 //!   read that continues one doubles its read-ahead window, up to
 //!   `requests in flight × READ_AHEAD_CHUNK`, fetched in chunks so several
-//!   GETs run at once, as a kernel's read-ahead does for a disk;
+//!   GETs run at once, as a kernel's read-ahead does for a disk; once the
+//!   window holds a chunk it is topped up by whole chunks only, one GET per
+//!   chunk read rather than one per page;
 //! - ranges the reader says it will read soon (the leaves below an index
 //!   node, in a listing's order: [`RangeCache::hint`]) are fetched as GETs
 //!   become free, each exactly, so a walk over leaves scattered through the
@@ -217,9 +219,17 @@ impl RangeCache {
     /// read-ahead; the number of GETs it started.
     fn follow(&mut self, range: Range<u64>, room: usize, plan: &mut Plan) -> usize {
         let len = range.end - range.start;
-        let continues = self.streams.iter().position(|s| {
-            range.start >= s.next.saturating_sub(MIN_FETCH) && range.start <= s.ahead.max(s.next)
-        });
+        // The stream whose position is nearest: a page-table leaf read just
+        // ahead of the data must not take the data's reads from their stream.
+        let continues = self
+            .streams
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| {
+                range.start >= s.next.saturating_sub(MIN_FETCH) && range.start <= s.ahead.max(s.next)
+            })
+            .min_by_key(|(_, s)| range.start.abs_diff(s.next))
+            .map(|(i, _)| i);
         let Some(i) = continues else {
             let stream =
                 Stream { hits: 0, next: range.end, ahead: range.end, window: 0, last_used: self.tick };
@@ -248,7 +258,15 @@ impl RangeCache {
                 continue;
             }
             let next_start = self.chunks.range(pos..).next().map_or(self.len, |(&s, _)| s);
-            let end = (pos + READ_AHEAD_CHUNK).min(target).min(next_start);
+            let end = (pos + READ_AHEAD_CHUNK).min(self.len).min(next_start);
+            // Once the window holds a whole chunk, GETs are whole chunks (or
+            // end where the object or a cached chunk does): topping the
+            // window up by each read's length would send one small GET per
+            // page, and a store's cost is per GET as much as per byte.
+            if end > target && s.window >= READ_AHEAD_CHUNK {
+                break;
+            }
+            let end = end.min(target);
             let slot = self.add_chunk(pos..end);
             plan.fetches.push((pos..end, slot));
             started += 1;
@@ -380,6 +398,69 @@ mod tests {
         }
         let later = cache.plan(leaves[4].clone(), 2);
         assert_eq!(fetched(&later)[1..], leaves[5..7]);
+    }
+
+    /// Where the bytes cached from `pos` on stop being contiguous.
+    fn covered_to(cache: &RangeCache, mut pos: u64) -> u64 {
+        while let Some((_, c)) = cache.chunks.range(..=pos).next_back().filter(|(_, c)| c.end > pos) {
+            pos = c.end;
+        }
+        pos
+    }
+
+    #[test]
+    fn a_page_walk_between_leaf_reads_keeps_whole_chunks_in_flight() {
+        // An extraction's walk: data pages of uneven sizes in order, with
+        // small entry leaves between them (skipped), and a page-table leaf
+        // read near the end of the object every few pages. The store
+        // answers one GET per read, oldest first, and 8 may be in flight.
+        let (len, in_flight) = (200u64 << 20, 8);
+        let leaves_at = len - (4 << 20);
+        let mut cache = RangeCache::new(len, in_flight);
+        let mut pending: VecDeque<Arc<Slot>> = VecDeque::new();
+        let (mut gets, mut small_ahead, mut pos, mut page) = (0, 0, 4096u64, 0u64);
+        let mut plan_read = |cache: &mut RangeCache, range: Range<u64>, pending: &mut VecDeque<Arc<Slot>>| {
+            let plan = cache.plan(range.clone(), in_flight - pending.len());
+            for (r, slot) in &plan.fetches {
+                gets += 1;
+                if r.start >= range.end && r.end < leaves_at && r.end - r.start < READ_AHEAD_CHUNK {
+                    small_ahead += 1;
+                }
+                pending.push_back(Arc::clone(slot));
+            }
+            // The read waits for its own pieces; the store answers in order.
+            while plan.pieces.iter().any(|(slot, ..)| slot.state().is_none()) {
+                let slot = pending.pop_front().expect("a piece is in flight");
+                slot.fill(Ok(Bytes::from(vec![0u8; 0])));
+            }
+            if let Some(slot) = pending.pop_front() {
+                slot.fill(Ok(Bytes::new()));
+            }
+        };
+        while pos + (1 << 20) < leaves_at {
+            let size = [1 << 20, 300 << 10, 170 << 10, 60 << 10][(page % 4) as usize];
+            plan_read(&mut cache, pos..pos + size, &mut pending);
+            pos += size;
+            if page % 7 == 0 {
+                pos += 29 << 10; // an entry leaf, read earlier
+            }
+            if page % 16 == 0 {
+                let leaf = leaves_at + (page / 16) * (30 << 10);
+                plan_read(&mut cache, leaf..leaf + (30 << 10), &mut pending);
+            }
+            page += 1;
+            if pos > 16 << 20 {
+                let ahead = covered_to(&cache, pos) - pos;
+                assert!(
+                    ahead >= (4 * READ_AHEAD_CHUNK).min(len - pos),
+                    "{ahead} bytes fetched ahead at {pos}"
+                );
+            }
+            assert!(cache.cached() <= cache.capacity() + 2 * READ_AHEAD_CHUNK, "bounded at {pos}");
+        }
+        // About one GET per 4 MiB chunk, not one per page.
+        assert!(gets < 60 + len / READ_AHEAD_CHUNK, "{gets} GETs for {page} pages");
+        assert!(small_ahead <= 8, "{small_ahead} read-ahead GETs smaller than a chunk");
     }
 
     #[test]
