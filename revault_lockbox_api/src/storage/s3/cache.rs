@@ -8,8 +8,10 @@
 //! - a read that misses fetches at least [`MIN_FETCH`] bytes, which merges
 //!   the small neighbouring reads that follow into that one GET;
 //! - up to [`STREAMS`] sequential streams are followed (an extraction reads
-//!   data pages from the front and page-table leaves from the back); each
-//!   read that continues one doubles its read-ahead window, up to
+//!   data pages from the front and page-table leaves from the back); a
+//!   read continues one if it starts at most a chunk past its position
+//!   (a leaf further on, inside the window, starts its own); each read
+//!   that continues one doubles its read-ahead window, up to
 //!   `requests in flight × READ_AHEAD_CHUNK`, fetched in chunks so several
 //!   GETs run at once, as a kernel's read-ahead does for a disk; once the
 //!   window holds a chunk it is topped up by whole chunks only, one GET per
@@ -19,7 +21,8 @@
 //!   become free, each exactly, so a walk over leaves scattered through the
 //!   archive keeps several GETs in flight too;
 //! - cached bytes are bounded ([`RangeCache::capacity`]); the least recently
-//!   used chunks that have arrived are dropped first.
+//!   used chunks that have arrived are dropped first, those fetched ahead
+//!   and not read yet last.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::io;
@@ -76,6 +79,8 @@ struct Chunk {
     end: u64,
     slot: Arc<Slot>,
     last_used: u64,
+    /// Fetched ahead (read-ahead or a hint) and not read yet.
+    unread: bool,
 }
 
 /// A sequential reader's position and how far ahead of it fetches go.
@@ -139,7 +144,7 @@ impl RangeCache {
         slot.fill(Ok(bytes));
         self.tick += 1;
         self.cached += end - start;
-        self.chunks.insert(start, Chunk { end, slot, last_used: self.tick });
+        self.chunks.insert(start, Chunk { end, slot, last_used: self.tick, unread: false });
     }
 
     /// Forgets a chunk whose fetch failed, so that a later read asks again.
@@ -159,6 +164,7 @@ impl RangeCache {
             if let Some((&start, chunk)) = self.chunks.range_mut(..=pos).next_back() {
                 if chunk.end > pos {
                     chunk.last_used = self.tick;
+                    chunk.unread = false;
                     let to = chunk.end.min(range.end);
                     plan.pieces.push((Arc::clone(&chunk.slot), start, pos..to));
                     pos = to;
@@ -167,7 +173,7 @@ impl RangeCache {
             }
             let next_start = self.chunks.range(pos..).next().map_or(self.len, |(&s, _)| s);
             let end = next_start.min(self.len).min(range.end.max(pos + MIN_FETCH));
-            let slot = self.add_chunk(pos..end);
+            let slot = self.add_chunk(pos..end, false);
             let to = end.min(range.end);
             plan.pieces.push((Arc::clone(&slot), pos, pos..to));
             plan.fetches.push((pos..end, slot));
@@ -201,17 +207,17 @@ impl RangeCache {
             }
             let next_start = self.chunks.range(range.start..).next().map_or(self.len, |(&s, _)| s);
             let end = range.end.min(next_start);
-            let slot = self.add_chunk(range.start..end);
+            let slot = self.add_chunk(range.start..end, true);
             plan.fetches.push((range.start..end, slot));
             room -= 1;
         }
     }
 
-    fn add_chunk(&mut self, range: Range<u64>) -> Arc<Slot> {
+    fn add_chunk(&mut self, range: Range<u64>, unread: bool) -> Arc<Slot> {
         let slot = Arc::new(Slot::default());
         self.cached += range.end - range.start;
-        self.chunks
-            .insert(range.start, Chunk { end: range.end, slot: Arc::clone(&slot), last_used: self.tick });
+        let chunk = Chunk { end: range.end, slot: Arc::clone(&slot), last_used: self.tick, unread };
+        self.chunks.insert(range.start, chunk);
         slot
     }
 
@@ -219,14 +225,19 @@ impl RangeCache {
     /// read-ahead; the number of GETs it started.
     fn follow(&mut self, range: Range<u64>, room: usize, plan: &mut Plan) -> usize {
         let len = range.end - range.start;
-        // The stream whose position is nearest: a page-table leaf read just
-        // ahead of the data must not take the data's reads from their stream.
+        // A read continues a stream if it starts near its position: at most
+        // one chunk ahead (a walk skipping a few pages). An index leaf read
+        // further ahead, inside the read-ahead window, starts a stream of
+        // its own rather than moving the data's stream past the pages the
+        // walk reads next (whose reads would then each start again).
+        // Of several, the stream whose position is nearest.
         let continues = self
             .streams
             .iter()
             .enumerate()
             .filter(|(_, s)| {
-                range.start >= s.next.saturating_sub(MIN_FETCH) && range.start <= s.ahead.max(s.next)
+                range.start >= s.next.saturating_sub(MIN_FETCH)
+                    && range.start <= s.ahead.max(s.next).min(s.next + READ_AHEAD_CHUNK)
             })
             .min_by_key(|(_, s)| range.start.abs_diff(s.next))
             .map(|(i, _)| i);
@@ -250,7 +261,9 @@ impl RangeCache {
         }
         s.window = (2 * s.window).max(2 * len).min(self.max_window);
         let target = (s.next + s.window).min(self.len);
-        let mut pos = s.ahead.max(s.next);
+        // From the stream's position, not from where read-ahead last
+        // stopped: a chunk dropped before it was read is fetched again.
+        let mut pos = s.next;
         let mut started = 0;
         while pos < target && started < room {
             if let Some((_, chunk)) = self.chunks.range(..=pos).next_back().filter(|(_, c)| c.end > pos) {
@@ -267,7 +280,7 @@ impl RangeCache {
                 break;
             }
             let end = end.min(target);
-            let slot = self.add_chunk(pos..end);
+            let slot = self.add_chunk(pos..end, true);
             plan.fetches.push((pos..end, slot));
             started += 1;
             pos = end;
@@ -278,14 +291,16 @@ impl RangeCache {
     }
 
     /// Drops the least recently used arrived chunks while over capacity;
-    /// this read's chunks were just used, so they stay.
+    /// this read's chunks were just used, so they stay. Chunks fetched
+    /// ahead (read-ahead, hinted leaves) and not read yet go last: by use
+    /// they look old (fetched a window ago), but they are the next wanted.
     fn evict(&mut self) {
         while self.cached > self.capacity() {
             let victim = self
                 .chunks
                 .iter()
                 .filter(|(_, c)| c.last_used < self.tick && c.slot.state().is_some())
-                .min_by_key(|(_, c)| c.last_used)
+                .min_by_key(|(_, c)| (c.unread, c.last_used))
                 .map(|(&start, _)| start);
             let Some(start) = victim else { break };
             self.forget(start);
@@ -461,6 +476,42 @@ mod tests {
         // About one GET per 4 MiB chunk, not one per page.
         assert!(gets < 60 + len / READ_AHEAD_CHUNK, "{gets} GETs for {page} pages");
         assert!(small_ahead <= 8, "{small_ahead} read-ahead GETs smaller than a chunk");
+    }
+
+    #[test]
+    fn leaf_reads_inside_the_window_leave_the_data_stream_alone() {
+        // The 1 GiB extraction's trace: every few pages the walk reads a
+        // page-table leaf written about 28 MiB further on, inside the data
+        // stream's read-ahead window; the leaves were hinted when the walk
+        // began. Pages must still come from read-ahead, leaves from their
+        // hinted GETs (not dropped before they are read), and the cache
+        // stay bounded.
+        let len = 400u64 << 20;
+        let (mut pos, mut reads) = (4096u64, Vec::new());
+        for page in 0u64.. {
+            let size = [1 << 20, 300 << 10, 170 << 10, 60 << 10][(page % 4) as usize];
+            if pos + size + (40 << 20) > len {
+                break;
+            }
+            reads.push((pos..pos + size, false));
+            pos += size;
+            if page % 4 == 0 {
+                let leaf = pos + (28 << 20) + page * 1000;
+                reads.push((leaf..leaf + (30 << 10), true));
+            }
+        }
+        let mut cache = RangeCache::new(len, 8);
+        cache.hint(reads.iter().filter(|(_, leaf)| *leaf).map(|(r, _)| r.clone()));
+        let mut missed = Vec::new();
+        for (range, leaf) in &reads {
+            let plan = cache.plan(range.clone(), 8);
+            if range.start > 16 << 20 && plan.fetches.iter().any(|(r, _)| r.start < range.end) {
+                missed.push((range.start, *leaf));
+            }
+            arrive(&plan);
+            assert!(cache.cached() <= cache.capacity() + 2 * READ_AHEAD_CHUNK, "bounded at {range:?}");
+        }
+        assert!(missed.is_empty(), "{} of {} reads missed: {missed:?}", missed.len(), reads.len());
     }
 
     #[test]
