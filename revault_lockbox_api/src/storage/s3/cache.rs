@@ -8,16 +8,21 @@
 //! - a read that misses fetches at least [`MIN_FETCH`] bytes, which merges
 //!   the small neighbouring reads that follow into that one GET;
 //! - up to [`STREAMS`] sequential streams are followed (an extraction reads
-//!   data pages from the front and page-table leaves from the back); each
-//!   read that continues one doubles its read-ahead window, up to
+//!   data pages from the front and page-table leaves from the back); a
+//!   read continues one if it starts at most a chunk past its position
+//!   (a leaf further on, inside the window, starts its own); each read
+//!   that continues one doubles its read-ahead window, up to
 //!   `requests in flight × READ_AHEAD_CHUNK`, fetched in chunks so several
-//!   GETs run at once, as a kernel's read-ahead does for a disk;
+//!   GETs run at once, as a kernel's read-ahead does for a disk; once the
+//!   window holds a chunk it is topped up by whole chunks only, one GET per
+//!   chunk read rather than one per page;
 //! - ranges the reader says it will read soon (the leaves below an index
 //!   node, in a listing's order: [`RangeCache::hint`]) are fetched as GETs
 //!   become free, each exactly, so a walk over leaves scattered through the
 //!   archive keeps several GETs in flight too;
 //! - cached bytes are bounded ([`RangeCache::capacity`]); the least recently
-//!   used chunks that have arrived are dropped first.
+//!   used chunks that have arrived are dropped first, those fetched ahead
+//!   and not read yet last.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::io;
@@ -63,7 +68,8 @@ impl Slot {
         }
     }
 
-    fn state(&self) -> Option<bool> {
+    /// `None` until the bytes (or an error) arrive; then whether they did.
+    pub(super) fn state(&self) -> Option<bool> {
         let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         state.as_ref().map(|r| r.is_ok())
     }
@@ -73,6 +79,8 @@ struct Chunk {
     end: u64,
     slot: Arc<Slot>,
     last_used: u64,
+    /// Fetched ahead (read-ahead or a hint) and not read yet.
+    unread: bool,
 }
 
 /// A sequential reader's position and how far ahead of it fetches go.
@@ -136,7 +144,7 @@ impl RangeCache {
         slot.fill(Ok(bytes));
         self.tick += 1;
         self.cached += end - start;
-        self.chunks.insert(start, Chunk { end, slot, last_used: self.tick });
+        self.chunks.insert(start, Chunk { end, slot, last_used: self.tick, unread: false });
     }
 
     /// Forgets a chunk whose fetch failed, so that a later read asks again.
@@ -156,6 +164,7 @@ impl RangeCache {
             if let Some((&start, chunk)) = self.chunks.range_mut(..=pos).next_back() {
                 if chunk.end > pos {
                     chunk.last_used = self.tick;
+                    chunk.unread = false;
                     let to = chunk.end.min(range.end);
                     plan.pieces.push((Arc::clone(&chunk.slot), start, pos..to));
                     pos = to;
@@ -164,7 +173,7 @@ impl RangeCache {
             }
             let next_start = self.chunks.range(pos..).next().map_or(self.len, |(&s, _)| s);
             let end = next_start.min(self.len).min(range.end.max(pos + MIN_FETCH));
-            let slot = self.add_chunk(pos..end);
+            let slot = self.add_chunk(pos..end, false);
             let to = end.min(range.end);
             plan.pieces.push((Arc::clone(&slot), pos, pos..to));
             plan.fetches.push((pos..end, slot));
@@ -198,17 +207,17 @@ impl RangeCache {
             }
             let next_start = self.chunks.range(range.start..).next().map_or(self.len, |(&s, _)| s);
             let end = range.end.min(next_start);
-            let slot = self.add_chunk(range.start..end);
+            let slot = self.add_chunk(range.start..end, true);
             plan.fetches.push((range.start..end, slot));
             room -= 1;
         }
     }
 
-    fn add_chunk(&mut self, range: Range<u64>) -> Arc<Slot> {
+    fn add_chunk(&mut self, range: Range<u64>, unread: bool) -> Arc<Slot> {
         let slot = Arc::new(Slot::default());
         self.cached += range.end - range.start;
-        self.chunks
-            .insert(range.start, Chunk { end: range.end, slot: Arc::clone(&slot), last_used: self.tick });
+        let chunk = Chunk { end: range.end, slot: Arc::clone(&slot), last_used: self.tick, unread };
+        self.chunks.insert(range.start, chunk);
         slot
     }
 
@@ -216,9 +225,22 @@ impl RangeCache {
     /// read-ahead; the number of GETs it started.
     fn follow(&mut self, range: Range<u64>, room: usize, plan: &mut Plan) -> usize {
         let len = range.end - range.start;
-        let continues = self.streams.iter().position(|s| {
-            range.start >= s.next.saturating_sub(MIN_FETCH) && range.start <= s.ahead.max(s.next)
-        });
+        // A read continues a stream if it starts near its position: at most
+        // one chunk ahead (a walk skipping a few pages). An index leaf read
+        // further ahead, inside the read-ahead window, starts a stream of
+        // its own rather than moving the data's stream past the pages the
+        // walk reads next (whose reads would then each start again).
+        // Of several, the stream whose position is nearest.
+        let continues = self
+            .streams
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| {
+                range.start >= s.next.saturating_sub(MIN_FETCH)
+                    && range.start <= s.ahead.max(s.next).min(s.next + READ_AHEAD_CHUNK)
+            })
+            .min_by_key(|(_, s)| range.start.abs_diff(s.next))
+            .map(|(i, _)| i);
         let Some(i) = continues else {
             let stream =
                 Stream { hits: 0, next: range.end, ahead: range.end, window: 0, last_used: self.tick };
@@ -239,7 +261,9 @@ impl RangeCache {
         }
         s.window = (2 * s.window).max(2 * len).min(self.max_window);
         let target = (s.next + s.window).min(self.len);
-        let mut pos = s.ahead.max(s.next);
+        // From the stream's position, not from where read-ahead last
+        // stopped: a chunk dropped before it was read is fetched again.
+        let mut pos = s.next;
         let mut started = 0;
         while pos < target && started < room {
             if let Some((_, chunk)) = self.chunks.range(..=pos).next_back().filter(|(_, c)| c.end > pos) {
@@ -247,8 +271,16 @@ impl RangeCache {
                 continue;
             }
             let next_start = self.chunks.range(pos..).next().map_or(self.len, |(&s, _)| s);
-            let end = (pos + READ_AHEAD_CHUNK).min(target).min(next_start);
-            let slot = self.add_chunk(pos..end);
+            let end = (pos + READ_AHEAD_CHUNK).min(self.len).min(next_start);
+            // Once the window holds a whole chunk, GETs are whole chunks (or
+            // end where the object or a cached chunk does): topping the
+            // window up by each read's length would send one small GET per
+            // page, and a store's cost is per GET as much as per byte.
+            if end > target && s.window >= READ_AHEAD_CHUNK {
+                break;
+            }
+            let end = end.min(target);
+            let slot = self.add_chunk(pos..end, true);
             plan.fetches.push((pos..end, slot));
             started += 1;
             pos = end;
@@ -259,14 +291,16 @@ impl RangeCache {
     }
 
     /// Drops the least recently used arrived chunks while over capacity;
-    /// this read's chunks were just used, so they stay.
+    /// this read's chunks were just used, so they stay. Chunks fetched
+    /// ahead (read-ahead, hinted leaves) and not read yet go last: by use
+    /// they look old (fetched a window ago), but they are the next wanted.
     fn evict(&mut self) {
         while self.cached > self.capacity() {
             let victim = self
                 .chunks
                 .iter()
                 .filter(|(_, c)| c.last_used < self.tick && c.slot.state().is_some())
-                .min_by_key(|(_, c)| c.last_used)
+                .min_by_key(|(_, c)| (c.unread, c.last_used))
                 .map(|(&start, _)| start);
             let Some(start) = victim else { break };
             self.forget(start);
@@ -379,6 +413,105 @@ mod tests {
         }
         let later = cache.plan(leaves[4].clone(), 2);
         assert_eq!(fetched(&later)[1..], leaves[5..7]);
+    }
+
+    /// Where the bytes cached from `pos` on stop being contiguous.
+    fn covered_to(cache: &RangeCache, mut pos: u64) -> u64 {
+        while let Some((_, c)) = cache.chunks.range(..=pos).next_back().filter(|(_, c)| c.end > pos) {
+            pos = c.end;
+        }
+        pos
+    }
+
+    #[test]
+    fn a_page_walk_between_leaf_reads_keeps_whole_chunks_in_flight() {
+        // An extraction's walk: data pages of uneven sizes in order, with
+        // small entry leaves between them (skipped), and a page-table leaf
+        // read near the end of the object every few pages. The store
+        // answers one GET per read, oldest first, and 8 may be in flight.
+        let (len, in_flight) = (200u64 << 20, 8);
+        let leaves_at = len - (4 << 20);
+        let mut cache = RangeCache::new(len, in_flight);
+        let mut pending: VecDeque<Arc<Slot>> = VecDeque::new();
+        let (mut gets, mut small_ahead, mut pos, mut page) = (0, 0, 4096u64, 0u64);
+        let mut plan_read = |cache: &mut RangeCache, range: Range<u64>, pending: &mut VecDeque<Arc<Slot>>| {
+            let plan = cache.plan(range.clone(), in_flight - pending.len());
+            for (r, slot) in &plan.fetches {
+                gets += 1;
+                if r.start >= range.end && r.end < leaves_at && r.end - r.start < READ_AHEAD_CHUNK {
+                    small_ahead += 1;
+                }
+                pending.push_back(Arc::clone(slot));
+            }
+            // The read waits for its own pieces; the store answers in order.
+            while plan.pieces.iter().any(|(slot, ..)| slot.state().is_none()) {
+                let slot = pending.pop_front().expect("a piece is in flight");
+                slot.fill(Ok(Bytes::from(vec![0u8; 0])));
+            }
+            if let Some(slot) = pending.pop_front() {
+                slot.fill(Ok(Bytes::new()));
+            }
+        };
+        while pos + (1 << 20) < leaves_at {
+            let size = [1 << 20, 300 << 10, 170 << 10, 60 << 10][(page % 4) as usize];
+            plan_read(&mut cache, pos..pos + size, &mut pending);
+            pos += size;
+            if page % 7 == 0 {
+                pos += 29 << 10; // an entry leaf, read earlier
+            }
+            if page % 16 == 0 {
+                let leaf = leaves_at + (page / 16) * (30 << 10);
+                plan_read(&mut cache, leaf..leaf + (30 << 10), &mut pending);
+            }
+            page += 1;
+            if pos > 16 << 20 {
+                let ahead = covered_to(&cache, pos) - pos;
+                assert!(
+                    ahead >= (4 * READ_AHEAD_CHUNK).min(len - pos),
+                    "{ahead} bytes fetched ahead at {pos}"
+                );
+            }
+            assert!(cache.cached() <= cache.capacity() + 2 * READ_AHEAD_CHUNK, "bounded at {pos}");
+        }
+        // About one GET per 4 MiB chunk, not one per page.
+        assert!(gets < 60 + len / READ_AHEAD_CHUNK, "{gets} GETs for {page} pages");
+        assert!(small_ahead <= 8, "{small_ahead} read-ahead GETs smaller than a chunk");
+    }
+
+    #[test]
+    fn leaf_reads_inside_the_window_leave_the_data_stream_alone() {
+        // The 1 GiB extraction's trace: every few pages the walk reads a
+        // page-table leaf written about 28 MiB further on, inside the data
+        // stream's read-ahead window; the leaves were hinted when the walk
+        // began. Pages must still come from read-ahead, leaves from their
+        // hinted GETs (not dropped before they are read), and the cache
+        // stay bounded.
+        let len = 400u64 << 20;
+        let (mut pos, mut reads) = (4096u64, Vec::new());
+        for page in 0u64.. {
+            let size = [1 << 20, 300 << 10, 170 << 10, 60 << 10][(page % 4) as usize];
+            if pos + size + (40 << 20) > len {
+                break;
+            }
+            reads.push((pos..pos + size, false));
+            pos += size;
+            if page % 4 == 0 {
+                let leaf = pos + (28 << 20) + page * 1000;
+                reads.push((leaf..leaf + (30 << 10), true));
+            }
+        }
+        let mut cache = RangeCache::new(len, 8);
+        cache.hint(reads.iter().filter(|(_, leaf)| *leaf).map(|(r, _)| r.clone()));
+        let mut missed = Vec::new();
+        for (range, leaf) in &reads {
+            let plan = cache.plan(range.clone(), 8);
+            if range.start > 16 << 20 && plan.fetches.iter().any(|(r, _)| r.start < range.end) {
+                missed.push((range.start, *leaf));
+            }
+            arrive(&plan);
+            assert!(cache.cached() <= cache.capacity() + 2 * READ_AHEAD_CHUNK, "bounded at {range:?}");
+        }
+        assert!(missed.is_empty(), "{} of {} reads missed: {missed:?}", missed.len(), reads.len());
     }
 
     #[test]

@@ -11,6 +11,7 @@
 mod aws_config;
 mod cache;
 mod reader;
+mod trace;
 mod writer;
 
 use std::fmt;

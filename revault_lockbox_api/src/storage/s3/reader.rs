@@ -10,6 +10,7 @@ use bytes::Bytes;
 use object_store::{GetOptions, GetRange, ObjectStore};
 
 use super::cache::{RangeCache, Slot};
+use super::trace::Trace;
 use super::{io_error, S3Error, S3Store};
 use crate::storage::ReadAt;
 
@@ -44,6 +45,8 @@ pub struct S3Reader {
     etag: Option<String>,
     cache: Mutex<RangeCache>,
     counters: Arc<Counters>,
+    /// `LOCKBOX_S3_TRACE`: see `trace.rs`.
+    trace: Option<Arc<Trace>>,
 }
 
 impl std::fmt::Debug for S3Reader {
@@ -84,7 +87,8 @@ impl S3Reader {
         if !bytes.is_empty() {
             cache.insert(range.start, bytes);
         }
-        Ok(S3Reader { len: meta.size, etag: meta.e_tag, cache: Mutex::new(cache), counters, store })
+        let trace = Trace::from_env().map(Arc::new);
+        Ok(S3Reader { len: meta.size, etag: meta.e_tag, cache: Mutex::new(cache), counters, store, trace })
     }
 
     /// Requests and bytes so far, the opening GET included.
@@ -109,7 +113,9 @@ impl S3Reader {
             ..GetOptions::default()
         };
         counters.gets.fetch_add(1, Ordering::Relaxed);
-        counters.in_flight.fetch_add(1, Ordering::Relaxed);
+        let in_flight = counters.in_flight.fetch_add(1, Ordering::Relaxed);
+        let trace = self.trace.clone();
+        let started = trace.as_ref().map_or(0, |t| t.now());
         self.store.handle().spawn(async move {
             let path = location.object_path();
             let got = match client.get_opts(&path, options).await {
@@ -131,6 +137,10 @@ impl S3Reader {
                 }
             };
             counters.in_flight.fetch_sub(1, Ordering::Relaxed);
+            if let Some(t) = trace {
+                let len = range.end - range.start;
+                t.line(format_args!("get {started} {} {} {len} {in_flight}", t.now(), range.start));
+            }
             slot.fill(result);
         });
     }
@@ -143,6 +153,7 @@ impl ReadAt for S3Reader {
         if buf.is_empty() {
             return Ok(());
         }
+        let started = self.trace.as_ref().map(|t| t.now());
         let plan = {
             let mut cache = self.cache.lock().map_err(|_| io::Error::other("range cache poisoned"))?;
             let in_flight = self.counters.in_flight.load(Ordering::Relaxed);
@@ -151,8 +162,18 @@ impl ReadAt for S3Reader {
         for (range, slot) in plan.fetches {
             self.fetch(range, slot);
         }
+        let (pieces, mut missed, mut waited) = (plan.pieces.len(), 0, 0);
         for (slot, chunk_start, part) in plan.pieces {
-            let bytes = match slot.wait() {
+            let wait_from = match (&self.trace, slot.state()) {
+                (Some(t), None) => Some(t.now()),
+                _ => None,
+            };
+            let got = slot.wait();
+            if let (Some(t), Some(from)) = (&self.trace, wait_from) {
+                missed += 1;
+                waited += t.now() - from;
+            }
+            let bytes = match got {
                 Ok(bytes) => bytes,
                 Err(e) => {
                     if let Ok(mut cache) = self.cache.lock() {
@@ -165,6 +186,10 @@ impl ReadAt for S3Reader {
             let to = (part.end - chunk_start) as usize;
             let dest = (part.start - offset) as usize;
             buf[dest..dest + (to - from)].copy_from_slice(&bytes[from..to]);
+        }
+        if let (Some(t), Some(started)) = (&self.trace, started) {
+            let len = buf.len();
+            t.line(format_args!("read {started} {} {offset} {len} {pieces} {missed} {waited}", t.now()));
         }
         Ok(())
     }
