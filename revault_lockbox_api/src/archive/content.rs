@@ -357,6 +357,9 @@ fn deliver(
         }
     };
     visitor.page(number, None);
+    // Spans end in stream order, and the digests come in that order: one
+    // pass over them, however many tiny files the page holds.
+    let mut digests = digests.iter();
     while let Some(p) = queue.front_mut() {
         if p.span.start >= end {
             break;
@@ -373,7 +376,7 @@ fn deliver(
         let token = p.token;
         queue.pop_front();
         // The workers ended the same spans at the same page.
-        let digest = digests.iter().find(|(t, _)| *t == token).and_then(|(_, d)| *d);
+        let digest = digests.find(|(t, _)| *t == token).and_then(|(_, d)| *d);
         let digest = digest.ok_or_else(|| malformed_error("page table", "a file's hash was lost"))?;
         visitor.end(token, digest)?;
     }

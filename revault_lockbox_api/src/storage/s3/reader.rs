@@ -164,10 +164,8 @@ impl ReadAt for S3Reader {
         }
         let (pieces, mut missed, mut waited) = (plan.pieces.len(), 0, 0);
         for (slot, chunk_start, part) in plan.pieces {
-            let wait_from = match (&self.trace, slot.state()) {
-                (Some(t), None) => Some(t.now()),
-                _ => None,
-            };
+            // Only a trace asks whether the bytes are in (a lock per piece).
+            let wait_from = self.trace.as_ref().filter(|_| slot.state().is_none()).map(|t| t.now());
             let got = slot.wait();
             if let (Some(t), Some(from)) = (&self.trace, wait_from) {
                 missed += 1;
