@@ -95,14 +95,37 @@ struct Stream {
     last_used: u64,
 }
 
+/// Why a range is fetched (the trace names it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Why {
+    /// A read needs it now.
+    Read,
+    /// A sequential stream's read-ahead.
+    Ahead,
+    /// The reader said it will read it soon.
+    Hint,
+}
+
+impl Why {
+    pub(super) fn letter(self) -> char {
+        match self {
+            Why::Read => 'r',
+            Why::Ahead => 'a',
+            Why::Hint => 'h',
+        }
+    }
+}
+
 /// Where a read's bytes come from, and what to fetch for it.
 #[derive(Default)]
 pub(super) struct Plan {
     /// In order: a chunk's slot, the chunk's first offset, and the part of
     /// the read it holds.
     pub(super) pieces: Vec<(Arc<Slot>, u64, Range<u64>)>,
-    /// New ranges to GET, each with the slot its bytes go to.
-    pub(super) fetches: Vec<(Range<u64>, Arc<Slot>)>,
+    /// New ranges to GET, each with the slot its bytes go to and why.
+    pub(super) fetches: Vec<(Range<u64>, Arc<Slot>, Why)>,
+    /// The read starts where a hinted range did.
+    pub(super) hinted: bool,
 }
 
 /// The chunks fetched or being fetched, and the streams being followed.
@@ -110,6 +133,8 @@ pub(super) struct RangeCache {
     chunks: BTreeMap<u64, Chunk>,
     streams: Vec<Stream>,
     hints: VecDeque<Range<u64>>,
+    /// Where hinted ranges start, to tell hinted reads apart.
+    hinted: std::collections::BTreeSet<u64>,
     tick: u64,
     len: u64,
     max_window: u64,
@@ -124,6 +149,7 @@ impl RangeCache {
             chunks: BTreeMap::new(),
             streams: Vec::new(),
             hints: VecDeque::new(),
+            hinted: Default::default(),
             tick: 0,
             len,
             max_window: READ_AHEAD_CHUNK * in_flight.max(1) as u64,
@@ -158,7 +184,7 @@ impl RangeCache {
     /// more GETs may start to read ahead.
     pub(super) fn plan(&mut self, range: Range<u64>, room: usize) -> Plan {
         self.tick += 1;
-        let mut plan = Plan::default();
+        let mut plan = Plan { hinted: self.hinted.remove(&range.start), ..Plan::default() };
         let mut pos = range.start;
         while pos < range.end {
             if let Some((&start, chunk)) = self.chunks.range_mut(..=pos).next_back() {
@@ -176,7 +202,7 @@ impl RangeCache {
             let slot = self.add_chunk(pos..end, false);
             let to = end.min(range.end);
             plan.pieces.push((Arc::clone(&slot), pos, pos..to));
-            plan.fetches.push((pos..end, slot));
+            plan.fetches.push((pos..end, slot, Why::Read));
             pos = to;
         }
         let started = self.follow(range, room, &mut plan);
@@ -189,9 +215,16 @@ impl RangeCache {
     /// starts their GETs as room allows. Ranges past the end are ignored.
     pub(super) fn hint(&mut self, ranges: impl IntoIterator<Item = Range<u64>>) {
         let len = self.len;
+        let before = self.hints.len();
         self.hints.extend(ranges.into_iter().filter(|r| r.start < r.end && r.end <= len));
+        for r in self.hints.range(before..) {
+            self.hinted.insert(r.start);
+        }
         while self.hints.len() > MAX_HINTS {
             self.hints.pop_front();
+        }
+        while self.hinted.len() > MAX_HINTS {
+            self.hinted.pop_first();
         }
     }
 
@@ -208,7 +241,7 @@ impl RangeCache {
             let next_start = self.chunks.range(range.start..).next().map_or(self.len, |(&s, _)| s);
             let end = range.end.min(next_start);
             let slot = self.add_chunk(range.start..end, true);
-            plan.fetches.push((range.start..end, slot));
+            plan.fetches.push((range.start..end, slot, Why::Hint));
             room -= 1;
         }
     }
@@ -281,7 +314,7 @@ impl RangeCache {
             }
             let end = end.min(target);
             let slot = self.add_chunk(pos..end, true);
-            plan.fetches.push((pos..end, slot));
+            plan.fetches.push((pos..end, slot, Why::Ahead));
             started += 1;
             pos = end;
         }
@@ -321,12 +354,12 @@ mod tests {
     use super::*;
 
     fn fetched(plan: &Plan) -> Vec<Range<u64>> {
-        plan.fetches.iter().map(|(r, _)| r.clone()).collect()
+        plan.fetches.iter().map(|(r, ..)| r.clone()).collect()
     }
 
     /// Fills every fetch of `plan` with zeros, as the store would.
     fn arrive(plan: &Plan) {
-        for (r, slot) in &plan.fetches {
+        for (r, slot, _) in &plan.fetches {
             slot.fill(Ok(Bytes::from(vec![0u8; (r.end - r.start) as usize])));
         }
     }
@@ -363,18 +396,18 @@ mod tests {
         let mut ahead_gets = 0;
         for i in 0..100 {
             let plan = cache.plan(i * page..(i + 1) * page, 4);
-            ahead_gets += plan.fetches.iter().filter(|(r, _)| r.start >= (i + 1) * page).count();
+            ahead_gets += plan.fetches.iter().filter(|(r, ..)| r.start >= (i + 1) * page).count();
             arrive(&plan);
             assert!(cache.cached() <= cache.capacity() + 2 * READ_AHEAD_CHUNK, "bounded at page {i}");
         }
         assert!(ahead_gets > 10, "reads ahead: {ahead_gets}");
         // Once ahead, pages come from chunks already fetched.
         let plan = cache.plan(100 * page..101 * page, 4);
-        assert!(plan.fetches.iter().all(|(r, _)| r.start >= 101 * page), "{:?}", fetched(&plan));
+        assert!(plan.fetches.iter().all(|(r, ..)| r.start >= 101 * page), "{:?}", fetched(&plan));
         // Read-ahead never passes the end.
         for i in 101..200 {
             let plan = cache.plan(i * page..(i + 1) * page, 4);
-            assert!(plan.fetches.iter().all(|(r, _)| r.end <= len));
+            assert!(plan.fetches.iter().all(|(r, ..)| r.end <= len));
             arrive(&plan);
         }
     }
@@ -436,7 +469,7 @@ mod tests {
         let (mut gets, mut small_ahead, mut pos, mut page) = (0, 0, 4096u64, 0u64);
         let mut plan_read = |cache: &mut RangeCache, range: Range<u64>, pending: &mut VecDeque<Arc<Slot>>| {
             let plan = cache.plan(range.clone(), in_flight - pending.len());
-            for (r, slot) in &plan.fetches {
+            for (r, slot, _) in &plan.fetches {
                 gets += 1;
                 if r.start >= range.end && r.end < leaves_at && r.end - r.start < READ_AHEAD_CHUNK {
                     small_ahead += 1;
@@ -505,7 +538,7 @@ mod tests {
         let mut missed = Vec::new();
         for (range, leaf) in &reads {
             let plan = cache.plan(range.clone(), 8);
-            if range.start > 16 << 20 && plan.fetches.iter().any(|(r, _)| r.start < range.end) {
+            if range.start > 16 << 20 && plan.fetches.iter().any(|(r, ..)| r.start < range.end) {
                 missed.push((range.start, *leaf));
             }
             arrive(&plan);
