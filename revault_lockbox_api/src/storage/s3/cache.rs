@@ -17,8 +17,8 @@
 //!   window holds a chunk it is topped up by whole chunks only, one GET per
 //!   chunk read rather than one per page;
 //! - ranges the reader says it will read soon (the leaves below an index
-//!   node: [`RangeCache::hint`]) are fetched lowest offset first, before
-//!   read-ahead takes the free GETs, neighbours within [`MIN_FETCH`] of
+//!   node: [`RangeCache::hint`]) are fetched lowest offset first, a few
+//!   before read-ahead takes the free GETs, neighbours within [`MIN_FETCH`] of
 //!   each other in one GET, so a walk over leaves scattered through the
 //!   archive keeps several GETs in flight too; up to [`HINT_BUDGET`] bytes
 //!   of them are held until read, whether fetched for the hint or already
@@ -46,6 +46,8 @@ const STREAMS: usize = 4;
 const MAX_HINTS: usize = 8192;
 /// Bytes of hinted ranges fetched (or found cached) and held until read.
 pub(super) const HINT_BUDGET: u64 = 16 << 20;
+/// Hinted GETs that may start before read-ahead takes the free ones.
+const HINT_GETS: usize = 2;
 
 /// A fetched (or fetching) range's bytes, filled once by the fetch.
 #[derive(Default)]
@@ -144,6 +146,8 @@ pub(super) struct RangeCache {
     held: BTreeMap<u64, u64>,
     /// Their bytes.
     held_bytes: u64,
+    /// Hinted GETs not answered yet.
+    hints_in_flight: Vec<Arc<Slot>>,
     tick: u64,
     len: u64,
     max_window: u64,
@@ -160,6 +164,7 @@ impl RangeCache {
             hints: BTreeMap::new(),
             held: BTreeMap::new(),
             held_bytes: 0,
+            hints_in_flight: Vec::new(),
             tick: 0,
             len,
             max_window: READ_AHEAD_CHUNK * in_flight.max(1) as u64,
@@ -215,10 +220,14 @@ impl RangeCache {
             plan.fetches.push((pos..end, slot, Why::Read));
             pos = to;
         }
-        // Hinted ranges first: a walk waits for its next leaf, while
-        // read-ahead has a window of chunks in flight already.
-        let hinted = self.start_hinted(room, &mut plan);
-        self.follow(range, room - hinted, &mut plan);
+        // A few hinted GETs first (a walk waits for its next leaf, while
+        // read-ahead has a window of chunks in flight already), then
+        // read-ahead, then hinted GETs in the room it leaves.
+        self.hints_in_flight.retain(|slot| slot.state().is_none());
+        let first = room.min(HINT_GETS.saturating_sub(self.hints_in_flight.len()));
+        let mut started = self.start_hinted(first, &mut plan);
+        started += self.follow(range, room - started, &mut plan);
+        self.start_hinted(room - started, &mut plan);
         self.evict();
         plan
     }
@@ -286,6 +295,7 @@ impl RangeCache {
                 to = to.max(next_end);
             }
             let slot = self.add_chunk(from..to, true);
+            self.hints_in_flight.push(Arc::clone(&slot));
             plan.fetches.push((from..to, slot, Why::Hint));
             started += 1;
         }
@@ -308,8 +318,8 @@ impl RangeCache {
     }
 
     /// Updates the stream `range` continues (or starts one) and plans its
-    /// read-ahead, up to `room` GETs.
-    fn follow(&mut self, range: Range<u64>, room: usize, plan: &mut Plan) {
+    /// read-ahead, up to `room` GETs; the number it started.
+    fn follow(&mut self, range: Range<u64>, room: usize, plan: &mut Plan) -> usize {
         let len = range.end - range.start;
         // A read continues a stream if it starts near its position: at most
         // one chunk ahead (a walk skipping a few pages). An index leaf read
@@ -335,7 +345,7 @@ impl RangeCache {
             } else if let Some(oldest) = self.streams.iter_mut().min_by_key(|s| s.last_used) {
                 *oldest = stream;
             }
-            return;
+            return 0;
         };
         let mut s = self.streams[i];
         s.hits += 1;
@@ -343,7 +353,7 @@ impl RangeCache {
         s.last_used = self.tick;
         if s.hits < 2 {
             self.streams[i] = s;
-            return;
+            return 0;
         }
         s.window = (2 * s.window).max(2 * len).min(self.max_window);
         let target = (s.next + s.window).min(self.len);
@@ -373,6 +383,7 @@ impl RangeCache {
         }
         s.ahead = pos.max(s.ahead);
         self.streams[i] = s;
+        started
     }
 
     /// Drops the least recently used arrived chunks while over capacity;
@@ -642,6 +653,29 @@ mod tests {
             page += 1;
         }
         assert!(again.is_empty(), "{} of {} leaves fetched again: {again:?}", again.len(), leaves.len());
+    }
+
+    #[test]
+    fn hinted_leaves_leave_read_ahead_its_gets() {
+        // A verification hints every entries leaf as it starts and reads
+        // the data pages from the front. The leaves take a few GETs at a
+        // time; read-ahead keeps the rest, so the pages stop missing once
+        // the stream is found (with every GET given to the 150 leaves
+        // first, each page read sent a GET of its own).
+        let len = 600u64 << 20;
+        let mut cache = RangeCache::new(len, 8);
+        cache.hint((1..150u64).map(|i| i * (4 << 20) + 5000..i * (4 << 20) + 5000 + (28 << 10)));
+        let (mut pos, mut missed) = (4096u64, 0);
+        for page in 0..40u64 {
+            let size = [170 << 10, 500 << 10, 380 << 10, 250 << 10][(page % 4) as usize];
+            let plan = cache.plan(pos..pos + size, 8);
+            if page >= 2 && plan.fetches.iter().any(|(r, ..)| r.start < pos + size) {
+                missed += 1;
+            }
+            arrive(&plan);
+            pos += size;
+        }
+        assert!(missed <= 2, "{missed} of 38 page reads missed");
     }
 
     #[test]
