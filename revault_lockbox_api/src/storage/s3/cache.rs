@@ -142,7 +142,8 @@ pub(super) struct RangeCache {
     streams: Vec<Stream>,
     /// Hinted ranges not fetched yet, by start: their ends.
     hints: BTreeMap<u64, u64>,
-    /// Hinted ranges fetched or found cached, held until read.
+    /// Hinted ranges fetched or found cached, held until read (one never
+    /// read, as when a walk stops early, keeps its share of the budget).
     held: BTreeMap<u64, u64>,
     /// Their bytes.
     held_bytes: u64,
