@@ -8,7 +8,12 @@
 #     archived, 69,441 entries): create to a local file and to s3://,
 #     list -l and extract of both, compared byte for byte (cmp, diff -r,
 #     find), verify;
-#   - wall time of create and extract, local file against s3://;
+#   - wall time of create, extract and verify, local file against s3://
+#     (S3_SCALE_ROUNDS rounds, default 3, alternating), with the client's
+#     CPU and the server's;
+#   - the same extract and verify from a plain HTTP range server that costs
+#     almost nothing (Python, sendfile), to tell the client's cost from the
+#     S3 server's;
 #   - `cat` of small files from the remote archive: GETs and bytes counted by
 #     the S3 reader (the ignored test revault_lockbox_api/tests/s3_scale.rs)
 #     and GETs counted at the server (its request log).
@@ -27,7 +32,8 @@ work=$(cd "$work" && pwd)
 export CARGO_BUILD_JOBS=${CARGO_BUILD_JOBS:-1}
 cargo build -q -p revault_cli
 cargo build -q -p corpora --example generate
-lockbox=$PWD/target/debug/lockbox
+built=${CARGO_TARGET_DIR:-$PWD/target}/debug
+lockbox=$built/lockbox
 export LOCKBOX_PASSWORD=s3-scale-password
 cheap=(--kdf-memory 1 --kdf-passes 1 --kdf-lanes 1)
 
@@ -39,7 +45,7 @@ if [ ! -x "$s3s_fs" ]; then
 fi
 
 if [ ! -d "$work/src/scale-mixed-1g" ]; then
-  target/debug/examples/generate scale-mixed-1g "$work/src" 1.0 >/dev/null
+  "$built/examples/generate" scale-mixed-1g "$work/src" 1.0 >/dev/null
   head -c 640M /dev/urandom > "$work/src/scale-mixed-1g/random-640m.bin"
 fi
 
@@ -68,13 +74,22 @@ start_server
 s3=(--endpoint "$endpoint" --allow-http)
 url=s3://scale/mixed-1g.lbox
 
-timed() { # label, then the command; prints "label: seconds"
-  local label=$1 start end
+cpu_of() { # a process's user + system CPU seconds so far
+  awk -v tck="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / tck }' "/proc/$1/stat"
+}
+timed() { # label, then the command; prints "label: wall, client CPU (user +
+  # system), the server's CPU meanwhile (when $server runs), load average"
+  local label=$1 s0=0 s1=0 load wall user sys
   shift
-  start=$(date +%s.%N)
-  "$@"
-  end=$(date +%s.%N)
-  printf '%-32s %6.2f s\n' "$label" "$(echo "$end - $start" | bc -l)"
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  if [ -n "$server" ]; then s0=$(cpu_of "$server"); fi
+  # bash's own `time`: it also times shell functions, children included.
+  local TIMEFORMAT='%R %U %S'
+  { time "$@" 2>&3; } 3>&2 2> "$work/time.txt"
+  if [ -n "$server" ]; then s1=$(cpu_of "$server"); fi
+  read -r wall user sys < "$work/time.txt"
+  printf '%-32s %6.2f s   client %5.2f + %5.2f s CPU   server %5.2f s CPU   load %s\n' \
+    "$label" "$wall" "$user" "$sys" "$(echo "$s1 - $s0" | bc -l)" "$load"
 }
 
 rm -f "$work/local.lbox"
@@ -108,20 +123,119 @@ cmp "$work/local.lbox" "$work/s3root/scale/mixed-1g.lbox" >/dev/null 2>&1 \
 cmp "$work/list-file.txt" "$work/list-s3.txt"
 echo "list -l: identical, $(wc -l < "$work/list-s3.txt") entries"
 
-for round in 1 2; do
-  rm -rf "$work/out-file" "$work/out-s3"
-  mkdir -p "$work/out-file" "$work/out-s3"
-  timed "extract --no-sync (file) $round" "$lockbox" -q extract --no-sync -C "$work/out-file" "$work/local.lbox"
-  timed "extract --no-sync (s3) $round" "$lockbox" -q "${s3[@]}" extract --no-sync -C "$work/out-s3" "$url"
+# Extraction and verification, local file and s3:// alternating (medians:
+# docs/BENCHMARKS.md). Trees go to $S3_SCALE_OUT (default: WORK_DIR; the
+# measurements in BENCHMARKS extract to /dev/shm).
+out=${S3_SCALE_OUT:-$work}
+mkdir -p "$out"
+rounds=${S3_SCALE_ROUNDS:-3}
+extract() { # where from: file or s3
+  rm -rf "$out/out-$1"
+  mkdir -p "$out/out-$1"
+  if [ "$1" = file ]; then
+    timed "extract --no-sync (file) $round" "$lockbox" -q extract --no-sync -C "$out/out-file" "$work/local.lbox"
+  else
+    timed "extract --no-sync (s3) $round" "$lockbox" -q "${s3[@]}" extract --no-sync -C "$out/out-s3" "$url"
+  fi
+}
+for round in $(seq "$rounds"); do
+  if [ $((round % 2)) = 1 ]; then extract file; extract s3; else extract s3; extract file; fi
 done
-diff -r --no-dereference "$work/out-file" "$work/out-s3"
-diff -r --no-dereference "$work/src" "$work/out-s3"
+diff -r --no-dereference "$out/out-file" "$out/out-s3"
+diff -r --no-dereference "$work/src" "$out/out-s3"
 meta() { (cd "$1" && find . -mindepth 1 -printf '%p %y %m %n %s %T@ %l\n' | sort); }
-cmp <(meta "$work/out-file") <(meta "$work/out-s3")
+cmp <(meta "$out/out-file") <(meta "$out/out-s3")
 echo "extract: file and s3 trees identical (diff -r, find), and equal to the source"
-rm -rf "$work/out-file" "$work/out-s3"
-timed "verify (file)" "$lockbox" -q verify "$work/local.lbox"
-timed "verify (s3)" "$lockbox" -q "${s3[@]}" verify "$url"
+rm -rf "$out/out-file" "$out/out-s3"
+for round in $(seq "$rounds"); do
+  timed "verify (file) $round" "$lockbox" -q verify "$work/local.lbox"
+  timed "verify (s3) $round" "$lockbox" -q "${s3[@]}" verify "$url"
+done
+
+# The client's own cost: the same reads from a server that costs almost
+# nothing (Python, os.sendfile, TCP_NODELAY; no authentication, GET and HEAD
+# only, so not an S3 server: it stands in for none in the tests). What the
+# s3:// runs above spend beyond these is the S3 server's.
+stop_server
+mkdir -p "$work/plain/scale"
+ln -f "$work/local.lbox" "$work/plain/scale/mixed-1g.lbox"
+cat > "$work/range_server.py" <<'PY'
+import email.utils, http.server, os, re, socket, stat, sys
+
+root = sys.argv[2]
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def setup(self):
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def answer(self, body):
+        path = os.path.join(root, self.path.split("?")[0].lstrip("/"))
+        try:
+            st = os.stat(path)
+            if not stat.S_ISREG(st.st_mode):
+                raise IsADirectoryError(path)
+        except OSError:
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        size, etag = st.st_size, '"%x-%x"' % (st.st_size, st.st_mtime_ns)
+        if self.headers.get("If-Match", etag) != etag:
+            self.send_response(412)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        start, end = 0, size
+        asked = re.fullmatch(r"bytes=(\d*)-(\d*)", self.headers.get("Range", "").strip())
+        if asked and asked.group(1) == "":
+            start = max(0, size - int(asked.group(2)))
+        elif asked:
+            start = int(asked.group(1))
+            end = min(size, int(asked.group(2)) + 1) if asked.group(2) else size
+        self.send_response(206 if asked else 200)
+        self.send_header("ETag", etag)
+        self.send_header("Last-Modified", email.utils.formatdate(st.st_mtime, usegmt=True))
+        self.send_header("Content-Length", str(end - start if body else size))
+        if asked:
+            self.send_header("Content-Range", "bytes %d-%d/%d" % (start, end - 1, size))
+        self.end_headers()
+        if body:
+            with open(path, "rb") as f:
+                while start < end:
+                    sent = os.sendfile(self.connection.fileno(), f.fileno(), start, end - start)
+                    if sent == 0:
+                        break
+                    start += sent
+
+    def do_GET(self):
+        self.answer(True)
+
+    def do_HEAD(self):
+        self.answer(False)
+
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+Server(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+PY
+python3 "$work/range_server.py" "$port" "$work/plain" &
+server=$!
+for _ in $(seq 100); do curl -s -o /dev/null "$endpoint" && break; sleep 0.1; done
+for round in $(seq "$rounds"); do
+  rm -rf "$out/out-plain"
+  mkdir -p "$out/out-plain"
+  timed "extract --no-sync (plain) $round" "$lockbox" -q "${s3[@]}" extract --no-sync -C "$out/out-plain" "$url"
+  timed "verify (plain) $round" "$lockbox" -q "${s3[@]}" verify "$url"
+done
+diff -r --no-dereference "$work/src" "$out/out-plain"
+rm -rf "$out/out-plain"
+stop_server
 
 # GETs counted at the server: its log has one "resolved route" line per
 # request, naming the operation.

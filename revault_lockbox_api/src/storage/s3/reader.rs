@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use object_store::{GetOptions, GetRange, ObjectStore};
 
-use super::cache::{RangeCache, Slot};
+use super::cache::{RangeCache, Slot, Why};
 use super::trace::Trace;
 use super::{io_error, S3Error, S3Store};
 use crate::storage::ReadAt;
@@ -101,7 +101,7 @@ impl S3Reader {
 
     /// Starts the GET of `range` on the store's runtime; its bytes go to
     /// `slot`.
-    fn fetch(&self, range: Range<u64>, slot: Arc<Slot>) {
+    fn fetch(&self, range: Range<u64>, slot: Arc<Slot>, why: Why) {
         // The task holds the client, not the store: the runtime must never
         // be dropped by one of its own tasks.
         let client = self.store.object_store().clone();
@@ -139,7 +139,8 @@ impl S3Reader {
             counters.in_flight.fetch_sub(1, Ordering::Relaxed);
             if let Some(t) = trace {
                 let len = range.end - range.start;
-                t.line(format_args!("get {started} {} {} {len} {in_flight}", t.now(), range.start));
+                let why = why.letter();
+                t.line(format_args!("get {started} {} {} {len} {in_flight} {why}", t.now(), range.start));
             }
             slot.fill(result);
         });
@@ -159,10 +160,11 @@ impl ReadAt for S3Reader {
             let in_flight = self.counters.in_flight.load(Ordering::Relaxed);
             cache.plan(offset..end, self.store.requests_in_flight().saturating_sub(in_flight))
         };
-        for (range, slot) in plan.fetches {
-            self.fetch(range, slot);
+        for (range, slot, why) in plan.fetches {
+            self.fetch(range, slot, why);
         }
         let (pieces, mut missed, mut waited) = (plan.pieces.len(), 0, 0);
+        let kind = if plan.hinted { 'h' } else { '-' };
         for (slot, chunk_start, part) in plan.pieces {
             // Only a trace asks whether the bytes are in (a lock per piece).
             let wait_from = self.trace.as_ref().filter(|_| slot.state().is_none()).map(|t| t.now());
@@ -187,7 +189,10 @@ impl ReadAt for S3Reader {
         }
         if let (Some(t), Some(started)) = (&self.trace, started) {
             let len = buf.len();
-            t.line(format_args!("read {started} {} {offset} {len} {pieces} {missed} {waited}", t.now()));
+            t.line(format_args!(
+                "read {started} {} {offset} {len} {pieces} {missed} {waited} {kind}",
+                t.now()
+            ));
         }
         Ok(())
     }

@@ -3,10 +3,12 @@
 //! (times in microseconds since the object was opened):
 //!
 //! ```text
-//! get START END OFFSET LEN IN_FLIGHT_AT_START
-//! read START END OFFSET LEN PIECES MISSED WAIT_US
+//! get START END OFFSET LEN IN_FLIGHT_AT_START WHY
+//! read START END OFFSET LEN PIECES MISSED WAIT_US KIND
 //! ```
 //!
+//! `WHY`: `r` a read needed it, `a` read-ahead, `h` a hint. `KIND`: `h`
+//! for a read of a hinted range (an index leaf), `-` otherwise.
 //! `MISSED`: pieces of the read whose bytes had not arrived when it looked
 //! (a read with none is a hit); `WAIT_US`: time it spent waiting for them.
 
