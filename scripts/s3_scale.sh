@@ -61,8 +61,11 @@ start_server() { # RUST_LOG for the server, if any
     --access-key "$AWS_ACCESS_KEY_ID" --secret-key "$AWS_SECRET_ACCESS_KEY" \
     "$work/s3root" > "$work/server.log" 2>&1 &
   server=$!
+  wait_for_server s3s-fs
+}
+wait_for_server() { # its name; its output is in $work/server.log
   for _ in $(seq 100); do curl -s -o /dev/null "$endpoint" && return; sleep 0.1; done
-  echo "s3s-fs did not start: $(cat "$work/server.log")" >&2
+  echo "$1 did not start: $(cat "$work/server.log")" >&2
   exit 1
 }
 stop_server() {
@@ -129,17 +132,21 @@ echo "list -l: identical, $(wc -l < "$work/list-s3.txt") entries"
 out=${S3_SCALE_OUT:-$work}
 mkdir -p "$out"
 rounds=${S3_SCALE_ROUNDS:-3}
-extract() { # where from: file or s3
-  rm -rf "$out/out-$1"
-  mkdir -p "$out/out-$1"
-  if [ "$1" = file ]; then
-    timed "extract --no-sync (file) $round" "$lockbox" -q extract --no-sync -C "$out/out-file" "$work/local.lbox"
-  else
-    timed "extract --no-sync (s3) $round" "$lockbox" -q "${s3[@]}" extract --no-sync -C "$out/out-s3" "$url"
-  fi
+extract() { # where from (file, s3, plain), then lockbox's options and the archive
+  local from=$1
+  shift
+  rm -rf "$out/out-$from"
+  mkdir -p "$out/out-$from"
+  timed "extract --no-sync ($from) $round" "$lockbox" -q extract --no-sync -C "$out/out-$from" "$@"
 }
+from_file=("$work/local.lbox")
+from_s3=("${s3[@]}" "$url")
 for round in $(seq "$rounds"); do
-  if [ $((round % 2)) = 1 ]; then extract file; extract s3; else extract s3; extract file; fi
+  if [ $((round % 2)) = 1 ]; then
+    extract file "${from_file[@]}"; extract s3 "${from_s3[@]}"
+  else
+    extract s3 "${from_s3[@]}"; extract file "${from_file[@]}"
+  fi
 done
 diff -r --no-dereference "$out/out-file" "$out/out-s3"
 diff -r --no-dereference "$work/src" "$out/out-s3"
@@ -224,13 +231,11 @@ class Server(http.server.ThreadingHTTPServer):
 
 Server(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
 PY
-python3 "$work/range_server.py" "$port" "$work/plain" &
+python3 "$work/range_server.py" "$port" "$work/plain" > "$work/server.log" 2>&1 &
 server=$!
-for _ in $(seq 100); do curl -s -o /dev/null "$endpoint" && break; sleep 0.1; done
+wait_for_server "the range server"
 for round in $(seq "$rounds"); do
-  rm -rf "$out/out-plain"
-  mkdir -p "$out/out-plain"
-  timed "extract --no-sync (plain) $round" "$lockbox" -q "${s3[@]}" extract --no-sync -C "$out/out-plain" "$url"
+  extract plain "${from_s3[@]}"
   timed "verify (plain) $round" "$lockbox" -q "${s3[@]}" verify "$url"
 done
 diff -r --no-dereference "$work/src" "$out/out-plain"
