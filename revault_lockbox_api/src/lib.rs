@@ -50,14 +50,13 @@ mod keys;
 mod owners;
 mod pipeline;
 mod profile;
+mod progress;
 mod quote;
 mod sparse;
 mod storage;
 mod tarstream;
 mod write;
 mod xattrs;
-
-use std::sync::atomic::AtomicU64;
 
 pub use archive::{Archive, ArchiveInfo, Damage, Entries, EntryReader, OpenOptions, VerifyReport};
 pub use crypto::{KdfParams, Password};
@@ -70,6 +69,7 @@ pub use keys::{
     RecipientKind, SlotInfo, SlotKind, Unlock,
 };
 pub use profile::{zstd_levels, CreateTuning, ReadTuning, WorkloadProfile};
+pub use progress::Progress;
 pub use quote::Quoted;
 #[cfg(feature = "s3")]
 pub use storage::s3;
@@ -85,16 +85,4 @@ pub use write::{
 /// parameters above them.
 pub mod limits {
     pub use crate::format::{MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES, MAX_KDF_WORK};
-}
-
-/// Counters a create or extract updates as it goes; a progress display
-/// reads them from another thread.
-#[derive(Debug, Default)]
-pub struct Progress {
-    /// File content bytes read (create) or written (extract).
-    pub bytes_in: AtomicU64,
-    /// Archive bytes written so far (create).
-    pub bytes_out: AtomicU64,
-    /// Entries done.
-    pub entries: AtomicU64,
 }

@@ -41,8 +41,9 @@ use std::sync::Arc;
 
 use crate::archive::Damage;
 use crate::format::{is_within, path_cmp, Entry};
+use crate::progress::Progress;
 use crate::storage::ReadAt;
-use crate::{Archive, EntryPath, Error, Progress, Result};
+use crate::{Archive, EntryPath, Error, Result};
 use extraction::Extraction;
 
 /// How to extract. Every setter's doc states its default.

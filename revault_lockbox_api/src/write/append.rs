@@ -28,8 +28,9 @@ use crate::format::{
     is_within, path_cmp, Entry, EntryKind, Root, Run, Session, Table, TreeTop, MAX_RUNS, MAX_SESSIONS,
 };
 use crate::index::TreeReader;
+use crate::progress::Progress;
 use crate::sparse::DataOnly;
-use crate::{Archive, EntryPath, Error, OpenOptions, Progress, Result, Unlock, WorkloadProfile};
+use crate::{Archive, EntryPath, Error, OpenOptions, Result, Unlock, WorkloadProfile};
 use rustix::fs::FileType;
 
 /// How an archive is changed in place. Every setter's doc states its

@@ -19,8 +19,9 @@ use crate::format::{
 };
 use crate::index::{page_key, NodeSink, TreeBuilder};
 use crate::pipeline::{compress_root, seal_index_node, seal_root, to_seal, PageSealer, Sealing, SealingKeys};
+use crate::progress::Progress;
 use crate::sparse::ContentHasher;
-use crate::{CreateTuning, Error, KeySet, Progress, Result, WorkloadProfile};
+use crate::{CreateTuning, Error, KeySet, Result, WorkloadProfile};
 
 /// Metadata stored with each entry.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
