@@ -7,16 +7,19 @@
 use std::io::{Cursor, Write};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
+use crate::archive::Archive;
+use crate::crypto::{KdfParams, Password};
+use crate::error::Result;
+use crate::format::EntryKind;
 use crate::format::{
     decode_slot, Child, EntriesLeaf, HeaderPrefix, IndexNodeId, Internal, KeySlot, PagesLeaf, Root, Table,
     Trailer, ARCHIVE_ID_LEN, KEY_SLOTS, MAX_PAGE_PLAIN_LEN,
 };
 use crate::index::TreeReader;
+use crate::keys::KeySet;
 use crate::keys::{unwrap_content_key, Identity, KeyFile, Unlock};
 use crate::pipeline::Sealing;
-use crate::{
-    Archive, ArchiveWriter, CreateOptions, EntryKind, KdfParams, KeySet, Metadata, Password, Result,
-};
+use crate::write::{ArchiveWriter, CreateOptions, Metadata};
 
 /// Length of the header prefix, the input of [`header`].
 pub const HEADER_PREFIX_LEN: usize = crate::format::HEADER_PREFIX_LEN;
@@ -172,7 +175,8 @@ pub fn key_seeds() -> Result<(Vec<u8>, Vec<Seed>)> {
         .key_file(key_file())
         .recipients(identities().iter().map(Identity::to_recipient))
         .allow_mixed_recipients(true);
-    let content_key = crate::crypto::ContentKey::random().map_err(crate::Error::stream("drawing a key"))?;
+    let content_key =
+        crate::crypto::ContentKey::random().map_err(crate::error::Error::stream("drawing a key"))?;
     let slots = keys.slots(&ARCHIVE_ID, &content_key, KdfParams::INSECURE_FOR_TESTS)?;
     let mut table = Vec::new();
     let mut bodies = Vec::new();
@@ -300,8 +304,8 @@ fn write_sealed_entries(w: &mut ArchiveWriter<Shared>) -> Result<()> {
     // The entry tail: names, xattrs and a sparse map for the decoders.
     let tail = meta(0o644)
         .with_names(Some(b"user".to_vec()), Some(b"group".to_vec()))
-        .with_xattrs(vec![crate::Xattr { name: b"user.k".to_vec(), value: b"v".to_vec() }]);
-    let map = crate::SparseMap::new(vec![(4096, 5), (1 << 20, 3)], 1 << 21).expect("a valid map");
+        .with_xattrs(vec![crate::format::Xattr { name: b"user.k".to_vec(), value: b"v".to_vec() }]);
+    let map = crate::format::SparseMap::new(vec![(4096, 5), (1 << 20, 3)], 1 << 21).expect("a valid map");
     w.add_sparse_file("d/h-sparse", &tail, map, 1 << 21, false, &b"holesend"[..])?;
     Ok(())
 }
@@ -399,7 +403,8 @@ fn node_plaintexts(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ArchiveWriter, CreateOptions, KdfParams, Metadata};
+    use crate::crypto::KdfParams;
+    use crate::write::{ArchiveWriter, CreateOptions, Metadata};
 
     #[test]
     fn index_seeds_are_the_root_and_every_node() {

@@ -12,12 +12,12 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::{no_page, Archive};
+use crate::error::{Error, Result};
 use crate::format::{malformed_error, PageRecord, PagesLeaf, Table, DIGEST_LEN};
 use crate::index::{page_key, read_sealed_into, LeafCursor};
 use crate::pipeline::{HashedSpan, OpenedPage, PageOpener, PageToOpen, SpanDigest};
 use crate::sparse::ContentHasher;
 use crate::storage::ReadAt;
-use crate::{Error, Result};
 
 /// One file's bytes in the data stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -396,7 +396,8 @@ mod tests {
     use sha2::Digest;
 
     use super::*;
-    use crate::{ArchiveWriter, CreateOptions, KdfParams, Metadata, Password};
+    use crate::crypto::{KdfParams, Password};
+    use crate::write::{ArchiveWriter, CreateOptions, Metadata};
 
     /// Hands out `spans` in order and records what each receives.
     struct Recorder {

@@ -7,9 +7,10 @@
 use std::collections::HashMap;
 
 use super::Merged;
+use crate::archive::Archive;
+use crate::error::{Error, Result};
 use crate::format::{is_within, malformed_error, path_cmp, Entry, EntryKind, Extent, DIGEST_LEN};
 use crate::storage::ReadAt;
-use crate::{Archive, Error, Result};
 
 /// Linked files by path: where their content is, and its digest.
 type LinkTargets = HashMap<Vec<u8>, (Extent, [u8; DIGEST_LEN])>;

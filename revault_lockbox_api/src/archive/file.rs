@@ -7,9 +7,10 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use super::{no_page, page_in};
+use crate::archive::Archive;
+use crate::error::{EntryPath, Error, Result};
 use crate::format::{Entry, PageRecord, PagesLeaf, DIGEST_LEN};
 use crate::storage::ReadAt;
-use crate::{Archive, EntryPath, Error, Result};
 
 impl<S: ReadAt> Archive<S> {
     /// A reader over one file's content (`Read + Seek`); a hard link reads

@@ -6,8 +6,12 @@
 use std::io::Cursor;
 use std::time::Instant;
 
+use crate::archive::Archive;
+use crate::crypto::{KdfParams, Password};
+use crate::error::Error;
+use crate::extract::ExtractOptions;
 use crate::format::{Entry, EntryKind, Extent, Extra, SparseMap, Xattr};
-use crate::{Archive, ArchiveWriter, CreateOptions, Error, ExtractOptions, KdfParams, Metadata, Password};
+use crate::write::{ArchiveWriter, CreateOptions, Metadata};
 
 fn password() -> Password {
     Password::from("hostile")

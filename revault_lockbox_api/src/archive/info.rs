@@ -4,9 +4,11 @@
 use std::collections::HashMap;
 
 use super::page_in;
+use crate::archive::Archive;
+use crate::crypto::KdfParams;
+use crate::error::Result;
 use crate::format::{Codec, EntryKind, KeySlot, PagesLeaf, Table, TreeTop, TRAILER_LEN, VERSION};
 use crate::storage::ReadAt;
-use crate::{Archive, KdfParams, Result};
 
 /// What [`Archive::info`] reports.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -11,6 +11,8 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use crate::archive::Archive;
+use crate::error::{Error, Result};
 use crate::format::{
     is_within, malformed_error, path_cmp, Child, EntriesLeaf, Entry, IndexNodeId, Record, Table, TreeTop,
     ARCHIVE_ID_LEN,
@@ -18,7 +20,6 @@ use crate::format::{
 use crate::index::{read_sealed, LeafCursor};
 use crate::pipeline::{open_index_node, OrderedPool};
 use crate::storage::ReadAt;
-use crate::{Archive, Error, Result};
 
 type OpenedLeaf = (Child, Result<EntriesLeaf>);
 
@@ -257,7 +258,7 @@ impl<S: ReadAt> Archive<S> {
     /// symbolic link: nothing may be stored below it.
     pub(crate) fn leaf_above(&self, path: &[u8]) -> Result<Option<Vec<u8>>> {
         for ancestor in ancestors(path) {
-            if self.find_merged(ancestor)?.is_some_and(|e| !matches!(e.kind, crate::EntryKind::Dir)) {
+            if self.find_merged(ancestor)?.is_some_and(|e| !matches!(e.kind, crate::format::EntryKind::Dir)) {
                 return Ok(Some(ancestor.to_vec()));
             }
         }

@@ -19,14 +19,16 @@ use std::sync::{Arc, Mutex};
 
 use crate::crypto::ContentKey;
 use crate::crypto::SessionKeys;
+use crate::error::{Error, Result};
 use crate::format::{
     decode_slot, malformed_error, HeaderPrefix, KeySlot, PageRecord, PagesLeaf, Root, Table, ARCHIVE_ID_LEN,
     HEADER_PREFIX_LEN, KEY_SLOTS, TRAILER_LEN, VERSION,
 };
 use crate::index::{page_key, read_sealed, TreeReader};
+use crate::keys::Unlock;
 use crate::pipeline::{open_data_page, open_root};
+use crate::profile::{ReadTuning, WorkloadProfile};
 use crate::storage::ReadAt;
-use crate::{Error, ReadTuning, Result, Unlock, WorkloadProfile};
 
 pub(crate) use content::{ContentVisitor, Span, SpanRequest};
 pub use entries::Entries;

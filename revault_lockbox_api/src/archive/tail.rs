@@ -5,10 +5,10 @@
 //! cut the tail off before they append.
 
 use crate::crypto::{ContentKey, SessionKeys};
+use crate::error::{Error, Result};
 use crate::format::{HeaderPrefix, Trailer, TRAILER_LEN, TRAILER_MAGIC};
 use crate::index::read_sealed;
 use crate::storage::ReadAt;
-use crate::{Error, Result};
 
 /// The trailer a reader trusts, and where it ends: the archive's committed
 /// length. Bytes past it are a torn tail.

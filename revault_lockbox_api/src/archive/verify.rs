@@ -1,10 +1,11 @@
 //! [`Archive::verify`]: authenticate everything, write nothing.
 
 use super::{ContentVisitor, Entries, Span, SpanRequest};
+use crate::archive::Archive;
+use crate::error::{EntryPath, Error, Result};
 use crate::format::DIGEST_LEN;
 use crate::sparse::ContentHasher;
 use crate::storage::ReadAt;
-use crate::{Archive, EntryPath, Error, Result};
 
 /// One entry that did not verify or could not be restored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,7 +68,7 @@ impl ContentVisitor for Checker<'_> {
         for entry in self.entries.by_ref() {
             let entry = entry?;
             self.report.entries += 1;
-            let (Some(extent), Some((_, sha256)), crate::EntryKind::File { .. }) =
+            let (Some(extent), Some((_, sha256)), crate::format::EntryKind::File { .. }) =
                 (entry.extent, entry.content(), &entry.kind)
             else {
                 continue;

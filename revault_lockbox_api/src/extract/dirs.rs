@@ -16,8 +16,8 @@ use std::sync::Arc;
 use rustix::fs::{AtFlags, FileType, Gid, Mode, OFlags, Timespec, Timestamps, Uid, CWD, UTIME_OMIT};
 use rustix::io::Errno;
 
+use crate::error::{Error, Result};
 use crate::format::{is_within, Xattr};
-use crate::{Error, Result};
 
 /// What a directory gets besides its mode and mtime: an owner when
 /// restoring owners, extended attributes when restoring them.

@@ -20,13 +20,14 @@ use super::place::{
 };
 use super::policy::Modes;
 use super::{ExtractOptions, ExtractReport};
+use crate::archive::Archive;
 use crate::archive::{ContentVisitor, Damage, Span, SpanRequest};
+use crate::error::{EntryPath, Error, Result};
 use crate::format::{is_within, Entry, EntryKind, Extent, Xattr, DIGEST_LEN};
 use crate::pipeline::OrderedPool;
 use crate::sparse::{ContentHasher, Expander, Piece};
 use crate::storage::ReadAt;
 use crate::xattrs::{self, Target};
-use crate::{Archive, EntryPath, Error, Result};
 
 /// Files up to this size are gathered in memory and written, synced and
 /// placed by the placing threads; larger ones are streamed to an unplaced

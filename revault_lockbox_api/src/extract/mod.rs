@@ -39,11 +39,12 @@ mod policy;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::archive::Archive;
 use crate::archive::Damage;
+use crate::error::{EntryPath, Error, Result};
 use crate::format::{is_within, path_cmp, Entry};
 use crate::progress::Progress;
 use crate::storage::ReadAt;
-use crate::{Archive, EntryPath, Error, Result};
 use extraction::Extraction;
 
 /// How to extract. Every setter's doc states its default.

@@ -22,9 +22,10 @@ use rustix::io::Errno;
 
 use super::dirs::{mtime_only, sync_file_system, Dir};
 use crate::archive::Damage;
+use crate::error::{EntryPath, Error, Result};
 use crate::format::Xattr;
+use crate::quote::Quoted;
 use crate::xattrs::{self, Target};
-use crate::{EntryPath, Error, Quoted, Result};
 
 /// Where a file's bytes go while it is being extracted.
 pub(super) enum Sink {

@@ -25,7 +25,7 @@ pub(crate) fn malformed(what: &'static str, why: &'static str) -> DecodeError {
 }
 
 /// The library error for a malformed structure.
-pub(crate) fn malformed_error(what: &'static str, why: &'static str) -> crate::Error {
+pub(crate) fn malformed_error(what: &'static str, why: &'static str) -> crate::error::Error {
     malformed(what, why).into()
 }
 

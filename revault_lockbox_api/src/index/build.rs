@@ -2,8 +2,8 @@
 //! the children waiting for a parent, and a parent is written whenever they
 //! fill a node. Memory is a node per level, whatever the tree's size.
 
+use crate::error::Result;
 use crate::format::{Child, IndexNodeId, Internal, Table, TreeTop, INDEX_NODE_TARGET_LEN};
-use crate::Result;
 
 /// Where sealed nodes go: seals `plain` as node `id`, writes it, and says
 /// where it lies (`first_key` left empty for the caller).

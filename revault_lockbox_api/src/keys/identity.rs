@@ -14,7 +14,7 @@ use super::hybrid::HybridIdentity;
 use super::recipient::{read_limited, RecipientKey};
 use super::{KeyError, Recipient, RecipientKind, MAX_KEY_FILE_LEN, MAX_SCRYPT_LOG_N};
 use crate::crypto::Locked;
-use crate::Password;
+use crate::crypto::Password;
 
 /// The caller's way to get a passphrase for a protected identity: called
 /// with a description of the key ("SSH key ~/.ssh/id_ed25519"), returns
@@ -65,7 +65,7 @@ impl Identity {
         let content = Zeroizing::new(
             read_limited(path).map_err(|source| KeyError::Io { path: path.to_owned(), source })?,
         );
-        parse_named(&content, Some(&crate::Quoted::path(path).to_string()), passphrase)
+        parse_named(&content, Some(&crate::quote::Quoted::path(path).to_string()), passphrase)
     }
 
     /// The recipient this identity opens slots for.

@@ -146,7 +146,7 @@ pub enum KeyError {
     #[error("cannot wrap key for recipient: {0}")]
     Wrap(String),
     /// Reading a key file failed.
-    #[error("reading {}", crate::Quoted::path(path))]
+    #[error("reading {}", crate::quote::Quoted::path(path))]
     Io {
         /// The file.
         path: PathBuf,

@@ -116,8 +116,8 @@ fn shorten(s: &str) -> String {
         return "`AGE-SECRET-KEY-…`".to_owned();
     }
     match s.char_indices().nth(SHOWN) {
-        Some((at, _)) => format!("`{}…`", crate::Quoted::bytes(&s.as_bytes()[..at])),
-        None => format!("`{}`", crate::Quoted::bytes(s.as_bytes())),
+        Some((at, _)) => format!("`{}…`", crate::quote::Quoted::bytes(&s.as_bytes()[..at])),
+        None => format!("`{}`", crate::quote::Quoted::bytes(s.as_bytes())),
     }
 }
 
@@ -185,7 +185,7 @@ pub fn read_recipients_file(path: &Path) -> Result<Vec<Recipient>, KeyError> {
     let text = read_limited(path).map_err(io_err)?;
     let text = String::from_utf8(text)
         .map_err(|_| io_err(std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text")))?;
-    parse_recipients(&text, &crate::Quoted::path(path).to_string())
+    parse_recipients(&text, &crate::quote::Quoted::path(path).to_string())
 }
 
 /// Reads a whole key file, refusing one over [`MAX_KEY_FILE_LEN`].

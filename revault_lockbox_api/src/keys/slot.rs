@@ -416,7 +416,7 @@ mod tests {
         let mut asked = Vec::new();
         let ids = Identity::read_file(&path, &mut |what| {
             asked.push(what.to_owned());
-            Some(crate::Password::from("open sesame"))
+            Some(crate::crypto::Password::from("open sesame"))
         })
         .unwrap();
         assert_eq!(asked.len(), 1);
@@ -425,7 +425,7 @@ mod tests {
         let body = wrap_content_key(&r, &CONTENT_KEY, AAD).unwrap();
         assert_eq!(*unwrap_content_key(&ids, &body, AAD).unwrap().unwrap(), CONTENT_KEY);
 
-        let wrong = Identity::read_file(&path, &mut |_| Some(crate::Password::from("nope")));
+        let wrong = Identity::read_file(&path, &mut |_| Some(crate::crypto::Password::from("nope")));
         assert!(matches!(wrong, Err(KeyError::WrongPassphrase)), "{wrong:?}");
         let none = Identity::read_file(&path, &mut |_| None);
         assert!(matches!(none, Err(KeyError::PassphraseRequired)), "{none:?}");

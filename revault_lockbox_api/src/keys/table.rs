@@ -7,8 +7,8 @@ use crate::crypto::{
     unwrap_key_file_slots, unwrap_password_slots, wrap_key_file_slot, wrap_password_slot, ContentKey,
     KdfParams, Password,
 };
+use crate::error::{Error, Result};
 use crate::format::{recipient_slot_aad, KeySlot, ARCHIVE_ID_LEN, KEY_SLOTS, MAX_KEY_SLOT_BODY_LEN};
-use crate::{Error, Result};
 
 /// The keys a new archive is locked with: passwords (Argon2id), key files
 /// and public-key recipients, one key slot each, at most 16 in all. Any one of them opens

@@ -4,8 +4,8 @@
 use std::cell::RefCell;
 
 use crate::crypto::{PageNonce, SessionKeys};
+use crate::error::{Error, Result};
 use crate::format::{Codec, IndexNodeId, PageAad, PageRecord, ARCHIVE_ID_LEN, TAG_LEN};
-use crate::{Error, Result};
 
 /// Compression that saves less than 1/32 of a page is not worth the
 /// decompression time: such pages are stored raw.

@@ -14,9 +14,9 @@ use super::codec::open_data_page_into;
 use super::ordered::OrderedWorkers;
 use super::turns::InTurn;
 use crate::crypto::SessionKeys;
+use crate::error::Result;
 use crate::format::{PageRecord, ARCHIVE_ID_LEN, DIGEST_LEN};
 use crate::sparse::ContentHasher;
-use crate::Result;
 
 /// A file's bytes in the data stream, whose content hash the workers
 /// compute as its pages open.

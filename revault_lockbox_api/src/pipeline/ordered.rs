@@ -8,7 +8,7 @@ use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// A result back from a worker; `None` when the job panicked.
 type Done<R> = (u64, Option<R>);

@@ -7,7 +7,7 @@ use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 type Job = Box<dyn FnOnce() + Send>;
 

@@ -11,9 +11,9 @@ use super::codec::{page_buffer_capacity, seal_data_page, Sealed};
 use super::ordered::OrderedWorkers;
 use super::turns::InTurn;
 use crate::crypto::SessionKeys;
+use crate::error::Result;
 use crate::format::ARCHIVE_ID_LEN;
 use crate::sparse::ContentHasher;
-use crate::Result;
 
 /// A full page for the workers, with a spare buffer for its zstd frame;
 /// `hash` is the turn and offset from which the page's bytes go to the
