@@ -8,6 +8,7 @@ use std::io::{Cursor, Write};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use crate::archive::Archive;
+use crate::crypto::{seam, Sealing};
 use crate::crypto::{KdfParams, Password};
 use crate::error::Result;
 use crate::format::EntryKind;
@@ -18,7 +19,6 @@ use crate::format::{
 use crate::index::TreeReader;
 use crate::keys::KeySet;
 use crate::keys::{unwrap_content_key, Identity, KeyFile, Unlock};
-use crate::pipeline::Sealing;
 use crate::write::{ArchiveWriter, CreateOptions, Metadata};
 
 /// Length of the header prefix, the input of [`header`].
@@ -85,7 +85,7 @@ pub fn index(data: &[u8]) {
 pub fn page(data: &[u8]) {
     if data.len() >= 4 {
         let len = u32::from_le_bytes(data[..4].try_into().expect("4 bytes")).min(MAX_PAGE_PLAIN_LEN);
-        let _ = crate::pipeline::decompress(&data[4..], len as usize);
+        let _ = crate::crypto::decompress(&data[4..], len as usize);
     }
 }
 
@@ -215,30 +215,13 @@ type Plaintext = (Sealing, Vec<u8>);
 static SWAPS: Mutex<Vec<Swap>> = Mutex::new(Vec::new());
 static SEALED_WRITER: Mutex<()> = Mutex::new(());
 
-std::thread_local! {
-    /// Whether `random_bytes` gives fixed bytes on this thread.
-    static FIXED_RANDOM: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Fills `buf` with fixed bytes, instead of random ones, while [`sealed`]
-/// starts its archive on this thread: the same archive id, content key and
-/// session salt every time, so that a seed's root (which holds the salt)
-/// fits any run. Returns whether it did.
-pub(crate) fn fixed_random(buf: &mut [u8]) -> bool {
-    let fixed = FIXED_RANDOM.with(|f| f.get());
-    if fixed {
-        buf.fill(0x5a);
-    }
-    fixed
-}
-
 fn swaps() -> MutexGuard<'static, Vec<Swap>> {
     SWAPS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The writer's hook (`pipeline::to_seal`): `plain`, or the fuzzer's bytes
-/// when `what` of this archive is to be swapped.
-pub(crate) fn swap_plaintext(archive_id: &[u8; ARCHIVE_ID_LEN], what: Sealing, plain: Vec<u8>) -> Vec<u8> {
+/// The hook [`sealed_archive`] installs in `crypto::seam`: `plain`, or the
+/// fuzzer's bytes when `what` of this archive is to be swapped.
+fn swap_plaintext(archive_id: &[u8; ARCHIVE_ID_LEN], what: Sealing, plain: Vec<u8>) -> Vec<u8> {
     let mut swaps = swaps();
     let Some(swap) = swaps.iter_mut().find(|s| s.archive_id == *archive_id) else { return plain };
     swap.seen.push((what, plain.clone()));
@@ -270,9 +253,12 @@ fn sealed_archive(what: Option<Plaintext>) -> Result<(Vec<u8>, Vec<Plaintext>)> 
     let _one_at_a_time = SEALED_WRITER.lock().unwrap_or_else(|e| e.into_inner());
     let out = Shared::default();
     let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS).page_size(4096).threads(1);
-    FIXED_RANDOM.with(|f| f.set(true));
+    seam::set_swap_hook(swap_plaintext);
+    // The same archive id, content key and session salt every time, so
+    // that a seed's root (which holds the salt) fits any run.
+    seam::set_fixed_random(true);
     let started = ArchiveWriter::new(out.clone(), &Password::from(PASSWORD), options);
-    FIXED_RANDOM.with(|f| f.set(false));
+    seam::set_fixed_random(false);
     let mut w = started?;
     let header: [u8; HEADER_PREFIX_LEN] = out.0.lock().unwrap_or_else(|e| e.into_inner())
         [..HEADER_PREFIX_LEN]

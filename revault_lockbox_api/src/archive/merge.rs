@@ -12,13 +12,14 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::archive::Archive;
+use crate::crypto::open_index_node;
 use crate::error::{Error, Result};
 use crate::format::{
     is_within, malformed_error, path_cmp, Child, EntriesLeaf, Entry, IndexNodeId, Record, Table, TreeTop,
     ARCHIVE_ID_LEN,
 };
 use crate::index::{read_sealed, LeafCursor};
-use crate::pipeline::{open_index_node, OrderedPool};
+use crate::pipeline::OrderedPool;
 use crate::storage::ReadAt;
 
 type OpenedLeaf = (Child, Result<EntriesLeaf>);

@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::crypto::ContentKey;
 use crate::crypto::SessionKeys;
+use crate::crypto::{open_data_page, open_root};
 use crate::error::{Error, Result};
 use crate::format::{
     decode_slot, malformed_error, HeaderPrefix, KeySlot, PageRecord, PagesLeaf, Root, Table, ARCHIVE_ID_LEN,
@@ -26,7 +27,6 @@ use crate::format::{
 };
 use crate::index::{page_key, read_sealed, TreeReader};
 use crate::keys::Unlock;
-use crate::pipeline::{open_data_page, open_root};
 use crate::profile::{ReadTuning, WorkloadProfile};
 use crate::storage::ReadAt;
 

@@ -1,19 +1,31 @@
 //! Keys and sealing: the password KDF, the random content key and the key
-//! slots that wrap it, the per-session key schedule, and page sealing.
+//! slots that wrap it, the per-session key schedule, and the codec that
+//! compresses and seals (or opens and decompresses) each page and index
+//! node. The fuzz harness reaches in only through `seam`, which this
+//! module owns and the harness sets.
 //!
 //! Secrets live in zeroizing types with redacted `Debug`, in memory locked
 //! against swapping where the system allows (`locked`). Every nonce is a
 //! [`PageNonce`] built in one place; see `schedule` for why none repeats.
 
+mod codec;
 mod kdf;
 #[allow(unsafe_code)]
 mod kdf_memory;
 mod keyslot;
 mod locked;
 mod schedule;
+#[cfg(feature = "fuzzing")]
+pub(crate) mod seam;
 mod secret;
 mod spool;
 
+#[cfg(feature = "fuzzing")]
+pub(crate) use codec::decompress;
+pub(crate) use codec::{
+    compress_root, open_data_page, open_data_page_into, open_index_node, open_root, page_buffer_capacity,
+    seal_data_page, seal_index_node, seal_root, to_seal, Sealed, Sealing,
+};
 pub use kdf::KdfParams;
 pub(crate) use keyslot::{
     unwrap_key_file_slots, unwrap_password_slots, wrap_key_file_slot, wrap_password_slot,

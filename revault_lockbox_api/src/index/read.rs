@@ -5,10 +5,10 @@
 
 use std::sync::Arc;
 
+use crate::crypto::open_index_node;
 use crate::crypto::SessionKeys;
 use crate::error::{Error, Result};
 use crate::format::{malformed_error, Child, IndexNodeId, Internal, Table, TreeTop, ARCHIVE_ID_LEN};
-use crate::pipeline::open_index_node;
 use crate::storage::ReadAt;
 
 /// Reads the nodes of one session's tree.

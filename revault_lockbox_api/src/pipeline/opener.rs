@@ -10,9 +10,9 @@ use std::collections::VecDeque;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
-use super::codec::open_data_page_into;
 use super::ordered::OrderedWorkers;
 use super::turns::InTurn;
+use crate::crypto::open_data_page_into;
 use crate::crypto::SessionKeys;
 use crate::error::Result;
 use crate::format::{PageRecord, ARCHIVE_ID_LEN, DIGEST_LEN};

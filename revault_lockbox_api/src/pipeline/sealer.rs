@@ -7,10 +7,10 @@
 
 use std::sync::Arc;
 
-use super::codec::{page_buffer_capacity, seal_data_page, Sealed};
 use super::ordered::OrderedWorkers;
 use super::turns::InTurn;
 use crate::crypto::SessionKeys;
+use crate::crypto::{page_buffer_capacity, seal_data_page, Sealed};
 use crate::error::Result;
 use crate::format::ARCHIVE_ID_LEN;
 use crate::sparse::ContentHasher;
@@ -121,9 +121,9 @@ impl PageSealer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::crypto::open_data_page;
     use crate::crypto::ContentKey;
     use crate::format::{PageRecord, SESSION_SALT_LEN};
-    use crate::pipeline::open_data_page;
 
     #[test]
     fn pages_come_back_sealed_in_order_and_open() {

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::atomic::ArchiveFile;
 use super::late_slots::LateSlots;
 use super::Selection;
+use crate::crypto::{compress_root, seal_index_node, seal_root, to_seal, Sealing};
 use crate::crypto::{random_bytes, ContentKey, KdfParams, SessionKeys};
 use crate::format::{
     check_entry_path, check_name, check_symlink_target, check_xattr_list, encoded_record_len, is_within,
@@ -18,7 +19,7 @@ use crate::format::{
     TAG_LEN, TRAILER_LEN,
 };
 use crate::index::{page_key, NodeSink, TreeBuilder};
-use crate::pipeline::{compress_root, seal_index_node, seal_root, to_seal, PageSealer, Sealing, SealingKeys};
+use crate::pipeline::{PageSealer, SealingKeys};
 use crate::progress::Progress;
 use crate::sparse::ContentHasher;
 use crate::{CreateTuning, Error, KeySet, Result, WorkloadProfile};

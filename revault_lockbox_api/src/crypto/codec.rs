@@ -3,7 +3,7 @@
 
 use std::cell::RefCell;
 
-use crate::crypto::{PageNonce, SessionKeys};
+use super::{PageNonce, SessionKeys};
 use crate::error::{Error, Result};
 use crate::format::{Codec, IndexNodeId, PageAad, PageRecord, ARCHIVE_ID_LEN, TAG_LEN};
 
@@ -86,7 +86,7 @@ pub(crate) enum Sealing {
 /// (feature `fuzzing`), so that the decoders behind the MAC get its bytes.
 pub(crate) fn to_seal(archive_id: &[u8; ARCHIVE_ID_LEN], what: Sealing, plain: Vec<u8>) -> Vec<u8> {
     #[cfg(feature = "fuzzing")]
-    return crate::fuzz::swap_plaintext(archive_id, what, plain);
+    return super::seam::swap_plaintext(archive_id, what, plain);
     #[cfg(not(feature = "fuzzing"))]
     {
         let _ = (archive_id, what);
