@@ -266,8 +266,13 @@ mod tests {
         match cmd.status() {
             Ok(s) if s.success() => true,
             Ok(s) => panic!("ssh-keygen failed: {s}"),
-            Err(_) => {
-                println!("note: ssh-keygen not found, skipping the {kind} SSH key test");
+            Err(e) => {
+                let why = format!("ssh-keygen cannot be run ({e})");
+                assert!(
+                    std::env::var_os("LOCKBOX_REQUIRE_SSH_KEYGEN").is_none(),
+                    "LOCKBOX_REQUIRE_SSH_KEYGEN is set and {why}"
+                );
+                eprintln!("skipped: the {kind} SSH key test, {why}; set LOCKBOX_REQUIRE_SSH_KEYGEN to make this a failure");
                 false
             }
         }
