@@ -12,6 +12,7 @@ mod header;
 mod node;
 mod page;
 mod path;
+mod root;
 mod trailer;
 
 pub(crate) use codec::malformed_error;
@@ -23,12 +24,10 @@ pub use extra::{SparseMap, Xattr};
 pub(crate) use header::{
     decode_slot, encode_slot, recipient_slot_aad, HeaderPrefix, KeyFileSlot, KeySlot, PasswordSlot,
 };
-pub(crate) use node::{
-    Child, EntriesLeaf, History, Internal, PageRecord, PagesLeaf, Root, Run, Session, TreeTop,
-    PAGE_RECORD_LEN,
-};
+pub(crate) use node::{Child, EntriesLeaf, Internal, PageRecord, PagesLeaf, PAGE_RECORD_LEN};
 pub(crate) use page::{Codec, IndexNodeId, PageAad, Table};
 pub(crate) use path::{check_entry_path, check_symlink_target, is_within, path_cmp};
+pub(crate) use root::{History, Root, Run, Session, TreeTop};
 pub(crate) use trailer::{Trailer, TRAILER_LEN};
 
 /// First bytes of every archive. The high byte and CR LF SUB catch text-mode
