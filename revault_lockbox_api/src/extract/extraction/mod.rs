@@ -3,16 +3,13 @@
 //! links and directory modes that wait for the end.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use std::os::fd::AsFd;
+use rustix::fs::Timespec;
 
-use rustix::fs::{AtFlags, Gid, Timespec, Uid};
-use rustix::io::Errno;
-
-use super::dirs::{mtime_only, sync_file_system, timespec, OwnerAndXattrs, Walker};
+use super::dirs::{sync_file_system, timespec, OwnerAndXattrs, Walker};
 use super::owner::Owners;
 use super::place::{
     refused_xattrs, sync_and_place, sync_batch_files, Placement, Placer, Sink, Unplaced, Written,
@@ -21,13 +18,17 @@ use super::place::{
 use super::policy::Modes;
 use super::{ExtractOptions, ExtractReport};
 use crate::archive::Archive;
-use crate::archive::{ContentVisitor, Damage, Span, SpanRequest};
+use crate::archive::Damage;
 use crate::error::{EntryPath, Error, Result};
-use crate::format::{is_within, Entry, EntryKind, Extent, Xattr, DIGEST_LEN};
+use crate::format::{is_within, Entry, EntryKind, Xattr, DIGEST_LEN};
 use crate::pipeline::OrderedPool;
-use crate::sparse::{ContentHasher, Expander, Piece};
+use crate::sparse::Expander;
 use crate::storage::ReadAt;
-use crate::xattrs::{self, Target};
+
+mod files;
+mod links;
+
+use files::{FileWriter, OpenFile};
 
 /// Files up to this size are gathered in memory and written, synced and
 /// placed by the placing threads; larger ones are streamed to an unplaced
@@ -323,44 +324,6 @@ impl<'a> Extraction<'a> {
         Ok(())
     }
 
-    /// Hard links whose target was not extracted become copies of its
-    /// content, so that `extract ARCHIVE some/path` gives whole files;
-    /// links sharing one target share the first copy.
-    pub(super) fn copy_links<S: ReadAt>(
-        &mut self,
-        archive: &Archive<S>,
-        mut copies: Vec<Entry>,
-    ) -> Result<()> {
-        copies.sort_by_key(|e| e.extent.map(|x| x.offset));
-        let mut first_copy: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
-        let mut to_copy = Vec::new();
-        for e in copies {
-            let EntryKind::Hardlink { target, .. } = &e.kind else { unreachable!("hard links only") };
-            match first_copy.get(target) {
-                Some(copy) => {
-                    let mut link = e.clone();
-                    link.kind = EntryKind::Hardlink { target: copy.clone(), size: 0, sha256: [0; 32] };
-                    self.links.push(link);
-                }
-                None => {
-                    first_copy.insert(target.clone(), e.path.clone());
-                    to_copy.push(e);
-                }
-            }
-        }
-        if to_copy.is_empty() {
-            return Ok(());
-        }
-        let as_files = to_copy.into_iter().map(|mut e| {
-            let (size, sha256) = e.content().map(|(s, d)| (s, *d)).expect("hard links have content");
-            e.kind = EntryKind::File { size, sha256 };
-            e.extent = e.extent.map(|x| Extent { linked: true, ..x });
-            Ok(e)
-        });
-        self.write_files(archive, Box::new(as_files))?;
-        Ok(())
-    }
-
     /// Hard links, then symbolic links, then directory modes and mtimes;
     /// then, when syncing, one sync for the links, names and modes.
     pub(super) fn finish(mut self) -> Result<ExtractReport> {
@@ -384,186 +347,5 @@ impl<'a> Extraction<'a> {
             sync_file_system(&self.walker.root().fd, &self.walker.display(b""))?;
         }
         Ok(self.report)
-    }
-
-    /// Removes what is at `name` in `dir` (never a directory), when
-    /// overwriting.
-    fn clear(&self, dir: &super::dirs::Dir, name: &[u8], shown: &Path) -> Result<()> {
-        if !self.options.overwrite {
-            return Ok(());
-        }
-        match rustix::fs::unlinkat(&dir.fd, name, AtFlags::empty()) {
-            Ok(()) | Err(Errno::NOENT) => Ok(()),
-            Err(e) => Err(Error::io("replacing", shown)(e.into())),
-        }
-    }
-
-    fn make_hardlink(&mut self, e: &Entry) -> Result<()> {
-        let EntryKind::Hardlink { target, .. } = &e.kind else { unreachable!("hard links only") };
-        if self.lost.contains(target) {
-            let reason = format!("its target {} is damaged", EntryPath(target.clone()));
-            self.report.damaged.push(Damage { path: EntryPath(e.path.clone()), reason });
-            return Ok(());
-        }
-        let (from_dir, from_name) = self.walker.parent(target, false)?;
-        let (dir, name) = self.walker.parent(&e.path, true)?;
-        let shown = self.walker.display(&e.path);
-        self.clear(&dir, name, &shown)?;
-        rustix::fs::linkat(&from_dir.fd, from_name, &dir.fd, name, AtFlags::empty())
-            .map_err(|err| link_error(err, "creating hard link", shown))?;
-        self.report.entries += 1;
-        Ok(())
-    }
-
-    fn make_symlink(&mut self, e: &Entry) -> Result<()> {
-        let EntryKind::Symlink { target } = &e.kind else { unreachable!("symlinks only") };
-        let (dir, name) = self.walker.parent(&e.path, true)?;
-        let shown = self.walker.display(&e.path);
-        self.clear(&dir, name, &shown)?;
-        rustix::fs::symlinkat(target.as_slice(), &dir.fd, name)
-            .map_err(|err| link_error(err, "creating symbolic link", shown.clone()))?;
-        if let Some((uid, gid)) = self.owner(e) {
-            let ids = (Some(Uid::from_raw(uid)), Some(Gid::from_raw(gid)));
-            rustix::fs::chownat(&dir.fd, name, ids.0, ids.1, AtFlags::SYMLINK_NOFOLLOW)
-                .map_err(|err| Error::io("setting the owner of", shown.clone())(err.into()))?;
-        }
-        let refused = xattrs::write_all(Target::Link(dir.fd.as_fd(), name), &self.xattrs(e));
-        self.report.warnings.extend(refused_xattrs(&shown, refused));
-        let times = mtime_only(timespec(e.mtime_secs, e.mtime_nanos));
-        rustix::fs::utimensat(&dir.fd, name, &times, AtFlags::SYMLINK_NOFOLLOW)
-            .map_err(|err| Error::io("setting mtime of", shown)(err.into()))?;
-        self.report.entries += 1;
-        Ok(())
-    }
-}
-
-/// An existing path is named as such (the hint to `--overwrite` follows).
-fn link_error(err: Errno, action: &'static str, shown: PathBuf) -> Error {
-    if err == Errno::EXIST {
-        Error::AlreadyExists { path: shown }
-    } else {
-        Error::io(action, shown)(err.into())
-    }
-}
-
-/// A file being written (the walk hashes its content).
-struct OpenFile {
-    entry: Entry,
-    sink: Sink,
-    /// Turns stored bytes into the logical content (a sparse file's holes).
-    expander: Expander,
-}
-
-impl OpenFile {
-    /// Writes a piece of the logical content: a sparse file's holes are
-    /// left unwritten in a file, zeros in a buffer.
-    fn take(sink: &mut Sink, sparse: bool, piece: Piece<'_>) -> std::io::Result<()> {
-        match (sink, &piece) {
-            (Sink::Buffer(buf), Piece::Zeros(n)) => buf.resize(buf.len() + *n as usize, 0),
-            (Sink::Buffer(buf), Piece::Data(_, bytes)) => buf.extend_from_slice(bytes),
-            (Sink::File(_), Piece::Zeros(_)) => {}
-            (Sink::File(file), Piece::Data(at, bytes)) if sparse => file.write_all_at(bytes, *at)?,
-            (Sink::File(file), Piece::Data(_, bytes)) => file.write_all(bytes)?,
-        }
-        Ok(())
-    }
-
-    /// The trailing hole, and a sparse file's length.
-    fn finish(&mut self) -> std::io::Result<()> {
-        let size = self.entry.content().map_or(0, |c| c.0);
-        let sparse = self.entry.sparse_map().is_some();
-        let sink = &mut self.sink;
-        self.expander.finish(size, &mut |piece| OpenFile::take(sink, sparse, piece))?;
-        match &mut self.sink {
-            Sink::File(file) if sparse => file.set_len(size),
-            _ => Ok(()),
-        }
-    }
-}
-
-/// Hands the walk the spans of the selected files, making directories as
-/// their entries come, and writes each file as its bytes arrive.
-struct FileWriter<'x, 'a, 'e> {
-    x: &'x mut Extraction<'a>,
-    selected: Box<dyn Iterator<Item = Result<Entry>> + 'e>,
-    open: HashMap<usize, OpenFile>,
-    /// Files handed out, until their span ends.
-    files: HashMap<usize, Entry>,
-    next_token: usize,
-    /// Hard links whose target is not extracted: written as copies later.
-    copies: Vec<Entry>,
-}
-
-impl ContentVisitor for FileWriter<'_, '_, '_> {
-    fn next_span(&mut self) -> Result<Option<SpanRequest>> {
-        for entry in self.selected.by_ref() {
-            let entry = entry?;
-            let extent = match &entry.kind {
-                EntryKind::Dir => {
-                    self.x.make_dir(&entry)?;
-                    continue;
-                }
-                EntryKind::Symlink { .. } => {
-                    self.x.symlinks.push(entry);
-                    continue;
-                }
-                EntryKind::Hardlink { target, .. } => {
-                    if self.x.extracted_files.contains(target) || self.x.lost.contains(target) {
-                        self.x.links.push(entry);
-                    } else {
-                        self.copies.push(entry);
-                    }
-                    continue;
-                }
-                EntryKind::File { .. } => entry.extent.expect("files have an extent"),
-            };
-            if extent.linked {
-                self.x.extracted_files.insert(entry.path.clone());
-            }
-            let token = self.next_token;
-            self.next_token += 1;
-            let hasher = ContentHasher::for_entry(&entry);
-            self.files.insert(token, entry);
-            return Ok(Some((token, Span { start: extent.offset, size: extent.size }, hasher)));
-        }
-        Ok(None)
-    }
-
-    fn bytes(&mut self, token: usize, bytes: &[u8]) -> Result<()> {
-        if !self.open.contains_key(&token) {
-            let entry = self.files.remove(&token).expect("span handed out");
-            let f = self.x.open_file(entry)?;
-            self.open.insert(token, f);
-        }
-        let f = self.open.get_mut(&token).expect("opened above");
-        let sparse = f.entry.sparse_map().is_some();
-        let sink = &mut f.sink;
-        f.expander
-            .feed(bytes, &mut |piece| OpenFile::take(sink, sparse, piece))
-            .map_err(|e| Error::io("writing", self.x.walker.display(&f.entry.path))(e))?;
-        if let Some(p) = &self.x.options.progress {
-            p.bytes_in.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-        }
-        Ok(())
-    }
-
-    fn end(&mut self, token: usize, digest: [u8; DIGEST_LEN]) -> Result<()> {
-        let mut f = self.open.remove(&token).expect("bytes came first");
-        f.finish().map_err(|e| Error::io("writing", self.x.walker.display(&f.entry.path))(e))?;
-        self.x.finish_file(f, digest)
-    }
-
-    fn damaged(&mut self, token: usize, error: &Error) -> bool {
-        let path = match (self.open.remove(&token), self.files.remove(&token)) {
-            (Some(f), _) => f.entry.path,
-            (None, Some(e)) => e.path,
-            (None, None) => return self.x.options.keep_going,
-        };
-        self.x.extracted_files.remove(&path);
-        if self.x.options.keep_going {
-            self.x.report.damaged.push(Damage { path: EntryPath(path.clone()), reason: error.to_string() });
-        }
-        self.x.lost.insert(path);
-        self.x.options.keep_going
     }
 }
