@@ -1,6 +1,7 @@
-//! One extraction's state: the checks on the destination, the visitor that
-//! receives each file's bytes, the placing and syncing threads, and the
-//! links and directory modes that wait for the end.
+//! One extraction's state: the checks on the destination, the placing and
+//! syncing threads, and the directory modes that wait for the end. The
+//! visitor that receives each file's bytes (`files`) and the links made
+//! at the end (`links`) work on that state from their own files.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;

@@ -1,0 +1,157 @@
+//! The walk against a reference model: the data stream as one byte vector,
+//! where a span's bytes are a slice of it and a damaged page damages
+//! exactly the spans that overlap it.
+
+use std::io::Cursor;
+
+use proptest::collection::vec;
+use proptest::prelude::*;
+
+use sha2::Digest;
+
+use super::*;
+use crate::crypto::{KdfParams, Password};
+use crate::write::{ArchiveWriter, CreateOptions, Metadata};
+
+/// Hands out `spans` in order and records what each receives.
+struct Recorder {
+    spans: Vec<Span>,
+    next: usize,
+    got: Vec<Vec<u8>>,
+    ended: Vec<bool>,
+    damaged: Vec<bool>,
+    digests: Vec<Option<[u8; DIGEST_LEN]>>,
+}
+
+impl ContentVisitor for Recorder {
+    fn next_span(&mut self) -> Result<Option<SpanRequest>> {
+        let Some(&span) = self.spans.get(self.next) else { return Ok(None) };
+        self.next += 1;
+        Ok(Some((self.next - 1, span, ContentHasher::new(None))))
+    }
+    fn bytes(&mut self, token: usize, bytes: &[u8]) -> Result<()> {
+        assert!(!self.ended[token] && !self.damaged[token], "bytes after the span's end");
+        self.got[token].extend_from_slice(bytes);
+        Ok(())
+    }
+    fn end(&mut self, token: usize, digest: [u8; DIGEST_LEN]) -> Result<()> {
+        assert!(!self.ended[token], "ended twice");
+        self.ended[token] = true;
+        self.digests[token] = Some(digest);
+        Ok(())
+    }
+    fn damaged(&mut self, token: usize, _: &Error) -> bool {
+        self.damaged[token] = true;
+        true
+    }
+}
+
+/// A page's stream range (start, end) and its offset in the file.
+type PageRange = (u64, u64, u64);
+
+impl Recorder {
+    fn new(spans: Vec<Span>) -> Recorder {
+        let n = spans.len();
+        Recorder {
+            spans,
+            next: 0,
+            got: vec![Vec::new(); n],
+            ended: vec![false; n],
+            damaged: vec![false; n],
+            digests: vec![None; n],
+        }
+    }
+}
+
+/// An archive of files of `sizes` (4 KiB pages, so most files cross
+/// pages); the data stream rebuilt from the files' extents, which must
+/// tile it; and each page's stream range and file offset.
+fn archive(sizes: &[usize]) -> (Vec<u8>, Vec<u8>, Vec<PageRange>) {
+    let password = Password::from("model");
+    let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS).page_size(4096).threads(2);
+    let mut w = ArchiveWriter::new(Vec::new(), &password, options).unwrap();
+    let meta = Metadata::new(0o644, 0, 0, 0, 0);
+    for (i, &size) in sizes.iter().enumerate() {
+        let content: Vec<u8> = (0..size).map(|j| (j * 31 + i * 7 + j / 97) as u8).collect();
+        w.add_file(format!("f{i:03}"), &meta, size as u64, &content[..]).unwrap();
+    }
+    let bytes = w.finish().unwrap();
+    let a = Archive::open(Cursor::new(bytes.clone()), &password).unwrap();
+    let mut stream = vec![0u8; a.root.stream_len as usize];
+    let mut covered = 0;
+    for entry in a.entries().unwrap() {
+        let entry = entry.unwrap();
+        let extent = entry.extent.expect("a file");
+        let mut file = a.open_file(&entry.path).unwrap();
+        let at = extent.offset as usize;
+        std::io::Read::read_exact(&mut file, &mut stream[at..at + extent.size as usize]).unwrap();
+        covered += extent.size;
+    }
+    assert_eq!(covered, a.root.stream_len, "the files' extents tile the data stream");
+    let mut pages = Vec::new();
+    if a.root.page_count > 0 {
+        let mut records = a.page_records_from(0).unwrap();
+        while let Some((_, record, start)) = records.next().unwrap() {
+            pages.push((start, start + u64::from(record.plain_len), record.offset));
+        }
+    }
+    (bytes, stream, pages)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+    #[test]
+    fn spans_get_slices_of_the_stream_or_are_damaged_with_their_page(
+        sizes in vec(0usize..14_000, 0..7),
+        cuts in vec((0u64..9_000, 0u64..9_000), 0..12),
+        damaged_page in proptest::option::of(0usize..16),
+        every_page in any::<bool>(),
+    ) {
+        let (mut bytes, stream, pages) = archive(&sizes);
+        let damaged = damaged_page.and_then(|k| pages.get(k)).copied();
+        if let Some((_, _, offset)) = damaged {
+            bytes[offset as usize + 1] ^= 0x40;
+        }
+        // Spans in ascending order with gaps, some empty, all inside the stream.
+        let mut spans = Vec::new();
+        let mut at = 0u64;
+        for (gap, size) in cuts {
+            let start = at + gap % 3_000;
+            if start + size > stream.len() as u64 {
+                break;
+            }
+            spans.push(Span { start, size });
+            at = start + size;
+        }
+        let mut visitor = Recorder::new(spans.clone());
+        let a = Archive::open(Cursor::new(bytes), &Password::from("model")).unwrap();
+        a.walk_content(&mut visitor, every_page).unwrap();
+        for (i, span) in spans.iter().enumerate() {
+            let hit = damaged.is_some_and(|(s, e, _)| span.size > 0 && span.start < e && span.end() > s);
+            if hit {
+                prop_assert!(visitor.damaged[i] && !visitor.ended[i], "span {i} {span:?}");
+            } else {
+                prop_assert!(visitor.ended[i] && !visitor.damaged[i], "span {i} {span:?}");
+                let want = &stream[span.start as usize..span.end() as usize];
+                prop_assert_eq!(&visitor.got[i][..], want);
+                let digest: [u8; DIGEST_LEN] = sha2::Sha256::digest(want).into();
+                prop_assert_eq!(visitor.digests[i], Some(digest), "span {} hashed on the workers", i);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_span_past_the_stream_is_refused() {
+    let (bytes, stream, _) = archive(&[5000]);
+    let a = Archive::open(Cursor::new(bytes), &Password::from("model")).unwrap();
+    let past = Span { start: stream.len() as u64 - 10, size: 20 };
+    let mut visitor = Recorder::new(vec![past]);
+    assert!(a.walk_content(&mut visitor, false).is_err());
+    assert!(!visitor.ended[0]);
+    // Spans out of stream order (later sessions' files) are read in
+    // passes, not refused.
+    let mut visitor = Recorder::new(vec![Span { start: 100, size: 10 }, Span { start: 50, size: 10 }]);
+    a.walk_content(&mut visitor, false).unwrap();
+    assert!(visitor.ended.iter().all(|&e| e), "both spans delivered");
+}
