@@ -16,23 +16,22 @@ use crate::crypto::open_index_node;
 use crate::error::{Error, Result};
 use crate::format::{
     is_within, malformed_error, path_cmp, Child, EntriesLeaf, Entry, IndexNodeId, Record, Table, TreeTop,
-    ARCHIVE_ID_LEN,
 };
 use crate::index::{read_sealed, LeafCursor};
-use crate::pipeline::OrderedPool;
+use crate::pipeline::OrderedWorkers;
 use crate::storage::ReadAt;
 
 type OpenedLeaf = (Child, Result<EntriesLeaf>);
+/// A leaf to open: its id, where its parent says it lies, its sealed bytes.
+type LeafJob = (IndexNodeId, Child, Vec<u8>);
 
 /// One run's records in order, its leaves opened on worker threads with
 /// bounded read-ahead.
 struct RunCursor<'a> {
     src: &'a dyn ReadAt,
-    keys: Arc<crate::crypto::SessionKeys>,
-    archive_id: [u8; ARCHIVE_ID_LEN],
     cursor: LeafCursor<'a>,
-    pool: OrderedPool<OpenedLeaf>,
-    read_ahead: usize,
+    /// Opens leaves, at most the read-ahead in flight.
+    pool: OrderedWorkers<LeafJob, OpenedLeaf>,
     current: VecDeque<Record>,
     /// The last record taken: the run's paths must strictly increase.
     last: Option<Vec<u8>>,
@@ -42,7 +41,7 @@ impl RunCursor<'_> {
     /// The next record's path, reading leaves as needed.
     fn peek(&mut self) -> Result<Option<&[u8]>> {
         while self.current.is_empty() {
-            while self.pool.in_flight() < self.read_ahead {
+            while self.pool.has_room() {
                 let Some(next) = self.cursor.next() else { break };
                 let (id, child) = next?;
                 self.submit(id, child)?;
@@ -69,13 +68,7 @@ impl RunCursor<'_> {
     fn submit(&mut self, id: IndexNodeId, child: Child) -> Result<()> {
         let bytes =
             read_sealed(self.src, child.offset, child.stored_len, || format!("index leaf {}", id.seq))?;
-        let (keys, archive_id, codec, plain_len) =
-            (Arc::clone(&self.keys), self.archive_id, child.codec, child.plain_len);
-        self.pool.submit(move || {
-            let leaf = open_index_node(&keys, &archive_id, &id, codec, plain_len, bytes)
-                .and_then(|plain| EntriesLeaf::decode(&plain).map_err(Error::from));
-            (child, leaf)
-        });
+        self.pool.submit((id, child, bytes));
         Ok(())
     }
 }
@@ -200,13 +193,16 @@ impl<S: ReadAt> Archive<S> {
                 Some(path) => tree.leaves_from(top, path)?,
                 None => tree.leaves(top),
             };
+            let (keys, archive_id) = (Arc::clone(&tree.keys), self.archive_id);
+            let open = move |(id, child, bytes): LeafJob| {
+                let leaf = open_index_node(&keys, &archive_id, &id, child.codec, child.plain_len, bytes)
+                    .and_then(|plain| EntriesLeaf::decode(&plain).map_err(Error::from));
+                (child, leaf)
+            };
             let mut run = RunCursor {
                 src: tree.src,
-                keys: Arc::clone(&tree.keys),
-                archive_id: self.archive_id,
                 cursor,
-                pool: OrderedPool::new(threads)?,
-                read_ahead,
+                pool: OrderedWorkers::new("lockbox-index", threads, read_ahead, open)?,
                 current: VecDeque::new(),
                 last: None,
             };

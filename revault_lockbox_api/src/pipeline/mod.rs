@@ -4,10 +4,9 @@
 
 mod opener;
 mod ordered;
-mod pool;
 mod sealer;
 mod turns;
 
 pub(crate) use opener::{HashedSpan, OpenedPage, PageOpener, PageToOpen, SpanDigest};
-pub(crate) use pool::OrderedPool;
+pub(crate) use ordered::OrderedWorkers;
 pub(crate) use sealer::{PageSealer, SealingKeys};

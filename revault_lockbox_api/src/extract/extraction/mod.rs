@@ -22,7 +22,7 @@ use crate::archive::Archive;
 use crate::archive::Damage;
 use crate::error::{EntryPath, Error, Result};
 use crate::format::{is_within, Entry, EntryKind, Xattr, DIGEST_LEN};
-use crate::pipeline::OrderedPool;
+use crate::pipeline::OrderedWorkers;
 use crate::sparse::Expander;
 use crate::storage::ReadAt;
 
@@ -69,14 +69,14 @@ pub(super) struct Extraction<'a> {
     extracted_files: HashSet<Vec<u8>>,
     /// Files not restored because their content was damaged.
     lost: HashSet<Vec<u8>>,
-    placing: OrderedPool<Result<Vec<Written>>>,
+    placing: OrderedWorkers<Vec<Placement>, Result<Vec<Written>>>,
     /// Checked files not yet handed to the placing threads, and their bytes.
     job: Vec<Placement>,
     job_bytes: u64,
     /// Files written and waiting for their batch's sync and placing.
     pending: Vec<Written>,
     /// The batch being synced and placed, at most one at a time.
-    syncing: OrderedPool<Result<()>>,
+    syncing: OrderedWorkers<Vec<Written>, Result<()>>,
     /// Whether that batch is done (the sync thread is free).
     sync_idle: Arc<AtomicBool>,
     /// Files and bytes since the last batch, in flight or written.
@@ -87,6 +87,26 @@ pub(super) struct Extraction<'a> {
 
 impl<'a> Extraction<'a> {
     pub(super) fn new(dest: &Path, options: &'a ExtractOptions, threads: usize) -> Result<Extraction<'a>> {
+        let sync = options.sync;
+        let place = move |job: Vec<Placement>| {
+            let mut written = Vec::with_capacity(if sync { job.len() } else { 0 });
+            for placement in job {
+                let file = placement.write()?;
+                if sync {
+                    written.push(file);
+                } else {
+                    file.place()?;
+                }
+            }
+            Ok(written)
+        };
+        let sync_idle = Arc::new(AtomicBool::new(true));
+        let idle = Arc::clone(&sync_idle);
+        let sync_batch = move |batch: Vec<Written>| {
+            let done = sync_and_place(batch);
+            idle.store(true, Ordering::Release);
+            done
+        };
         Ok(Extraction {
             options,
             walker: Walker::open(dest)?,
@@ -99,10 +119,10 @@ impl<'a> Extraction<'a> {
             links: Vec::new(),
             extracted_files: HashSet::new(),
             lost: HashSet::new(),
-            placing: OrderedPool::new(threads)?,
+            placing: OrderedWorkers::new("lockbox-placer", threads, PLACING_IN_FLIGHT, place)?,
             pending: Vec::new(),
-            syncing: OrderedPool::new(1)?,
-            sync_idle: Arc::new(AtomicBool::new(true)),
+            syncing: OrderedWorkers::new("lockbox-sync", 1, 1, sync_batch)?,
+            sync_idle,
             job: Vec::new(),
             job_bytes: 0,
             pending_bytes: 0,
@@ -257,19 +277,7 @@ impl<'a> Extraction<'a> {
         }
         let job = std::mem::take(&mut self.job);
         self.job_bytes = 0;
-        let sync = self.options.sync;
-        self.placing.submit(move || {
-            let mut written = Vec::with_capacity(if sync { job.len() } else { 0 });
-            for placement in job {
-                let file = placement.write()?;
-                if sync {
-                    written.push(file);
-                } else {
-                    file.place()?;
-                }
-            }
-            Ok(written)
-        });
+        self.placing.submit(job);
         while self.placing.in_flight() >= PLACING_IN_FLIGHT {
             self.take_placed()?;
         }
@@ -308,13 +316,8 @@ impl<'a> Extraction<'a> {
         let batch = std::mem::take(&mut self.pending);
         self.pending_files -= batch.len();
         self.pending_bytes -= batch.iter().map(|w| w.size).sum::<u64>();
-        let idle = Arc::clone(&self.sync_idle);
-        idle.store(false, Ordering::Release);
-        self.syncing.submit(move || {
-            let done = sync_and_place(batch);
-            idle.store(true, Ordering::Release);
-            done
-        });
+        self.sync_idle.store(false, Ordering::Release);
+        self.syncing.submit(batch);
         Ok(())
     }
 
