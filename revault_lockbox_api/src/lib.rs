@@ -39,6 +39,7 @@
 #![deny(missing_docs)]
 
 mod archive;
+pub mod civil;
 mod crypto;
 mod error;
 mod extract;
@@ -58,6 +59,7 @@ mod tarstream;
 mod write;
 mod xattrs;
 
+pub use archive::Subtrees;
 pub use archive::{Archive, ArchiveInfo, Damage, Entries, EntryReader, OpenOptions, VerifyReport};
 pub use crypto::{KdfParams, Password};
 pub use error::{EntryPath, Error, Result};

@@ -10,6 +10,7 @@ mod file;
 mod hostile_tests;
 mod info;
 mod merge;
+mod select;
 mod tail;
 mod verify;
 
@@ -35,6 +36,7 @@ pub use entries::Entries;
 pub use file::EntryReader;
 pub use info::ArchiveInfo;
 pub(crate) use merge::Merged;
+pub use select::Subtrees;
 pub(crate) use tail::{find_committed, Committed};
 pub use verify::{Damage, VerifyReport};
 

@@ -39,10 +39,9 @@ mod policy;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::archive::Archive;
 use crate::archive::Damage;
+use crate::archive::{Archive, Subtrees};
 use crate::error::{EntryPath, Error, Result};
-use crate::format::{is_within, path_cmp, Entry};
 use crate::progress::Progress;
 use crate::storage::ReadAt;
 use extraction::Extraction;
@@ -177,60 +176,27 @@ pub struct ExtractReport {
     pub warnings: Vec<Damage>,
 }
 
-/// The selection: subtrees of the archive, in index order, none inside
-/// another. Empty means everything.
-fn selection(only: &[Vec<u8>]) -> Vec<Vec<u8>> {
-    let mut roots: Vec<Vec<u8>> = only.iter().map(|p| p.strip_suffix(b"/").unwrap_or(p).to_vec()).collect();
-    roots.sort_by(|a, b| path_cmp(a, b));
-    let mut kept: Vec<Vec<u8>> = Vec::new();
-    for r in roots {
-        if !kept.last().is_some_and(|k| is_within(k, &r)) {
-            kept.push(r);
-        }
-    }
-    kept
-}
-
 impl<S: ReadAt> Archive<S> {
     /// Restores the archive's entries under `dest`, which must exist.
     /// See the module's security rules.
     pub fn extract(&self, dest: &Path, options: &ExtractOptions) -> Result<ExtractReport> {
         let mut x = Extraction::new(dest, options, self.tuning().threads)?;
-        let roots = selection(&options.only);
-        self.check_before_writing(&mut x, &roots)?;
-        let copies = x.write_files(self, self.selected(&roots)?)?;
+        let subtrees = Subtrees::new(&options.only);
+        self.check_before_writing(&mut x, &subtrees)?;
+        let copies = x.write_files(self, subtrees.entries(self)?)?;
         x.copy_links(self, copies)?;
         x.finish()
-    }
-
-    /// The selected entries in index order: everything, or each selected
-    /// subtree read from its lookup on.
-    fn selected<'a>(&'a self, roots: &'a [Vec<u8>]) -> Result<Box<dyn Iterator<Item = Result<Entry>> + 'a>> {
-        if roots.is_empty() {
-            return Ok(Box::new(self.entries()?));
-        }
-        Ok(Box::new(roots.iter().flat_map(move |root| -> Box<dyn Iterator<Item = Result<Entry>> + 'a> {
-            match self.entries_from(root) {
-                Ok(entries) => Box::new(
-                    entries.take_while(move |e| e.as_ref().map_or(true, |e| is_within(root, &e.path))),
-                ),
-                Err(e) => Box::new(std::iter::once(Err(e))),
-            }
-        })))
     }
 
     /// The first pass: every named path found, then every selected entry
     /// checked (by the index walk) and no existing target unless
     /// overwriting.
-    fn check_before_writing(&self, x: &mut Extraction<'_>, roots: &[Vec<u8>]) -> Result<()> {
-        for root in roots {
-            let first = self.entries_from(root)?.next().transpose()?;
-            if !first.is_some_and(|e| is_within(root, &e.path)) {
-                return Err(Error::NotFound { path: EntryPath(root.clone()) });
-            }
+    fn check_before_writing(&self, x: &mut Extraction<'_>, subtrees: &Subtrees) -> Result<()> {
+        if let Some(missing) = subtrees.first_missing(self)? {
+            return Err(Error::NotFound { path: EntryPath(missing.to_vec()) });
         }
         // This walk of the selection (the whole index when nothing was
         // named) runs every index check before anything is written.
-        x.check_targets(self.selected(roots)?)
+        x.check_targets(subtrees.entries(self)?)
     }
 }

@@ -7,6 +7,7 @@ use zeroize::Zeroizing;
 
 use super::hybrid::{HybridIdentity, SEED_LEN};
 use super::{random_bytes, KeyError};
+use crate::civil::UtcTime;
 
 /// Generates a new identity: X25519, or with `pq` the ML-KEM-768 + X25519
 /// hybrid. Returns the identity file's text (with `# created:` and
@@ -29,19 +30,8 @@ pub fn keygen(pq: bool) -> Result<(Zeroizing<String>, String), KeyError> {
 
 /// `YYYY-MM-DDThh:mm:ssZ` for seconds since the Unix epoch.
 fn rfc3339_utc(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+    let t = UtcTime::from_unix(secs as i64);
+    format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", t.year, t.month, t.day, t.hour, t.minute, t.second)
 }
 
 #[cfg(test)]
