@@ -4,9 +4,11 @@ use std::collections::HashMap;
 use std::io::{self, Read, Write};
 
 use super::import::PAX_XATTR;
+use crate::archive::Archive;
+use crate::error::{Error, Result};
 use crate::format::is_within;
+use crate::format::{Entry, EntryKind};
 use crate::storage::ReadAt;
-use crate::{Archive, Entry, EntryKind, Error, Result};
 
 /// What an export wrote.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

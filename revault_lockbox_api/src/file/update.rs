@@ -1,7 +1,5 @@
 //! Changing an archive in place: [`ArchiveUpdater`] appends one write
-//! session per change (`add`, `update`, `remove`), [`compact_archive`]
-//! rewrites it without what later sessions superseded, and
-//! [`repair_archive`] cuts off a torn tail.
+//! session per change (`add`, `update`, `remove`).
 //!
 //! A session writes after the archive's committed end: new data pages
 //! (numbered on from the old page count), one new entries run (puts and
@@ -12,113 +10,26 @@
 //! previous state; a failed session is cut off again.
 
 use std::fs::File;
-use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use super::create::{check_inputs, ordered_roots, walk_with, WalkRules};
+use super::changes::{below_leaf, count_change, inconsistent, UpdateFilter};
 use super::lock::open_locked;
 use super::sync::SyncingWriter;
-use super::walk::{Seen, WalkFilter};
-use super::writer::{ArchiveWriter, CreateOptions, Metadata, SessionStart};
-use super::CreateWarning;
-use crate::archive::Merged;
-use crate::format::{
-    is_within, path_cmp, Entry, EntryKind, Root, Run, Session, Table, TreeTop, MAX_RUNS, MAX_SESSIONS,
-};
+use super::{UpdateOptions, UpdateReport};
+use crate::archive::Archive;
+use crate::crypto::ContentKey;
+use crate::error::{EntryPath, Error, Result};
+use crate::format::{is_within, path_cmp, Root, Run, Session, Table, TreeTop, MAX_RUNS, MAX_SESSIONS};
 use crate::index::TreeReader;
-use crate::progress::Progress;
-use crate::sparse::DataOnly;
-use crate::{Archive, EntryPath, Error, OpenOptions, Result, Unlock, WorkloadProfile};
-use rustix::fs::FileType;
-
-/// How an archive is changed in place. Every setter's doc states its
-/// default.
-#[derive(Debug, Clone)]
-pub struct UpdateOptions {
-    create: CreateOptions,
-    profile: WorkloadProfile,
-    wait: bool,
-}
-
-impl Default for UpdateOptions {
-    fn default() -> Self {
-        UpdateOptions::new()
-    }
-}
-
-impl UpdateOptions {
-    /// The [`WorkloadProfile::Balanced`] preset; fail at once when another
-    /// writer holds the archive.
-    pub fn new() -> UpdateOptions {
-        UpdateOptions { create: CreateOptions::new(), profile: WorkloadProfile::Balanced, wait: false }
-    }
-
-    /// Page size, zstd level and threads of the new pages, and the reading
-    /// knobs, from `profile`. Default: `Balanced`.
-    pub fn profile(mut self, profile: WorkloadProfile) -> Self {
-        self.create = self.create.profile(profile);
-        self.profile = profile;
-        self
-    }
-
-    /// Overrides the zstd level of new pages. Default: the profile's.
-    pub fn zstd_level(mut self, level: i32) -> Self {
-        self.create = self.create.zstd_level(level);
-        self
-    }
-
-    /// Overrides the worker threads. Default: the profile's (all cores).
-    pub fn threads(mut self, threads: usize) -> Self {
-        self.create = self.create.threads(threads);
-        self
-    }
-
-    /// Waits for another writer to finish instead of failing with
-    /// [`Error::Locked`]. Default: `false`.
-    pub fn wait(mut self, wait: bool) -> Self {
-        self.wait = wait;
-        self
-    }
-
-    /// Counters updated as data is archived. Default: none.
-    pub fn progress(mut self, progress: Arc<Progress>) -> Self {
-        self.create = self.create.progress(progress);
-        self
-    }
-
-    fn open_options(&self) -> OpenOptions {
-        OpenOptions::new().profile(self.profile).threads(self.create.tuning.threads)
-    }
-}
-
-/// What a change in place did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct UpdateReport {
-    /// Entries stored by the session.
-    pub stored: u64,
-    /// Deletion records written (each hides a path and what lies below it).
-    pub deleted: u64,
-    /// Bytes of file content stored.
-    pub content_bytes: u64,
-    /// Bytes appended to the archive (0 when nothing changed).
-    pub bytes_written: u64,
-    /// Entries in the archive afterwards.
-    pub entries: u64,
-    /// Bytes of a torn tail (an interrupted session) cut off first.
-    pub torn_tail_cut: u64,
-    /// Whether the entries runs were first merged into one (past the bound
-    /// on runs), in a session of its own.
-    pub runs_merged: bool,
-    /// Things skipped, one line each, as [`CreateReport`](crate::CreateReport) has them.
-    pub warnings: Vec<CreateWarning>,
-}
+use crate::keys::Unlock;
+use crate::session::{ArchiveWriter, Selection, SessionStart};
+use crate::walk::{check_inputs, ordered_roots, walk_with, WalkRules};
 
 /// The output of an append session: the archive file, after its committed
 /// end, synced in the background as it grows (as create's output is).
-type SessionOut = BufWriter<SyncingWriter<File>>;
+pub(super) type SessionOut = BufWriter<SyncingWriter<File>>;
 
 /// An archive opened for one change in place, holding its writer lock.
 ///
@@ -383,7 +294,7 @@ impl ArchiveUpdater {
             return Err(e);
         }
         let reader = self.file.try_clone().map_err(Error::io("opening", &self.path))?;
-        let key = crate::crypto::ContentKey::from_bytes(self.archive.append_point().1.bytes());
+        let key = ContentKey::from_bytes(self.archive.append_point().1.bytes());
         self.archive = Archive::reopen(reader, &key, self.options.open_options())?;
         self.report.runs_merged = true;
         Ok(())
@@ -413,245 +324,9 @@ fn sync(out: &mut SessionOut, path: &Path) -> Result<()> {
     out.get_ref().get_ref().sync_data().map_err(Error::io("syncing", path))
 }
 
-fn inconsistent() -> Error {
-    crate::format::malformed_error("index", "entry count differs from the root's")
-}
-
-fn below_leaf(blocker: Vec<u8>) -> Error {
-    Error::Conflict {
-        path: EntryPath(blocker),
-        reason: "is a file or symbolic link in the archive; nothing can be stored below it (remove it first)",
-    }
-}
-
-/// How a new run changes the entry count over the range it touches (from
-/// its first path to the end of its last path's subtree): entries of the
-/// old view there, and of the new view, which is checked as a reader
-/// would check it. Nothing outside the range changes.
-fn count_change(
-    archive: &Archive<File>,
-    new_run: (TreeReader<'_>, TreeTop),
-    first: &[u8],
-    last: &[u8],
-    offsets: &[u64],
-    stream_len: u64,
-) -> Result<(u64, u64)> {
-    if let Some(blocker) = archive.leaf_above(first)? {
-        return Err(below_leaf(blocker));
-    }
-    let in_range = |e: &Entry| path_cmp(&e.path, last).is_le() || is_within(last, &e.path);
-    let count = |view: &mut dyn Iterator<Item = Result<Entry>>| -> Result<u64> {
-        let mut n = 0;
-        for e in view {
-            if !in_range(&e?) {
-                break;
-            }
-            n += 1;
-        }
-        Ok(n)
-    };
-    let old = count(&mut archive.merged_from(Some(first))?)?;
-    let new_view: Merged<'_> = archive.merged_with(Some(first), &[new_run])?;
-    let new =
-        count(&mut Archive::<File>::checked(new_view, false, offsets, stream_len)).map_err(|e| match e {
-            Error::UnsafePath { path, .. } => Error::Conflict {
-                path,
-                reason: "would lie below a file or symbolic link of the archive (remove that first)",
-            },
-            e => e,
-        })?;
-    Ok((old, new))
-}
-
-/// `update`'s view of the walk: each path reached is compared with the
-/// stored entry, and stored paths under the inputs that the walk passed
-/// by are deleted (with `delete_missing`).
-struct UpdateFilter<'a, 'r> {
-    old: Merged<'a>,
-    peeked: Option<Entry>,
-    roots: &'r [Vec<u8>],
-    delete_missing: bool,
-    /// A path stored or deleted in this session that hides what the old
-    /// view holds below it.
-    hidden: Option<Vec<u8>>,
-    deleted: u64,
-}
-
-impl UpdateFilter<'_, '_> {
-    fn peek(&mut self) -> Result<Option<&Entry>> {
-        if self.peeked.is_none() {
-            self.peeked = self.old.next().transpose()?;
-        }
-        Ok(self.peeked.as_ref())
-    }
-
-    /// Deletes the old entries before `before` (all, when `None`) that lie
-    /// under an input and were not reached; stops past the last input.
-    fn delete_before(&mut self, writer: &mut ArchiveWriter<SessionOut>, before: Option<&[u8]>) -> Result<()> {
-        let last_root = self.roots.last().cloned().unwrap_or_default();
-        while let Some(e) = self.peek()? {
-            if before.is_some_and(|b| path_cmp(&e.path, b).is_ge()) {
-                break;
-            }
-            if path_cmp(&e.path, &last_root).is_gt() && !is_within(&last_root, &e.path) {
-                break;
-            }
-            let e = self.peeked.take().expect("peeked");
-            if self.hidden.as_ref().is_some_and(|h| is_within(h, &e.path)) {
-                continue;
-            }
-            if self.delete_missing && self.roots.iter().any(|r| is_within(r, &e.path)) {
-                writer.delete(&e.path)?;
-                self.deleted += 1;
-                self.hidden = Some(e.path);
-            }
-        }
-        Ok(())
-    }
-}
-
-impl WalkFilter<SessionOut> for UpdateFilter<'_, '_> {
-    fn admit(&mut self, writer: &mut ArchiveWriter<SessionOut>, stored: &[u8], seen: &Seen) -> Result<bool> {
-        self.delete_before(writer, Some(stored))?;
-        let unchanged = match self.peek()? {
-            Some(e) if e.path == stored => {
-                let e = self.peeked.take().expect("peeked");
-                same_as_stored(&e, seen)
-            }
-            _ => false,
-        };
-        if !unchanged && seen.kind != FileType::Directory {
-            self.hidden = Some(stored.to_vec());
-        }
-        Ok(!unchanged)
-    }
-}
-
-/// Whether what the walk saw looks like stored entry `e`: same
-/// kind, size and modification time (what tar's `-u` compares).
-fn same_as_stored(e: &Entry, seen: &Seen) -> bool {
-    let same_time = (e.mtime_secs, e.mtime_nanos) == (seen.mtime_secs, seen.mtime_nanos);
-    let same_kind = match &e.kind {
-        EntryKind::Dir => seen.kind == FileType::Directory,
-        EntryKind::Symlink { .. } => seen.kind == FileType::Symlink,
-        EntryKind::File { size, .. } | EntryKind::Hardlink { size, .. } => {
-            seen.kind == FileType::RegularFile && *size == seen.size
-        }
-    };
-    same_kind && same_time
-}
-
-/// Rewrites the archive at `path` (opened with `key`) without what later
-/// sessions superseded: one session, one run, only the live files'
-/// content. The new archive keeps the archive id and key slots; it is
-/// written to a temporary file beside the old one, synced, and renamed
-/// over it, so the path holds either the old or the new archive, whole.
-/// Holds the writer lock throughout. Returns the new archive's length.
-pub fn compact_archive<'k>(path: &Path, key: impl Into<Unlock<'k>>, options: UpdateOptions) -> Result<u64> {
-    let file = open_locked(path, options.wait)?;
-    let reader = file.try_clone().map_err(Error::io("opening", path))?;
-    let archive = Archive::open_with(reader, key, options.open_options())?;
-    let mut head = vec![0u8; archive.data_start() as usize];
-    std::os::unix::fs::FileExt::read_exact_at(&file, &mut head, 0).map_err(Error::io("reading", path))?;
-    let len = rewrite_archive(path, archive, &head, &options.create)?;
-    drop(file);
-    Ok(len)
-}
-
-/// Writes the live state of `archive` (read from `path`, whose writer lock
-/// the caller holds) after `head` (the header and key-slot table, resized
-/// or not) to a temporary file beside `path`, syncs it and renames it over
-/// `path`. Returns the new archive's length.
-pub(crate) fn rewrite_archive(
-    path: &Path,
-    archive: Archive<File>,
-    head: &[u8],
-    options: &CreateOptions,
-) -> Result<u64> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(Error::io("creating a temporary file in", dir))?;
-    let mut out = BufWriter::with_capacity(1 << 20, SyncingWriter::new(tmp)?);
-    out.write_all(head).map_err(Error::io("writing", path))?;
-    let (archive_id, content_key, _) = archive.append_point();
-    let start = SessionStart { archive_id, position: head.len() as u64, next_page: 0, stream_len: 0 };
-    let mut writer = ArchiveWriter::session(out, content_key, start, options.clone())?;
-    let mut leaf = None;
-    for entry in archive.entries()? {
-        let entry = entry?;
-        let meta = Metadata::of_entry(&entry);
-        match &entry.kind {
-            EntryKind::Dir => writer.add_dir(&entry.path, &meta)?,
-            EntryKind::Symlink { target } => writer.add_symlink(&entry.path, &meta, target)?,
-            EntryKind::Hardlink { target, .. } => writer.add_hardlink(&entry.path, &meta, target)?,
-            EntryKind::File { size, .. } => {
-                let mut content = archive.content_reader(&entry, leaf.take())?;
-                let linked = entry.extent.is_some_and(|x| x.linked);
-                let n = if let Some(map) = entry.sparse_map() {
-                    let data = DataOnly::new(&mut content, map);
-                    let stored =
-                        writer.add_sparse_file(&entry.path, &meta, map.clone(), *size, linked, data)?;
-                    if stored == map.stored_len() {
-                        *size
-                    } else {
-                        stored
-                    }
-                } else if linked {
-                    writer.add_linked_file(&entry.path, &meta, *size, &mut content)?
-                } else {
-                    writer.add_file(&entry.path, &meta, *size, &mut content)?
-                };
-                // Read to the end once more: the reader checks the digest there.
-                content.read(&mut [0u8; 1]).map_err(Error::io("reading from", path))?;
-                if n != *size {
-                    return Err(inconsistent());
-                }
-                leaf = content.into_leaf();
-            }
-        }
-    }
-    let (out, len) = writer.finish_counted()?;
-    let tmp = out.into_inner().map_err(|e| Error::io("writing", path)(e.into_error()))?.finish();
-    tmp.as_file().sync_all().map_err(Error::io("syncing", tmp.path()))?;
-    tmp.persist(path).map_err(|e| Error::io("renaming the compacted archive to", path)(e.error))?;
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(len)
-}
-
-/// Cuts off the torn tail of the archive at `path` (what an interrupted
-/// session left after the last committed trailer), after checking with
-/// `key` which trailer is committed. Returns the bytes cut (0 when the
-/// archive was whole).
-pub fn repair_archive<'k>(path: &Path, key: impl Into<Unlock<'k>>, wait: bool) -> Result<u64> {
-    let file = open_locked(path, wait)?;
-    let reader = file.try_clone().map_err(Error::io("opening", path))?;
-    let archive = Archive::open(reader, key)?;
-    let torn = archive.torn_tail_bytes();
-    if torn > 0 {
-        let (_, _, end) = archive.append_point();
-        file.set_len(end).map_err(Error::io("truncating", path))?;
-        file.sync_all().map_err(Error::io("syncing", path))?;
-    }
-    Ok(torn)
-}
-
 /// Appends walk as `create` does by default: links stored as links, every
 /// path selected, warnings reported.
 fn no_rules() -> WalkRules<'static> {
-    static ALL: std::sync::OnceLock<super::Selection> = std::sync::OnceLock::new();
-    WalkRules {
-        follow: false,
-        strict: false,
-        selection: ALL.get_or_init(super::Selection::new),
-        xattrs: false,
-    }
+    static ALL: std::sync::OnceLock<Selection> = std::sync::OnceLock::new();
+    WalkRules { follow: false, strict: false, selection: ALL.get_or_init(Selection::new), xattrs: false }
 }
