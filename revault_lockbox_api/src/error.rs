@@ -210,9 +210,29 @@ pub enum Error {
     #[error("invalid or too costly Argon2id parameters: {0}")]
     InvalidKdf(String),
     /// Another process holds the archive's writer lock.
-    #[error("{}: another lockbox is changing this archive (--wait waits for it)", path.display())]
+    #[error("{}: another lockbox is changing this archive", Quoted::path(path))]
     Locked {
         /// The archive.
+        path: PathBuf,
+    },
+    /// The archive holds as many write sessions as its root can list: a
+    /// change in place needs a compaction first.
+    #[error("{}: too many sessions: compact the archive first", Quoted::path(path))]
+    TooManySessions {
+        /// The archive.
+        path: PathBuf,
+    },
+    /// A key slot asked for holds no key.
+    #[error("slot {index} is not in use")]
+    SlotNotInUse {
+        /// The slot's position.
+        index: usize,
+    },
+    /// An input path has a `..` component: its stored name would climb out
+    /// of the archive.
+    #[error("input {}: contains `..`", Quoted::path(path))]
+    ParentInInput {
+        /// The input path.
         path: PathBuf,
     },
     /// A change would leave the archive's entries inconsistent (an entry

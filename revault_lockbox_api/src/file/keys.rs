@@ -164,7 +164,7 @@ pub fn remove_key_slot<'k>(path: &Path, key: impl Into<Unlock<'k>>, index: usize
     let mut table = SlotTable::open(path)?;
     table.unlock(key.into())?;
     if table.slots.get(index).is_none_or(|s| matches!(s, KeySlot::Empty)) {
-        return Err(Error::BadKeys(format!("slot {index} is not in use (see `lockbox key list`)")));
+        return Err(Error::SlotNotInUse { index });
     }
     if table.in_use() == 1 {
         return Err(Error::BadKeys(

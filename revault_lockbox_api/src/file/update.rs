@@ -184,10 +184,7 @@ impl ArchiveUpdater {
         ) -> Result<ArchiveWriter<SessionOut>>,
     ) -> Result<UpdateReport> {
         if self.archive.root().sessions.len() + 2 > MAX_SESSIONS {
-            return Err(Error::BadInput {
-                path: self.path.clone(),
-                reason: "too many sessions: compact the archive first (lockbox compact)",
-            });
+            return Err(Error::TooManySessions { path: self.path.clone() });
         }
         if self.archive.root().history.runs.len() + 1 >= MAX_RUNS {
             self.merge_runs()?;
@@ -207,8 +204,19 @@ impl ArchiveUpdater {
             Err(e) => {
                 // The session never committed; its bytes are a torn tail.
                 let _ = self.cut_back();
-                Err(e)
+                Err(self.named(e))
             }
+        }
+    }
+
+    /// `e`, naming this archive where the session could not (its root
+    /// grew too large).
+    fn named(&self, e: Error) -> Error {
+        match e {
+            Error::TooManySessions { path } if path.as_os_str().is_empty() => {
+                Error::TooManySessions { path: self.path.clone() }
+            }
+            e => e,
         }
     }
 
@@ -291,7 +299,7 @@ impl ArchiveUpdater {
         })();
         if let Err(e) = merged {
             let _ = self.cut_back();
-            return Err(e);
+            return Err(self.named(e));
         }
         let reader = self.file.try_clone().map_err(Error::io("opening", &self.path))?;
         let key = ContentKey::from_bytes(self.archive.append_point().1.bytes());

@@ -65,10 +65,8 @@ impl<W: Write> ArchiveWriter<W> {
     ) -> Result<(W, u64)> {
         let plain = to_seal(&self.output.archive_id, Sealing::Root, root.encode());
         if plain.len() > MAX_ROOT_LEN as usize {
-            return Err(Error::BadInput {
-                path: std::path::PathBuf::new(),
-                reason: "the index root would be too large: too many sessions (compact the archive)",
-            });
+            // The session knows no path; an append names its archive.
+            return Err(Error::TooManySessions { path: std::path::PathBuf::new() });
         }
         let frame = compress_root(&plain)?;
         let stored_len = (frame.len() + TAG_LEN) as u32;

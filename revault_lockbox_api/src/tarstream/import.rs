@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::format::{check_entry_path, is_within, path_cmp, MAX_PATH_LEN};
 use crate::format::{check_xattr, check_xattr_list, Xattr};
 use crate::keys::KeySet;
-use crate::session::{ArchiveWriter, CreateOptions, Metadata};
+use crate::session::{ArchiveWriter, CreateOptions, FirstLinks, Metadata};
 use crate::walk::CreateReport;
 
 /// Prefix of the pax keys that carry extended attributes (GNU tar, star,
@@ -59,20 +59,20 @@ pub(crate) fn tar_into<W: Write>(
     let mut report = CreateReport::default();
     let (records, spool, group_sizes) = read_stream(input, &mut report)?;
     let mut writer = ArchiveWriter::new(out, keys.clone(), options)?;
-    let mut first_of_group: HashMap<usize, Vec<u8>> = HashMap::new();
+    let mut first_of_group = FirstLinks::new();
     for r in &records {
         match &r.kind {
             Kind::Dir => writer.add_dir(&r.path, &r.meta)?,
             Kind::Symlink(target) => writer.add_symlink(&r.path, &r.meta, target)?,
             Kind::File { content, group } => {
                 let linked = group.filter(|g| group_sizes[g] > 1);
-                if let Some(first) = linked.and_then(|g| first_of_group.get(&g)) {
+                if let Some(first) = linked.and_then(|g| first_of_group.first(&g)) {
                     writer.add_hardlink(&r.path, &r.meta, first)?;
                 } else {
                     let mut reader = spool.open(*content);
                     let n = match linked {
                         Some(g) => {
-                            first_of_group.insert(g, r.path.clone());
+                            first_of_group.written(g, r.path.clone());
                             writer.add_linked_file(&r.path, &r.meta, content.len, &mut reader)?
                         }
                         None => writer.add_file(&r.path, &r.meta, content.len, &mut reader)?,

@@ -101,10 +101,7 @@ fn stored_name(input: &Path) -> Result<Vec<u8>> {
             Component::Normal(s) => parts.push(s.as_bytes()),
             Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
             Component::ParentDir => {
-                return Err(Error::BadInput {
-                    path: input.to_path_buf(),
-                    reason: "contains `..`; use -C to change directory instead",
-                });
+                return Err(Error::ParentInInput { path: input.to_path_buf() });
             }
         }
     }

@@ -42,8 +42,7 @@ impl<W: Write> Walk<'_, W> {
         let meta = self.metadata(&st, Target::Fd(fd.as_fd()), &shown)?;
         let linked = st.st_nlink > 1;
         if linked {
-            if let Some(first) = self.links.get(&(seen.dev, seen.ino)) {
-                let first = first.clone();
+            if let Some(first) = self.links.first(&(seen.dev, seen.ino)) {
                 self.writer.add_hardlink(&stored, &meta, first)?;
                 self.report.entries += 1;
                 return Ok(());
@@ -72,7 +71,7 @@ impl<W: Write> Walk<'_, W> {
         };
         let n = n.map_err(with_path)?;
         if linked {
-            self.links.insert((seen.dev, seen.ino), stored);
+            self.links.written((seen.dev, seen.ino), stored);
         }
         self.report.entries += 1;
         self.report.content_bytes += n;

@@ -11,7 +11,6 @@
 //! blocks the open (`O_NONBLOCK`). Size, mode and times come from the
 //! descriptor; a file is read up to the size it had when opened.
 
-use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::io::Write;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -25,7 +24,7 @@ use super::CreateReport;
 use crate::error::{CreateWarning, Error, Result, WarningKind};
 use crate::format::{check_xattr_list, MAX_PATH_LEN};
 use crate::owners::OwnerNames;
-use crate::session::{ArchiveWriter, Metadata, Selection};
+use crate::session::{ArchiveWriter, FirstLinks, Metadata, Selection};
 use crate::xattrs::{self, Target};
 
 /// Walks input trees into an [`ArchiveWriter`], in index order.
@@ -33,7 +32,7 @@ pub(super) struct Walk<'a, W: Write> {
     pub(super) writer: ArchiveWriter<W>,
     pub(super) report: CreateReport,
     /// First stored path of each multiply-linked file, by (device, inode).
-    pub(super) links: FirstLinks,
+    pub(super) links: FirstLinks<(u64, u64)>,
     /// Files never archived (the archive itself), by (device, inode).
     pub(super) skip: &'a [(u64, u64)],
     /// Follow symbolic links (`-h`).
@@ -106,9 +105,6 @@ fn metadata_of(st: &Stat) -> Metadata {
     )
 }
 
-/// Hard links whose target is the first path stored for their inode.
-type FirstLinks = HashMap<(u64, u64), Vec<u8>>;
-
 #[allow(clippy::unnecessary_cast)] // field types differ between targets
 pub(super) fn size_and_mtime(st: &Stat) -> (u64, i64, u64) {
     (st.st_size as u64, st.st_mtime as i64, st.st_mtime_nsec as u64)
@@ -126,7 +122,7 @@ impl<'a, W: Write> Walk<'a, W> {
         Walk {
             writer,
             report: CreateReport::default(),
-            links: HashMap::new(),
+            links: FirstLinks::new(),
             skip,
             follow,
             strict,
