@@ -4,10 +4,10 @@
 //! checked as a reader would check it.
 
 use std::fs::File;
+use std::io::Write;
 
 use rustix::fs::FileType;
 
-use super::update::SessionOut;
 use crate::archive::{Archive, Merged};
 use crate::error::{EntryPath, Error, Result};
 use crate::format::{is_within, path_cmp, Entry, EntryKind, TreeTop};
@@ -91,7 +91,7 @@ impl UpdateFilter<'_, '_> {
     /// under an input and were not reached; stops past the last input.
     pub(super) fn delete_before(
         &mut self,
-        writer: &mut ArchiveWriter<SessionOut>,
+        writer: &mut ArchiveWriter<impl Write>,
         before: Option<&[u8]>,
     ) -> Result<()> {
         let last_root = self.roots.last().cloned().unwrap_or_default();
@@ -116,8 +116,8 @@ impl UpdateFilter<'_, '_> {
     }
 }
 
-impl WalkFilter<SessionOut> for UpdateFilter<'_, '_> {
-    fn admit(&mut self, writer: &mut ArchiveWriter<SessionOut>, stored: &[u8], seen: &Seen) -> Result<bool> {
+impl<W: Write> WalkFilter<W> for UpdateFilter<'_, '_> {
+    fn admit(&mut self, writer: &mut ArchiveWriter<W>, stored: &[u8], seen: &Seen) -> Result<bool> {
         self.delete_before(writer, Some(stored))?;
         let unchanged = match self.peek()? {
             Some(e) if e.path == stored => {

@@ -19,7 +19,8 @@ use crate::walk::{check_inputs, walk_with, CreateReport, WalkRules};
 ///
 /// Files that vanish, are swapped, change while read or cannot be read are
 /// reported in [`CreateReport::warnings`]; with [`CreateOptions::strict`]
-/// the first is an [`Error::Strict`] and no archive is left behind.
+/// the first is an [`Error::Strict`](crate::error::Error::Strict) and no
+/// archive is left behind.
 ///
 /// The archive is written under a temporary name beside `archive`, synced,
 /// and renamed into place: an interrupted create leaves no file at `archive`

@@ -52,7 +52,7 @@ impl UpdateOptions {
     }
 
     /// Waits for another writer to finish instead of failing with
-    /// [`Error::Locked`]. Default: `false`.
+    /// [`Error::Locked`](crate::error::Error::Locked). Default: `false`.
     pub fn wait(mut self, wait: bool) -> Self {
         self.wait = wait;
         self

@@ -29,7 +29,7 @@ use crate::walk::{check_inputs, ordered_roots, walk_with, WalkRules};
 
 /// The output of an append session: the archive file, after its committed
 /// end, synced in the background as it grows (as create's output is).
-pub(super) type SessionOut = BufWriter<SyncingWriter<File>>;
+type SessionOut = BufWriter<SyncingWriter<File>>;
 
 /// An archive opened for one change in place, holding its writer lock.
 ///

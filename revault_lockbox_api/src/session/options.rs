@@ -169,8 +169,9 @@ impl CreateOptions {
     }
 
     /// Fail at the first thing the walk would skip or store incompletely
-    /// with a warning ([`Error::Strict`]), before the archive is renamed
-    /// into place. Default: off, such things are reported in
+    /// with a warning ([`Error::Strict`](crate::error::Error::Strict)),
+    /// before the archive is renamed into place. Default: off, such things
+    /// are reported in
     /// [`CreateReport::warnings`](crate::CreateReport::warnings).
     pub fn strict(mut self, strict: bool) -> Self {
         self.strict = strict;
@@ -179,7 +180,7 @@ impl CreateOptions {
 
     /// Lets [`create_archive`](crate::create_archive) replace an existing
     /// archive (once the new one is complete). Default: false, an existing
-    /// file is refused with [`Error::AlreadyExists`].
+    /// file is refused with [`Error::AlreadyExists`](crate::error::Error::AlreadyExists).
     pub fn overwrite(mut self, overwrite: bool) -> Self {
         self.overwrite = overwrite;
         self

@@ -26,7 +26,8 @@ pub struct CreateReport {
     /// What was skipped or stored incompletely (sockets, devices, the
     /// archive itself, files that vanished, were replaced, changed while
     /// read or could not be read). Empty with
-    /// [`CreateOptions::strict`], which fails at the first instead.
+    /// [`CreateOptions::strict`](crate::session::CreateOptions::strict),
+    /// which fails at the first instead.
     pub warnings: Vec<CreateWarning>,
 }
 
