@@ -43,6 +43,7 @@ pub mod civil;
 mod crypto;
 mod error;
 mod extract;
+mod file;
 mod format;
 #[cfg(feature = "fuzzing")]
 pub mod fuzz;
@@ -53,35 +54,37 @@ mod pipeline;
 mod profile;
 mod progress;
 mod quote;
+mod session;
 mod sparse;
 mod storage;
 mod tarstream;
-mod write;
+mod walk;
 mod xattrs;
 
 pub use archive::Subtrees;
 pub use archive::{Archive, ArchiveInfo, Damage, Entries, EntryReader, OpenOptions, VerifyReport};
 pub use crypto::{KdfParams, Password};
-pub use error::{EntryPath, Error, Result};
+pub use error::{CreateWarning, EntryPath, Error, Result, WarningKind};
 pub use extract::{ExtractOptions, ExtractReport};
+pub use file::{
+    add_keys, change_password, compact_archive, create_archive, create_archive_from_tar, list_key_slots,
+    read_key_slots, remove_key_slot, repair_archive, write_archive, ArchiveUpdater, SlotInfo, SlotKind,
+    UpdateOptions, UpdateReport,
+};
 pub use format::{DecodeError, Entry, EntryKind, SparseMap, Xattr};
 pub use keys::{
-    add_keys, change_password, check_recipient_mix, keygen, list_key_slots, parse_recipients, read_key_slots,
-    read_recipients_file, remove_key_slot, Identity, KeyError, KeyFile, KeySet, PassphraseFn, Recipient,
-    RecipientKind, SlotInfo, SlotKind, Unlock,
+    check_recipient_mix, keygen, parse_recipients, read_recipients_file, Identity, KeyError, KeyFile, KeySet,
+    PassphraseFn, Recipient, RecipientKind, Unlock,
 };
 pub use profile::{zstd_levels, CreateTuning, ReadTuning, WorkloadProfile};
 pub use progress::Progress;
 pub use quote::Quoted;
+pub use session::{ArchiveWriter, CreateOptions, Metadata, Selection};
 #[cfg(feature = "s3")]
 pub use storage::s3;
 pub use storage::{ReadAt, SeekReader};
-pub use tarstream::{create_archive_from_tar, export_tar, write_archive_from_tar, ExportReport};
-pub use write::{
-    compact_archive, create_archive, repair_archive, write_archive, ArchiveUpdater, ArchiveWriter,
-    CreateOptions, CreateReport, CreateWarning, Metadata, Selection, UpdateOptions, UpdateReport,
-    WarningKind,
-};
+pub use tarstream::{export_tar, write_archive_from_tar, ExportReport};
+pub use walk::CreateReport;
 
 /// The Argon2id cost limits every reader enforces; a writer refuses
 /// parameters above them.

@@ -6,6 +6,8 @@
 
 use std::num::NonZeroUsize;
 
+use crate::error::{Error, Result};
+
 /// What the archive is being used for. Each preset tunes the same knobs;
 /// none of them weakens the cryptography.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -126,14 +128,14 @@ impl WorkloadProfile {
 
 impl CreateTuning {
     /// Checks knobs a caller may have overridden.
-    pub(crate) fn validate(&self) -> crate::Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         let page_ok = (4096..=crate::format::MAX_PAGE_PLAIN_LEN as usize).contains(&self.page_size);
         if !page_ok
             || !zstd_levels().contains(&self.zstd_level)
             || self.threads == 0
             || self.pages_in_flight == 0
         {
-            return Err(crate::Error::InvalidTuning(format!(
+            return Err(Error::InvalidTuning(format!(
                 "page size {} (4 KiB..16 MiB), zstd level {} ({:?}), threads {}, pages in flight {}",
                 self.page_size,
                 self.zstd_level,
@@ -148,9 +150,9 @@ impl CreateTuning {
 
 impl ReadTuning {
     /// Checks knobs a caller may have overridden.
-    pub(crate) fn validate(&self) -> crate::Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         if self.threads == 0 || self.pages_in_flight == 0 {
-            return Err(crate::Error::InvalidTuning(format!(
+            return Err(Error::InvalidTuning(format!(
                 "threads {}, pages in flight {} (both at least 1)",
                 self.threads, self.pages_in_flight
             )));

@@ -11,7 +11,7 @@ use crate::crypto::{KdfParams, Password};
 use crate::error::Error;
 use crate::extract::ExtractOptions;
 use crate::format::{Entry, EntryKind, Extent, Extra, SparseMap, Xattr};
-use crate::write::{ArchiveWriter, CreateOptions, Metadata};
+use crate::session::{ArchiveWriter, CreateOptions, Metadata};
 
 fn password() -> Password {
     Password::from("hostile")

@@ -11,7 +11,7 @@ use crate::archive::Archive;
 use crate::crypto::{seam, KdfParams, Password, Sealing};
 use crate::error::Result;
 use crate::format::{EntryKind, HeaderPrefix, IndexNodeId, Table, ARCHIVE_ID_LEN};
-use crate::write::{ArchiveWriter, CreateOptions, Metadata};
+use crate::session::{ArchiveWriter, CreateOptions, Metadata};
 
 /// Selector byte (`% 6`) of a [`sealed`] input: the index root.
 pub const SEALED_ROOT: u8 = 0;

@@ -84,7 +84,7 @@ mod tests {
     use super::*;
     use crate::format::{decode_slot, EntriesLeaf, PagesLeaf, Root};
     use crate::keys::{unwrap_content_key, Unlock};
-    use crate::write::{ArchiveWriter, CreateOptions, Metadata};
+    use crate::session::{ArchiveWriter, CreateOptions, Metadata};
 
     #[test]
     fn index_seeds_are_the_root_and_every_node() {

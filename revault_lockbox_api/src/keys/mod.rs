@@ -38,7 +38,6 @@ mod hybrid;
 mod identity;
 mod keyfile;
 mod keygen;
-mod manage;
 mod recipient;
 mod slot;
 mod table;
@@ -50,11 +49,7 @@ use std::path::PathBuf;
 pub use identity::{Identity, PassphraseFn};
 pub use keyfile::KeyFile;
 pub use keygen::keygen;
-pub use manage::{
-    add_keys, change_password, list_key_slots, read_key_slots, remove_key_slot, SlotInfo, SlotKind,
-};
 pub use recipient::{parse_recipients, read_recipients_file, Recipient, RecipientKind};
-#[cfg(feature = "fuzzing")]
 pub(crate) use slot::stanza_types;
 pub(crate) use slot::{unwrap_content_key, wrap_content_key};
 pub use table::{KeySet, Unlock};

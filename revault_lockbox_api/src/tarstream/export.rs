@@ -1,12 +1,14 @@
 //! `export`: an archive's entries as a pax tar stream.
 
-use std::collections::HashMap;
 use std::io::{self, Read, Write};
 
 use super::import::PAX_XATTR;
+use crate::archive::Archive;
+use crate::error::{Error, Result};
 use crate::format::is_within;
+use crate::format::{Entry, EntryKind};
+use crate::session::FirstLinks;
 use crate::storage::ReadAt;
-use crate::{Archive, Entry, EntryKind, Error, Result};
 
 /// What an export wrote.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -49,8 +51,8 @@ pub fn export_tar<S: ReadAt, W: Write>(
     }
     let mut tar = tar::Builder::new(out);
     let mut report = ExportReport::default();
-    // Where each hard-link target's content was written, when it was.
-    let mut written: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
+    // By the stored file's path: the name its content went out under.
+    let mut written = FirstLinks::new();
     for entry in archive.entries()? {
         let entry = entry?;
         if !only.is_empty() && !only.iter().any(|p| is_within(p, &entry.path)) {
@@ -60,13 +62,13 @@ pub fn export_tar<S: ReadAt, W: Write>(
             EntryKind::Dir => (tar::EntryType::Directory, 0, None),
             EntryKind::Symlink { target } => (tar::EntryType::Symlink, 0, Some(target.clone())),
             EntryKind::File { size, .. } => {
-                written.insert(entry.path.clone(), entry.path.clone());
+                written.written(entry.path.clone(), entry.path.clone());
                 (tar::EntryType::Regular, *size, None)
             }
-            EntryKind::Hardlink { target, size, .. } => match written.get(target) {
-                Some(first) => (tar::EntryType::Link, 0, Some(first.clone())),
+            EntryKind::Hardlink { target, size, .. } => match written.first(target) {
+                Some(first) => (tar::EntryType::Link, 0, Some(first.to_vec())),
                 None => {
-                    written.insert(target.clone(), entry.path.clone());
+                    written.written(target.clone(), entry.path.clone());
                     (tar::EntryType::Regular, *size, None)
                 }
             },

@@ -16,11 +16,13 @@ use std::os::unix::ffi::OsStringExt;
 use tar::EntryType;
 
 use super::spool::{Spool, SpoolRef, SpoolSource};
+use crate::error::{CreateWarning, EntryPath, WarningKind};
+use crate::error::{Error, Result};
 use crate::format::{check_entry_path, is_within, path_cmp, MAX_PATH_LEN};
 use crate::format::{check_xattr, check_xattr_list, Xattr};
-use crate::write::{ArchiveWriter, CreateOptions, CreateReport, Metadata};
-use crate::write::{CreateWarning, WarningKind};
-use crate::{Error, KeySet, Result};
+use crate::keys::KeySet;
+use crate::session::{ArchiveWriter, CreateOptions, FirstLinks, Metadata};
+use crate::walk::CreateReport;
 
 /// Prefix of the pax keys that carry extended attributes (GNU tar, star,
 /// bsdtar).
@@ -57,20 +59,20 @@ pub(crate) fn tar_into<W: Write>(
     let mut report = CreateReport::default();
     let (records, spool, group_sizes) = read_stream(input, &mut report)?;
     let mut writer = ArchiveWriter::new(out, keys.clone(), options)?;
-    let mut first_of_group: HashMap<usize, Vec<u8>> = HashMap::new();
+    let mut first_of_group = FirstLinks::new();
     for r in &records {
         match &r.kind {
             Kind::Dir => writer.add_dir(&r.path, &r.meta)?,
             Kind::Symlink(target) => writer.add_symlink(&r.path, &r.meta, target)?,
             Kind::File { content, group } => {
                 let linked = group.filter(|g| group_sizes[g] > 1);
-                if let Some(first) = linked.and_then(|g| first_of_group.get(&g)) {
+                if let Some(first) = linked.and_then(|g| first_of_group.first(&g)) {
                     writer.add_hardlink(&r.path, &r.meta, first)?;
                 } else {
                     let mut reader = spool.open(*content);
                     let n = match linked {
                         Some(g) => {
-                            first_of_group.insert(g, r.path.clone());
+                            first_of_group.written(g, r.path.clone());
                             writer.add_linked_file(&r.path, &r.meta, content.len, &mut reader)?
                         }
                         None => writer.add_file(&r.path, &r.meta, content.len, &mut reader)?,
@@ -137,7 +139,7 @@ fn read_stream(
                 let Some(Record { kind: Kind::File { content, group }, meta: linked, .. }) = file else {
                     return Err(fail(format!(
                         "hard link to {}, which is not a file earlier in the stream",
-                        crate::EntryPath(target)
+                        EntryPath(target)
                     )));
                 };
                 let g = *group.get_or_insert_with(|| {
@@ -188,8 +190,8 @@ fn check_placement(records: &[Record]) -> Result<()> {
     let mut last_leaf: Option<&[u8]> = None;
     for r in records {
         if let Some(leaf) = last_leaf.filter(|leaf| is_within(leaf, &r.path)) {
-            let reason = format!("lies below {}, which is not a directory", crate::EntryPath(leaf.to_vec()));
-            return Err(Error::BadTar { at: format!("entry {}", crate::EntryPath(r.path.clone())), reason });
+            let reason = format!("lies below {}, which is not a directory", EntryPath(leaf.to_vec()));
+            return Err(Error::BadTar { at: format!("entry {}", EntryPath(r.path.clone())), reason });
         }
         last_leaf = match r.kind {
             Kind::Dir => None,
@@ -200,7 +202,7 @@ fn check_placement(records: &[Record]) -> Result<()> {
 }
 
 fn bad(number: u64, path: &[u8], reason: String) -> Error {
-    let mut reason = crate::EntryPath(reason.into_bytes()).to_string();
+    let mut reason = EntryPath(reason.into_bytes()).to_string();
     if let Some((cut, _)) = reason.char_indices().nth(160) {
         reason.truncate(cut);
         reason.push('…');
@@ -208,7 +210,7 @@ fn bad(number: u64, path: &[u8], reason: String) -> Error {
     let at = if path.is_empty() {
         format!("entry {number}")
     } else {
-        format!("entry {number} ({})", crate::EntryPath(path.to_vec()))
+        format!("entry {number} ({})", EntryPath(path.to_vec()))
     };
     Error::BadTar { at, reason }
 }

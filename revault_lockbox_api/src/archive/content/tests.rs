@@ -11,7 +11,7 @@ use sha2::Digest;
 
 use super::*;
 use crate::crypto::{KdfParams, Password};
-use crate::write::{ArchiveWriter, CreateOptions, Metadata};
+use crate::session::{ArchiveWriter, CreateOptions, Metadata};
 
 /// Hands out `spans` in order and records what each receives.
 struct Recorder {

@@ -1,6 +1,7 @@
-//! The tree walk of `create`: directory descriptors all the way down, so
-//! that a process racing in the tree cannot make the walk store a file from
-//! outside it.
+//! The tree walk of `create` and of an append: directory descriptors all
+//! the way down, so that a process racing in the tree cannot make the walk
+//! store a file from outside it. This file holds the walk's state and the
+//! directories; `leaf.rs` the files and links.
 //!
 //! Each name is looked at with `fstatat` (`lstat` unless dereferencing),
 //! then opened relative to its directory's descriptor with `O_NOFOLLOW |
@@ -10,51 +11,45 @@
 //! blocks the open (`O_NONBLOCK`). Size, mode and times come from the
 //! descriptor; a file is read up to the size it had when opened.
 
-use std::collections::HashMap;
 use std::ffi::OsStr;
-use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{fstat, openat, readlinkat, statat, AtFlags, Dir, FileType, Mode, OFlags, Stat, CWD};
+use rustix::fs::{fstat, openat, statat, AtFlags, Dir, FileType, Mode, OFlags, Stat, CWD};
 use rustix::io::Errno;
 
-use super::warning::{CreateWarning, WarningKind};
-use super::writer::{ArchiveWriter, Metadata};
 use super::CreateReport;
-use super::Selection;
+use crate::error::{CreateWarning, Error, Result, WarningKind};
 use crate::format::{check_xattr_list, MAX_PATH_LEN};
 use crate::owners::OwnerNames;
-use crate::sparse::{data_segments, SegmentReader};
+use crate::session::{ArchiveWriter, FirstLinks, Metadata, Selection};
 use crate::xattrs::{self, Target};
-use crate::{Error, Result};
 
 /// Walks input trees into an [`ArchiveWriter`], in index order.
 pub(super) struct Walk<'a, W: Write> {
     pub(super) writer: ArchiveWriter<W>,
     pub(super) report: CreateReport,
     /// First stored path of each multiply-linked file, by (device, inode).
-    links: FirstLinks,
+    pub(super) links: FirstLinks<(u64, u64)>,
     /// Files never archived (the archive itself), by (device, inode).
-    skip: &'a [(u64, u64)],
+    pub(super) skip: &'a [(u64, u64)],
     /// Follow symbolic links (`-h`).
-    follow: bool,
+    pub(super) follow: bool,
     /// Fail at the first warning instead of skipping.
-    strict: bool,
+    pub(super) strict: bool,
     /// The directories being walked, outermost first: one met again inside
     /// itself is a loop.
-    open_dirs: Vec<(u64, u64)>,
+    pub(super) open_dirs: Vec<(u64, u64)>,
     /// Decides what is stored (`update`); everything when `None`.
-    filter: Option<&'a mut dyn WalkFilter<W>>,
+    pub(super) filter: Option<&'a mut dyn WalkFilter<W>>,
     /// Excludes and `--one-file-system`.
-    selection: &'a Selection,
+    pub(super) selection: &'a Selection,
     /// The device of the input being walked, for `--one-file-system`.
-    root_dev: Option<u64>,
+    pub(super) root_dev: Option<u64>,
     /// Owner and group names by id, looked up once each.
-    names: OwnerNames,
+    pub(super) names: OwnerNames,
     /// Store extended attributes (`--xattrs`).
     pub(super) xattrs: bool,
 }
@@ -75,26 +70,26 @@ pub(crate) trait WalkFilter<W: Write> {
 }
 
 /// A name met in a directory the walk holds open.
-struct Found<'d> {
-    dir: BorrowedFd<'d>,
-    name: &'d OsStr,
+pub(super) struct Found<'d> {
+    pub(super) dir: BorrowedFd<'d>,
+    pub(super) name: &'d OsStr,
     /// How warnings name it.
-    shown: PathBuf,
+    pub(super) shown: PathBuf,
     /// What it is stored as.
-    stored: Vec<u8>,
+    pub(super) stored: Vec<u8>,
 }
 
 /// What must not change between looking at a name and opening it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Identity {
-    dev: u64,
-    ino: u64,
-    kind: FileType,
+pub(super) struct Identity {
+    pub(super) dev: u64,
+    pub(super) ino: u64,
+    pub(super) kind: FileType,
 }
 
 impl Identity {
     #[allow(clippy::unnecessary_cast)] // field types differ between targets
-    fn of(st: &Stat) -> Identity {
+    pub(super) fn of(st: &Stat) -> Identity {
         Identity { dev: st.st_dev as u64, ino: st.st_ino as u64, kind: FileType::from_raw_mode(st.st_mode) }
     }
 }
@@ -110,11 +105,8 @@ fn metadata_of(st: &Stat) -> Metadata {
     )
 }
 
-/// Hard links whose target is the first path stored for their inode.
-type FirstLinks = HashMap<(u64, u64), Vec<u8>>;
-
 #[allow(clippy::unnecessary_cast)] // field types differ between targets
-fn size_and_mtime(st: &Stat) -> (u64, i64, u64) {
+pub(super) fn size_and_mtime(st: &Stat) -> (u64, i64, u64) {
     (st.st_size as u64, st.st_mtime as i64, st.st_mtime_nsec as u64)
 }
 
@@ -130,7 +122,7 @@ impl<'a, W: Write> Walk<'a, W> {
         Walk {
             writer,
             report: CreateReport::default(),
-            links: HashMap::new(),
+            links: FirstLinks::new(),
             skip,
             follow,
             strict,
@@ -146,7 +138,7 @@ impl<'a, W: Write> Walk<'a, W> {
     /// What is stored of `st`: mode, owner ids and names, mtime, and with
     /// `xattrs` the extended attributes of `target` (left out with a
     /// warning when they cannot be read or are too many).
-    fn metadata(&mut self, st: &Stat, target: Target<'_>, shown: &Path) -> Result<Metadata> {
+    pub(super) fn metadata(&mut self, st: &Stat, target: Target<'_>, shown: &Path) -> Result<Metadata> {
         let meta = metadata_of(st);
         let (user, group) = (self.names.user(meta.uid), self.names.group(meta.gid));
         let meta = meta.with_names(user, group);
@@ -193,7 +185,7 @@ impl<'a, W: Write> Walk<'a, W> {
     }
 
     /// Adds the entry `name` of the directory `dir`.
-    fn add_entry(
+    pub(super) fn add_entry(
         &mut self,
         dir: BorrowedFd<'_>,
         name: &OsStr,
@@ -244,7 +236,7 @@ impl<'a, W: Write> Walk<'a, W> {
     }
 
     /// Adds a directory (its entry only when `store`) and what it holds.
-    fn add_dir(&mut self, found: Found<'_>, seen: Identity, store: bool) -> Result<()> {
+    pub(super) fn add_dir(&mut self, found: Found<'_>, seen: Identity, store: bool) -> Result<()> {
         let Some((fd, st)) = self.open(&found, seen, OFlags::DIRECTORY)? else { return Ok(()) };
         if self.open_dirs.contains(&(seen.dev, seen.ino)) {
             return self.warn(found.shown, WarningKind::Loop);
@@ -283,112 +275,12 @@ impl<'a, W: Write> Walk<'a, W> {
         Ok(())
     }
 
-    fn add_symlink(&mut self, found: Found<'_>) -> Result<()> {
-        // The link's own metadata: `fstatat` again, now that its target is
-        // read (a link cannot be opened without following it).
-        let target = match readlinkat(found.dir, found.name, Vec::new()) {
-            Ok(t) => t,
-            // No longer a link.
-            Err(e) => return self.skip_after(found.shown, e, &[Errno::INVAL]),
-        };
-        let st = match statat(found.dir, found.name, AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(st) => st,
-            Err(e) => return self.skip_after(found.shown, e, &[]),
-        };
-        let meta = self.metadata(&st, Target::Link(found.dir, found.name.as_bytes()), &found.shown)?;
-        self.writer.add_symlink(&found.stored, &meta, target.as_bytes())?;
-        self.report.entries += 1;
-        Ok(())
-    }
-
-    fn add_file(&mut self, found: Found<'_>, seen: Identity) -> Result<()> {
-        let Some((fd, st)) = self.open(&found, seen, OFlags::empty())? else { return Ok(()) };
-        let Found { shown, stored, .. } = found;
-        let meta = self.metadata(&st, Target::Fd(fd.as_fd()), &shown)?;
-        let linked = st.st_nlink > 1;
-        if linked {
-            if let Some(first) = self.links.get(&(seen.dev, seen.ino)) {
-                let first = first.clone();
-                self.writer.add_hardlink(&stored, &meta, first)?;
-                self.report.entries += 1;
-                return Ok(());
-            }
-        }
-        let (size, mtime, mtime_nanos) = size_and_mtime(&st);
-        let file = File::from(fd);
-        // Read up to the size at open (tar's rule): a growing file must not
-        // keep the walk reading.
-        let mut content = (&file).take(size);
-        let with_path = |e| match e {
-            Error::Stream { source, .. } => Error::Io { action: "reading", path: shown.clone(), source },
-            e => e,
-        };
-        #[allow(clippy::unnecessary_cast)] // field types differ between targets
-        let sparse =
-            data_segments(&file, size, st.st_blocks as u64).map_err(Error::io("mapping holes of", &shown))?;
-        let (n, expected) = match sparse {
-            Some(map) => {
-                let stored_len = map.stored_len();
-                let data = SegmentReader::new(&file, &map);
-                (self.writer.add_sparse_file(&stored, &meta, map, size, linked, data), stored_len)
-            }
-            None if linked => (self.writer.add_linked_file(&stored, &meta, size, &mut content), size),
-            None => (self.writer.add_file(&stored, &meta, size, &mut content), size),
-        };
-        let n = n.map_err(with_path)?;
-        if linked {
-            self.links.insert((seen.dev, seen.ino), stored);
-        }
-        self.report.entries += 1;
-        self.report.content_bytes += n;
-        let grew = file.read_at(&mut [0u8], size).map_err(Error::io("reading", &shown))? > 0;
-        let after = fstat(&file).map_err(|e| Error::io("inspecting", &shown)(e.into()))?;
-        if n != expected || grew || size_and_mtime(&after) != (size, mtime, mtime_nanos) {
-            return self.warn(shown, WarningKind::Changed { stored: n });
-        }
-        Ok(())
-    }
-
-    /// Opens what was found without following a symbolic link (unless
-    /// dereferencing) and without blocking on a FIFO, and checks that it is
-    /// the file the walk looked at. `None`: skipped with a warning.
-    fn open(&mut self, found: &Found<'_>, seen: Identity, extra: OFlags) -> Result<Option<(OwnedFd, Stat)>> {
-        let mut flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY | extra;
-        if !self.follow {
-            flags |= OFlags::NOFOLLOW;
-        }
-        let fd = match openat(found.dir, found.name, flags, Mode::empty()) {
-            Ok(fd) => fd,
-            // Now a symbolic link (`O_NOFOLLOW`), a non-directory, a socket.
-            Err(e) => {
-                let replaced = [Errno::LOOP, Errno::NOTDIR, Errno::NXIO];
-                let replaced = if self.follow { &replaced[1..] } else { &replaced[..] };
-                return self.skip_after(found.shown.clone(), e, replaced).map(|()| None);
-            }
-        };
-        let st = fstat(&fd).map_err(|e| Error::io("inspecting", &found.shown)(e.into()))?;
-        if Identity::of(&st) != seen {
-            return self.warn(found.shown.clone(), WarningKind::Replaced).map(|()| None);
-        }
-        Ok(Some((fd, st)))
-    }
-
-    /// Skips `path` after the error `e`: vanished, replaced (the errors
-    /// `replaced` say so here), or unreadable.
-    fn skip_after(&mut self, path: PathBuf, e: Errno, replaced: &[Errno]) -> Result<()> {
-        match e {
-            Errno::NOENT => self.warn(path, WarningKind::Vanished),
-            e if replaced.contains(&e) => self.warn(path, WarningKind::Replaced),
-            e => self.skip_with(CreateWarning::unreadable(path, &e.into())),
-        }
-    }
-
-    fn warn(&mut self, path: PathBuf, kind: WarningKind) -> Result<()> {
+    pub(super) fn warn(&mut self, path: PathBuf, kind: WarningKind) -> Result<()> {
         self.skip_with(CreateWarning::new(path, kind))
     }
 
     /// Records `warning`, or fails with it when strict.
-    fn skip_with(&mut self, warning: CreateWarning) -> Result<()> {
+    pub(super) fn skip_with(&mut self, warning: CreateWarning) -> Result<()> {
         if self.strict {
             return Err(Error::Strict(warning));
         }
@@ -409,97 +301,4 @@ fn read_names(fd: &OwnedFd) -> std::io::Result<Vec<Vec<u8>>> {
     }
     names.sort_unstable();
     Ok(names)
-}
-
-#[cfg(test)]
-mod tests {
-    use std::fs;
-    use std::os::unix::fs::symlink;
-
-    use super::*;
-    use crate::{CreateOptions, KdfParams, Password};
-
-    fn walk(strict: bool) -> Walk<'static, Vec<u8>> {
-        let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS);
-        let writer = ArchiveWriter::new(Vec::new(), &Password::from("pw"), options).unwrap();
-        Walk::new(writer, &[], false, strict, Box::leak(Box::new(Selection::new())), None)
-    }
-
-    fn open_dir(path: &Path) -> OwnedFd {
-        openat(CWD, path, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).unwrap()
-    }
-
-    fn kinds(walk: &Walk<'_, Vec<u8>>) -> Vec<WarningKind> {
-        walk.report.warnings.iter().map(|w| w.kind.clone()).collect()
-    }
-
-    #[test]
-    fn a_name_removed_after_the_directory_read_is_a_warning() {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = open_dir(tmp.path());
-        let mut walk = walk(false);
-        walk.add_entry(dir.as_fd(), OsStr::new("gone"), "t/gone".into(), b"t/gone".to_vec()).unwrap();
-        assert_eq!(kinds(&walk), [WarningKind::Vanished]);
-        assert_eq!(walk.report.entries, 0);
-        assert_eq!(walk.report.warnings[0].to_string(), "t/gone: file removed before we read it");
-    }
-
-    #[test]
-    fn a_name_too_long_for_the_index_is_skipped_before_it_is_read() {
-        let tmp = tempfile::tempdir().unwrap();
-        fs::create_dir(tmp.path().join("d")).unwrap();
-        let dir = open_dir(tmp.path());
-        let mut walk = walk(false);
-        let stored = [vec![b'x'; MAX_PATH_LEN - 1], b"/d".to_vec()].concat();
-        walk.add_entry(dir.as_fd(), OsStr::new("d"), "d".into(), stored).unwrap();
-        assert_eq!(kinds(&walk), [WarningKind::NameTooLong]);
-        assert_eq!(walk.report.entries, 0);
-    }
-
-    #[test]
-    fn strict_turns_the_first_warning_into_an_error() {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = open_dir(tmp.path());
-        let err = walk(true).add_entry(dir.as_fd(), OsStr::new("gone"), "gone".into(), b"gone".to_vec());
-        assert!(matches!(err, Err(Error::Strict(CreateWarning { kind: WarningKind::Vanished, .. }))));
-    }
-
-    /// What a racing process can put under a name between the walk's look
-    /// at a regular file and its open: each is skipped, nothing is read
-    /// from it, and a FIFO does not block the open.
-    #[test]
-    fn a_file_swapped_after_the_look_is_skipped_not_read() {
-        let tmp = tempfile::tempdir().unwrap();
-        let outside = tmp.path().join("outside");
-        fs::write(&outside, b"secret").unwrap();
-        let tree = tmp.path().join("tree");
-        fs::create_dir(&tree).unwrap();
-        let dir = open_dir(&tree);
-        type SwapIn = fn(&Path, &Path);
-        let swaps: [(&str, SwapIn); 3] = [
-            ("a symlink to a file outside", |name, outside| symlink(outside, name).unwrap()),
-            ("a FIFO", |name, _| rustix::fs::mkfifoat(CWD, name, Mode::RUSR | Mode::WUSR).unwrap()),
-            ("another file", |name, _| fs::write(name, b"decoy!").unwrap()),
-        ];
-        for (what, swap_in) in swaps {
-            let name = tree.join("f");
-            fs::write(&name, b"decoy!").unwrap();
-            let seen = Identity::of(&statat(&dir, "f", AtFlags::SYMLINK_NOFOLLOW).unwrap());
-            // Made aside and renamed over, as an attacker would, so that the
-            // old file's inode is not free for reuse.
-            swap_in(&tree.join("new"), &outside);
-            fs::rename(tree.join("new"), &name).unwrap();
-            let mut walk = walk(false);
-            let found = Found {
-                dir: dir.as_fd(),
-                name: OsStr::new("f"),
-                shown: "tree/f".into(),
-                stored: b"tree/f".to_vec(),
-            };
-            walk.add_file(found, seen).unwrap();
-            assert_eq!(kinds(&walk), [WarningKind::Replaced], "{what}");
-            assert_eq!((walk.report.entries, walk.report.content_bytes), (0, 0), "{what}");
-            fs::remove_file(&name).unwrap();
-        }
-    }
 }

@@ -1,103 +1,16 @@
-//! `create`: input paths (tar semantics) put in the index order, walked
-//! into an archive written under a temporary name or streamed.
+//! A walk's inputs: paths given relative to a base directory, named as
+//! tar names them, put in the index order, and walked one after the other.
 
 use std::fs;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
-use super::atomic::write_atomically;
-use super::walk::{Walk, WalkFilter};
-use super::warning::CreateWarning;
-use super::writer::{ArchiveWriter, CreateOptions};
-use super::Selection;
+use super::tree::{Walk, WalkFilter};
+use super::CreateReport;
+use crate::error::{Error, Result};
 use crate::format::path_cmp;
-use crate::{Error, KeySet, Result};
-
-/// What a create did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct CreateReport {
-    /// Entries archived.
-    pub entries: u64,
-    /// Bytes of file content archived.
-    pub content_bytes: u64,
-    /// Archive size.
-    pub archive_bytes: u64,
-    /// What was skipped or stored incompletely (sockets, devices, the
-    /// archive itself, files that vanished, were replaced, changed while
-    /// read or could not be read). Empty with
-    /// [`CreateOptions::strict`], which fails at the first instead.
-    pub warnings: Vec<CreateWarning>,
-}
-
-impl CreateReport {
-    /// Whether a warning means the archive misses or holds a changed copy
-    /// of something asked for ([`CreateWarning::is_failure`]).
-    pub fn has_failures(&self) -> bool {
-        self.warnings.iter().any(CreateWarning::is_failure)
-    }
-}
-
-/// Creates the archive `archive` from `inputs`, each taken relative to
-/// `base_dir` and stored under the name given (a leading `/` stripped, `.`
-/// components removed), recursing into directories without following
-/// symbolic links, an input that is itself a symbolic link included
-/// (unless [`CreateOptions::dereference`]).
-///
-/// Files that vanish, are swapped, change while read or cannot be read are
-/// reported in [`CreateReport::warnings`]; with [`CreateOptions::strict`]
-/// the first is an [`Error::Strict`] and no archive is left behind.
-///
-/// The archive is written under a temporary name beside `archive`, synced,
-/// and renamed into place: an interrupted create leaves no file at `archive`
-/// and an existing one untouched until the new one is complete.
-pub fn create_archive(
-    archive: &Path,
-    base_dir: &Path,
-    inputs: &[PathBuf],
-    keys: impl Into<KeySet>,
-    options: CreateOptions,
-) -> Result<CreateReport> {
-    let keys = keys.into();
-    write_atomically(archive, options.overwrite, |out, skip| {
-        walk_into(out, base_dir, inputs, &keys, options, skip, ArchiveWriter::with_late_slots)
-    })
-}
-
-/// Streams an archive of `inputs` to `out` (a pipe, stdout, a socket): the
-/// same walk as [`create_archive`] without the temporary file.
-pub fn write_archive<W: Write>(
-    out: W,
-    base_dir: &Path,
-    inputs: &[PathBuf],
-    keys: impl Into<KeySet>,
-    options: CreateOptions,
-) -> Result<(W, CreateReport)> {
-    walk_into(out, base_dir, inputs, &keys.into(), options, &[], ArchiveWriter::with_keys)
-}
-
-fn walk_into<W: Write>(
-    out: W,
-    base_dir: &Path,
-    inputs: &[PathBuf],
-    keys: &KeySet,
-    options: CreateOptions,
-    skip: &[(u64, u64)],
-    start: fn(W, &KeySet, CreateOptions) -> Result<ArchiveWriter<W>>,
-) -> Result<(W, CreateReport)> {
-    check_inputs(base_dir, inputs)?;
-    let mut skip = skip.to_vec();
-    skip.extend_from_slice(&options.skip_files);
-    let (follow, strict, xattrs) = (options.dereference, options.strict, options.xattrs);
-    let selection = options.selection.clone();
-    let writer = start(out, keys, options)?;
-    let rules = WalkRules { follow, strict, selection: &selection, xattrs };
-    let (writer, mut report) = walk_with(writer, base_dir, inputs, &skip, rules, None)?;
-    let (out, archive_bytes) = writer.finish_counted()?;
-    report.archive_bytes = archive_bytes;
-    Ok((out, report))
-}
+use crate::session::{ArchiveWriter, Selection};
 
 /// Refuses an empty input list and a base that is not a directory.
 pub(crate) fn check_inputs(base_dir: &Path, inputs: &[PathBuf]) -> Result<()> {
@@ -188,10 +101,7 @@ fn stored_name(input: &Path) -> Result<Vec<u8>> {
             Component::Normal(s) => parts.push(s.as_bytes()),
             Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
             Component::ParentDir => {
-                return Err(Error::BadInput {
-                    path: input.to_path_buf(),
-                    reason: "contains `..`; use -C to change directory instead",
-                });
+                return Err(Error::ParentInInput { path: input.to_path_buf() });
             }
         }
     }

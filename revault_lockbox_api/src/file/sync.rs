@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Writes to a file (a temporary one, or an archive being appended to)
 /// and, every [`SYNC_EVERY`] bytes, has a background thread sync what was

@@ -12,13 +12,15 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use super::{KeySet, Unlock};
-use crate::archive::{find_committed, read_prefix, read_slots};
+use super::lock::open_locked;
+use super::maintain::rewrite_archive;
+use crate::archive::{find_committed, read_prefix, read_slots, Archive, OpenOptions};
 use crate::crypto::{ContentKey, KdfParams, Password};
-use crate::format::{encode_slot, HeaderPrefix, KeySlot, KEY_SLOTS};
+use crate::error::{Error, Result};
+use crate::format::{encode_slot, HeaderPrefix, KeySlot, KEY_SLOTS, TRAILER_LEN};
+use crate::keys::{stanza_types, KeySet, Unlock};
+use crate::session::CreateOptions;
 use crate::storage::ReadAt;
-use crate::write::rewrite_archive;
-use crate::{Archive, CreateOptions, Error, OpenOptions, Result};
 
 /// What one slot holds, as `key list` shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,7 +55,7 @@ struct SlotTable {
 
 impl SlotTable {
     fn open(path: &Path) -> Result<SlotTable> {
-        let file = crate::write::open_locked(path, false)?;
+        let file = open_locked(path, false)?;
         let header = read_prefix(&file)?;
         let slots = read_slots(&file, &header)?;
         Ok(SlotTable { file, path: path.to_path_buf(), header, slots })
@@ -64,7 +66,7 @@ impl SlotTable {
     fn unlock(&self, key: Unlock<'_>) -> Result<(ContentKey, usize)> {
         let (content_key, at) = key.content_key(&self.header.archive_id, &self.slots)?;
         let len = self.file.metadata().map_err(Error::io("inspecting", &self.path))?.len();
-        if len < self.header.data_start() + crate::format::TRAILER_LEN as u64 {
+        if len < self.header.data_start() + TRAILER_LEN as u64 {
             return Err(Error::tampered("trailer (archive truncated)"));
         }
         find_committed(&self.file, len, &self.header, &content_key)?;
@@ -123,9 +125,7 @@ pub fn read_key_slots(src: &dyn ReadAt) -> Result<Vec<SlotInfo>> {
             KeySlot::Empty => return None,
             KeySlot::Password(p) => SlotKind::Password(KdfParams { m_kib: p.m_kib, t: p.t, p: p.p }),
             KeySlot::KeyFile(_) => SlotKind::KeyFile,
-            KeySlot::Recipient(body) => {
-                SlotKind::Recipient(super::slot::stanza_types(&body).unwrap_or_default())
-            }
+            KeySlot::Recipient(body) => SlotKind::Recipient(stanza_types(&body).unwrap_or_default()),
         };
         Some(SlotInfo { index, kind })
     });
@@ -164,7 +164,7 @@ pub fn remove_key_slot<'k>(path: &Path, key: impl Into<Unlock<'k>>, index: usize
     let mut table = SlotTable::open(path)?;
     table.unlock(key.into())?;
     if table.slots.get(index).is_none_or(|s| matches!(s, KeySlot::Empty)) {
-        return Err(Error::BadKeys(format!("slot {index} is not in use (see `lockbox key list`)")));
+        return Err(Error::SlotNotInUse { index });
     }
     if table.in_use() == 1 {
         return Err(Error::BadKeys(

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use rustix::fs::{flock, FlockOperation};
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Opens the archive at `path` for reading and writing and locks it. With
 /// `wait`, waits for another writer to finish; without, fails at once with

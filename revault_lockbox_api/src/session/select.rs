@@ -7,7 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// The names `--exclude-vcs` skips, as GNU tar lists them.
 const VCS_NAMES: [&str; 21] = [

@@ -1,14 +1,16 @@
-//! Writing an archive file so that it appears whole or not at all: under a
-//! temporary name beside it, synced, then renamed into place.
+//! The one atomic write of an archive file, for every operation that makes
+//! one (create, compaction, a rewrite with larger key slots): under a
+//! temporary name beside it, synced, then renamed into place, so that the
+//! path holds the old file or the new one, whole.
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::Path;
 
-use super::late_slots::LateSlots;
 use super::sync::SyncingWriter;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
+use crate::session::{LateSlots, SlotsLast};
 
 /// The temporary file an archive is written to, and the key-slot table
 /// still being wrapped for it, if any ([`LateSlots`]).
@@ -17,10 +19,8 @@ pub(crate) struct ArchiveFile {
     late_slots: Option<LateSlots>,
 }
 
-impl ArchiveFile {
-    /// The header (its slot table zeroes so far) is to be written from
-    /// `slots` once the rest of the file is.
-    pub(crate) fn write_slots_last(&mut self, slots: LateSlots) {
+impl SlotsLast for ArchiveFile {
+    fn write_slots_last(&mut self, slots: LateSlots) {
         self.late_slots = Some(slots);
     }
 }
@@ -49,6 +49,25 @@ impl Write for ArchiveFile {
 pub(crate) fn write_atomically<T>(
     archive: &Path,
     overwrite: bool,
+    write: impl FnOnce(ArchiveFile, &[(u64, u64)]) -> Result<(ArchiveFile, T)>,
+) -> Result<T> {
+    atomically(archive, overwrite, "renaming the finished archive to", write)
+}
+
+/// [`write_atomically`] replacing the archive at `archive` (whose writer
+/// lock the caller holds) with the file `write` makes: compaction, and a
+/// rewrite with larger key slots.
+pub(crate) fn replace_atomically<T>(
+    archive: &Path,
+    write: impl FnOnce(ArchiveFile) -> Result<(ArchiveFile, T)>,
+) -> Result<T> {
+    atomically(archive, true, "renaming the compacted archive to", |out, _| write(out))
+}
+
+fn atomically<T>(
+    archive: &Path,
+    overwrite: bool,
+    renaming: &'static str,
     write: impl FnOnce(ArchiveFile, &[(u64, u64)]) -> Result<(ArchiveFile, T)>,
 ) -> Result<T> {
     let dir = match archive.parent() {
@@ -88,7 +107,7 @@ pub(crate) fn write_atomically<T>(
     let persisted = if overwrite { tmp.persist(archive) } else { tmp.persist_noclobber(archive) };
     persisted.map_err(|e| match e.error.kind() {
         std::io::ErrorKind::AlreadyExists => Error::AlreadyExists { path: archive.to_path_buf() },
-        _ => Error::io("renaming the finished archive to", archive)(e.error),
+        _ => Error::io(renaming, archive)(e.error),
     })?;
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();

@@ -1,0 +1,148 @@
+//! Change detection for an append session: what `update` stores again
+//! (kind, size or mtime differ from the stored entry, as tar's `-u`
+//! compares), what it deletes, and how a new run changes the entry count,
+//! checked as a reader would check it.
+
+use std::fs::File;
+use std::io::Write;
+
+use rustix::fs::FileType;
+
+use crate::archive::{Archive, Merged};
+use crate::error::{EntryPath, Error, Result};
+use crate::format::{is_within, path_cmp, Entry, EntryKind, TreeTop};
+use crate::index::TreeReader;
+use crate::session::ArchiveWriter;
+use crate::walk::{Seen, WalkFilter};
+
+pub(super) fn inconsistent() -> Error {
+    crate::format::malformed_error("index", "entry count differs from the root's")
+}
+
+pub(super) fn below_leaf(blocker: Vec<u8>) -> Error {
+    Error::Conflict {
+        path: EntryPath(blocker),
+        reason: "is a file or symbolic link in the archive; nothing can be stored below it (remove it first)",
+    }
+}
+
+/// How a new run changes the entry count over the range it touches (from
+/// its first path to the end of its last path's subtree): entries of the
+/// old view there, and of the new view, which is checked as a reader
+/// would check it. Nothing outside the range changes.
+pub(super) fn count_change(
+    archive: &Archive<File>,
+    new_run: (TreeReader<'_>, TreeTop),
+    first: &[u8],
+    last: &[u8],
+    offsets: &[u64],
+    stream_len: u64,
+) -> Result<(u64, u64)> {
+    if let Some(blocker) = archive.leaf_above(first)? {
+        return Err(below_leaf(blocker));
+    }
+    let in_range = |e: &Entry| path_cmp(&e.path, last).is_le() || is_within(last, &e.path);
+    let count = |view: &mut dyn Iterator<Item = Result<Entry>>| -> Result<u64> {
+        let mut n = 0;
+        for e in view {
+            if !in_range(&e?) {
+                break;
+            }
+            n += 1;
+        }
+        Ok(n)
+    };
+    let old = count(&mut archive.merged_from(Some(first))?)?;
+    let new_view: Merged<'_> = archive.merged_with(Some(first), &[new_run])?;
+    let new =
+        count(&mut Archive::<File>::checked(new_view, false, offsets, stream_len)).map_err(|e| match e {
+            Error::UnsafePath { path, .. } => Error::Conflict {
+                path,
+                reason: "would lie below a file or symbolic link of the archive (remove that first)",
+            },
+            e => e,
+        })?;
+    Ok((old, new))
+}
+
+/// `update`'s view of the walk: each path reached is compared with the
+/// stored entry, and stored paths under the inputs that the walk passed
+/// by are deleted (with `delete_missing`).
+pub(super) struct UpdateFilter<'a, 'r> {
+    pub(super) old: Merged<'a>,
+    pub(super) peeked: Option<Entry>,
+    pub(super) roots: &'r [Vec<u8>],
+    pub(super) delete_missing: bool,
+    /// A path stored or deleted in this session that hides what the old
+    /// view holds below it.
+    pub(super) hidden: Option<Vec<u8>>,
+    pub(super) deleted: u64,
+}
+
+impl UpdateFilter<'_, '_> {
+    fn peek(&mut self) -> Result<Option<&Entry>> {
+        if self.peeked.is_none() {
+            self.peeked = self.old.next().transpose()?;
+        }
+        Ok(self.peeked.as_ref())
+    }
+
+    /// Deletes the old entries before `before` (all, when `None`) that lie
+    /// under an input and were not reached; stops past the last input.
+    pub(super) fn delete_before(
+        &mut self,
+        writer: &mut ArchiveWriter<impl Write>,
+        before: Option<&[u8]>,
+    ) -> Result<()> {
+        let last_root = self.roots.last().cloned().unwrap_or_default();
+        while let Some(e) = self.peek()? {
+            if before.is_some_and(|b| path_cmp(&e.path, b).is_ge()) {
+                break;
+            }
+            if path_cmp(&e.path, &last_root).is_gt() && !is_within(&last_root, &e.path) {
+                break;
+            }
+            let e = self.peeked.take().expect("peeked");
+            if self.hidden.as_ref().is_some_and(|h| is_within(h, &e.path)) {
+                continue;
+            }
+            if self.delete_missing && self.roots.iter().any(|r| is_within(r, &e.path)) {
+                writer.delete(&e.path)?;
+                self.deleted += 1;
+                self.hidden = Some(e.path);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> WalkFilter<W> for UpdateFilter<'_, '_> {
+    fn admit(&mut self, writer: &mut ArchiveWriter<W>, stored: &[u8], seen: &Seen) -> Result<bool> {
+        self.delete_before(writer, Some(stored))?;
+        let unchanged = match self.peek()? {
+            Some(e) if e.path == stored => {
+                let e = self.peeked.take().expect("peeked");
+                same_as_stored(&e, seen)
+            }
+            _ => false,
+        };
+        if !unchanged && seen.kind != FileType::Directory {
+            self.hidden = Some(stored.to_vec());
+        }
+        Ok(!unchanged)
+    }
+}
+
+/// Whether what the walk saw looks like stored entry `e`: same
+/// kind, size and modification time (what tar's `-u` compares).
+fn same_as_stored(e: &Entry, seen: &Seen) -> bool {
+    let same_time = (e.mtime_secs, e.mtime_nanos) == (seen.mtime_secs, seen.mtime_nanos);
+    let same_kind = match &e.kind {
+        EntryKind::Dir => seen.kind == FileType::Directory,
+        EntryKind::Symlink { .. } => seen.kind == FileType::Symlink,
+        EntryKind::File { size, .. } | EntryKind::Hardlink { size, .. } => {
+            seen.kind == FileType::RegularFile && *size == seen.size
+        }
+    };
+    same_kind && same_time
+}

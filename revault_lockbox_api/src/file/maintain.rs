@@ -1,0 +1,117 @@
+//! Maintenance of an archive file: [`compact_archive`] rewrites it without
+//! what later sessions superseded, [`repair_archive`] cuts off a torn tail.
+//! Both hold the writer lock throughout.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::Path;
+
+use super::atomic::{replace_atomically, ArchiveFile};
+use super::changes::inconsistent;
+use super::lock::open_locked;
+use super::UpdateOptions;
+use crate::archive::Archive;
+use crate::error::{Error, Result};
+use crate::format::EntryKind;
+use crate::keys::Unlock;
+use crate::session::{ArchiveWriter, CreateOptions, Metadata, SessionStart};
+use crate::sparse::DataOnly;
+
+/// Rewrites the archive at `path` (opened with `key`) without what later
+/// sessions superseded: one session, one run, only the live files'
+/// content. The new archive keeps the archive id and key slots; it is
+/// written to a temporary file beside the old one, synced, and renamed
+/// over it, so the path holds either the old or the new archive, whole.
+/// Holds the writer lock throughout. Returns the new archive's length.
+pub fn compact_archive<'k>(path: &Path, key: impl Into<Unlock<'k>>, options: UpdateOptions) -> Result<u64> {
+    let file = open_locked(path, options.wait)?;
+    let reader = file.try_clone().map_err(Error::io("opening", path))?;
+    let archive = Archive::open_with(reader, key, options.open_options())?;
+    let mut head = vec![0u8; archive.data_start() as usize];
+    std::os::unix::fs::FileExt::read_exact_at(&file, &mut head, 0).map_err(Error::io("reading", path))?;
+    let len = rewrite_archive(path, archive, &head, &options.create)?;
+    drop(file);
+    Ok(len)
+}
+
+/// Writes the live state of `archive` (read from `path`, whose writer lock
+/// the caller holds) after `head` (the header and key-slot table, resized
+/// or not) to a temporary file beside `path`, syncs it and renames it over
+/// `path`. Returns the new archive's length.
+pub(crate) fn rewrite_archive(
+    path: &Path,
+    archive: Archive<File>,
+    head: &[u8],
+    options: &CreateOptions,
+) -> Result<u64> {
+    replace_atomically(path, |mut out| {
+        out.write_all(head).map_err(Error::io("writing", path))?;
+        copy_live(path, archive, head.len() as u64, out, options)
+    })
+}
+
+/// Writes the live entries of `archive` into `out` after the header (its
+/// first `position` bytes), finishing a one-session archive.
+fn copy_live(
+    path: &Path,
+    archive: Archive<File>,
+    position: u64,
+    out: ArchiveFile,
+    options: &CreateOptions,
+) -> Result<(ArchiveFile, u64)> {
+    let (archive_id, content_key, _) = archive.append_point();
+    let start = SessionStart { archive_id, position, next_page: 0, stream_len: 0 };
+    let mut writer = ArchiveWriter::session(out, content_key, start, options.clone())?;
+    let mut leaf = None;
+    for entry in archive.entries()? {
+        let entry = entry?;
+        let meta = Metadata::of_entry(&entry);
+        match &entry.kind {
+            EntryKind::Dir => writer.add_dir(&entry.path, &meta)?,
+            EntryKind::Symlink { target } => writer.add_symlink(&entry.path, &meta, target)?,
+            EntryKind::Hardlink { target, .. } => writer.add_hardlink(&entry.path, &meta, target)?,
+            EntryKind::File { size, .. } => {
+                let mut content = archive.content_reader(&entry, leaf.take())?;
+                let linked = entry.extent.is_some_and(|x| x.linked);
+                let n = if let Some(map) = entry.sparse_map() {
+                    let data = DataOnly::new(&mut content, map);
+                    let stored =
+                        writer.add_sparse_file(&entry.path, &meta, map.clone(), *size, linked, data)?;
+                    if stored == map.stored_len() {
+                        *size
+                    } else {
+                        stored
+                    }
+                } else if linked {
+                    writer.add_linked_file(&entry.path, &meta, *size, &mut content)?
+                } else {
+                    writer.add_file(&entry.path, &meta, *size, &mut content)?
+                };
+                // Read to the end once more: the reader checks the digest there.
+                content.read(&mut [0u8; 1]).map_err(Error::io("reading from", path))?;
+                if n != *size {
+                    return Err(inconsistent());
+                }
+                leaf = content.into_leaf();
+            }
+        }
+    }
+    writer.finish_counted()
+}
+
+/// Cuts off the torn tail of the archive at `path` (what an interrupted
+/// session left after the last committed trailer), after checking with
+/// `key` which trailer is committed. Returns the bytes cut (0 when the
+/// archive was whole).
+pub fn repair_archive<'k>(path: &Path, key: impl Into<Unlock<'k>>, wait: bool) -> Result<u64> {
+    let file = open_locked(path, wait)?;
+    let reader = file.try_clone().map_err(Error::io("opening", path))?;
+    let archive = Archive::open(reader, key)?;
+    let torn = archive.torn_tail_bytes();
+    if torn > 0 {
+        let (_, _, end) = archive.append_point();
+        file.set_len(end).map_err(Error::io("truncating", path))?;
+        file.sync_all().map_err(Error::io("syncing", path))?;
+    }
+    Ok(torn)
+}

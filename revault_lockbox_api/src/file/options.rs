@@ -1,0 +1,93 @@
+//! How an archive is changed in place ([`UpdateOptions`]) and what a
+//! change did ([`UpdateReport`]), shared by the updater and maintenance.
+
+use std::sync::Arc;
+
+use crate::archive::OpenOptions;
+use crate::error::CreateWarning;
+use crate::profile::WorkloadProfile;
+use crate::progress::Progress;
+use crate::session::CreateOptions;
+
+/// How an archive is changed in place. Every setter's doc states its
+/// default.
+#[derive(Debug, Clone)]
+pub struct UpdateOptions {
+    pub(super) create: CreateOptions,
+    profile: WorkloadProfile,
+    pub(super) wait: bool,
+}
+
+impl Default for UpdateOptions {
+    fn default() -> Self {
+        UpdateOptions::new()
+    }
+}
+
+impl UpdateOptions {
+    /// The [`WorkloadProfile::Balanced`] preset; fail at once when another
+    /// writer holds the archive.
+    pub fn new() -> UpdateOptions {
+        UpdateOptions { create: CreateOptions::new(), profile: WorkloadProfile::Balanced, wait: false }
+    }
+
+    /// Page size, zstd level and threads of the new pages, and the reading
+    /// knobs, from `profile`. Default: `Balanced`.
+    pub fn profile(mut self, profile: WorkloadProfile) -> Self {
+        self.create = self.create.profile(profile);
+        self.profile = profile;
+        self
+    }
+
+    /// Overrides the zstd level of new pages. Default: the profile's.
+    pub fn zstd_level(mut self, level: i32) -> Self {
+        self.create = self.create.zstd_level(level);
+        self
+    }
+
+    /// Overrides the worker threads. Default: the profile's (all cores).
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.create = self.create.threads(threads);
+        self
+    }
+
+    /// Waits for another writer to finish instead of failing with
+    /// [`Error::Locked`](crate::error::Error::Locked). Default: `false`.
+    pub fn wait(mut self, wait: bool) -> Self {
+        self.wait = wait;
+        self
+    }
+
+    /// Counters updated as data is archived. Default: none.
+    pub fn progress(mut self, progress: Arc<Progress>) -> Self {
+        self.create = self.create.progress(progress);
+        self
+    }
+
+    pub(super) fn open_options(&self) -> OpenOptions {
+        OpenOptions::new().profile(self.profile).threads(self.create.tuning.threads)
+    }
+}
+
+/// What a change in place did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct UpdateReport {
+    /// Entries stored by the session.
+    pub stored: u64,
+    /// Deletion records written (each hides a path and what lies below it).
+    pub deleted: u64,
+    /// Bytes of file content stored.
+    pub content_bytes: u64,
+    /// Bytes appended to the archive (0 when nothing changed).
+    pub bytes_written: u64,
+    /// Entries in the archive afterwards.
+    pub entries: u64,
+    /// Bytes of a torn tail (an interrupted session) cut off first.
+    pub torn_tail_cut: u64,
+    /// Whether the entries runs were first merged into one (past the bound
+    /// on runs), in a session of its own.
+    pub runs_merged: bool,
+    /// Things skipped, one line each, as [`CreateReport`](crate::CreateReport) has them.
+    pub warnings: Vec<CreateWarning>,
+}

@@ -1,0 +1,340 @@
+//! Changing an archive in place: [`ArchiveUpdater`] appends one write
+//! session per change (`add`, `update`, `remove`).
+//!
+//! A session writes after the archive's committed end: new data pages
+//! (numbered on from the old page count), one new entries run (puts and
+//! deletions), its pages tree, a root listing every session and run, and a
+//! trailer pointing back at the previous one. The commit protocol (FORMAT.md
+//! §5.1): everything but the trailer is written and synced, then the
+//! trailer is written and synced. Until the trailer lands, readers see the
+//! previous state; a failed session is cut off again.
+
+use std::fs::File;
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use super::changes::{below_leaf, count_change, inconsistent, UpdateFilter};
+use super::lock::open_locked;
+use super::sync::SyncingWriter;
+use super::{UpdateOptions, UpdateReport};
+use crate::archive::Archive;
+use crate::crypto::ContentKey;
+use crate::error::{EntryPath, Error, Result};
+use crate::format::{is_within, path_cmp, Root, Run, Session, Table, TreeTop, MAX_RUNS, MAX_SESSIONS};
+use crate::index::TreeReader;
+use crate::keys::Unlock;
+use crate::session::{ArchiveWriter, Selection, SessionStart};
+use crate::walk::{check_inputs, ordered_roots, walk_with, WalkRules};
+
+/// The output of an append session: the archive file, after its committed
+/// end, synced in the background as it grows (as create's output is).
+type SessionOut = BufWriter<SyncingWriter<File>>;
+
+/// An archive opened for one change in place, holding its writer lock.
+///
+/// ```
+/// use revault_lockbox_api::{create_archive, Archive, ArchiveUpdater, CreateOptions, KdfParams, Password, UpdateOptions};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let work = tempfile::tempdir()?;
+/// std::fs::write(work.path().join("a.txt"), b"first")?;
+/// let pw = Password::from("pw");
+/// let path = work.path().join("a.lbox");
+/// create_archive(&path, work.path(), &["a.txt".into()], &pw, CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS))?;
+/// std::fs::write(work.path().join("b.txt"), b"second")?;
+/// ArchiveUpdater::open(&path, &pw, UpdateOptions::new())?.add(work.path(), &["b.txt".into()])?;
+/// ArchiveUpdater::open(&path, &pw, UpdateOptions::new())?.remove(&[b"a.txt".to_vec()])?;
+/// let archive = Archive::open(std::fs::File::open(&path)?, &pw)?;
+/// let names: Vec<_> = archive.entries()?.map(|e| e.map(|e| e.path)).collect::<Result<_, _>>()?;
+/// assert_eq!(names, [b"b.txt".to_vec()]);
+/// # Ok(()) }
+/// ```
+pub struct ArchiveUpdater {
+    path: PathBuf,
+    file: File,
+    archive: Archive<File>,
+    options: UpdateOptions,
+    report: UpdateReport,
+}
+
+impl std::fmt::Debug for ArchiveUpdater {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArchiveUpdater").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+impl ArchiveUpdater {
+    /// Locks the archive at `path` against other writers, opens it with
+    /// `key` (which must open it: a wrong key writes nothing), and cuts off a
+    /// torn tail left by an interrupted session.
+    pub fn open<'k>(path: &Path, key: impl Into<Unlock<'k>>, options: UpdateOptions) -> Result<Self> {
+        let file = open_locked(path, options.wait)?;
+        let reader = file.try_clone().map_err(Error::io("opening", path))?;
+        let archive = Archive::open_with(reader, key, options.open_options())?;
+        let mut updater = ArchiveUpdater {
+            path: path.to_path_buf(),
+            file,
+            archive,
+            options,
+            report: UpdateReport::default(),
+        };
+        updater.report.torn_tail_cut = updater.archive.torn_tail_bytes();
+        if updater.report.torn_tail_cut > 0 {
+            updater.cut_back()?;
+        }
+        Ok(updater)
+    }
+
+    /// Stores `inputs` (taken relative to `base_dir`, as
+    /// [`create_archive`](crate::create_archive) takes them) in a new
+    /// session: new paths are added, stored paths replaced (tar's `-r`).
+    /// A directory replaces only its own entry: what the archive holds below
+    /// it stays unless the walk stores it again. A file or symbolic link
+    /// replaces a directory with everything below it.
+    pub fn add(self, base_dir: &Path, inputs: &[PathBuf]) -> Result<UpdateReport> {
+        check_inputs(base_dir, inputs)?;
+        self.check_ancestors(base_dir, inputs)?;
+        let skip = self.own_file()?;
+        self.session(|writer, _, report| {
+            let (writer, walked) = walk_with(writer, base_dir, inputs, &skip, no_rules(), None)?;
+            report.warnings = walked.warnings;
+            report.content_bytes = walked.content_bytes;
+            Ok(writer)
+        })
+    }
+
+    /// Like [`add`](Self::add), but stores only paths whose kind, size or
+    /// modification time differ from the stored entry (tar's `-u`). With
+    /// `delete_missing`, also deletes stored paths under `inputs` that are
+    /// no longer on disk.
+    pub fn update(self, base_dir: &Path, inputs: &[PathBuf], delete_missing: bool) -> Result<UpdateReport> {
+        check_inputs(base_dir, inputs)?;
+        self.check_ancestors(base_dir, inputs)?;
+        let skip = self.own_file()?;
+        let roots: Vec<Vec<u8>> =
+            ordered_roots(base_dir, inputs, false)?.into_iter().map(|r| r.stored).collect();
+        self.session(|writer, archive, report| {
+            let old = archive.merged_from(roots.first().map(Vec::as_slice))?;
+            let mut filter =
+                UpdateFilter { old, peeked: None, roots: &roots, delete_missing, hidden: None, deleted: 0 };
+            let (mut writer, walked) =
+                walk_with(writer, base_dir, inputs, &skip, no_rules(), Some(&mut filter))?;
+            filter.delete_before(&mut writer, None)?;
+            report.warnings = walked.warnings;
+            report.content_bytes = walked.content_bytes;
+            report.deleted = filter.deleted;
+            Ok(writer)
+        })
+    }
+
+    /// Deletes `paths` (stored paths; a directory with everything below
+    /// it) in a new session. A path not in the archive is an error, and
+    /// nothing is written.
+    pub fn remove(self, paths: &[Vec<u8>]) -> Result<UpdateReport> {
+        let mut paths = paths.to_vec();
+        paths.sort_by(|a, b| path_cmp(a, b));
+        paths.dedup_by(|inner, outer| is_within(outer, inner));
+        for path in &paths {
+            if self.archive.find(path)?.is_none() {
+                return Err(Error::NotFound { path: EntryPath(path.clone()) });
+            }
+        }
+        self.session(|mut writer, _, report| {
+            for path in &paths {
+                writer.delete(path)?;
+                report.deleted += 1;
+            }
+            Ok(writer)
+        })
+    }
+
+    /// The archive file itself, never stored in itself.
+    fn own_file(&self) -> Result<Vec<(u64, u64)>> {
+        let md = self.file.metadata().map_err(Error::io("inspecting", &self.path))?;
+        Ok(vec![(md.dev(), md.ino())])
+    }
+
+    /// Refuses, before anything is written, an input that would lie below a
+    /// stored file or symbolic link.
+    fn check_ancestors(&self, base_dir: &Path, inputs: &[PathBuf]) -> Result<()> {
+        for root in ordered_roots(base_dir, inputs, false)? {
+            if let Some(blocker) = self.archive.leaf_above(&root.stored)? {
+                return Err(below_leaf(blocker));
+            }
+        }
+        Ok(())
+    }
+
+    /// Cuts the file back to its committed end.
+    fn cut_back(&self) -> Result<()> {
+        let (_, _, end) = self.archive.append_point();
+        self.file.set_len(end).map_err(Error::io("truncating", &self.path))?;
+        self.file.sync_all().map_err(Error::io("syncing", &self.path))
+    }
+
+    /// Runs one append session: `body` adds records to the writer; then the
+    /// new run is checked against the archive and committed. On any error
+    /// before the commit, the file is cut back to its committed end.
+    fn session(
+        mut self,
+        body: impl FnOnce(
+            ArchiveWriter<SessionOut>,
+            &Archive<File>,
+            &mut UpdateReport,
+        ) -> Result<ArchiveWriter<SessionOut>>,
+    ) -> Result<UpdateReport> {
+        if self.archive.root().sessions.len() + 2 > MAX_SESSIONS {
+            return Err(Error::TooManySessions { path: self.path.clone() });
+        }
+        if self.archive.root().history.runs.len() + 1 >= MAX_RUNS {
+            self.merge_runs()?;
+        }
+        let mut report = std::mem::take(&mut self.report);
+        let result = self.append(body, &mut report);
+        match result {
+            Ok(Some(written)) => {
+                report.bytes_written = written;
+                Ok(report)
+            }
+            Ok(None) => {
+                self.cut_back()?;
+                report.entries = self.archive.entry_count();
+                Ok(report)
+            }
+            Err(e) => {
+                // The session never committed; its bytes are a torn tail.
+                let _ = self.cut_back();
+                Err(self.named(e))
+            }
+        }
+    }
+
+    /// `e`, naming this archive where the session could not (its root
+    /// grew too large).
+    fn named(&self, e: Error) -> Error {
+        match e {
+            Error::TooManySessions { path } if path.as_os_str().is_empty() => {
+                Error::TooManySessions { path: self.path.clone() }
+            }
+            e => e,
+        }
+    }
+
+    /// Writes a session; `None` when `body` recorded nothing.
+    fn append(
+        &self,
+        body: impl FnOnce(
+            ArchiveWriter<SessionOut>,
+            &Archive<File>,
+            &mut UpdateReport,
+        ) -> Result<ArchiveWriter<SessionOut>>,
+        report: &mut UpdateReport,
+    ) -> Result<Option<u64>> {
+        let archive = &self.archive;
+        let (archive_id, _, end) = archive.append_point();
+        let root = archive.root();
+        let mut writer = body(self.start_session()?, archive, report)?;
+        let (stored, first, last) = writer.run_span();
+        let (Some(first), Some(last)) = (first.map(<[u8]>::to_vec), last.map(<[u8]>::to_vec)) else {
+            return Ok(None);
+        };
+        report.stored = stored;
+        let (entries, pages) = writer.finish_trees()?;
+        writer.output_mut().flush().map_err(Error::io("writing", &self.path))?;
+        let (page_count, stream_len) = writer.pages_and_stream();
+        let new_run =
+            TreeReader { src: &self.file, keys: writer.session_keys(), archive_id, table: Table::Entries };
+        let mut offsets = archive.session_offsets().to_vec();
+        offsets.push(root.stream_len);
+        let delta = count_change(archive, (new_run, entries.clone()), &first, &last, &offsets, stream_len)?;
+        let entry_count = (root.entry_count + delta.1).checked_sub(delta.0).ok_or_else(inconsistent)?;
+        let new_root = Root {
+            page_count,
+            stream_len,
+            entry_count,
+            ..next_root(root, writer.session_salt(), entries, pages, true)
+        };
+        report.entries = entry_count;
+        let (_, len) = writer.commit(&new_root, end, &mut |out| sync(out, &self.path))?;
+        Ok(Some(len - end))
+    }
+
+    /// A writer of a new session after the committed end.
+    fn start_session(&self) -> Result<ArchiveWriter<SessionOut>> {
+        let (archive_id, content_key, end) = self.archive.append_point();
+        let root = self.archive.root();
+        let start = SessionStart {
+            archive_id,
+            position: end,
+            next_page: root.page_count,
+            stream_len: root.stream_len,
+        };
+        let mut out = self.file.try_clone().map_err(Error::io("opening", &self.path))?;
+        out.seek(SeekFrom::Start(end)).map_err(Error::io("seeking in", &self.path))?;
+        // The background syncs use a file description of their own: one
+        // shared with `self.file` would hold the writer lock for as long
+        // as the sync thread lives.
+        let syncs = File::open(&self.path).map_err(Error::io("opening", &self.path))?;
+        let out = BufWriter::with_capacity(1 << 20, SyncingWriter::over(out, syncs)?);
+        ArchiveWriter::session(out, content_key, start, self.options.create.clone())
+    }
+
+    /// Merges every entries run into one, in a session of its own that
+    /// writes no data page, and re-reads the archive.
+    fn merge_runs(&mut self) -> Result<()> {
+        let merged = (|| {
+            let archive = &self.archive;
+            let (_, _, end) = archive.append_point();
+            let root = archive.root();
+            let mut writer = self.start_session()?;
+            for entry in archive.merged_from(None)? {
+                writer.copy_entry(entry?)?;
+            }
+            if writer.run_span().0 != root.entry_count {
+                return Err(inconsistent());
+            }
+            let (entries, pages) = writer.finish_trees()?;
+            let new_root = next_root(root, writer.session_salt(), entries, pages, false);
+            writer.commit(&new_root, end, &mut |out| sync(out, &self.path))
+        })();
+        if let Err(e) = merged {
+            let _ = self.cut_back();
+            return Err(self.named(e));
+        }
+        let reader = self.file.try_clone().map_err(Error::io("opening", &self.path))?;
+        let key = ContentKey::from_bytes(self.archive.append_point().1.bytes());
+        self.archive = Archive::reopen(reader, &key, self.options.open_options())?;
+        self.report.runs_merged = true;
+        Ok(())
+    }
+}
+
+/// The root after `old` of a session with salt `salt` that wrote the run
+/// `entries` and the pages tree `pages`: the old root's trees move to the
+/// history; with `keep_runs` false the new run replaces every older one.
+/// Counts are the old root's, for the caller to update.
+fn next_root(old: &Root, salt: [u8; 32], entries: TreeTop, pages: TreeTop, keep_runs: bool) -> Root {
+    let mut history = old.history.clone();
+    history.pages.push(old.pages.clone());
+    if keep_runs {
+        history.runs.push(Run { session: (old.sessions.len() - 1) as u32, top: old.entries.clone() });
+    } else {
+        history.runs.clear();
+    }
+    let mut sessions = old.sessions.clone();
+    sessions.push(Session { first_page: old.page_count, salt });
+    Root { sessions, entries, pages, history, ..old.clone() }
+}
+
+/// Flushes the session's output and syncs the file's data to disk.
+fn sync(out: &mut SessionOut, path: &Path) -> Result<()> {
+    out.flush().map_err(Error::io("writing", path))?;
+    out.get_ref().get_ref().sync_data().map_err(Error::io("syncing", path))
+}
+
+/// Appends walk as `create` does by default: links stored as links, every
+/// path selected, warnings reported.
+fn no_rules() -> WalkRules<'static> {
+    static ALL: std::sync::OnceLock<Selection> = std::sync::OnceLock::new();
+    WalkRules { follow: false, strict: false, selection: ALL.get_or_init(Selection::new), xattrs: false }
+}

@@ -1,0 +1,132 @@
+//! The end of a write session: the last page and the rest of both trees,
+//! then the index root and the trailer that commits it.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use super::ArchiveWriter;
+use crate::crypto::SessionKeys;
+use crate::error::{Error, Result};
+use crate::format::{
+    History, Root, Session, Table, Trailer, TreeTop, ARCHIVE_ID_LEN, MAX_ROOT_LEN, SESSION_SALT_LEN, TAG_LEN,
+    TRAILER_LEN,
+};
+use crate::index::TreeBuilder;
+use crate::crypto::{compress_root, seal_root, to_seal, Sealing};
+
+impl<W: Write> ArchiveWriter<W> {
+    /// Writes the last page, the rest of the index, the root and the
+    /// trailer, flushes, and returns the output. The archive is complete
+    /// only once this returns `Ok`.
+    pub fn finish(self) -> Result<W> {
+        self.finish_counted().map(|(out, _)| out)
+    }
+
+    /// [`finish`](Self::finish), also returning the archive's length.
+    pub(crate) fn finish_counted(mut self) -> Result<(W, u64)> {
+        let (entries, pages) = self.finish_trees()?;
+        let root = Root {
+            page_count: self.next_page,
+            stream_len: self.page_start,
+            entry_count: self.entry_count,
+            sessions: vec![Session { first_page: 0, salt: self.session_salt }],
+            entries,
+            pages,
+            history: History::default(),
+        };
+        self.commit(&root, 0, &mut |_| Ok(()))
+    }
+
+    /// Writes the last page and the rest of both trees of this session;
+    /// returns their tops (the newest entries run, this session's pages).
+    pub(crate) fn finish_trees(&mut self) -> Result<(TreeTop, TreeTop)> {
+        if !self.page.is_empty() {
+            self.flush_page()?;
+        }
+        while self.sealer.in_flight() > 0 {
+            self.write_oldest()?;
+        }
+        self.flush_page_records()?;
+        self.flush_leaf()?;
+        let entries = std::mem::replace(&mut self.entries, TreeBuilder::new(Table::Entries));
+        let pages = std::mem::replace(&mut self.pages, TreeBuilder::new(Table::Pages));
+        Ok((entries.finish(&mut self.output)?, pages.finish(&mut self.output)?))
+    }
+
+    /// Writes `root` and the trailer that commits it, calling `sync` with
+    /// the output in between (an append syncs everything the trailer points
+    /// to before the trailer exists) and after. Returns the output and the
+    /// archive's length.
+    pub(crate) fn commit(
+        mut self,
+        root: &Root,
+        previous_trailer: u64,
+        sync: &mut dyn FnMut(&mut W) -> Result<()>,
+    ) -> Result<(W, u64)> {
+        let plain = to_seal(&self.output.archive_id, Sealing::Root, root.encode());
+        if plain.len() > MAX_ROOT_LEN as usize {
+            // The session knows no path; an append names its archive.
+            return Err(Error::TooManySessions { path: std::path::PathBuf::new() });
+        }
+        let frame = compress_root(&plain)?;
+        let stored_len = (frame.len() + TAG_LEN) as u32;
+        let out = &mut self.output;
+        let mut trailer = Trailer {
+            archive_id: out.archive_id,
+            session_salt: self.session_salt,
+            root_offset: out.position,
+            root_stored_len: stored_len,
+            root_plain_len: plain.len() as u32,
+            page_count: root.page_count,
+            entry_count: root.entry_count,
+            previous_trailer,
+            tag: [0; TAG_LEN],
+        };
+        let body = trailer.body();
+        let sealed = seal_root(&out.keys, frame, &body);
+        trailer.tag = out.keys.trailer_tag(&body);
+        out.write(&sealed, "writing the index root")?;
+        out.out.flush().map_err(Error::stream("flushing the archive"))?;
+        sync(&mut out.out)?;
+        out.write(&trailer.encode(), "writing the trailer")?;
+        out.out.flush().map_err(Error::stream("flushing the archive"))?;
+        sync(&mut out.out)?;
+        debug_assert_eq!(trailer.root_offset + u64::from(stored_len) + TRAILER_LEN as u64, out.position);
+        Ok((self.output.out, self.output.position))
+    }
+
+    /// This session's salt.
+    pub(crate) fn session_salt(&self) -> [u8; SESSION_SALT_LEN] {
+        self.session_salt
+    }
+
+    /// This session's keys.
+    pub(crate) fn session_keys(&self) -> Arc<SessionKeys> {
+        Arc::clone(&self.output.keys)
+    }
+
+    /// Data pages of the archive so far, and its data stream's length.
+    pub(crate) fn pages_and_stream(&self) -> (u64, u64) {
+        (self.next_page, self.page_start + self.page.len() as u64)
+    }
+
+    /// Entries stored in this session, and the first and last paths of its
+    /// records.
+    pub(crate) fn run_span(&self) -> (u64, Option<&[u8]>, Option<&[u8]>) {
+        (self.entry_count, self.first_path.as_deref(), self.last_path.as_deref())
+    }
+
+    /// The output, to flush and sync it (an append, before reading back).
+    pub(crate) fn output_mut(&mut self) -> &mut W {
+        &mut self.output.out
+    }
+}
+
+/// Where a write session begins: the archive's id, the offset of its first
+/// byte, and the page number and stream offset it continues from.
+pub(crate) struct SessionStart {
+    pub(crate) archive_id: [u8; ARCHIVE_ID_LEN],
+    pub(crate) position: u64,
+    pub(crate) next_page: u64,
+    pub(crate) stream_len: u64,
+}

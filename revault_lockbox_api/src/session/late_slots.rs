@@ -1,0 +1,141 @@
+//! The key-slot table of a new archive, wrapped on a thread of its own
+//! while the data is written, and written last into the room reserved for
+//! it.
+//!
+//! A password slot costs a full Argon2id derivation (about 0.1 s at the
+//! default cost). The content key is random, so nothing else waits for it:
+//! pages are compressed, sealed, written and synced while the KDF runs,
+//! and the header (the prefix, then the table, which held zeroes until
+//! then) is written into its place just before the final sync and the
+//! rename. A file whose table was never written is never renamed into
+//! place (`write_atomically`). A stream cannot go back, so `-o -` and
+//! [`ArchiveWriter::new`] still wrap the slots first.
+//!
+//! The slot size must be known before the first page is placed. A password
+//! slot's size is fixed, and the slots that need no KDF (key files,
+//! recipients) are cheap, so those are wrapped at once and sized with it.
+//!
+//! Also the key setup every new archive shares: its id and content key
+//! drawn, the KDF cost checked, the header written.
+//!
+//! [`ArchiveWriter::new`]: super::ArchiveWriter::new
+
+use std::io::Write;
+use std::thread::JoinHandle;
+
+use super::{ArchiveWriter, CreateOptions, SessionStart};
+use crate::crypto::{random_bytes, ContentKey, KdfParams};
+use crate::error::{Error, Result};
+use crate::format::{HeaderPrefix, KeySlot, ARCHIVE_ID_LEN, KEY_SLOTS};
+use crate::keys::KeySet;
+
+/// A header being finished on its own thread.
+pub(crate) struct LateSlots {
+    wrapping: JoinHandle<Result<Vec<u8>>>,
+}
+
+impl LateSlots {
+    /// Checks what can be checked at once (how many keys, the recipient
+    /// mixing rule), wraps the slots that need no KDF, then the password
+    /// slots on a thread named `lockbox-kdf`. Also returns the header
+    /// prefix, whose slot size the table will have.
+    pub(crate) fn start(
+        keys: &KeySet,
+        archive_id: [u8; ARCHIVE_ID_LEN],
+        content_key: &ContentKey,
+        kdf: KdfParams,
+    ) -> Result<(LateSlots, HeaderPrefix)> {
+        keys.check(&[])?;
+        let without_kdf = keys.wrap_without_kdf(&archive_id, content_key)?;
+        let prefix = HeaderPrefix::fitting_with_passwords(archive_id, &without_kdf);
+        let keys = keys.clone();
+        let content_key = ContentKey::from_bytes(content_key.bytes());
+        let wrapping = std::thread::Builder::new()
+            .name("lockbox-kdf".into())
+            .spawn(move || {
+                let mut slots = keys.wrap_passwords(&archive_id, &content_key, kdf)?;
+                slots.extend(without_kdf);
+                slots.resize(KEY_SLOTS, KeySlot::Empty);
+                Ok(prefix.encode_with(&slots))
+            })
+            .map_err(Error::stream("starting the key-slot thread"))?;
+        Ok((LateSlots { wrapping }, prefix))
+    }
+
+    /// Waits for the encoded header: the prefix and the slot table, the
+    /// archive's first `data_start` bytes.
+    pub(crate) fn wait(self) -> Result<Vec<u8>> {
+        self.wrapping.join().map_err(|_| {
+            Error::stream("wrapping the key slots")(std::io::Error::other("the key-slot thread panicked"))
+        })?
+    }
+}
+
+impl<W: Write> ArchiveWriter<W> {
+    /// [`new`](Self::new) with the keys already gathered.
+    pub(crate) fn with_keys(out: W, keys: &KeySet, options: CreateOptions) -> Result<Self> {
+        let (archive_id, content_key) = new_archive_keys(&options)?;
+        let slots = keys.slots(&archive_id, &content_key, options.kdf)?;
+        let header = HeaderPrefix::fitting(archive_id, &slots).encode_with(&slots);
+        Self::begin(out, archive_id, &content_key, &header, options)
+    }
+
+    /// Writes `header` (the prefix and the slot table), and starts the
+    /// first session.
+    pub(super) fn begin(
+        mut out: W,
+        archive_id: [u8; ARCHIVE_ID_LEN],
+        content_key: &ContentKey,
+        header: &[u8],
+        options: CreateOptions,
+    ) -> Result<Self> {
+        out.write_all(header).map_err(Error::stream("writing the archive header"))?;
+        let start = SessionStart { archive_id, position: header.len() as u64, next_page: 0, stream_len: 0 };
+        Self::session(out, content_key, start, options)
+    }
+}
+
+/// An output that can take the slot table last: an archive file, which
+/// can go back to its header (a stream cannot).
+pub(crate) trait SlotsLast: Write {
+    /// The header (its slot table zeroes so far) is to be written from
+    /// `slots` once the rest of the file is.
+    fn write_slots_last(&mut self, slots: LateSlots);
+}
+
+impl<W: Write> ArchiveWriter<W> {
+    /// [`with_keys`](Self::with_keys) for an archive file: with a password
+    /// among the keys, the slot table is wrapped on its own thread while
+    /// the data is written, and written last (`late_slots`).
+    pub(crate) fn with_late_slots(mut out: W, keys: &KeySet, options: CreateOptions) -> Result<Self>
+    where
+        W: SlotsLast,
+    {
+        if !keys.has_password() {
+            return Self::with_keys(out, keys, options);
+        }
+        let (archive_id, content_key) = new_archive_keys(&options)?;
+        let (late, prefix) = LateSlots::start(keys, archive_id, &content_key, options.kdf)?;
+        out.write_slots_last(late);
+        let header = prefix.encode_with(&vec![KeySlot::Empty; KEY_SLOTS]);
+        Self::begin(out, archive_id, &content_key, &header, options)
+    }
+}
+
+/// Checks the KDF parameters, then draws a new archive's id and content key.
+fn new_archive_keys(options: &CreateOptions) -> Result<([u8; ARCHIVE_ID_LEN], ContentKey)> {
+    options.tuning.validate()?;
+    if !options.kdf.is_valid() {
+        return Err(Error::InvalidKdf(format!(
+            "{:?} (a reader accepts at most {} MiB, {} passes, {} lanes)",
+            options.kdf,
+            crate::format::MAX_KDF_MEMORY_KIB / 1024,
+            crate::format::MAX_KDF_PASSES,
+            crate::format::MAX_KDF_LANES
+        )));
+    }
+    let mut archive_id = [0u8; ARCHIVE_ID_LEN];
+    random_bytes(&mut archive_id).map_err(Error::stream("drawing random bytes"))?;
+    let content_key = ContentKey::random().map_err(Error::stream("drawing random bytes"))?;
+    Ok((archive_id, content_key))
+}

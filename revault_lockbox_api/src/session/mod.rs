@@ -1,0 +1,26 @@
+//! The writer engine: one write session, one owner. A session starts
+//! from options ([`CreateOptions`]) and keys, fills pages and hands them to
+//! the sealing workers, writes index nodes in line with the data, and ends
+//! with the index root and the trailer that commits it. A new archive and
+//! an append session are both sessions; where the bytes go (a stream, a
+//! temporary file, an archive after its end) is the caller's business.
+//!
+//! Sources of entries (the tree walk, a tar stream, another archive) sit
+//! above and call [`ArchiveWriter`]'s methods; nothing here knows about
+//! files on disk beyond the `Write` it is given.
+
+mod commit;
+mod late_slots;
+mod links;
+mod options;
+mod output;
+mod pages;
+mod select;
+mod writer;
+
+pub(crate) use commit::SessionStart;
+pub(crate) use late_slots::{LateSlots, SlotsLast};
+pub(crate) use links::FirstLinks;
+pub use options::{CreateOptions, Metadata};
+pub use select::Selection;
+pub use writer::ArchiveWriter;

@@ -1,0 +1,200 @@
+//! How a write session is set up ([`CreateOptions`]) and what each entry
+//! carries besides its content ([`Metadata`]): the caller's side of the
+//! writer, held apart from the engine so that options read in one place.
+
+use std::sync::Arc;
+
+use super::Selection;
+use crate::crypto::KdfParams;
+use crate::format::{Entry, Xattr};
+use crate::profile::{CreateTuning, WorkloadProfile};
+use crate::progress::Progress;
+
+/// Metadata stored with each entry.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Metadata {
+    /// Permission bits (only `0o7777` is kept).
+    pub mode: u32,
+    /// Owner user id.
+    pub uid: u32,
+    /// Owner group id.
+    pub gid: u32,
+    /// Modification time, seconds since the Unix epoch.
+    pub mtime_secs: i64,
+    /// Nanoseconds part of the modification time.
+    pub mtime_nanos: u32,
+    /// Owner's user name (1 to 255 bytes, no NUL), when known.
+    pub user: Option<Vec<u8>>,
+    /// Owner's group name, when known.
+    pub group: Option<Vec<u8>>,
+    /// Extended attributes, names unique (stored sorted).
+    pub xattrs: Vec<Xattr>,
+}
+
+impl Metadata {
+    /// Mode, owner and mtime given directly; no names, no xattrs.
+    pub fn new(mode: u32, uid: u32, gid: u32, mtime_secs: i64, mtime_nanos: u32) -> Metadata {
+        Metadata { mode, uid, gid, mtime_secs, mtime_nanos, ..Metadata::default() }
+    }
+
+    /// What `entry` holds: mode, owner ids and names, mtime, xattrs.
+    pub(crate) fn of_entry(entry: &Entry) -> Metadata {
+        Metadata::new(entry.mode, entry.uid, entry.gid, entry.mtime_secs, entry.mtime_nanos)
+            .with_names(entry.user().map(<[u8]>::to_vec), entry.group().map(<[u8]>::to_vec))
+            .with_xattrs(entry.xattrs().to_vec())
+    }
+
+    /// The same, with the owner's user and group names.
+    pub fn with_names(mut self, user: Option<Vec<u8>>, group: Option<Vec<u8>>) -> Metadata {
+        (self.user, self.group) = (user, group);
+        self
+    }
+
+    /// The same, with extended attributes.
+    pub fn with_xattrs(mut self, xattrs: Vec<Xattr>) -> Metadata {
+        self.xattrs = xattrs;
+        self
+    }
+
+    /// Takes mode, owner and mtime from file-system metadata.
+    pub fn from_fs(md: &std::fs::Metadata) -> Metadata {
+        use std::os::unix::fs::MetadataExt;
+        Metadata::new(md.mode() & 0o7777, md.uid(), md.gid(), md.mtime(), md.mtime_nsec() as u32)
+    }
+}
+
+/// How an archive is written. Every setter's doc states its default.
+#[derive(Debug, Clone)]
+pub struct CreateOptions {
+    pub(crate) tuning: CreateTuning,
+    pub(crate) kdf: KdfParams,
+    pub(crate) progress: Option<Arc<Progress>>,
+    pub(crate) skip_files: Vec<(u64, u64)>,
+    pub(crate) dereference: bool,
+    pub(crate) strict: bool,
+    pub(crate) overwrite: bool,
+    pub(crate) selection: Selection,
+    pub(crate) xattrs: bool,
+}
+
+impl Default for CreateOptions {
+    fn default() -> Self {
+        CreateOptions::new()
+    }
+}
+
+impl CreateOptions {
+    /// The [`WorkloadProfile::Balanced`] preset and the default Argon2id cost.
+    pub fn new() -> CreateOptions {
+        CreateOptions {
+            tuning: WorkloadProfile::Balanced.create_tuning(),
+            kdf: KdfParams::default(),
+            progress: None,
+            skip_files: Vec::new(),
+            dereference: false,
+            strict: false,
+            overwrite: false,
+            selection: Selection::new(),
+            xattrs: false,
+        }
+    }
+
+    /// Takes every knob from `profile`. Default: [`WorkloadProfile::Balanced`].
+    pub fn profile(mut self, profile: WorkloadProfile) -> Self {
+        self.tuning = profile.create_tuning();
+        self
+    }
+
+    /// Overrides the zstd level of data pages. Default: the profile's (3 for
+    /// `Balanced`).
+    pub fn zstd_level(mut self, level: i32) -> Self {
+        self.tuning.zstd_level = level;
+        self
+    }
+
+    /// Overrides the plaintext bytes per page. Default: the profile's (1 MiB
+    /// for `Balanced`).
+    pub fn page_size(mut self, bytes: usize) -> Self {
+        self.tuning.page_size = bytes;
+        self
+    }
+
+    /// Overrides the worker threads. Default: the profile's (all cores).
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.tuning.threads = threads;
+        self.tuning.pages_in_flight = self.tuning.pages_in_flight.max(threads + 1);
+        self
+    }
+
+    /// Argon2id cost of the password slot. Default: m = 64 MiB, t = 3, p = 4.
+    /// Lower costs make password guessing cheaper for whoever holds the file.
+    pub fn kdf(mut self, params: KdfParams) -> Self {
+        self.kdf = params;
+        self
+    }
+
+    /// Counters updated as data is archived, for progress displays.
+    /// Default: none.
+    pub fn progress(mut self, progress: Arc<Progress>) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// Never archives the file with this device and inode number: the
+    /// archive itself when it is streamed into the tree being archived
+    /// (`create -o - . > x.lbox`). [`create_archive`](crate::create_archive)
+    /// skips its own output without being told. Default: none.
+    pub fn skip_file(mut self, dev: u64, ino: u64) -> Self {
+        self.skip_files.push((dev, ino));
+        self
+    }
+
+    /// Store every extended attribute of each entry (POSIX ACLs
+    /// included, as the `system.posix_acl_*` attributes), as `tar
+    /// --xattrs` does. An entry whose attributes cannot be read or exceed
+    /// 72 KiB is stored without them, with a warning. Default: off.
+    pub fn xattrs(mut self, yes: bool) -> Self {
+        self.xattrs = yes;
+        self
+    }
+
+    /// Follow symbolic links, inputs and those inside the trees, storing
+    /// what they point to (tar's `-h`); a link to a directory containing it
+    /// is skipped with a warning, not followed forever. Default: off, links
+    /// are stored as links.
+    pub fn dereference(mut self, follow: bool) -> Self {
+        self.dereference = follow;
+        self
+    }
+
+    /// Fail at the first thing the walk would skip or store incompletely
+    /// with a warning ([`Error::Strict`](crate::error::Error::Strict)),
+    /// before the archive is renamed into place. Default: off, such things
+    /// are reported in
+    /// [`CreateReport::warnings`](crate::CreateReport::warnings).
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// Lets [`create_archive`](crate::create_archive) replace an existing
+    /// archive (once the new one is complete). Default: false, an existing
+    /// file is refused with [`Error::AlreadyExists`](crate::error::Error::AlreadyExists).
+    pub fn overwrite(mut self, overwrite: bool) -> Self {
+        self.overwrite = overwrite;
+        self
+    }
+
+    /// Which paths the tree walk of [`create_archive`](crate::create_archive)
+    /// and [`write_archive`](crate::write_archive) takes. Default: all.
+    pub fn selection(mut self, selection: Selection) -> Self {
+        self.selection = selection;
+        self
+    }
+
+    /// The tuning in effect.
+    pub fn tuning(&self) -> &CreateTuning {
+        &self.tuning
+    }
+}
