@@ -2,7 +2,9 @@
 # The tests on a machine that has only Rust and the base system: installs
 # the tools the tests use (apt-get, as root or through sudo), then runs
 # `cargo test --workspace --all-features` with any arguments given
-# (`scripts/test.sh -p revault_cli --test toolbox`). .ci/run calls it.
+# (`scripts/test.sh -p revault_cli --test integration toolbox::`). .ci/run
+# calls it, with every LOCKBOX_REQUIRE_* switch set: a test that cannot run
+# for want of what this script installs then fails instead of skipping.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,7 +12,8 @@ cd "$(dirname "$0")/.."
 # tar (GNU tar: the tar round trips, and the comparison), zstd, GNU time
 # (peak RSS), tzdata (the real-tree round trip), ssh-keygen and age-keygen
 # (keys made by the real tools; age also joins the comparison), groff and
-# man (the manual page is rendered by both).
+# man (the manual page is rendered by both), zsh and fish (their completion
+# scripts are parsed by the real shells).
 missing=()
 command -v gpg >/dev/null || missing+=(gnupg)
 tar --version 2>/dev/null | grep -q 'GNU tar' || missing+=(tar)
@@ -21,6 +24,8 @@ command -v ssh-keygen >/dev/null || missing+=(openssh-client)
 command -v age-keygen >/dev/null || missing+=(age)
 command -v groff >/dev/null || missing+=(groff-base)
 command -v man >/dev/null || missing+=(man-db)
+command -v zsh >/dev/null || missing+=(zsh)
+command -v fish >/dev/null || missing+=(fish)
 # setpriv runs an extraction as an unprivileged user in the CLI tests.
 command -v setpriv >/dev/null || missing+=(util-linux)
 # setfattr/getfattr and setfacl/getfacl: the --xattrs tests set and read
@@ -37,7 +42,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
   else
     echo "scripts/test.sh: cannot install ${missing[*]} (needs apt-get as root or passwordless sudo);" \
-      "the tests that use them will fail or say they skipped" >&2
+      "the tests that use them will fail or say they skipped (fail under LOCKBOX_REQUIRE_TOOLS)" >&2
   fi
 fi
 

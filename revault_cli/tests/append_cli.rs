@@ -9,29 +9,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
+use crate::util::{code, have_root, lockbox, skip, stderr, Need, CHEAP, PASSWORD};
 
-const PASSWORD: &str = "correct horse battery staple";
-const CHEAP: [&str; 6] = ["--kdf-memory", "1", "--kdf-passes", "1", "--kdf-lanes", "1"];
-
-fn lockbox() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lockbox"));
-    cmd.env("LOCKBOX_PASSWORD", PASSWORD);
-    cmd
-}
-
+/// `lockbox ARGS`.
 fn run(args: &[&str]) -> Output {
     lockbox().args(args).output().expect("runs lockbox")
 }
 
-fn code(out: &Output) -> i32 {
-    out.status.code().expect("exited, not killed")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
+/// `lockbox ARGS`, which must succeed.
 fn ok(args: &[&str]) -> Output {
     let out = run(args);
     assert_eq!(code(&out), 0, "lockbox {args:?}: {}", stderr(&out));
@@ -207,14 +192,14 @@ fn a_full_disk_leaves_the_archive_as_it_was() {
     let dir = tempfile::tempdir().unwrap();
     let mnt = dir.path().join("small");
     fs::create_dir(&mnt).unwrap();
-    let mounted = StdCommand::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs", s(&mnt)])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|st| st.success());
-    if !mounted {
-        eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+    if !have_root() {
         return;
+    }
+    let mounted = StdCommand::new("mount").args(["-t", "tmpfs", "-o", "size=1m", "tmpfs", s(&mnt)]).output();
+    if let Some(why) =
+        mounted.map_or_else(|e| Some(e.to_string()), |m| (!m.status.success()).then(|| stderr(&m)))
+    {
+        return skip(Need::Mounts, format!("cannot mount a tmpfs here: {}", why.trim()));
     }
     struct Unmount<'a>(&'a Path);
     impl Drop for Unmount<'_> {

@@ -15,10 +15,9 @@ use std::process::{Output, Stdio};
 use std::time::{Duration, UNIX_EPOCH};
 
 use assert_cmd::Command;
-use common::{code, lockbox, run, stderr, CHEAP, PASSWORD};
 use tempfile::TempDir;
 
-mod common;
+use crate::util::{code, lockbox, run, stderr, CHEAP, PASSWORD};
 
 /// 2001-09-09 01:46:40 UTC.
 const T0: u64 = 1_000_000_000;

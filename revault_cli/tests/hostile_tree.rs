@@ -15,10 +15,9 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
-use common::{code, lockbox, run, stderr, CHEAP, PASSWORD};
 use tempfile::TempDir;
 
-mod common;
+use crate::util::{as_nobody, code, is_root, lockbox, ok, run, stderr, CHEAP};
 
 /// A name that retitles and clears a terminal, with a byte that is not UTF-8.
 const HOSTILE: &[u8] = b"x\x1b]0;pwned\x07\x1b[2J\xff";
@@ -33,11 +32,6 @@ fn create(archive: &Path, dir: &Path, input: impl AsRef<OsStr>, extra: &[&str]) 
     let mut cmd = lockbox();
     cmd.arg("create").args(CHEAP).args(extra).arg("-o").arg(archive).arg("-C").arg(dir).arg(input);
     run(cmd.timeout(TIMEOUT))
-}
-
-fn ok(out: Output) -> Output {
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    out
 }
 
 /// The stored names, from `list -0`.
@@ -211,33 +205,19 @@ fn strict_fails_and_leaves_the_old_archive_and_no_temporary_file() {
 }
 
 /// Runs `create` as an unprivileged user: root reads anything, so an
-/// unreadable file needs someone who cannot. `None` when that is impossible.
-fn unprivileged() -> Option<Command> {
+/// unreadable file needs someone who cannot.
+fn unprivileged() -> Command {
     if !is_root() {
-        return Some(lockbox());
+        return lockbox();
     }
-    let setpriv = Path::new("/usr/bin/setpriv");
-    if !setpriv.exists() {
-        return None;
-    }
-    let mut cmd = Command::new(setpriv);
-    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", env!("CARGO_BIN_EXE_lockbox")])
-        .env("LOCKBOX_PASSWORD", PASSWORD)
-        .timeout(TIMEOUT);
-    Some(cmd)
-}
-
-fn is_root() -> bool {
-    use std::os::unix::fs::MetadataExt;
-    fs::metadata("/proc/self").expect("procfs").uid() == 0
+    let mut cmd = Command::from_std(as_nobody(env!("CARGO_BIN_EXE_lockbox")));
+    cmd.timeout(TIMEOUT);
+    cmd
 }
 
 #[test]
 fn unreadable_file_and_directory_are_skipped_with_exit_1() {
-    let Some(mut cmd) = unprivileged() else {
-        eprintln!("skipped: running as root without /usr/bin/setpriv to drop privileges");
-        return;
-    };
+    let mut cmd = unprivileged();
     let work = TempDir::new().unwrap();
     fs::set_permissions(work.path(), fs::Permissions::from_mode(0o777)).unwrap();
     let tree = work.path().join("tree");

@@ -11,15 +11,10 @@ use std::process::Output;
 use assert_cmd::Command;
 use tempfile::TempDir;
 
-fn lockbox() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lockbox"));
-    cmd.env_remove("LOCKBOX_PASSWORD");
-    cmd
-}
+use crate::util::{lockbox_without_password, ok, CHEAP};
 
-fn ok(out: Output) -> Output {
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    out
+fn lockbox() -> Command {
+    Command::from_std(lockbox_without_password())
 }
 
 fn stdout(out: &Output) -> String {
@@ -141,14 +136,13 @@ fn key_slots_are_managed_from_the_command_line() {
         fs::create_dir_all(work.path().join("src")).unwrap();
         fs::write(work.path().join("src/note.txt"), b"for your eyes only\n").unwrap();
         let archive = work.path().join("a.lbox");
-        let cheap = ["--kdf-memory", "1", "--kdf-passes", "1", "--kdf-lanes", "1"];
         ok(lockbox()
             .env("LOCKBOX_PASSWORD", "first")
             .args(["create", "-o"])
             .arg(&archive)
             .arg("-C")
             .arg(work.path().join("src"))
-            .args(cheap)
+            .args(CHEAP)
             .arg("note.txt")
             .output()
             .unwrap());
@@ -284,7 +278,8 @@ fn every_slot_kind_in_one_archive_each_opens_it_alone() {
             .arg(&archive)
             .arg("-C")
             .arg(p("src"))
-            .args(["--kdf-memory", "1", "--kdf-passes", "1", "--kdf-lanes", "1", "note.txt"])
+            .args(CHEAP)
+            .arg("note.txt")
             .output()
             .unwrap());
         archive
@@ -365,7 +360,9 @@ fn a_large_recipient_grows_the_slot_table() {
     let archive = work.path().join("a.lbox");
     ok(lockbox()
         .env("LOCKBOX_PASSWORD", "pw")
-        .args(["create", "--kdf-memory", "1", "--kdf-passes", "1", "--kdf-lanes", "1", "-o"])
+        .arg("create")
+        .args(CHEAP)
+        .arg("-o")
         .arg(&archive)
         .arg("-C")
         .arg(work.path())

@@ -3,13 +3,12 @@
 //! last: the archive must open, and a create whose KDF fails must leave no
 //! archive behind and an existing one as it was.
 
-mod common;
-
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use common::{code, lockbox, run, stderr, CHEAP};
 use tempfile::TempDir;
+
+use crate::util::{code, lockbox, run, stderr, CHEAP, PASSWORD};
 
 /// A directory with a few files, one of them spanning several pages.
 fn source(work: &TempDir) -> &Path {
@@ -66,7 +65,7 @@ fn kdf_without_memory_leaves_no_archive_and_the_old_one_intact() {
     let capped = |overwrite: bool, target: &Path| {
         let mut cmd = std::process::Command::new("prlimit");
         cmd.arg("--as=805306368").arg(env!("CARGO_BIN_EXE_lockbox"));
-        cmd.env("LOCKBOX_PASSWORD", common::PASSWORD);
+        cmd.env("LOCKBOX_PASSWORD", PASSWORD);
         cmd.args(["create", "-q", "--kdf-memory", "1024", "--kdf-passes", "1", "--kdf-lanes", "1"]);
         if overwrite {
             cmd.arg("--overwrite");

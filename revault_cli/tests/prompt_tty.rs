@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
 use rustix::termios::{tcgetattr, LocalModes};
 
+use crate::util::{skip, Need, CHEAP};
+
 fn echo_on(tty: &File) -> bool {
     tcgetattr(tty).unwrap().local_modes.contains(LocalModes::ECHO)
 }
@@ -37,13 +39,16 @@ struct AtPrompt {
     _work: tempfile::TempDir,
 }
 
-fn at_prompt() -> AtPrompt {
+/// `None` (skipped, see `skip`) where no pseudo-terminal can be opened.
+fn at_prompt() -> Option<AtPrompt> {
     let work = tempfile::tempdir().unwrap();
     let archive = work.path().join("a.lbox");
     std::fs::write(work.path().join("note"), b"x").unwrap();
     let made = Command::new(env!("CARGO_BIN_EXE_lockbox"))
         .env("LOCKBOX_PASSWORD", "pw")
-        .args(["create", "--kdf-memory", "1", "--kdf-passes", "1", "--kdf-lanes", "1", "-o"])
+        .arg("create")
+        .args(CHEAP)
+        .arg("-o")
         .arg(&archive)
         .arg("-C")
         .arg(work.path())
@@ -52,7 +57,13 @@ fn at_prompt() -> AtPrompt {
         .unwrap();
     assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
 
-    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).unwrap();
+    let master = match openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY) {
+        Ok(master) => master,
+        Err(e) => {
+            skip(Need::Tty, format!("no pseudo-terminal can be opened here ({e})"));
+            return None;
+        }
+    };
     grantpt(&master).unwrap();
     unlockpt(&master).unwrap();
     let name = ptsname(&master, Vec::new()).unwrap();
@@ -88,12 +99,12 @@ fn at_prompt() -> AtPrompt {
         shown.windows(10).any(|w| w == b"Password: ")
     });
     wait_for("echo off", || !echo_on(&slave));
-    AtPrompt { child, slave, master, said, _work: work }
+    Some(AtPrompt { child, slave, master, said, _work: work })
 }
 
 #[test]
 fn echo_is_off_while_typing_and_back_on_after() {
-    let mut at = at_prompt();
+    let Some(mut at) = at_prompt() else { return };
     at.master.write_all(b"hunter2\n").unwrap();
     let status = at.child.wait().unwrap();
     assert_eq!(status.code(), Some(3), "a wrong password");
@@ -105,7 +116,7 @@ fn echo_is_off_while_typing_and_back_on_after() {
 #[test]
 fn echo_is_restored_when_the_prompt_is_interrupted() {
     for signal in ["INT", "TERM", "HUP"] {
-        let mut at = at_prompt();
+        let Some(mut at) = at_prompt() else { return };
         let killed =
             Command::new("kill").arg(format!("-{signal}")).arg(at.child.id().to_string()).status().unwrap();
         assert!(killed.success());

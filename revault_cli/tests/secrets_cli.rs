@@ -10,19 +10,9 @@ use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
-fn lockbox() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lockbox"));
-    cmd.env_remove("LOCKBOX_PASSWORD").env_remove("LOCKBOX_NEW_PASSWORD");
-    cmd
-}
-
-fn ok(out: Output) -> Output {
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    out
-}
+use crate::util::{lockbox_without_password as lockbox, ok, CHEAP};
 
 const CONTENT: &[u8] = b"for your eyes only\n";
-const CHEAP_KDF: [&str; 6] = ["--kdf-memory", "1", "--kdf-passes", "1", "--kdf-lanes", "1"];
 
 /// `work/src/note.txt` archived to `work/a.lbox` with `password` at a cheap
 /// KDF cost.
@@ -36,7 +26,7 @@ fn create(work: &Path, password: &str) -> PathBuf {
         .arg(&archive)
         .arg("-C")
         .arg(work.join("src"))
-        .args(CHEAP_KDF)
+        .args(CHEAP)
         .arg("note.txt")
         .output()
         .unwrap());
@@ -83,7 +73,7 @@ fn long_password_through_a_slow_pipe() {
         .arg(&archive)
         .arg("-C")
         .arg(work.path().join("src"))
-        .args(CHEAP_KDF)
+        .args(CHEAP)
         .arg("note.txt")
         .stdin(Stdio::piped())
         .stderr(Stdio::piped())
@@ -194,7 +184,7 @@ fn no_memory_lock_allowed_still_works() {
         cmd.output().expect("setpriv and prlimit (util-linux) are needed")
     };
     let create: Vec<&str> =
-        ["create", "-o", "a.lbox", "-C", "src"].into_iter().chain(CHEAP_KDF).chain(["note.txt"]).collect();
+        ["create", "-o", "a.lbox", "-C", "src"].into_iter().chain(CHEAP).chain(["note.txt"]).collect();
     ok(locked_out(&create));
     assert_eq!(ok(locked_out(&["cat", "a.lbox", "note.txt"])).stdout, CONTENT);
     let recipient = String::from_utf8(ok(locked_out(&["keygen", "-o", "id.txt"])).stdout).unwrap();

@@ -2,16 +2,15 @@
 //! what readers see after each, what a crash or a truncation leaves, and
 //! bad input refused before anything is written.
 
-mod common;
-
 use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use common::*;
 use revault_lockbox_api::{
     compact_archive, repair_archive, Archive, ArchiveUpdater, EntryKind, Error, Password, UpdateOptions,
 };
+
+use crate::util::*;
 
 fn updater(archive: &Path) -> ArchiveUpdater {
     ArchiveUpdater::open(archive, &password(), UpdateOptions::new().threads(2)).unwrap()

@@ -2,27 +2,22 @@
 //! paths, existing files, missing inputs. Each fails cleanly and writes
 //! nothing it should not.
 
-mod common;
-
 use std::fs;
 use std::io::Cursor;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use common::*;
 use revault_lockbox_api::{
-    create_archive, Archive, ArchiveWriter, Error, ExtractOptions, KdfParams, Metadata, Password,
+    create_archive, Archive, ArchiveWriter, Error, ExtractOptions, KdfParams, Password,
 };
+
+use crate::util::*;
 
 fn small_tree(root: &Path) {
     fs::create_dir_all(root.join("t/d")).unwrap();
     fs::write(root.join("t/a.txt"), b"alpha alpha alpha").unwrap();
     fs::write(root.join("t/d/b.txt"), b"bravo").unwrap();
     symlink("a.txt", root.join("t/l")).unwrap();
-}
-
-fn meta() -> Metadata {
-    Metadata::new(0o644, 0, 0, 1_700_000_000, 0)
 }
 
 /// Opens `bytes` and extracts into `dest`: the whole reading path.
@@ -128,19 +123,19 @@ fn other_files_and_versions_are_refused_clearly() {
 #[test]
 fn writer_refuses_unsafe_and_unordered_paths() {
     let mut w = ArchiveWriter::new(Vec::new(), &password(), cheap()).unwrap();
-    w.add_symlink("evil", &meta(), "/etc").unwrap();
-    let err = w.add_file("evil/x", &meta(), 1, &b"x"[..]).unwrap_err();
+    w.add_symlink("evil", &meta(0o644), "/etc").unwrap();
+    let err = w.add_file("evil/x", &meta(0o644), 1, &b"x"[..]).unwrap_err();
     assert!(matches!(err, Error::UnsafePath { .. }), "{err}");
     for bad in ["../x", "/abs", "a/./b", "a//b"] {
-        let err = w.add_file(bad, &meta(), 1, &b"x"[..]).unwrap_err();
+        let err = w.add_file(bad, &meta(0o644), 1, &b"x"[..]).unwrap_err();
         assert!(matches!(err, Error::UnsafePath { .. }), "{bad}: {err}");
     }
-    w.add_file("f", &meta(), 1, &b"x"[..]).unwrap();
-    let err = w.add_dir("f", &meta()).unwrap_err();
+    w.add_file("f", &meta(0o644), 1, &b"x"[..]).unwrap();
+    let err = w.add_dir("f", &meta(0o644)).unwrap_err();
     assert!(matches!(err, Error::OutOfOrder { .. }), "{err}");
-    let err = w.add_dir("e", &meta()).unwrap_err();
+    let err = w.add_dir("e", &meta(0o644)).unwrap_err();
     assert!(matches!(err, Error::OutOfOrder { .. }), "{err}");
-    let err = w.add_hardlink("g", &meta(), "f").unwrap_err();
+    let err = w.add_hardlink("g", &meta(0o644), "f").unwrap_err();
     assert!(matches!(err, Error::BadHardLink { .. }), "{err}");
 }
 
@@ -153,7 +148,7 @@ fn symlink_planted_in_destination_is_not_followed() {
     fs::create_dir(&outside).unwrap();
     symlink(&outside, dest.join("sub")).unwrap();
     let mut w = ArchiveWriter::new(Vec::new(), &password(), cheap()).unwrap();
-    w.add_file("sub/x", &meta(), 1, &b"x"[..]).unwrap();
+    w.add_file("sub/x", &meta(0o644), 1, &b"x"[..]).unwrap();
     let err = open_and_extract(w.finish().unwrap(), &dest, &password()).unwrap_err();
     assert!(matches!(err, Error::UnsafePath { .. }), "{err}");
     assert!(all_paths(&outside).is_empty());

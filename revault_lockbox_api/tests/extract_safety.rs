@@ -1,8 +1,6 @@
 //! Extraction against a destination that changes under it, and tar's
 //! permission rules: the umask, setuid, setgid and sticky bits.
 
-mod common;
-
 use std::fs;
 use std::io::Cursor;
 use std::os::unix::fs::{symlink, MetadataExt, PermissionsExt};
@@ -11,14 +9,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{cheap, password};
-use revault_lockbox_api::{Archive, ArchiveWriter, Error, ExtractOptions, Metadata};
+use revault_lockbox_api::{Archive, ArchiveWriter, Error, ExtractOptions};
+
+use crate::util::{cheap, meta, password};
 
 const DIRS: usize = 12;
-
-fn meta(mode: u32) -> Metadata {
-    Metadata::new(mode, 0, 0, 1_700_000_000, 0)
-}
 
 /// Directories `dNN`, each with a subdirectory `s`, small files in both
 /// and one file large enough to be streamed to disk as it arrives.

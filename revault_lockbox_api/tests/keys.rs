@@ -8,6 +8,8 @@ use revault_lockbox_api::{
     RecipientKind,
 };
 
+use crate::util::{skip, Need};
+
 #[test]
 fn keygen_output_round_trips_through_files() {
     let dir = tempfile::tempdir().unwrap();
@@ -50,11 +52,10 @@ fn unsupported_ssh_key_types_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("id_ecdsa");
     let made = Command::new("ssh-keygen").args(["-q", "-t", "ecdsa", "-N", "", "-f"]).arg(&path).status();
-    if made.is_err() {
-        println!("note: ssh-keygen not found, skipping");
-        return;
-    }
-    assert!(made.unwrap().success());
+    let Ok(made) = made else {
+        return skip(Need::Tools, "ssh-keygen is not installed (scripts/test.sh installs openssh-client)");
+    };
+    assert!(made.success());
     let public = std::fs::read_to_string(path.with_extension("pub")).unwrap();
     let err = public.parse::<Recipient>().unwrap_err().to_string();
     assert!(err.contains("unsupported SSH key type"), "{err}");

@@ -1,16 +1,15 @@
 //! Reading only what is needed: one file, a subtree, and salvaging what is
 //! intact from a damaged archive.
 
-mod common;
-
 use std::fs;
 use std::io::{self, Cursor, Read};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use common::*;
-use revault_lockbox_api::{Archive, ArchiveWriter, ExtractOptions, Metadata, ReadAt};
+use revault_lockbox_api::{Archive, ArchiveWriter, ExtractOptions, ReadAt};
+
+use crate::util::*;
 
 /// Counts the bytes read through it.
 struct Counting<R> {
@@ -30,21 +29,17 @@ impl<R: ReadAt> ReadAt for Counting<R> {
     }
 }
 
-fn meta() -> Metadata {
-    Metadata::new(0o644, 0, 0, 1_700_000_000, 0)
-}
-
 #[test]
 fn one_small_file_reads_little_of_a_large_archive() {
     let mut w = ArchiveWriter::new(Vec::new(), &password(), cheap()).unwrap();
-    w.add_file("a-before.bin", &meta(), 1 << 30, corpora::RandomReader::new(1, 1 << 30)).unwrap();
+    w.add_file("a-before.bin", &meta(0o644), 1 << 30, corpora::RandomReader::new(1, 1 << 30)).unwrap();
     let small: Vec<u8> = {
         let mut v = Vec::new();
         corpora::TextReader::new(2, 10 << 10).read_to_end(&mut v).unwrap();
         v
     };
-    w.add_file("b-small.txt", &meta(), small.len() as u64, &small[..]).unwrap();
-    w.add_file("c-after.bin", &meta(), 64 << 20, corpora::RandomReader::new(3, 64 << 20)).unwrap();
+    w.add_file("b-small.txt", &meta(0o644), small.len() as u64, &small[..]).unwrap();
+    w.add_file("c-after.bin", &meta(0o644), 64 << 20, corpora::RandomReader::new(3, 64 << 20)).unwrap();
     let bytes = w.finish().unwrap();
     assert!(bytes.len() as u64 >= 1 << 30);
 
@@ -68,10 +63,10 @@ fn cat_of_one_file_reads_little_of_an_archive_of_many_entries() {
     let mut w = ArchiveWriter::new(Vec::with_capacity(210 << 20), &password(), cheap()).unwrap();
     for i in 0..FILES {
         if i % 500 == 0 {
-            w.add_dir(format!("d{:03}", i / 500), &meta()).unwrap();
+            w.add_dir(format!("d{:03}", i / 500), &meta(0o644)).unwrap();
         }
         let path = format!("d{:03}/file-{i:05}.bin", i / 500);
-        w.add_file(path, &meta(), SIZE, corpora::RandomReader::new(i, SIZE)).unwrap();
+        w.add_file(path, &meta(0o644), SIZE, corpora::RandomReader::new(i, SIZE)).unwrap();
     }
     let bytes = w.finish().unwrap();
     assert!(bytes.len() >= 200_000_000, "{} bytes", bytes.len());
@@ -191,9 +186,9 @@ fn partial_extract_takes_only_the_named_paths() {
 #[test]
 fn keep_going_skips_hard_links_to_damaged_files() {
     let mut w = ArchiveWriter::new(Vec::new(), &password(), cheap().page_size(16 << 10)).unwrap();
-    w.add_linked_file("a", &meta(), 200_000, corpora::RandomReader::new(7, 200_000)).unwrap();
-    w.add_hardlink("b", &meta(), "a").unwrap();
-    w.add_file("c", &meta(), 5, &b"fine\n"[..]).unwrap();
+    w.add_linked_file("a", &meta(0o644), 200_000, corpora::RandomReader::new(7, 200_000)).unwrap();
+    w.add_hardlink("b", &meta(0o644), "a").unwrap();
+    w.add_file("c", &meta(0o644), 5, &b"fine\n"[..]).unwrap();
     let mut bytes = w.finish().unwrap();
     bytes[DATA_START + 40_000] ^= 1;
     let work = tempfile::tempdir().unwrap();
@@ -209,10 +204,10 @@ fn keep_going_skips_hard_links_to_damaged_files() {
 #[test]
 fn synced_extraction_places_every_batch() {
     let mut w = ArchiveWriter::new(Vec::new(), &password(), cheap()).unwrap();
-    w.add_dir("d", &meta()).unwrap();
+    w.add_dir("d", &meta(0o644)).unwrap();
     for i in 0..4500u32 {
         let body = format!("file {i}\n");
-        w.add_file(format!("d/{i:05}"), &meta(), body.len() as u64, body.as_bytes()).unwrap();
+        w.add_file(format!("d/{i:05}"), &meta(0o644), body.len() as u64, body.as_bytes()).unwrap();
     }
     let bytes = w.finish().unwrap();
     let work = tempfile::tempdir().unwrap();

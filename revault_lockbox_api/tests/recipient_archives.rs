@@ -2,15 +2,13 @@
 //! hybrid recipients, alone and beside a password, opened with identities
 //! and no KDF; wrong keys, mixed sets and damaged slots fail cleanly.
 
-mod common;
-
 use std::io::{Cursor, Read};
 
-use common::*;
 use revault_lockbox_api::{
-    create_archive, keygen, Archive, ArchiveWriter, Error, ExtractOptions, Identity, KeySet, Metadata,
-    Recipient,
+    create_archive, keygen, Archive, ArchiveWriter, Error, ExtractOptions, Identity, KeySet, Recipient,
 };
+
+use crate::util::*;
 
 fn identity(pq: bool) -> (Vec<Identity>, Recipient) {
     let (text, public) = keygen(pq).unwrap();
@@ -19,8 +17,7 @@ fn identity(pq: bool) -> (Vec<Identity>, Recipient) {
 
 fn archive(keys: KeySet) -> Vec<u8> {
     let mut w = ArchiveWriter::new(Vec::new(), keys, cheap()).unwrap();
-    let meta = Metadata::new(0o644, 0, 0, 1_700_000_000, 0);
-    w.add_file("secret.txt", &meta, 6, &b"hello\n"[..]).unwrap();
+    w.add_file("secret.txt", &meta(0o644), 6, &b"hello\n"[..]).unwrap();
     w.finish().unwrap()
 }
 
@@ -107,7 +104,7 @@ fn no_keys_or_too_many_are_refused() {
 fn a_flipped_byte_in_a_recipient_slot_is_noticed() {
     let (ids, x) = identity(false);
     let original = archive(KeySet::new().recipient(x));
-    for at in (32..common::data_start(&original)).step_by(7).chain(32..32 + 300) {
+    for at in (32..data_start(&original)).step_by(7).chain(32..32 + 300) {
         let mut bytes = original.clone();
         bytes[at] ^= 0x04;
         let err = read_secret(&bytes, &ids).unwrap_err();
@@ -191,7 +188,7 @@ fn a_key_larger_than_the_slots_rewrites_the_archive_with_larger_ones() {
     let password = Password::from("password");
     std::fs::write(&path, archive(KeySet::new().password(&password))).unwrap();
     let before = std::fs::read(&path).unwrap();
-    assert_eq!(common::data_start(&before), 32 + 16 * 256);
+    assert_eq!(data_start(&before), 32 + 16 * 256);
 
     let (pq_ids, pq) = identity(true);
     assert_eq!(
@@ -199,7 +196,7 @@ fn a_key_larger_than_the_slots_rewrites_the_archive_with_larger_ones() {
         [1]
     );
     let after = std::fs::read(&path).unwrap();
-    assert_eq!(common::data_start(&after), 32 + 16 * 2048, "slots grown to fit the hybrid stanza");
+    assert_eq!(data_start(&after), 32 + 16 * 2048, "slots grown to fit the hybrid stanza");
     assert_eq!(after[12..28], before[12..28], "same archive id");
     assert_eq!(read_secret(&after, &pq_ids).unwrap(), b"hello\n");
     let a = Archive::open(Cursor::new(after.clone()), &password).unwrap();

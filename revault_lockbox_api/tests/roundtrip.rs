@@ -1,7 +1,5 @@
 //! Exact round trips: content, kinds, modes, mtimes, links, odd names.
 
-mod common;
-
 use std::ffi::OsStr;
 use std::fs;
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -9,9 +7,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::Path;
 
-use common::*;
 use filetime::FileTime;
 use revault_lockbox_api::{write_archive, Archive, EntryKind, WorkloadProfile};
+
+use crate::util::*;
 
 fn set_mtime(path: &Path, secs: i64, nanos: u32) {
     filetime::set_symlink_file_times(
@@ -83,13 +82,13 @@ fn every_profile_round_trips() {
 }
 
 /// A real tree: the time zone database, with hundreds of symbolic links.
-/// `scripts/test.sh` installs it; a machine without it skips this test.
+/// `scripts/test.sh` installs it; a machine without it skips this test
+/// (unless `LOCKBOX_REQUIRE_TOOLS` is set).
 #[test]
 fn real_system_tree_round_trips() {
     let zoneinfo = Path::new("/usr/share/zoneinfo");
     if !zoneinfo.is_dir() {
-        eprintln!("skipped: /usr/share/zoneinfo is missing (install tzdata, or run scripts/test.sh)");
-        return;
+        return skip(Need::Tools, "/usr/share/zoneinfo is missing (install tzdata, or run scripts/test.sh)");
     }
     let work = tempfile::tempdir().unwrap();
     let archive = archive_of(work.path(), Path::new("/usr/share"), &["zoneinfo"], cheap());

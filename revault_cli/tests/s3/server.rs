@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
+use crate::util::{skip, Need};
+
 /// moto accepts any credentials; the client signs with these.
 pub const ACCESS_KEY: &str = "lockbox-test";
 const AUTH: &str = "AWS4-HMAC-SHA256 Credential=lockbox-test/20260101/us-east-1/s3/aws4_request, \
@@ -36,10 +38,8 @@ impl Moto {
     /// when it cannot be started, unless `LOCKBOX_REQUIRE_S3_SERVER` is set
     /// (CI), which makes that a failure.
     pub fn start() -> Option<Moto> {
-        let required = std::env::var_os("LOCKBOX_REQUIRE_S3_SERVER").is_some();
         let skip = |why: String| {
-            assert!(!required, "LOCKBOX_REQUIRE_S3_SERVER is set and {why}");
-            eprintln!("skipping: {why}; install it with: pip install 'moto[server]'");
+            skip(Need::S3Server, format!("{why}; install it with: pip install 'moto[server]'"));
             None
         };
         let bin = std::env::var_os("MOTO_SERVER").unwrap_or_else(|| "moto_server".into());

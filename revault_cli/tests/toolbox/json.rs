@@ -7,7 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 
 use serde_json::Value;
 
-use crate::*;
+use super::*;
 
 /// Parses every line of `stdout` as a JSON object with a string `"type"`;
 /// checks that the last, and only the last, is the summary of `command`.

@@ -8,8 +8,7 @@ use std::path::Path;
 use std::process::Command as Std;
 
 use super::{archive_tree, assert_fails, code, lockbox, run, stderr, CHEAP, PASSWORD};
-
-const NOBODY: [&str; 4] = ["--reuid=65534", "--regid=65534", "--clear-groups", "--"];
+use crate::util::{have_root, skip, Need};
 
 fn sh(cmd: &str) -> String {
     let out = Std::new("sh").arg("-c").arg(cmd).output().expect("sh runs");
@@ -20,15 +19,6 @@ fn sh(cmd: &str) -> String {
 fn ids(path: &Path) -> (u32, u32) {
     let md = fs::symlink_metadata(path).unwrap();
     (md.uid(), md.gid())
-}
-
-/// Whether the test can run: it needs root (to chown, to become 65534).
-fn running_as_root() -> bool {
-    let root = rustix::process::geteuid().is_root();
-    if !root {
-        eprintln!("skipped: needs root");
-    }
-    root
 }
 
 /// The `list --json` object of `path`.
@@ -52,13 +42,7 @@ fn extract(archive: &Path, dest: &Path, extra: &[&str]) -> String {
 
 /// `lockbox` as user 65534, through `setpriv`.
 fn as_nobody(args: &[&str]) -> std::process::Output {
-    Std::new("setpriv")
-        .args(NOBODY)
-        .arg(env!("CARGO_BIN_EXE_lockbox"))
-        .args(args)
-        .env("LOCKBOX_PASSWORD", PASSWORD)
-        .output()
-        .expect("setpriv runs")
+    crate::util::as_nobody(env!("CARGO_BIN_EXE_lockbox")).args(args).output().expect("setpriv runs")
 }
 
 /// A directory user 65534 can read archives from and extract into.
@@ -68,7 +52,7 @@ fn open_to_all(dir: &Path) {
 
 #[test]
 fn owners_are_stored_by_id_and_name_and_restored_as_root() {
-    if !running_as_root() {
+    if !have_root() {
         return;
     }
     let work = tempfile::tempdir().unwrap();
@@ -113,7 +97,7 @@ fn owners_are_stored_by_id_and_name_and_restored_as_root() {
 /// for a name unknown here, and `--numeric-owner` takes the ids.
 #[test]
 fn names_map_to_local_ids_unless_numeric_owner() {
-    if !running_as_root() {
+    if !have_root() {
         return;
     }
     let work = tempfile::tempdir().unwrap();
@@ -153,7 +137,7 @@ fn names_map_to_local_ids_unless_numeric_owner() {
 
 #[test]
 fn same_owner_as_a_user_is_refused_up_front_and_the_default_keeps_their_own() {
-    if !running_as_root() {
+    if !have_root() {
         return;
     }
     let work = tempfile::tempdir().unwrap();
@@ -234,7 +218,7 @@ fn sparse_files_are_stored_and_restored_without_their_holes() {
 /// warning, not a failure.
 #[test]
 fn xattrs_and_acls_round_trip_with_the_real_tools() {
-    if !running_as_root() {
+    if !have_root() {
         return;
     }
     let work = tempfile::tempdir().unwrap();
@@ -247,8 +231,10 @@ fn xattrs_and_acls_round_trip_with_the_real_tools() {
          && setfattr -n user.dir -v d {t}/sub"
     );
     if Std::new("sh").arg("-c").arg(&set).status().map_or(true, |s| !s.success()) {
-        eprintln!("skipped: the file system takes no user xattrs or ACLs");
-        return;
+        return skip(
+            Need::Xattrs,
+            "the file system takes no user xattrs or ACLs, or setfattr/setfacl are missing",
+        );
     }
     let archive = archive_tree(work.path(), &["--xattrs"]);
     let dump = |root: &Path| {
@@ -292,8 +278,7 @@ fn create_from_tar_keeps_pax_xattrs_and_export_writes_them() {
         .unwrap()
         .success()
     {
-        eprintln!("skipped: the file system takes no user xattrs");
-        return;
+        return skip(Need::Xattrs, "the file system takes no user xattrs");
     }
     let tar = work.path().join("t.tar");
     sh(&format!(

@@ -2,7 +2,7 @@
 
 use std::fs;
 
-use crate::*;
+use super::*;
 
 #[test]
 fn every_reading_command_takes_the_archive_on_stdin() {

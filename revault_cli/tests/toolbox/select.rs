@@ -5,7 +5,8 @@ use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use crate::*;
+use super::*;
+use crate::util::{skip, Need};
 
 /// The stored paths of `archive` (from `list --json`, so that a name may
 /// hold a newline).
@@ -86,12 +87,10 @@ fn one_file_system_does_not_descend_into_mount_points() {
     let (dev, shm) = (fs::metadata("/dev"), fs::metadata("/dev/shm"));
     let writable = tempfile::tempdir_in("/dev/shm");
     let (Ok(dev), Ok(shm), Ok(marker_dir)) = (dev, shm, writable) else {
-        eprintln!("skipped: no writable /dev/shm to serve as a mount point");
-        return;
+        return skip(Need::Mounts, "no writable /dev/shm to serve as a mount point");
     };
     if dev.dev() == shm.dev() {
-        eprintln!("skipped: /dev/shm is not a separate file system here");
-        return;
+        return skip(Need::Mounts, "/dev/shm is not a separate file system here");
     }
     let marker = marker_dir.path().file_name().unwrap().to_str().unwrap().to_string();
     let work = tempfile::tempdir().unwrap();

@@ -4,7 +4,8 @@
 use std::io::Write;
 use std::process::{Command as Process, Stdio};
 
-use crate::*;
+use super::*;
+use crate::util::{skip, Need};
 
 /// Whether `tool` runs on this machine.
 fn have(tool: &str) -> bool {
@@ -60,7 +61,10 @@ fn zsh_and_fish_completions_name_every_command() {
             let (ok, err) = feed(&check, script.as_bytes());
             assert!(ok, "{shell}: {err}");
         } else {
-            eprintln!("skipped: {shell} is not installed; its script was only checked for the command names");
+            skip(
+                Need::Tools,
+                format!("{shell} is not installed; its script was only checked for the command names"),
+            );
         }
     }
 }
@@ -90,6 +94,8 @@ fn manual_pages_render_without_warnings() {
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains("SYNOPSIS") && text.contains("--overwrite"), "{text}");
+    } else {
+        skip(Need::Tools, "man is not installed; the pages were only checked by groff");
     }
 }
 

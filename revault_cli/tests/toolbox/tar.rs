@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Command as Process, Stdio};
 use std::time::{Duration, UNIX_EPOCH};
 
-use crate::*;
+use super::*;
 
 fn set_times(path: &Path, secs: u64, nanos: u32) {
     let t = UNIX_EPOCH + Duration::new(secs, nanos);

@@ -13,8 +13,8 @@ use assert_cmd::Command;
 use server::{Moto, Proxy, Watch, ACCESS_KEY};
 use tempfile::TempDir;
 
-const PASSWORD: &str = "correct horse battery staple";
-const CHEAP: [&str; 6] = ["--kdf-memory", "1", "--kdf-passes", "1", "--kdf-lanes", "1"];
+use crate::util::{code, ok, run, stderr, CHEAP};
+
 const BUCKET: &str = "lockbox-tests";
 
 /// `lockbox` with credentials for `endpoint` and nothing from the user's
@@ -27,9 +27,8 @@ fn lockbox(endpoint: &str) -> Command {
 
 /// `lockbox` with the test credentials and no endpoint.
 fn bare_lockbox() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lockbox"));
-    cmd.env("LOCKBOX_PASSWORD", PASSWORD)
-        .env("AWS_ACCESS_KEY_ID", ACCESS_KEY)
+    let mut cmd = crate::util::lockbox();
+    cmd.env("AWS_ACCESS_KEY_ID", ACCESS_KEY)
         .env("AWS_SECRET_ACCESS_KEY", "lockbox-test-secret")
         .env("AWS_REGION", "us-east-1")
         .env("AWS_CONFIG_FILE", "/nonexistent/aws-config")
@@ -40,29 +39,12 @@ fn bare_lockbox() -> Command {
     cmd
 }
 
-fn run(cmd: &mut Command) -> Output {
-    cmd.output().expect("runs lockbox")
-}
-
-fn code(out: &Output) -> i32 {
-    out.status.code().expect("exited, not killed")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 /// A failure reported as one `lockbox: ` line with exit code `expected`.
 fn fails(out: &Output, expected: i32, needle: &str) {
     let text = stderr(out);
     assert_eq!(code(out), expected, "{text}");
     assert!(text.starts_with("lockbox: ") && text.trim_end().lines().count() == 1, "{text}");
     assert!(text.contains(needle), "{needle:?} not in {text}");
-}
-
-fn ok(out: Output) -> Output {
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    out
 }
 
 fn url(key: &str) -> String {

@@ -1,12 +1,20 @@
-//! Helpers shared by the integration tests.
+//! Helpers the library's integration tests share: archives of temporary
+//! trees with a test password and the cheapest KDF, snapshots of trees to
+//! compare, and the skip rule (`skip`).
 #![allow(dead_code)]
+
+mod skip;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use revault_lockbox_api::{create_archive, Archive, CreateOptions, ExtractOptions, KdfParams, Password};
+use revault_lockbox_api::{
+    create_archive, Archive, CreateOptions, ExtractOptions, KdfParams, Metadata, Password,
+};
+
+pub use skip::{skip, Need};
 
 /// Where data pages start: after the 32-byte header prefix and the
 /// 16 × 256-byte key-slot table of an archive locked with passwords or key
@@ -28,6 +36,11 @@ pub fn entries<S: revault_lockbox_api::ReadAt>(a: &Archive<S>) -> Vec<revault_lo
 
 pub fn password() -> Password {
     Password::from("test password")
+}
+
+/// Metadata of mode `mode`, owned by root, with a fixed mtime (2023-11-14).
+pub fn meta(mode: u32) -> Metadata {
+    Metadata::new(mode, 0, 0, 1_700_000_000, 0)
 }
 
 /// Options with the cheapest Argon2id cost: tests are about the format, not

@@ -4,8 +4,6 @@
 //!
 //! Archives are made with the cheapest Argon2id cost (`CHEAP`).
 
-#[path = "../common/mod.rs"]
-mod common;
 mod json;
 mod meta;
 mod pipes;
@@ -19,7 +17,7 @@ use std::process::Output;
 
 use tempfile::TempDir;
 
-pub use common::{code, lockbox, run, stderr, CHEAP, PASSWORD};
+pub use crate::util::{code, lockbox, run, stderr, CHEAP, PASSWORD};
 pub const NON_UTF8: &[u8] = b"caf\xe9.txt";
 
 /// Asserts a clean failure: exit `expected`, one line `lockbox: …`

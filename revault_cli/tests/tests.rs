@@ -1,0 +1,16 @@
+//! The CLI's integration tests, in one binary (one link, one process):
+//! each runs the real `lockbox` binary on temporary trees. Helpers they
+//! share are in `util`; tests that change process-wide state (the umask,
+//! resource limits, the user) do it in the child they start, never here.
+
+mod util;
+
+mod append_cli;
+mod cli;
+mod hostile_tree;
+mod keys_cli;
+mod late_slots;
+mod prompt_tty;
+mod s3;
+mod secrets_cli;
+mod toolbox;
