@@ -11,7 +11,7 @@ use crate::flags::CatArgs;
 use crate::output;
 
 pub fn run(a: CatArgs) -> Result<Outcome> {
-    let (archive, name) = open_archive(&a.archive, &a.unlock, &a.s3, WorkloadProfile::RandomRead)?;
+    let (archive, name) = open_archive(&a.archive, &a.read, WorkloadProfile::RandomRead)?;
     let path = a.path.into_vec();
     let what = || format!("reading {} from {}", Quoted::bytes(&path), name);
     let mut reader = archive.open_file(&path).with_context(what)?;

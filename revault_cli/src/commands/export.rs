@@ -24,7 +24,7 @@ pub fn run(a: ExportArgs) -> Result<Outcome> {
     if !to_stdout && !a.overwrite && std::fs::symlink_metadata(&a.output).is_ok() {
         return Err(Error::AlreadyExists { path: a.output.clone() }).with_context(writing);
     }
-    let (archive, name) = open_archive(&a.archive, &a.unlock, &a.s3, WorkloadProfile::ExtractMany)?;
+    let (archive, name) = open_archive(&a.archive, &a.read, WorkloadProfile::ExtractMany)?;
     let only: Vec<Vec<u8>> = a.paths.into_iter().map(|p| filter_path(p.into_vec())).collect();
     let exporting = || format!("exporting {name} to {}", Quoted::path(&a.output));
     if to_stdout {

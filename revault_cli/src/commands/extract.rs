@@ -23,7 +23,7 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
     }
     raise_open_file_limit();
     let profile = a.profile.unwrap_or(WorkloadProfile::ExtractMany);
-    let (archive, name) = open_archive(&a.archive, &a.unlock, &a.s3, profile)?;
+    let (archive, name) = open_archive(&a.archive, &a.read, profile)?;
     let only: Vec<Vec<u8>> = a.paths.into_iter().map(|p| select::filter_path(p.into_vec())).collect();
     let mut options = ExtractOptions::new()
         .overwrite(a.overwrite)

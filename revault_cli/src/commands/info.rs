@@ -8,7 +8,7 @@ use crate::flags::InfoArgs;
 use crate::output;
 
 pub fn run(a: InfoArgs) -> Result<Outcome> {
-    let (archive, name) = open_archive(&a.archive, &a.unlock, &a.s3, WorkloadProfile::Balanced)?;
+    let (archive, name) = open_archive(&a.archive, &a.read, WorkloadProfile::Balanced)?;
     let info = archive.info().with_context(|| format!("reading {name}"))?;
     output::info(&info, a.format.json)?;
     Ok(Outcome::Success)

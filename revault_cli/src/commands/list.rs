@@ -8,7 +8,7 @@ use crate::flags::ListArgs;
 use crate::output;
 
 pub fn run(a: ListArgs) -> Result<Outcome> {
-    let (archive, name) = open_archive(&a.archive, &a.unlock, &a.s3, WorkloadProfile::Balanced)?;
+    let (archive, name) = open_archive(&a.archive, &a.read, WorkloadProfile::Balanced)?;
     let reading = || format!("reading the index of {name}");
     let entries = archive.entries().with_context(reading)?.map(|e| e.with_context(reading));
     output::entries(entries, a.format.json, a.long, a.null)?;

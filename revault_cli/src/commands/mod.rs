@@ -26,7 +26,7 @@ use anyhow::{Context, Result};
 use revault_lockbox_api::{Archive, OpenOptions, Quoted, ReadAt, WorkloadProfile};
 
 pub use crate::exit::Outcome;
-use crate::flags::{ObjectStoreArgs, UnlockArgs};
+use crate::flags::{ObjectStoreArgs, ReadArgs};
 use crate::location::ArchiveLocation;
 use crate::{keys, source};
 
@@ -42,18 +42,17 @@ fn archive_bytes(arg: &Path, s3: &ObjectStoreArgs) -> Result<(Box<dyn ReadAt>, S
     })
 }
 
-/// Opens the archive argument with the key `unlock` gives; returns it and
+/// Opens the archive argument with the key `read` gives; returns it and
 /// how messages name it.
 fn open_archive(
     arg: &Path,
-    unlock: &UnlockArgs,
-    s3: &ObjectStoreArgs,
+    read: &ReadArgs,
     profile: WorkloadProfile,
 ) -> Result<(Archive<Box<dyn ReadAt>>, String)> {
-    let (src, name) = archive_bytes(arg, s3)?;
+    let (src, name) = archive_bytes(arg, &read.s3)?;
     let options = OpenOptions::new().profile(profile);
     // A spooled copy may be deleted now: the open file keeps its bytes.
-    let archive = keys::with_key(unlock, |key| Archive::open_with(src, key, options))
+    let archive = keys::with_key(&read.unlock, |key| Archive::open_with(src, key, options))
         .with_context(|| format!("opening {name}"))?;
     Ok((archive, name))
 }

@@ -9,7 +9,7 @@ use crate::flags::VerifyArgs;
 use crate::output;
 
 pub fn run(a: VerifyArgs) -> Result<Outcome> {
-    let (archive, name) = open_archive(&a.archive, &a.unlock, &a.s3, WorkloadProfile::ExtractMany)?;
+    let (archive, name) = open_archive(&a.archive, &a.read, WorkloadProfile::ExtractMany)?;
     let report = archive.verify().with_context(|| format!("verifying {name}"))?;
     output::verified(&a.archive, &name, &report, a.format.json, a.quiet.quiet)?;
     Ok(if report.is_ok() { Outcome::Success } else { Outcome::Damaged })

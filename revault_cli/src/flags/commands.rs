@@ -8,8 +8,8 @@ use clap::Args;
 use revault_lockbox_api::WorkloadProfile;
 
 use super::{
-    profile_parser, InputArgs, LockArgs, ObjectStoreArgs, PasswordArgs, QuietArgs, RecipientArgs, SelectArgs,
-    UnlockArgs, WaitArgs,
+    profile_parser, InputArgs, LockArgs, ObjectStoreArgs, PasswordArgs, QuietArgs, ReadArgs, RecipientArgs,
+    SelectArgs, UnlockArgs, WaitArgs,
 };
 
 /// `--json`: NDJSON on stdout instead of text.
@@ -101,9 +101,7 @@ pub struct ListArgs {
     #[arg(short = '0', long = "null")]
     pub null: bool,
     #[command(flatten)]
-    pub unlock: UnlockArgs,
-    #[command(flatten)]
-    pub s3: ObjectStoreArgs,
+    pub read: ReadArgs,
 }
 
 #[derive(Debug, Args)]
@@ -151,11 +149,9 @@ pub struct ExtractArgs {
     #[arg(long, value_name = "NAME", value_parser = profile_parser())]
     pub profile: Option<WorkloadProfile>,
     #[command(flatten)]
-    pub unlock: UnlockArgs,
+    pub read: ReadArgs,
     #[command(flatten)]
     pub quiet: QuietArgs,
-    #[command(flatten)]
-    pub s3: ObjectStoreArgs,
     /// Extract only these stored paths (and everything below directories).
     #[arg(value_name = "PATH")]
     pub paths: Vec<OsString>,
@@ -168,9 +164,7 @@ pub struct CatArgs {
     /// Stored path of a file (or hard link).
     pub path: OsString,
     #[command(flatten)]
-    pub unlock: UnlockArgs,
-    #[command(flatten)]
-    pub s3: ObjectStoreArgs,
+    pub read: ReadArgs,
 }
 
 #[derive(Debug, Args)]
@@ -180,11 +174,9 @@ pub struct VerifyArgs {
     /// The archive: a file, `-` (read from stdin) or s3://BUCKET/KEY.
     pub archive: PathBuf,
     #[command(flatten)]
-    pub unlock: UnlockArgs,
+    pub read: ReadArgs,
     #[command(flatten)]
     pub quiet: QuietArgs,
-    #[command(flatten)]
-    pub s3: ObjectStoreArgs,
 }
 
 #[derive(Debug, Args)]
@@ -194,9 +186,7 @@ pub struct InfoArgs {
     #[command(flatten)]
     pub format: JsonArgs,
     #[command(flatten)]
-    pub unlock: UnlockArgs,
-    #[command(flatten)]
-    pub s3: ObjectStoreArgs,
+    pub read: ReadArgs,
 }
 
 #[derive(Debug, Args)]
@@ -211,9 +201,7 @@ pub struct ExportArgs {
     #[arg(long)]
     pub overwrite: bool,
     #[command(flatten)]
-    pub unlock: UnlockArgs,
-    #[command(flatten)]
-    pub s3: ObjectStoreArgs,
+    pub read: ReadArgs,
     /// Export only these stored paths (and everything below directories).
     #[arg(value_name = "PATH")]
     pub paths: Vec<OsString>,

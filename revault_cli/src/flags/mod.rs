@@ -41,11 +41,26 @@ pub struct Cli {
 #[derive(Debug, Args)]
 pub struct BeforeCommand {
     #[command(flatten)]
-    pub unlock: UnlockArgs,
+    pub read: ReadArgs,
     #[command(flatten)]
     pub quiet: QuietArgs,
+}
+
+/// What a command that reads an archive needs to get at it: its key and,
+/// for `s3://`, the object store.
+#[derive(Debug, Args)]
+pub struct ReadArgs {
+    #[command(flatten)]
+    pub unlock: UnlockArgs,
     #[command(flatten)]
     pub s3: ObjectStoreArgs,
+}
+
+impl ReadArgs {
+    fn inherit(&mut self, before: &ReadArgs, given: &Given<'_>) {
+        self.unlock.inherit(&before.unlock, given);
+        self.s3.inherit(&before.s3, given);
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -150,34 +165,30 @@ impl Command {
     fn inherit(&mut self, b: &BeforeCommand, given: &Given<'_>) {
         match self {
             Command::Create(a) => {
-                a.lock.inherit(&b.unlock, given);
+                a.lock.inherit(&b.read.unlock, given);
                 a.quiet.inherit(&b.quiet, given);
-                a.s3.inherit(&b.s3, given);
+                a.s3.inherit(&b.read.s3, given);
             }
-            Command::List(ListArgs { unlock, s3, .. })
-            | Command::Cat(CatArgs { unlock, s3, .. })
-            | Command::Info(InfoArgs { unlock, s3, .. })
-            | Command::Export(ExportArgs { unlock, s3, .. }) => {
-                unlock.inherit(&b.unlock, given);
-                s3.inherit(&b.s3, given);
-            }
-            Command::Extract(ExtractArgs { unlock, s3, quiet, .. })
-            | Command::Verify(VerifyArgs { unlock, s3, quiet, .. }) => {
-                unlock.inherit(&b.unlock, given);
-                s3.inherit(&b.s3, given);
+            Command::List(ListArgs { read, .. })
+            | Command::Cat(CatArgs { read, .. })
+            | Command::Info(InfoArgs { read, .. })
+            | Command::Export(ExportArgs { read, .. }) => read.inherit(&b.read, given),
+            Command::Extract(ExtractArgs { read, quiet, .. })
+            | Command::Verify(VerifyArgs { read, quiet, .. }) => {
+                read.inherit(&b.read, given);
                 quiet.inherit(&b.quiet, given);
             }
-            Command::Key(KeyCommand::List(a)) => a.s3.inherit(&b.s3, given),
+            Command::Key(KeyCommand::List(a)) => a.s3.inherit(&b.read.s3, given),
             Command::Key(KeyCommand::Add(KeyAddArgs { unlock, .. }))
             | Command::Key(KeyCommand::Remove(KeyRemoveArgs { unlock, .. }))
-            | Command::Rm(RmArgs { unlock, .. }) => unlock.inherit(&b.unlock, given),
-            Command::Passwd(a) => a.password.inherit(&b.unlock.password, given),
+            | Command::Rm(RmArgs { unlock, .. }) => unlock.inherit(&b.read.unlock, given),
+            Command::Passwd(a) => a.password.inherit(&b.read.unlock.password, given),
             Command::Add(AddArgs { append }) | Command::Update(UpdateArgs { append, .. }) => {
-                append.unlock.inherit(&b.unlock, given);
+                append.unlock.inherit(&b.read.unlock, given);
                 append.quiet.inherit(&b.quiet, given);
             }
             Command::Compact(a) | Command::Repair(a) => {
-                a.unlock.inherit(&b.unlock, given);
+                a.unlock.inherit(&b.read.unlock, given);
                 a.quiet.inherit(&b.quiet, given);
             }
             Command::Keygen(_) | Command::Completions(_) | Command::Man(_) => {}
@@ -216,16 +227,16 @@ mod tests {
         else {
             panic!("not list")
         };
-        assert_eq!(a.unlock.password.password_file.as_deref(), Some("p".as_ref()));
-        assert_eq!(a.unlock.identities, ["k"].map(std::path::PathBuf::from));
+        assert_eq!(a.read.unlock.password.password_file.as_deref(), Some("p".as_ref()));
+        assert_eq!(a.read.unlock.identities, ["k"].map(std::path::PathBuf::from));
         let args = ["lockbox", "--s3-requests", "3", "-q", "verify", "--s3-requests", "5", "a"];
         let Command::Verify(a) = parsed(&args).command else { panic!("not verify") };
-        assert_eq!(a.s3.s3_requests, 5);
+        assert_eq!(a.read.s3.s3_requests, 5);
         assert!(a.quiet.quiet);
         let Command::Verify(a) = parsed(&["lockbox", "--s3-requests", "3", "verify", "a"]).command else {
             panic!("not verify")
         };
-        assert_eq!(a.s3.s3_requests, 3);
+        assert_eq!(a.read.s3.s3_requests, 3);
         let Command::Key(KeyCommand::Remove(a)) =
             parsed(&["lockbox", "-i", "k", "key", "remove", "a", "1"]).command
         else {

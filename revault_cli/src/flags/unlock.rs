@@ -38,8 +38,7 @@ pub struct UnlockArgs {
     #[arg(short = 'i', long = "identity", value_name = "FILE")]
     pub identities: Vec<PathBuf>,
     /// Open the archive with the key file FILE (from `lockbox keygen
-    /// --symmetric`; no password KDF). With `create` and `key add`: lock the
-    /// archive to it.
+    /// --symmetric`; no password KDF).
     #[arg(long = "key-file", value_name = "FILE")]
     pub key_file: Option<PathBuf>,
 }
