@@ -44,3 +44,31 @@ pub fn for_error(err: &anyhow::Error, strict_extract: bool) -> Option<Hint> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(err: Error, strict_extract: bool) -> Option<&'static str> {
+        for_error(&anyhow::Error::new(err).context("doing it"), strict_extract).map(|h| h.text)
+    }
+
+    #[test]
+    fn hints_follow_the_error() {
+        assert_eq!(text(Error::Locked { path: "a".into() }, false), Some("--wait waits for it"));
+        assert_eq!(
+            text(Error::AlreadyExists { path: "a".into() }, false),
+            Some("use --overwrite to replace it")
+        );
+        assert_eq!(text(Error::DamagedPage { number: 1 }, false), None);
+        assert!(text(Error::DamagedPage { number: 1 }, true).is_some());
+        assert_eq!(text(Error::WrongPassword, true), None);
+    }
+
+    #[test]
+    fn a_message_that_gives_the_hint_gets_no_second_one() {
+        let hint = for_error(&Error::Locked { path: "a".into() }.into(), false).unwrap();
+        let message = Error::Locked { path: "a".into() }.to_string();
+        assert_eq!(message.contains(hint.marker), message.contains("--wait"));
+    }
+}
