@@ -10,34 +10,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use clap::builder::TypedValueParser;
-use clap::Args;
-use revault_lockbox_api::s3::{
-    S3Location, S3Options, S3Store, S3Writer, DEFAULT_REQUESTS_IN_FLIGHT, MIN_PART_SIZE,
-};
+use revault_lockbox_api::s3::{S3Location, S3Options, S3Store, S3Writer, MIN_PART_SIZE};
 use revault_lockbox_api::{ReadAt, WorkloadProfile};
 
-use crate::UsageError;
-
-/// How to reach an object store; used only with `s3://` archives.
-#[derive(Debug, Args)]
-pub struct ObjectStoreArgs {
-    /// S3 endpoint URL for s3:// archives, overriding AWS_ENDPOINT_URL and
-    /// the profile's endpoint_url (MinIO, Ceph RGW, Garage, R2, ...).
-    #[arg(long, value_name = "URL", global = true)]
-    endpoint: Option<String>,
-    /// Allow a plain-HTTP (unencrypted, unauthenticated transport) endpoint.
-    #[arg(long, global = true)]
-    allow_http: bool,
-    /// Ranged GETs (reading) or part uploads (create) in flight at once.
-    #[arg(long, value_name = "N", global = true, default_value_t = DEFAULT_REQUESTS_IN_FLIGHT,
-          value_parser = clap::value_parser!(u16).range(1..=256).map(usize::from))]
-    s3_requests: usize,
-    /// Seconds a failing S3 request is retried, with backoff, before the
-    /// command fails.
-    #[arg(long, value_name = "SECS", global = true, default_value_t = 60)]
-    s3_retry_timeout: u64,
-}
+use crate::exit::UsageError;
+use crate::flags::ObjectStoreArgs;
 
 /// An archive argument: a local path or an object.
 #[derive(Debug, Clone)]
@@ -121,6 +98,10 @@ fn store(location: &S3Location, s3: &ObjectStoreArgs) -> Result<S3Store> {
     if let Some(endpoint) = &s3.endpoint {
         options = options.endpoint(endpoint);
     }
-    // A refused or unusable configuration is a usage error (exit 2).
-    S3Store::new(location, options).map_err(|e| UsageError(e.to_string()).into())
+    // A refused or unusable configuration is a usage error (exit 2); the
+    // library's error stays in the chain for the hints.
+    S3Store::new(location, options).map_err(|e| {
+        let usage = UsageError(e.to_string());
+        anyhow::Error::new(e).context(usage)
+    })
 }

@@ -20,7 +20,7 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
 use signal_hook::iterator::Signals;
 use signal_hook::low_level::emulate_default_handler;
 
-use crate::UsageError;
+use crate::exit::UsageError;
 
 /// The environment variable holding the password.
 pub const ENV_VAR: &str = "LOCKBOX_PASSWORD";

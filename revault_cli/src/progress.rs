@@ -3,6 +3,7 @@
 //! only for a few relaxed atomic adds.
 
 use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
@@ -124,4 +125,27 @@ pub fn maybe_start(
     let counters = Arc::new(Progress::default());
     let display = Display::start(job, Arc::clone(&counters), total);
     Some((counters, display))
+}
+
+/// Total size of the regular files under `roots`, for the progress bar.
+/// Unreadable parts count as nothing: the command itself reports them.
+/// `follow` (`-h`): through symbolic links, each directory once (a loop
+/// must not keep the estimate going).
+pub fn input_bytes(roots: &[PathBuf], follow: bool) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let mut stack: Vec<PathBuf> = roots.to_vec();
+    let mut seen_dirs = std::collections::HashSet::new();
+    let mut total = 0u64;
+    while let Some(path) = stack.pop() {
+        let md = if follow { std::fs::metadata(&path) } else { std::fs::symlink_metadata(&path) };
+        let Ok(md) = md else { continue };
+        if md.is_file() {
+            total += md.len();
+        } else if md.is_dir() && (!follow || seen_dirs.insert((md.dev(), md.ino()))) {
+            if let Ok(dir) = std::fs::read_dir(&path) {
+                stack.extend(dir.filter_map(|d| d.ok().map(|d| d.path())));
+            }
+        }
+    }
+    total
 }

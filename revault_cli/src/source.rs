@@ -19,7 +19,7 @@ use anyhow::{Context, Result};
 use revault_lockbox_api::Quoted;
 use tempfile::TempPath;
 
-use crate::UsageError;
+use crate::exit::UsageError;
 
 /// The argument that names standard input (or output).
 pub const STDIO: &str = "-";

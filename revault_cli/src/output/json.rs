@@ -218,7 +218,7 @@ pub fn info_summary(info: &ArchiveInfo) -> Value {
         "hardlinks": info.hardlinks,
         "content_bytes": info.content_bytes,
         "archive_bytes": info.archive_bytes,
-        "compression_ratio": crate::listing::ratio(info),
+        "compression_ratio": super::text::ratio(info),
         "pages": info.pages,
         "raw_pages": info.raw_pages,
         "stored_page_bytes": info.stored_page_bytes,

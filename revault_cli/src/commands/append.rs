@@ -1,0 +1,80 @@
+//! `add`, `update` and `rm`: one write session appended to an archive in
+//! place, through the library's updater (they share opening it, its
+//! options and what its report shows). Each holds the archive's writer
+//! lock; `--wait` waits for another writer instead of failing.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use revault_lockbox_api::{ArchiveUpdater, Quoted, UpdateOptions, UpdateReport};
+
+use super::{in_place, Outcome};
+use crate::flags::{AddArgs, AppendArgs, RmArgs, UnlockArgs, UpdateArgs};
+use crate::progress::{self, input_bytes, Job};
+use crate::{keys, output, select};
+
+/// The options of `add` and `update`, and a progress display when asked.
+fn options(a: &AppendArgs) -> (UpdateOptions, Option<progress::Display>) {
+    let mut options = UpdateOptions::new().profile(a.input.profile).wait(a.lock.wait);
+    if let Some(level) = a.input.level {
+        options = options.zstd_level(level);
+    }
+    let roots: Vec<PathBuf> = a.paths.iter().map(|p| a.input.directory.join(p)).collect();
+    let display = progress::maybe_start(a.quiet.quiet, Job::Create, move || input_bytes(&roots, false)).map(
+        |(c, d)| {
+            options = options.clone().progress(Arc::clone(&c));
+            d
+        },
+    );
+    (options, display)
+}
+
+fn open(unlock: &UnlockArgs, archive: &std::path::Path, options: UpdateOptions) -> Result<ArchiveUpdater> {
+    keys::with_key(unlock, |key| ArchiveUpdater::open(archive, key, options))
+        .with_context(|| format!("opening {} to change it", Quoted::path(archive)))
+}
+
+fn done(report: &UpdateReport, display: Option<progress::Display>) -> Outcome {
+    if let Some(display) = display {
+        display.finish();
+    }
+    output::updated(report);
+    // As tar and `create`: the change is committed, but misses or holds a
+    // changed copy of something asked for.
+    if report.warnings.iter().any(|w| w.is_failure()) {
+        Outcome::Incomplete
+    } else {
+        Outcome::Success
+    }
+}
+
+pub fn add(a: AddArgs) -> Result<Outcome> {
+    let a = a.append;
+    in_place(&a.archive, "add")?;
+    let (options, display) = options(&a);
+    let report = open(&a.unlock, &a.archive, options)?
+        .add(&a.input.directory, &a.paths)
+        .with_context(|| format!("adding to {}", Quoted::path(&a.archive)))?;
+    Ok(done(&report, display))
+}
+
+pub fn update(u: UpdateArgs) -> Result<Outcome> {
+    let a = u.append;
+    in_place(&a.archive, "update")?;
+    let (options, display) = options(&a);
+    let report = open(&a.unlock, &a.archive, options)?
+        .update(&a.input.directory, &a.paths, u.delete_missing)
+        .with_context(|| format!("updating {}", Quoted::path(&a.archive)))?;
+    Ok(done(&report, display))
+}
+
+pub fn rm(a: RmArgs) -> Result<Outcome> {
+    use std::os::unix::ffi::OsStringExt;
+    in_place(&a.archive, "rm")?;
+    let paths: Vec<Vec<u8>> = a.paths.into_iter().map(|p| select::filter_path(p.into_vec())).collect();
+    let report = open(&a.unlock, &a.archive, UpdateOptions::new().wait(a.lock.wait))?
+        .remove(&paths)
+        .with_context(|| format!("removing from {}", Quoted::path(&a.archive)))?;
+    Ok(done(&report, None))
+}

@@ -1,0 +1,22 @@
+//! `compact`: the archive rewritten without what later sessions replaced
+//! or removed, beside the old one, synced and renamed over it.
+
+use anyhow::{Context, Result};
+use revault_lockbox_api::{compact_archive, Quoted, UpdateOptions};
+
+use super::{in_place, Outcome};
+use crate::flags::MaintainArgs;
+use crate::{keys, output};
+
+pub fn run(a: MaintainArgs) -> Result<Outcome> {
+    in_place(&a.archive, "compact")?;
+    let options = UpdateOptions::new().wait(a.lock.wait);
+    let before = std::fs::metadata(&a.archive).map(|m| m.len()).unwrap_or(0);
+    let after = keys::with_key(&a.unlock, |key| compact_archive(&a.archive, key, options))
+        .with_context(|| format!("compacting {}", Quoted::path(&a.archive)))?;
+    output::note(
+        a.quiet.quiet,
+        format_args!("{}: {before} bytes before, {after} after", Quoted::path(&a.archive)),
+    );
+    Ok(Outcome::Success)
+}

@@ -1,0 +1,146 @@
+//! `create`: a new archive from paths or a tar stream, to a file (under a
+//! temporary name, renamed when complete), to stdout or to an object.
+
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use revault_lockbox_api::limits::{MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES};
+use revault_lockbox_api::{
+    create_archive, create_archive_from_tar, write_archive, write_archive_from_tar, CreateOptions,
+    CreateReport, Error, KdfParams, Quoted,
+};
+
+use super::Outcome;
+use crate::exit::UsageError;
+use crate::flags::CreateArgs;
+use crate::location::{create_object, ArchiveLocation};
+use crate::progress::{self, input_bytes, Job};
+use crate::{keys, output, select, source};
+
+pub fn run(a: CreateArgs) -> Result<Outcome> {
+    let kdf = kdf_params(&a)?;
+    let to_stdout = source::is_stdout(&a.output, "an archive")?;
+    if to_stdout && a.format.json {
+        return Err(UsageError("--json writes to stdout, which `-o -` uses for the archive".into()).into());
+    }
+    // An existing archive and missing inputs are reported before the
+    // password is asked for.
+    if !to_stdout && !a.overwrite && std::fs::symlink_metadata(&a.output).is_ok() {
+        return Err(Error::AlreadyExists { path: a.output.clone() })
+            .with_context(|| format!("creating {}", Quoted::path(&a.output)));
+    }
+    let tar = a.from_tar.as_deref().map(|p| source::open_input(p, "--from-tar")).transpose()?;
+    let selection = select::selection(&a.select)?;
+    let paths = select::paths(&a.select, &a.paths)?;
+    let directory = &a.input.directory;
+    for p in &paths {
+        let full = if directory == Path::new(".") { p.clone() } else { directory.join(p) };
+        let exists = if a.dereference { std::fs::metadata(&full) } else { std::fs::symlink_metadata(&full) };
+        exists.with_context(|| format!("cannot archive {}", Quoted::path(&full)))?;
+    }
+    // An existing object is refused before the password is asked for.
+    let object = match ArchiveLocation::parse(&a.output)? {
+        ArchiveLocation::Object(location) => {
+            Some((create_object(&location, &a.s3, a.overwrite, a.input.profile)?, location))
+        }
+        ArchiveLocation::Local(_) => None,
+    };
+    let lock = keys::lock(&a.lock, &a.recipients)?;
+    let mut options = CreateOptions::new()
+        .profile(a.input.profile)
+        .kdf(kdf)
+        .dereference(a.dereference)
+        .strict(a.strict)
+        .overwrite(a.overwrite)
+        .xattrs(a.xattrs)
+        .selection(selection);
+    if let Some(level) = a.input.level {
+        options = options.zstd_level(level);
+    }
+    // A tar stream's size is not known before it is read: no progress bar.
+    let roots: Vec<PathBuf> = paths.iter().map(|p| directory.join(p)).collect();
+    let follow = a.dereference;
+    let display = if tar.is_some() {
+        None
+    } else {
+        progress::maybe_start(a.quiet.quiet, Job::Create, move || input_bytes(&roots, follow))
+    };
+    if let Some((counters, _)) = &display {
+        options = options.progress(Arc::clone(counters));
+    }
+    let creating = || format!("creating {}", Quoted::path(&a.output));
+    let report = match (tar, object, to_stdout) {
+        (tar, Some((writer, location)), _) => {
+            // The upload completes (the object appears) only after the whole
+            // archive was written; on an error the writer is dropped and aborts.
+            let creating = || format!("creating {location}");
+            let (writer, report) = match tar {
+                Some(tar) => write_archive_from_tar(tar, writer, lock, options),
+                None => write_archive(writer, directory, &paths, lock, options),
+            }
+            .with_context(creating)?;
+            writer.finish().with_context(creating)?;
+            report
+        }
+        (Some(tar), None, true) => stream_to_stdout(|out| write_archive_from_tar(tar, out, lock, options))?,
+        (Some(tar), None, false) => {
+            create_archive_from_tar(&a.output, tar, lock, options).with_context(creating)?
+        }
+        (None, None, true) => {
+            // `create -o - . > x.lbox` must not archive x.lbox into itself.
+            if let Ok(md) = std::fs::metadata("/dev/stdout") {
+                use std::os::unix::fs::MetadataExt;
+                if md.is_file() {
+                    options = options.skip_file(md.dev(), md.ino());
+                }
+            }
+            stream_to_stdout(|out| write_archive(out, directory, &paths, lock, options))?
+        }
+        (None, None, false) => {
+            create_archive(&a.output, directory, &paths, lock, options).with_context(creating)?
+        }
+    };
+    if let Some((_, display)) = display {
+        display.finish();
+    }
+    output::created(&a.output, &report, a.format.json)?;
+    // As tar: the archive is valid, but misses or holds a changed copy of
+    // something asked for.
+    Ok(if report.has_failures() { Outcome::Incomplete } else { Outcome::Success })
+}
+
+type Stdout = BufWriter<io::StdoutLock<'static>>;
+
+/// Runs `write` on buffered stdout and flushes it.
+fn stream_to_stdout(
+    write: impl FnOnce(Stdout) -> revault_lockbox_api::Result<(Stdout, CreateReport)>,
+) -> Result<CreateReport> {
+    let out = BufWriter::with_capacity(1 << 20, io::stdout().lock());
+    let (out, report) = write(out).context("writing the archive to stdout")?;
+    let mut out = out.into_inner().map_err(|e| e.into_error()).context("writing the archive to stdout")?;
+    out.flush().context("writing the archive to stdout")?;
+    Ok(report)
+}
+
+/// The Argon2id cost: defaults, overridden flag by flag, within what
+/// readers accept (an archive above the limits could never be opened).
+fn kdf_params(a: &CreateArgs) -> Result<KdfParams> {
+    let d = KdfParams::default();
+    let too_big = || {
+        UsageError(format!(
+            "KDF cost above what readers accept: at most {} MiB, {MAX_KDF_PASSES} passes, {MAX_KDF_LANES} lanes",
+            MAX_KDF_MEMORY_KIB / 1024
+        ))
+    };
+    let m_kib = match a.kdf_memory {
+        Some(mib) => mib.checked_mul(1024).ok_or_else(too_big)?,
+        None => d.m_kib,
+    };
+    let params = KdfParams { m_kib, t: a.kdf_passes.unwrap_or(d.t), p: a.kdf_lanes.unwrap_or(d.p) };
+    if !params.within_limits() {
+        return Err(too_big().into());
+    }
+    Ok(params)
+}

@@ -1,0 +1,62 @@
+//! `extract`: restore entries under a directory, all or some.
+
+use std::os::unix::ffi::OsStringExt;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use revault_lockbox_api::{ExtractOptions, Quoted, WorkloadProfile};
+
+use super::{open_archive, Outcome};
+use crate::exit::UsageError;
+use crate::flags::ExtractArgs;
+use crate::progress::{self, Job};
+use crate::{output, select};
+
+pub fn run(a: ExtractArgs) -> Result<Outcome> {
+    // Refused before anything is read or asked for, as GNU tar would fail
+    // at its first chown.
+    let root = rustix::process::geteuid().is_root();
+    if a.same_owner && !root {
+        return Err(
+            UsageError("--same-owner needs root: only root may give files to other users".into()).into()
+        );
+    }
+    raise_open_file_limit();
+    let profile = a.profile.unwrap_or(WorkloadProfile::ExtractMany);
+    let (archive, name) = open_archive(&a.archive, &a.read, profile)?;
+    let only: Vec<Vec<u8>> = a.paths.into_iter().map(|p| select::filter_path(p.into_vec())).collect();
+    let mut options = ExtractOptions::new()
+        .overwrite(a.overwrite)
+        .sync(!a.no_sync)
+        .keep_going(a.keep_going)
+        .same_permissions(a.same_permissions)
+        .same_owner(a.same_owner || (root && !a.no_same_owner))
+        .numeric_owner(a.numeric_owner)
+        .xattrs(a.xattrs)
+        .only(only);
+    // All of the content for a whole extraction; at most that for a part.
+    let total = archive.content_bytes();
+    let display = progress::maybe_start(a.quiet.quiet, Job::Extract, move || total);
+    if let Some((counters, _)) = &display {
+        options = options.progress(Arc::clone(counters));
+    }
+    let report = archive
+        .extract(&a.directory, &options)
+        .with_context(|| format!("extracting {} into {}", name, Quoted::path(&a.directory)))?;
+    if let Some((_, display)) = display {
+        display.finish();
+    }
+    output::extracted(&name, &report, a.format.json)?;
+    Ok(if report.damaged.is_empty() { Outcome::Success } else { Outcome::Damaged })
+}
+
+/// Lifts the soft open-file limit to the hard one: extraction keeps each
+/// file of a sync batch open until the batch is synced, and sizes its
+/// batches to the limit it finds. Failing leaves smaller batches, no error.
+fn raise_open_file_limit() {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let limit = getrlimit(Resource::Nofile);
+    if limit.current != limit.maximum {
+        let _ = setrlimit(Resource::Nofile, Rlimit { current: limit.maximum, maximum: limit.maximum });
+    }
+}

@@ -1,0 +1,21 @@
+//! `repair`: what an interrupted `add`, `update` or `rm` left after the
+//! last commit, cut off.
+
+use anyhow::{Context, Result};
+use revault_lockbox_api::{repair_archive, Quoted};
+
+use super::{in_place, Outcome};
+use crate::flags::MaintainArgs;
+use crate::{keys, output};
+
+pub fn run(a: MaintainArgs) -> Result<Outcome> {
+    in_place(&a.archive, "repair")?;
+    let cut = keys::with_key(&a.unlock, |key| repair_archive(&a.archive, key, a.lock.wait))
+        .with_context(|| format!("repairing {}", Quoted::path(&a.archive)))?;
+    let archive = Quoted::path(&a.archive);
+    match cut {
+        0 => output::note(a.quiet.quiet, format_args!("{archive}: whole, nothing to cut")),
+        n => output::note(a.quiet.quiet, format_args!("{archive}: cut off a torn tail of {n} bytes")),
+    }
+    Ok(Outcome::Success)
+}

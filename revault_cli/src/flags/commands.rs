@@ -1,0 +1,348 @@
+//! One `Args` struct per command: its own flags and the shared groups it
+//! flattens in (only those it uses, so that its `--help` shows no other).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::Args;
+use revault_lockbox_api::WorkloadProfile;
+
+use super::{
+    profile_parser, InputArgs, LockArgs, ObjectStoreArgs, PasswordArgs, QuietArgs, ReadArgs, RecipientArgs,
+    SelectArgs, UnlockArgs, WaitArgs,
+};
+
+/// `--json`: NDJSON on stdout instead of text.
+#[derive(Debug, Args)]
+pub struct JsonArgs {
+    /// Print NDJSON (one object a line, a summary last; docs/JSON.md)
+    /// instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CreateArgs {
+    #[command(flatten)]
+    pub format: JsonArgs,
+    /// Archive to write; `-` streams it to stdout; `s3://BUCKET/KEY` uploads
+    /// it to an object store. A file is written under a temporary name and
+    /// renamed into place when complete; an object appears when its upload
+    /// completes.
+    #[arg(short, long, value_name = "ARCHIVE")]
+    pub output: PathBuf,
+    /// Replace ARCHIVE (a file or an s3:// object) if it exists (the old one
+    /// stays whole until the new one is complete). Without it, an existing
+    /// ARCHIVE is refused.
+    #[arg(long)]
+    pub overwrite: bool,
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Argon2id memory cost in MiB [default: 64]. Lowering any KDF cost makes
+    /// guessing the password cheaper for whoever holds the archive.
+    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u32).range(1..))]
+    pub kdf_memory: Option<u32>,
+    /// Argon2id passes [default: 3]. Lowering makes guessing cheaper.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub kdf_passes: Option<u32>,
+    /// Argon2id lanes [default: 4]. Lowering makes guessing cheaper.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub kdf_lanes: Option<u32>,
+    #[command(flatten)]
+    pub lock: LockArgs,
+    #[command(flatten)]
+    pub recipients: RecipientArgs,
+    /// Follow symbolic links (PATHs and inside the trees) and store what
+    /// they point to; a link to a directory containing it is not followed.
+    #[arg(short = 'h', long)]
+    pub dereference: bool,
+    /// Fail, leaving no archive, at the first file that would be skipped or
+    /// stored incompletely with a warning (vanished, replaced, changed
+    /// while read, unreadable, a socket...).
+    #[arg(long)]
+    pub strict: bool,
+    /// Store extended attributes, POSIX ACLs included (ACLs are the
+    /// system.posix_acl_* attributes); an entry whose attributes cannot be
+    /// read or exceed 72 KiB is stored without them, with a warning.
+    #[arg(long)]
+    pub xattrs: bool,
+    /// Print help (`-h` is --dereference here, as in tar).
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
+    /// Archive the entries of the tar or pax stream FILE (`-`: stdin)
+    /// instead of PATHs: names, modes, owner ids and names, mtimes, pax
+    /// xattrs (`SCHILY.xattr.*`), symbolic and hard links (devices and
+    /// FIFOs are dropped).
+    #[arg(long, value_name = "FILE", conflicts_with = "paths")]
+    pub from_tar: Option<PathBuf>,
+    #[command(flatten)]
+    pub select: SelectArgs,
+    #[command(flatten)]
+    pub quiet: QuietArgs,
+    #[command(flatten)]
+    pub s3: ObjectStoreArgs,
+    /// Files and directories to archive (directories recursively; symbolic
+    /// links are stored, not followed, unless -h).
+    #[arg(value_name = "PATH", required_unless_present_any = ["from_tar", "files_from"])]
+    pub paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub format: JsonArgs,
+    /// The archive: a file, `-` (read from stdin) or s3://BUCKET/KEY.
+    pub archive: PathBuf,
+    /// Long format: mode, size, mtime (UTC), path, link target.
+    #[arg(short, long)]
+    pub long: bool,
+    /// Print names raw (exact bytes, unquoted), each ended by a NUL byte
+    /// instead of a newline, for `xargs -0` and scripts.
+    #[arg(short = '0', long = "null")]
+    pub null: bool,
+    #[command(flatten)]
+    pub read: ReadArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ExtractArgs {
+    #[command(flatten)]
+    pub format: JsonArgs,
+    /// The archive: a file, `-` (read from stdin) or s3://BUCKET/KEY.
+    pub archive: PathBuf,
+    /// Extract into DIR, which must exist.
+    #[arg(short = 'C', long = "directory", value_name = "DIR", default_value = ".")]
+    pub directory: PathBuf,
+    /// Replace existing files and links (never a directory).
+    #[arg(long)]
+    pub overwrite: bool,
+    /// Do not sync files to disk before renaming them into place (faster; a
+    /// crash may then leave empty files behind).
+    #[arg(long)]
+    pub no_sync: bool,
+    /// Restore every intact entry when some are damaged, list the damaged
+    /// ones, and exit with code 3.
+    #[arg(long)]
+    pub keep_going: bool,
+    /// Restore permission bits exactly as stored, setuid, setgid and sticky
+    /// included, ignoring the umask (by default the umask applies and those
+    /// three bits are dropped, as tar does).
+    #[arg(short = 'p', long, visible_alias = "preserve-permissions")]
+    pub same_permissions: bool,
+    /// Restore owners: stored user and group names mapped to local ids,
+    /// else the stored ids. The default as root; refused otherwise (only
+    /// root may give files away).
+    #[arg(long, overrides_with = "no_same_owner")]
+    pub same_owner: bool,
+    /// Do not restore owners: files belong to the user extracting. The
+    /// default for users other than root.
+    #[arg(long, overrides_with = "same_owner")]
+    pub no_same_owner: bool,
+    /// When restoring owners, use the stored ids and ignore the names.
+    #[arg(long)]
+    pub numeric_owner: bool,
+    /// Restore extended attributes and POSIX ACLs; one the destination
+    /// refuses (trusted.* as a user, security.selinux...) is a warning.
+    #[arg(long)]
+    pub xattrs: bool,
+    /// Tuning preset for reading [default: extract-many].
+    #[arg(long, value_name = "NAME", value_parser = profile_parser())]
+    pub profile: Option<WorkloadProfile>,
+    #[command(flatten)]
+    pub read: ReadArgs,
+    #[command(flatten)]
+    pub quiet: QuietArgs,
+    /// Extract only these stored paths (and everything below directories).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<OsString>,
+}
+
+#[derive(Debug, Args)]
+pub struct CatArgs {
+    /// The archive: a file, `-` (read from stdin) or s3://BUCKET/KEY.
+    pub archive: PathBuf,
+    /// Stored path of a file (or hard link).
+    pub path: OsString,
+    #[command(flatten)]
+    pub read: ReadArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    pub format: JsonArgs,
+    /// The archive: a file, `-` (read from stdin) or s3://BUCKET/KEY.
+    pub archive: PathBuf,
+    #[command(flatten)]
+    pub read: ReadArgs,
+    #[command(flatten)]
+    pub quiet: QuietArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// The archive: a file, `-` (read from stdin) or s3://BUCKET/KEY.
+    pub archive: PathBuf,
+    #[command(flatten)]
+    pub format: JsonArgs,
+    #[command(flatten)]
+    pub read: ReadArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The archive (`-`: stdin).
+    pub archive: PathBuf,
+    /// Write the tar stream to FILE (under a temporary name, renamed when
+    /// complete); `-` writes it to stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Replace FILE if it exists.
+    #[arg(long)]
+    pub overwrite: bool,
+    #[command(flatten)]
+    pub read: ReadArgs,
+    /// Export only these stored paths (and everything below directories).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<OsString>,
+}
+
+/// Where to append and how: for `add` and `update`.
+#[derive(Debug, Args)]
+pub struct AppendArgs {
+    /// The archive, changed in place.
+    pub archive: PathBuf,
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub lock: WaitArgs,
+    #[command(flatten)]
+    pub unlock: UnlockArgs,
+    #[command(flatten)]
+    pub quiet: QuietArgs,
+    /// Files and directories to store (directories recursively).
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    #[command(flatten)]
+    pub append: AppendArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct UpdateArgs {
+    #[command(flatten)]
+    pub append: AppendArgs,
+    /// Also remove stored paths under PATHs that are no longer on disk.
+    #[arg(long)]
+    pub delete_missing: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RmArgs {
+    /// The archive, changed in place.
+    pub archive: PathBuf,
+    #[command(flatten)]
+    pub lock: WaitArgs,
+    #[command(flatten)]
+    pub unlock: UnlockArgs,
+    /// Stored paths to remove (directories with everything below them).
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<OsString>,
+}
+
+/// `compact` and `repair`.
+#[derive(Debug, Args)]
+pub struct MaintainArgs {
+    /// The archive.
+    pub archive: PathBuf,
+    #[command(flatten)]
+    pub lock: WaitArgs,
+    #[command(flatten)]
+    pub unlock: UnlockArgs,
+    #[command(flatten)]
+    pub quiet: QuietArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct KeyListArgs {
+    #[command(flatten)]
+    pub format: JsonArgs,
+    /// The archive: a file, `-` (read from stdin) or s3://BUCKET/KEY.
+    pub archive: PathBuf,
+    #[command(flatten)]
+    pub s3: ObjectStoreArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct KeyAddArgs {
+    /// The archive (a local file: key commands rewrite it in place).
+    pub archive: PathBuf,
+    /// Add a password slot; the new password comes from --new-password-file,
+    /// else LOCKBOX_NEW_PASSWORD, else a prompt (asked twice). (A key-file
+    /// slot: --new-key-file.)
+    #[arg(long)]
+    pub password: bool,
+    /// Read the new password from the first line of FILE.
+    #[arg(long, value_name = "FILE")]
+    pub new_password_file: Option<PathBuf>,
+    /// Add a slot for the key file FILE.
+    #[arg(long, value_name = "FILE")]
+    pub new_key_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub recipients: RecipientArgs,
+    #[command(flatten)]
+    pub unlock: UnlockArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct KeyRemoveArgs {
+    /// The archive (a local file: key commands rewrite it in place).
+    pub archive: PathBuf,
+    /// The slot's position, from `lockbox key list`.
+    pub slot: usize,
+    #[command(flatten)]
+    pub unlock: UnlockArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct PasswdArgs {
+    /// The archive (a local file: passwd rewrites it in place).
+    pub archive: PathBuf,
+    /// Read the new password from the first line of FILE (else
+    /// LOCKBOX_NEW_PASSWORD, else a prompt, asked twice).
+    #[arg(long, value_name = "FILE")]
+    pub new_password_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub password: PasswordArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct KeygenArgs {
+    /// Write the identity to FILE (mode 0600; an existing file is refused)
+    /// instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// A post-quantum hybrid identity (ML-KEM-768 + X25519, age's
+    /// `mlkem768x25519`).
+    #[arg(long, conflicts_with = "symmetric")]
+    pub pq: bool,
+    /// A key file (a random 256-bit key for `--key-file`) instead of an
+    /// age identity.
+    #[arg(long)]
+    pub symmetric: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell: `lockbox completions bash > /etc/bash_completion.d/lockbox`.
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The page of this command (`lockbox man create`) instead of lockbox's.
+    pub command: Option<String>,
+}

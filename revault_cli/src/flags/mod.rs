@@ -1,0 +1,264 @@
+//! Every flag `lockbox` takes, with its documentation, in one place: the
+//! command tree here, one `Args` struct per command in [`commands`], and
+//! the groups several commands share (how to unlock, where an object store
+//! is, what to select) in modules of their own. The `--help` text, the
+//! completions and the man page are all generated from these definitions.
+//!
+//! Each command takes only the options it uses. The options that were once
+//! global (`--password-file`, `-i`, `--key-file`, `-q`, the object-store
+//! options) are also accepted before the command name, as scripts write
+//! them (`lockbox -q list A`); [`parse`] hands them to the command, where an
+//! option given after the command name wins.
+
+mod commands;
+mod select;
+mod store;
+mod unlock;
+
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use revault_lockbox_api::WorkloadProfile;
+
+pub use commands::*;
+pub use select::{InputArgs, SelectArgs, WaitArgs};
+pub use store::ObjectStoreArgs;
+pub use unlock::{LockArgs, PasswordArgs, QuietArgs, RecipientArgs, UnlockArgs};
+
+/// Encrypted, compressed, page-oriented archives (.lbox).
+#[derive(Debug, Parser)]
+#[command(name = "lockbox", version, max_term_width = 100)]
+#[command(after_help = crate::exit::help_footer())]
+pub struct Cli {
+    #[command(flatten)]
+    pub before: BeforeCommand,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The options accepted before the command name, for the commands that use
+/// them.
+#[derive(Debug, Args)]
+pub struct BeforeCommand {
+    #[command(flatten)]
+    pub read: ReadArgs,
+    #[command(flatten)]
+    pub quiet: QuietArgs,
+}
+
+/// What a command that reads an archive needs to get at it: its key and,
+/// for `s3://`, the object store.
+#[derive(Debug, Args)]
+pub struct ReadArgs {
+    #[command(flatten)]
+    pub unlock: UnlockArgs,
+    #[command(flatten)]
+    pub s3: ObjectStoreArgs,
+}
+
+impl ReadArgs {
+    fn inherit(&mut self, before: &ReadArgs, given: &Given<'_>) {
+        self.unlock.inherit(&before.unlock, given);
+        self.s3.inherit(&before.s3, given);
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create an archive from files and directories.
+    #[command(disable_help_flag = true)]
+    Create(CreateArgs),
+    /// List the paths in an archive.
+    #[command(visible_alias = "ls")]
+    List(ListArgs),
+    /// Extract an archive's entries.
+    #[command(visible_alias = "x")]
+    Extract(ExtractArgs),
+    /// Write one file's content to stdout.
+    Cat(CatArgs),
+    /// Show facts about an archive: format version, KDF cost, counts, sizes.
+    Info(InfoArgs),
+    /// Run every check extract runs, authenticate every page and check every
+    /// file's SHA-256; write nothing.
+    Verify(VerifyArgs),
+    /// Generate an age identity (X25519, or ML-KEM-768 + X25519 with --pq)
+    /// and print its recipient.
+    Keygen(KeygenArgs),
+    /// List, add or remove an archive's key slots, in place.
+    #[command(subcommand)]
+    Key(KeyCommand),
+    /// Replace the password that opens an archive (rewrites one key slot).
+    Passwd(PasswdArgs),
+    /// Store files and directories in an existing archive: new paths are
+    /// added, stored ones replaced (tar -r). Appends one write session.
+    Add(AddArgs),
+    /// Store only what changed since it was stored (kind, size or mtime;
+    /// tar -u); --delete-missing also removes what vanished under PATHs.
+    Update(UpdateArgs),
+    /// Remove stored paths (a directory with everything below it).
+    Rm(RmArgs),
+    /// Rewrite the archive without what later sessions replaced or removed
+    /// (to a temporary file, synced, renamed over it).
+    Compact(MaintainArgs),
+    /// Cut off what an interrupted add/update/rm left after the last commit.
+    Repair(MaintainArgs),
+    /// Write an archive's entries (all, or some) as a pax tar stream.
+    Export(ExportArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff): `lockbox man | man -l -`.
+    Man(ManArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeyCommand {
+    /// Show the slots in use: position, kind, KDF cost or recipient type.
+    List(KeyListArgs),
+    /// Add password or recipient slots; an existing key (password or -i)
+    /// unlocks the archive. Only the slot table is rewritten.
+    Add(KeyAddArgs),
+    /// Remove slot SLOT (see `key list`); its bytes are overwritten. The
+    /// last slot is never removed.
+    Remove(KeyRemoveArgs),
+}
+
+/// The command line, with the options given before the command name moved
+/// into the command's own (clap exits on bad flags, with code 2).
+pub fn parse() -> Cli {
+    let matches = Cli::command().get_matches();
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut Cli::command()).exit());
+    let mut after = &matches;
+    while let Some((_, sub)) = after.subcommand() {
+        after = sub;
+    }
+    let before = Given { matches: &matches, after };
+    cli.command.inherit(&cli.before, &before);
+    cli
+}
+
+/// Which options the command line spelled out before and after the command
+/// name: a value given after it wins, one given before fills in.
+pub struct Given<'m> {
+    matches: &'m ArgMatches,
+    after: &'m ArgMatches,
+}
+
+impl Given<'_> {
+    /// Whether the option `id` (a field's name) was given before the command
+    /// name and not after it.
+    pub fn only_before(&self, id: &str) -> bool {
+        let on_line = |m: &ArgMatches| m.value_source(id) == Some(ValueSource::CommandLine);
+        on_line(self.matches) && !on_line(self.after)
+    }
+
+    /// `before`'s value where only it was given.
+    pub fn take<T: Clone>(&self, id: &str, here: &mut T, before: &T) {
+        if self.only_before(id) {
+            *here = before.clone();
+        }
+    }
+}
+
+impl Command {
+    /// Hands each option given before the command name to a command that
+    /// uses it; the others are ignored, as they always were.
+    fn inherit(&mut self, b: &BeforeCommand, given: &Given<'_>) {
+        match self {
+            Command::Create(a) => {
+                a.lock.inherit(&b.read.unlock, given);
+                a.quiet.inherit(&b.quiet, given);
+                a.s3.inherit(&b.read.s3, given);
+            }
+            Command::List(ListArgs { read, .. })
+            | Command::Cat(CatArgs { read, .. })
+            | Command::Info(InfoArgs { read, .. })
+            | Command::Export(ExportArgs { read, .. }) => read.inherit(&b.read, given),
+            Command::Extract(ExtractArgs { read, quiet, .. })
+            | Command::Verify(VerifyArgs { read, quiet, .. }) => {
+                read.inherit(&b.read, given);
+                quiet.inherit(&b.quiet, given);
+            }
+            Command::Key(KeyCommand::List(a)) => a.s3.inherit(&b.read.s3, given),
+            Command::Key(KeyCommand::Add(KeyAddArgs { unlock, .. }))
+            | Command::Key(KeyCommand::Remove(KeyRemoveArgs { unlock, .. }))
+            | Command::Rm(RmArgs { unlock, .. }) => unlock.inherit(&b.read.unlock, given),
+            Command::Passwd(a) => a.password.inherit(&b.read.unlock.password, given),
+            Command::Add(AddArgs { append }) | Command::Update(UpdateArgs { append, .. }) => {
+                append.unlock.inherit(&b.read.unlock, given);
+                append.quiet.inherit(&b.quiet, given);
+            }
+            Command::Compact(a) | Command::Repair(a) => {
+                a.unlock.inherit(&b.read.unlock, given);
+                a.quiet.inherit(&b.quiet, given);
+            }
+            Command::Keygen(_) | Command::Completions(_) | Command::Man(_) => {}
+        }
+    }
+}
+
+fn profile_parser() -> impl TypedValueParser<Value = WorkloadProfile> {
+    PossibleValuesParser::new(WorkloadProfile::ALL.map(WorkloadProfile::name))
+        .map(|name| WorkloadProfile::from_name(&name).expect("clap checked the name"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    fn parsed(args: &[&str]) -> Cli {
+        let matches = Cli::command().try_get_matches_from(args).unwrap();
+        let mut cli = Cli::from_arg_matches(&matches).unwrap();
+        let mut after = &matches;
+        while let Some((_, sub)) = after.subcommand() {
+            after = sub;
+        }
+        cli.command.inherit(&cli.before, &Given { matches: &matches, after });
+        cli
+    }
+
+    #[test]
+    fn options_before_the_command_reach_it_and_after_wins() {
+        let Command::List(a) = parsed(&["lockbox", "--password-file", "p", "-i", "k", "list", "a"]).command
+        else {
+            panic!("not list")
+        };
+        assert_eq!(a.read.unlock.password.password_file.as_deref(), Some("p".as_ref()));
+        assert_eq!(a.read.unlock.identities, ["k"].map(std::path::PathBuf::from));
+        let args = ["lockbox", "--s3-requests", "3", "-q", "verify", "--s3-requests", "5", "a"];
+        let Command::Verify(a) = parsed(&args).command else { panic!("not verify") };
+        assert_eq!(a.read.s3.s3_requests, 5);
+        assert!(a.quiet.quiet);
+        let Command::Verify(a) = parsed(&["lockbox", "--s3-requests", "3", "verify", "a"]).command else {
+            panic!("not verify")
+        };
+        assert_eq!(a.read.s3.s3_requests, 3);
+        let Command::Key(KeyCommand::Remove(a)) =
+            parsed(&["lockbox", "-i", "k", "key", "remove", "a", "1"]).command
+        else {
+            panic!("not key remove")
+        };
+        assert_eq!(a.unlock.identities.len(), 1);
+    }
+
+    #[test]
+    fn commands_show_only_the_options_they_use() {
+        let mut cli = Cli::command();
+        cli.build();
+        let longs = |name: &str| -> Vec<String> {
+            let sub = cli.find_subcommand(name).unwrap();
+            sub.get_arguments().filter_map(|a| a.get_long().map(str::to_owned)).collect()
+        };
+        let keygen = longs("keygen");
+        for global in ["endpoint", "password-file", "quiet", "identity", "key-file"] {
+            assert!(!keygen.iter().any(|l| l == global), "keygen shows --{global}");
+        }
+        assert!(longs("list").iter().any(|l| l == "endpoint"));
+        assert!(!longs("list").iter().any(|l| l == "quiet"));
+        assert!(longs("extract").iter().any(|l| l == "quiet"));
+    }
+}

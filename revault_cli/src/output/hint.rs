@@ -1,0 +1,74 @@
+//! Advice added to an error message: what to type to get past it. The
+//! library says what went wrong; only the CLI knows its flags and
+//! commands, so every hint is chosen here, keyed on the error.
+
+use revault_lockbox_api::s3::S3Error;
+use revault_lockbox_api::Error;
+
+use crate::exit::{find, library_error};
+
+/// A hint, and the words that show a message already gives it.
+pub struct Hint {
+    pub text: &'static str,
+    pub marker: &'static str,
+}
+
+const fn hint(text: &'static str, marker: &'static str) -> Option<Hint> {
+    Some(Hint { text, marker })
+}
+
+/// The hint for `err`, if it has one. `strict_extract`: the command was
+/// `extract` without `--keep-going`, which damage to some pages could use.
+pub fn for_error(err: &anyhow::Error, strict_extract: bool) -> Option<Hint> {
+    if let Some(S3Error::AlreadyExists { .. }) = find::<S3Error>(err) {
+        return hint("use --overwrite to replace it", "--overwrite");
+    }
+    if let Some(S3Error::Config { reason, .. }) = find::<S3Error>(err) {
+        if reason.contains("plain HTTP") {
+            return hint("--allow-http allows it", "--allow-http");
+        }
+    }
+    match library_error(err)? {
+        Error::AlreadyExists { .. } => hint("use --overwrite to replace it", "--overwrite"),
+        Error::DamagedPage { .. } | Error::ChecksumMismatch { .. } if strict_extract => {
+            hint("--keep-going restores the entries that are intact", "--keep-going")
+        }
+        Error::Locked { .. } => hint("--wait waits for it", "--wait"),
+        Error::BadKeys(reason) if reason.contains("not in use") => hint("see `lockbox key list`", "key list"),
+        Error::BadInput { reason, .. } if reason.contains("too many sessions") => {
+            hint("lockbox compact merges them", "compact the archive")
+        }
+        Error::BadInput { reason, .. } if reason.contains("`..`") => {
+            hint("use -C to change directory instead", "use -C")
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(err: Error, strict_extract: bool) -> Option<&'static str> {
+        for_error(&anyhow::Error::new(err).context("doing it"), strict_extract).map(|h| h.text)
+    }
+
+    #[test]
+    fn hints_follow_the_error() {
+        assert_eq!(text(Error::Locked { path: "a".into() }, false), Some("--wait waits for it"));
+        assert_eq!(
+            text(Error::AlreadyExists { path: "a".into() }, false),
+            Some("use --overwrite to replace it")
+        );
+        assert_eq!(text(Error::DamagedPage { number: 1 }, false), None);
+        assert!(text(Error::DamagedPage { number: 1 }, true).is_some());
+        assert_eq!(text(Error::WrongPassword, true), None);
+    }
+
+    #[test]
+    fn a_message_that_gives_the_hint_gets_no_second_one() {
+        let hint = for_error(&Error::Locked { path: "a".into() }.into(), false).unwrap();
+        let message = Error::Locked { path: "a".into() }.to_string();
+        assert_eq!(message.contains(hint.marker), message.contains("--wait"));
+    }
+}

@@ -1,0 +1,295 @@
+//! Everything lockbox shows: on stdout, an entry, a report, key slots and
+//! facts about an archive, in text ([`text`]) or as JSON lines ([`json`]);
+//! on stderr, warnings, closing notes and errors, each one line starting
+//! `lockbox: `. Commands hand their results here and never print.
+
+mod hint;
+pub mod json;
+pub mod text;
+
+use std::fmt::Display;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use revault_lockbox_api::{
+    ArchiveInfo, CreateReport, Entry, ExtractReport, Quoted, SlotInfo, SlotKind, UpdateReport, VerifyReport,
+};
+
+/// The context of every failed write to stdout.
+const STDOUT: &str = "writing to stdout";
+
+/// A line on stderr: `lockbox: MESSAGE`.
+pub fn say(message: impl Display) {
+    eprintln!("lockbox: {message}");
+}
+
+/// A warning on stderr: `lockbox: warning: MESSAGE`.
+pub fn warn(message: impl Display) {
+    eprintln!("lockbox: warning: {message}");
+}
+
+/// A closing note on stderr that `-q` silences (no `lockbox: ` prefix: it
+/// is not a complaint).
+pub fn note(quiet: bool, message: impl Display) {
+    if !quiet {
+        eprintln!("{message}");
+    }
+}
+
+/// A failure: its message and causes on one line, with a hint where the
+/// error has one. `strict_extract`: `extract` without `--keep-going`.
+pub fn error(err: &anyhow::Error, strict_extract: bool) {
+    let message = message(err);
+    let hint = hint::for_error(err, strict_extract).filter(|h| !message.contains(h.marker));
+    match hint {
+        Some(hint) => say(format_args!("{message} ({})", hint.text)),
+        None => say(message),
+    }
+}
+
+/// `err` and its causes joined by `: `, skipping a cause whose text an
+/// outer message already includes (several library errors print their
+/// source and also return it from `source()`).
+fn message(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let part = cause.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
+}
+
+/// `list`: every entry, then (JSON) a summary. `long`: `-l`; `raw`: `-0`.
+pub fn entries(
+    entries: impl Iterator<Item = Result<Entry>>,
+    as_json: bool,
+    long: bool,
+    raw: bool,
+) -> Result<()> {
+    if as_json {
+        let mut lines = json::Lines::stdout();
+        let mut counts = json::ListCounts::default();
+        for e in entries {
+            let e = e?;
+            counts.add(&e);
+            lines.write(&json::entry(&e)).context(STDOUT)?;
+        }
+        return lines.write(&counts.summary()).and_then(|()| lines.flush()).context(STDOUT);
+    }
+    let mut out = BufWriter::new(io::stdout().lock());
+    for e in entries {
+        let e = e?;
+        if long { text::write_long(&mut out, &e, raw) } else { text::write_name(&mut out, &e.path, raw) }
+            .and_then(|()| out.write_all(if raw { b"\0" } else { b"\n" }))
+            .context(STDOUT)?;
+    }
+    out.flush().context(STDOUT)
+}
+
+/// `create`'s warnings, and (JSON) its summary; in text, a closing line
+/// when files were skipped or changed.
+pub fn created(archive: &Path, report: &CreateReport, as_json: bool) -> Result<()> {
+    if as_json {
+        let mut lines = json::Lines::stdout();
+        for w in &report.warnings {
+            lines.write(&json::warning(&w.to_string())).context(STDOUT)?;
+        }
+        lines.write(&json::create_summary(archive, report)).context(STDOUT)?;
+        return lines.flush().context(STDOUT);
+    }
+    for w in &report.warnings {
+        say(w);
+    }
+    if report.has_failures() {
+        say(format_args!(
+            "creating {}: some files were skipped or changed while read",
+            Quoted::path(archive)
+        ));
+    }
+    Ok(())
+}
+
+/// What `add`, `update` and `rm` report on stderr.
+pub fn updated(report: &UpdateReport) {
+    if report.torn_tail_cut > 0 {
+        say(format_args!("cut off {} bytes an interrupted change had left", report.torn_tail_cut));
+    }
+    for w in &report.warnings {
+        say(w);
+    }
+}
+
+/// `extract`'s damaged entries and warnings, and (JSON) its summary;
+/// `name` is how the archive is named.
+pub fn extracted(name: &str, report: &ExtractReport, as_json: bool) -> Result<()> {
+    if as_json {
+        let mut lines = json::Lines::stdout();
+        for d in &report.damaged {
+            lines.write(&json::damaged(d)).context(STDOUT)?;
+        }
+        for w in &report.warnings {
+            lines.write(&json::extract_warning(w)).context(STDOUT)?;
+        }
+        let summary = json::extract_summary(report.entries, report.bytes, report.damaged.len());
+        lines.write(&summary).and_then(|()| lines.flush()).context(STDOUT)?;
+    } else {
+        for w in &report.warnings {
+            warn(format_args!("{}: {}", w.path, w.reason));
+        }
+    }
+    if report.damaged.is_empty() {
+        return Ok(());
+    }
+    if !as_json {
+        for d in &report.damaged {
+            say(format_args!("damaged, not restored: {}: {}", d.path, d.reason));
+        }
+    }
+    say(format_args!(
+        "extracting {name}: {} damaged entries not restored, {} restored",
+        report.damaged.len(),
+        report.entries
+    ));
+    Ok(())
+}
+
+/// `verify`'s findings: damaged entries and pages, a torn tail, and the
+/// closing line (`-q` silences the one of an intact archive).
+pub fn verified(archive: &Path, name: &str, report: &VerifyReport, as_json: bool, quiet: bool) -> Result<()> {
+    if as_json {
+        let mut lines = json::Lines::stdout();
+        for d in &report.damaged {
+            lines.write(&json::damaged(d)).context(STDOUT)?;
+        }
+        for p in &report.damaged_pages {
+            lines.write(&json::damaged_page(p)).context(STDOUT)?;
+        }
+        lines.write(&json::verify_summary(report)).and_then(|()| lines.flush()).context(STDOUT)?;
+    } else {
+        for d in &report.damaged {
+            say(format_args!("damaged: {}: {}", d.path, d.reason));
+        }
+    }
+    if report.torn_tail_bytes > 0 {
+        warn(format_args!(
+            "{}: {} bytes after the last committed trailer, ignored (an interrupted add, update or rm; \
+             lockbox repair cuts them off)",
+            Quoted::path(archive),
+            report.torn_tail_bytes
+        ));
+    }
+    if report.is_ok() {
+        note(
+            quiet || as_json,
+            format_args!(
+                "{name}: OK: {} files, {} bytes, {} pages authenticated",
+                report.files, report.bytes, report.pages
+            ),
+        );
+        return Ok(());
+    }
+    say(format_args!(
+        "verifying {name}: {} damaged entries, {} damaged pages",
+        report.damaged.len(),
+        report.damaged_pages.len()
+    ));
+    Ok(())
+}
+
+/// `info`: aligned text, or one JSON summary.
+pub fn info(info: &ArchiveInfo, as_json: bool) -> Result<()> {
+    if as_json {
+        let mut lines = json::Lines::stdout();
+        return lines.write(&json::info_summary(info)).and_then(|()| lines.flush()).context(STDOUT);
+    }
+    let text = text::info_text(info);
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes()).and_then(|()| out.flush()).context(STDOUT)
+}
+
+/// `key list`: one line per slot in use, or JSON lines and a summary.
+pub fn slots(slots: &[SlotInfo], as_json: bool) -> Result<()> {
+    if as_json {
+        let mut lines = json::Lines::stdout();
+        for slot in slots {
+            lines.write(&json::slot(slot)).context(STDOUT)?;
+        }
+        let summary = json::slots_summary(slots.len());
+        return lines.write(&summary).and_then(|()| lines.flush()).context(STDOUT);
+    }
+    let mut out = io::stdout().lock();
+    for slot in slots {
+        let what = match &slot.kind {
+            SlotKind::Password(k) => {
+                format!("password   Argon2id {} MiB, {} passes, {} lanes", k.m_kib as f64 / 1024.0, k.t, k.p)
+            }
+            SlotKind::Recipient(types) => format!("recipient  {}", types.join(", ")),
+            SlotKind::KeyFile => "key file".into(),
+            _ => "unknown".into(),
+        };
+        writeln!(out, "{:>2}  {what}", slot.index).context(STDOUT)?;
+    }
+    Ok(())
+}
+
+/// Bytes as they are (`cat`, `keygen`, `completions`, `man`) on stdout.
+pub fn raw(bytes: &[u8]) -> Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(bytes).and_then(|()| out.flush()).context(STDOUT)
+}
+
+/// `cat`: everything `reader` gives, to stdout; `what` names a failed read.
+pub fn copy(reader: &mut dyn io::Read, what: impl Fn() -> String) -> Result<()> {
+    let mut out = io::stdout().lock();
+    let mut buf = vec![0u8; 256 << 10];
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            // A checksum mismatch arrives as an `io::Error` wrapping the
+            // library's error; `exit::library_error` finds it there.
+            Err(e) => return Err(e).with_context(what),
+        };
+        out.write_all(&buf[..n]).context(STDOUT)?;
+    }
+    out.flush().context(STDOUT)
+}
+
+/// A line on stdout (`keygen -o`'s recipient).
+pub fn line(text: &str) {
+    println!("{text}");
+}
+
+/// Standard output for a generator that writes itself (`completions`);
+/// the caller flushes it with [`flush`].
+pub fn stdout() -> io::StdoutLock<'static> {
+    io::stdout().lock()
+}
+
+pub fn flush(mut out: impl Write) -> Result<()> {
+    out.flush().context(STDOUT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use revault_lockbox_api::Error;
+
+    #[test]
+    fn messages_do_not_repeat_causes() {
+        let io = io::Error::from(io::ErrorKind::NotFound);
+        let lib = Error::Stream { action: "seeking in the archive", source: io };
+        let err = anyhow::Error::new(lib).context("opening a.lbox");
+        let text = message(&err);
+        assert!(text.starts_with("opening a.lbox: seeking in the archive: "), "{text}");
+        assert_eq!(text.matches("not found").count(), 1, "{text}");
+    }
+}
