@@ -217,7 +217,7 @@ pub enum Error {
     },
     /// The archive holds as many write sessions as its root can list: a
     /// change in place needs a compaction first.
-    #[error("{}: too many sessions: compact the archive first", Quoted::path(path))]
+    #[error("{}: too many write sessions for one more", Quoted::path(path))]
     TooManySessions {
         /// The archive.
         path: PathBuf,

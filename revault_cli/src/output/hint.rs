@@ -34,13 +34,9 @@ pub fn for_error(err: &anyhow::Error, strict_extract: bool) -> Option<Hint> {
             hint("--keep-going restores the entries that are intact", "--keep-going")
         }
         Error::Locked { .. } => hint("--wait waits for it", "--wait"),
-        Error::BadKeys(reason) if reason.contains("not in use") => hint("see `lockbox key list`", "key list"),
-        Error::BadInput { reason, .. } if reason.contains("too many sessions") => {
-            hint("lockbox compact merges them", "compact the archive")
-        }
-        Error::BadInput { reason, .. } if reason.contains("`..`") => {
-            hint("use -C to change directory instead", "use -C")
-        }
+        Error::SlotNotInUse { .. } => hint("see `lockbox key list`", "key list"),
+        Error::TooManySessions { .. } => hint("`lockbox compact` merges them", "lockbox compact"),
+        Error::ParentInInput { .. } => hint("use -C to change directory instead", "use -C"),
         _ => None,
     }
 }

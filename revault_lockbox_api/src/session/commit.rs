@@ -6,13 +6,13 @@ use std::sync::Arc;
 
 use super::ArchiveWriter;
 use crate::crypto::SessionKeys;
+use crate::crypto::{compress_root, seal_root, to_seal, Sealing};
 use crate::error::{Error, Result};
 use crate::format::{
     History, Root, Session, Table, Trailer, TreeTop, ARCHIVE_ID_LEN, MAX_ROOT_LEN, SESSION_SALT_LEN, TAG_LEN,
     TRAILER_LEN,
 };
 use crate::index::TreeBuilder;
-use crate::crypto::{compress_root, seal_root, to_seal, Sealing};
 
 impl<W: Write> ArchiveWriter<W> {
     /// Writes the last page, the rest of the index, the root and the

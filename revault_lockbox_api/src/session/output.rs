@@ -5,11 +5,11 @@ use std::io::Write;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use crate::crypto::seal_index_node;
 use crate::crypto::SessionKeys;
 use crate::error::{Error, Result};
 use crate::format::{Child, IndexNodeId, ARCHIVE_ID_LEN};
 use crate::index::NodeSink;
-use crate::crypto::seal_index_node;
 use crate::progress::Progress;
 
 /// The output: position tracking, and index nodes sealed and written in
