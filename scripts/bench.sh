@@ -10,7 +10,7 @@
 # Installs gpg, GNU time and zstd with apt-get when they are missing (and,
 # best effort, age and 7-Zip, which the comparison uses when present), then
 # runs the pgp_compare harness. Extra arguments go to the harness; later
-# ones win. Results: revault_lockbox_api/target/lockbox-gpg-bench/results.md
+# ones win. Results: target/lockbox-gpg-bench/results.md
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -51,5 +51,5 @@ if [ ${#missing[@]} -gt 0 ] || [ ${#optional[@]} -gt 0 ]; then
 fi
 
 cd "$repo"
-exec cargo bench -p revault_lockbox_api --bench pgp_compare -- \
+exec cargo run --release -p pgp_compare -- \
     --iterations 3 --root target/lockbox-gpg-bench --output target/lockbox-gpg-bench/results.md "$@"

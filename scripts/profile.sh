@@ -12,7 +12,7 @@
 # (and `lockbox-nosync` for the extraction with sync off); page workers
 # are `lockbox-page-N`.
 # The harness's own work (corpus generation, checking each extraction
-# against the source) is in the process named after the bench binary and
+# against the source) is in the process named after the harness binary and
 # is left out of the symbol tables.
 #
 # Environment: ITERATIONS (default 3), CALL_GRAPH (fp, the default, or
@@ -41,18 +41,18 @@ if ! command -v perf >/dev/null || ! perf --version >/dev/null 2>&1; then
 fi
 
 cd "$repo"
-bin=$(cargo bench -p revault_lockbox_api --bench pgp_compare --no-run --message-format=json \
+bin=$(cargo build --release -p pgp_compare --message-format=json \
     | grep -o '"executable":"[^"]*pgp_compare[^"]*"' | tail -n 1 | cut -d'"' -f4)
 if [ -z "$bin" ] || [ ! -x "$bin" ]; then
-    echo "profile.sh: could not find the pgp_compare bench binary" >&2
+    echo "profile.sh: could not find the pgp_compare binary" >&2
     exit 1
 fi
 mkdir -p "$out_dir"
 data=$out_dir/$scenario.perf.data
 
-# From the package directory, like `cargo bench`: the default --root, and
+# From the workspace root, like scripts/bench.sh: the default --root, and
 # so the corpora, are shared with the comparison runs.
-cd "$repo/revault_lockbox_api"
+cd "$repo"
 case $call_graph in
     fp) cg=(-g) ;;
     *) cg=(--call-graph "$call_graph") ;;

@@ -11,10 +11,11 @@ use anyhow::{anyhow, Error, Result};
 use corpora::{Corpus, Shape};
 
 use crate::args::Mode;
-use crate::process::{self, Sample};
-use crate::report::human_bytes;
+use crate::env::Env;
+use crate::results::{Row, ScenarioReport};
 use crate::scratch::Scratch;
-use crate::tools::{Ctx, Env, Extract, GpgHome, Tool};
+use crate::tools::{Ctx, GpgHome, Tool};
+use crate::units::human_bytes;
 use crate::util::{fresh_dir, remove_tree};
 use crate::verify::Verifier;
 
@@ -22,26 +23,6 @@ use crate::verify::Verifier;
 const SEVENZIP_MAX_BYTES: u64 = 256 << 20;
 /// So do trees of more files (about 4.5 s for 20,000 on the dev machine).
 const SEVENZIP_MAX_FILES: u64 = 100_000;
-
-/// One row of the results: a tool with one way of extracting.
-pub struct Row {
-    pub tool: Tool,
-    pub how: Extract,
-    pub label: &'static str,
-    pub size: u64,
-    /// Empty for a second extraction variant (it uses the first's archive).
-    pub create: Vec<Sample>,
-    pub extract: Vec<Sample>,
-}
-
-pub struct ScenarioReport {
-    pub name: String,
-    pub shape: Shape,
-    pub logical_bytes: u64,
-    pub files: u64,
-    pub rows: Vec<Row>,
-    pub notes: Vec<String>,
-}
 
 enum Failure {
     /// A tool failed to run: fatal for lockbox and gpg, a note for others.
@@ -159,10 +140,10 @@ impl Round<'_> {
         let _ = fs::remove_file(&archive);
         let fail = |what: &'static str| move |e: Error| Failure::Tool(e.context(format!("{label} {what}")));
         if let Some(seed) = ctx.seed(tool, &archive) {
-            process::run(ctx.env, &seed).map_err(fail("seed"))?;
+            ctx.env.runner.run(&seed).map_err(fail("seed"))?;
         }
         let job = ctx.create(tool, &archive).map_err(fail("create"))?;
-        let sample = process::run(ctx.env, &job).map_err(fail("create"))?;
+        let sample = ctx.env.runner.run(&job).map_err(fail("create"))?;
         let size = fs::metadata(&archive)
             .map_err(|e| Failure::Tool(anyhow!("{label} made no archive at {}: {e}", archive.display())))?
             .len();
@@ -180,7 +161,7 @@ impl Round<'_> {
             let dest = self.extract_dir.join(format!("{}-{how:?}", tool.archive_name()));
             fresh_dir(&dest).map_err(Failure::Tool)?;
             let job = ctx.extract(tool, how, &archive, &dest).map_err(fail("extract"))?;
-            let sample = process::run(ctx.env, &job).map_err(fail("extract"))?;
+            let sample = ctx.env.runner.run(&job).map_err(fail("extract"))?;
             for input in &ctx.corpus.inputs {
                 self.verifier.verify(&ctx.corpus.root, &dest, input, tool.is_lockbox()).map_err(|e| {
                     Failure::Mismatch(e.context(format!(

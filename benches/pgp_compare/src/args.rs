@@ -18,17 +18,13 @@ pub enum Mode {
 
 /// pgp_compare: lockbox vs gpg (and zstd|age, 7zz) on the published corpora.
 #[derive(Parser, Debug)]
-#[command(
-    name = "pgp_compare",
-    override_usage = "cargo bench -p revault_lockbox_api --bench pgp_compare -- [OPTIONS]"
-)]
+#[command(name = "pgp_compare", override_usage = "cargo run --release -p pgp_compare -- [OPTIONS]")]
 pub struct Args {
     /// Timed runs of each create and extract.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     pub iterations: u32,
 
-    /// Corpora and scratch space, relative to the current directory (the
-    /// package directory under cargo).
+    /// Corpora and scratch space, relative to the current directory.
     #[arg(long, value_name = "DIR", default_value = "target/lockbox-gpg-bench")]
     pub root: PathBuf,
 
@@ -74,10 +70,6 @@ pub struct Args {
     /// List the scenarios and exit.
     #[arg(long)]
     pub list: bool,
-
-    /// Passed by `cargo bench` to every bench binary; ignored.
-    #[arg(long, hide = true)]
-    bench: bool,
 }
 
 impl Args {
@@ -96,9 +88,9 @@ impl Args {
         out
     }
 
-    /// The arguments as given, minus cargo's `--bench`, for the record.
+    /// The arguments as given, for the record.
     pub fn given() -> Vec<String> {
-        std::env::args().skip(1).filter(|a| a != "--bench").collect()
+        std::env::args().skip(1).collect()
     }
 }
 

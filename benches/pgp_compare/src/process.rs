@@ -18,7 +18,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use crate::tools::{Env, Job};
 use crate::util::{last_number, q};
 
 /// How often thread counts are read.
@@ -34,11 +33,28 @@ pub struct Sample {
     pub threads: Option<u32>,
 }
 
-/// Runs `job`.
-pub fn run(env: &Env, job: &Job) -> Result<Sample> {
-    match job {
-        Job::Child(args) => run_child(&env.exe, args),
-        Job::Pipeline { cwd, stages } => run_pipeline(env, cwd, stages),
+/// One command to time.
+pub enum Job {
+    /// This binary's `--child` mode with these arguments (lockbox).
+    Child(Vec<OsString>),
+    /// A `bash` pipeline run in `cwd`, one string a stage.
+    Pipeline { cwd: PathBuf, stages: Vec<String> },
+}
+
+/// What runs the jobs: this binary (for lockbox's child) and GNU time (for
+/// the pipelines' peak RSS, when installed).
+pub struct Runner {
+    pub exe: PathBuf,
+    pub time: Option<PathBuf>,
+}
+
+impl Runner {
+    /// Runs `job`.
+    pub fn run(&self, job: &Job) -> Result<Sample> {
+        match job {
+            Job::Child(args) => run_child(&self.exe, args),
+            Job::Pipeline { cwd, stages } => run_pipeline(self.time.as_deref(), cwd, stages),
+        }
     }
 }
 
@@ -69,16 +85,16 @@ fn run_child(exe: &Path, args: &[OsString]) -> Result<Sample> {
     Ok(Sample { secs, rss_kib, threads })
 }
 
-/// Runs `stages` as a `bash` pipeline in `cwd`, each stage under GNU time
-/// when available; returns the wall time and the sum of the stages' peaks.
-pub fn run_pipeline(env: &Env, cwd: &Path, stages: &[String]) -> Result<Sample> {
+/// Runs `stages` as a `bash` pipeline in `cwd`, each stage under GNU `time`
+/// when given; returns the wall time and the sum of the stages' peaks.
+fn run_pipeline(time: Option<&Path>, cwd: &Path, stages: &[String]) -> Result<Sample> {
     let rss_files: Vec<PathBuf> = (0..stages.len())
         .map(|i| std::env::temp_dir().join(format!("lockbox-bench-rss-{}-{i}", std::process::id())))
         .collect();
     let script = stages
         .iter()
         .zip(&rss_files)
-        .map(|(stage, rss)| match &env.time {
+        .map(|(stage, rss)| match time {
             Some(time) => format!("{} -f %M -o {} {stage}", q(time), q(rss)),
             None => stage.clone(),
         })
@@ -101,7 +117,7 @@ pub fn run_pipeline(env: &Env, cwd: &Path, stages: &[String]) -> Result<Sample> 
     let mut total = Some(0u64);
     for rss in &rss_files {
         let peak = fs::read_to_string(rss).ok().and_then(|s| last_number(&s));
-        total = match (total, peak, &env.time) {
+        total = match (total, peak, time) {
             (Some(t), Some(p), Some(_)) => Some(t + p),
             _ => None,
         };

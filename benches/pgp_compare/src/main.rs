@@ -2,9 +2,9 @@
 //! `zstd | age` and `7zz`) on the published corpora.
 //!
 //! ```text
-//! cargo bench -p revault_lockbox_api --bench pgp_compare -- --iterations 3
-//! cargo bench -p revault_lockbox_api --bench pgp_compare -- --scenario large-randomish --lockbox-only
-//! cargo bench -p revault_lockbox_api --bench pgp_compare -- --extract-root /dev/shm
+//! cargo run --release -p pgp_compare -- --iterations 3
+//! cargo run --release -p pgp_compare -- --scenario large-randomish --lockbox-only
+//! cargo run --release -p pgp_compare -- --extract-root /dev/shm
 //! ```
 //!
 //! Why it is built this way:
@@ -27,12 +27,15 @@
 //! - Lockbox keeps its defaults (Argon2id m=64 MiB, t=3, p=4; the archive
 //!   and every extracted file synced to disk); gpg keeps its S2K defaults.
 //!
-//! Modules, in the order a run uses them: `args` (flags), `scratch`
-//! (directories, tmpfs, deferred deletion), `corpus` (generation and
-//! stamps), `tools` (what is installed and each tool's command lines),
-//! `measure` (iterations over tools), `process` (timing one command, its
-//! RSS and threads), `verify`, `report` (Markdown); `child` is lockbox's
-//! side of the child process.
+//! Modules, from the top down (each uses only those below it): `report`
+//! (Markdown) and `measure` (iterations over tools, each extraction
+//! checked by `verify`) over `results` (rows and samples); `tools` (each
+//! tool's command lines, gpg's home) over `env` (what is installed, found
+//! once) and `host` (the machine and the commit, for the record); `process`
+//! (timing one command, its RSS and threads) under them all, with `units`
+//! (how numbers print); `scratch` (directories, tmpfs, deferred deletion),
+//! `corpus` (generation and stamps), `args` (flags) and `util` at the
+//! bottom. `child` is lockbox's side of the child process.
 //!
 //! Only the library's stable entry points are used: `create_archive`,
 //! `CreateOptions::new`, `Archive::open`, `Archive::extract`,
@@ -42,11 +45,15 @@
 mod args;
 mod child;
 mod corpus;
+mod env;
+mod host;
 mod measure;
 mod process;
 mod report;
+mod results;
 mod scratch;
 mod tools;
+mod units;
 mod util;
 mod verify;
 
@@ -58,14 +65,12 @@ use clap::Parser;
 
 use crate::args::Args;
 use crate::corpus::corpus_for;
+use crate::env::Env;
 use crate::measure::run_scenario;
-use crate::report::{human_bytes, render, Setting};
+use crate::report::{render, Setting};
 use crate::scratch::{fs_type, Scratch};
-use crate::tools::Env;
+use crate::units::human_bytes;
 use crate::util::{remove_tree, write_atomic};
-
-/// Used for every tool. It is not secret: the archives are throw-away.
-const PASSPHRASE: &str = "pgp_compare: correct horse battery staple";
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().collect();
