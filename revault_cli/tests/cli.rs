@@ -17,7 +17,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use assert_cmd::Command;
 use tempfile::TempDir;
 
-use crate::util::{code, lockbox, run, stderr, CHEAP, PASSWORD};
+use crate::util::{code, create_cmd, lockbox, run, stderr, CHEAP, PASSWORD};
 
 /// 2001-09-09 01:46:40 UTC.
 const T0: u64 = 1_000_000_000;
@@ -104,17 +104,7 @@ fn non_dirs(root: &Path) -> Vec<PathBuf> {
 
 /// `lockbox create` at the cheap KDF cost, with `extra` flags; must succeed.
 fn create(archive: &Path, dir: &Path, input: &str, extra: &[&str]) {
-    lockbox()
-        .arg("create")
-        .args(CHEAP)
-        .args(extra)
-        .arg("-o")
-        .arg(archive)
-        .arg("-C")
-        .arg(dir)
-        .arg(input)
-        .assert()
-        .success();
+    create_cmd(archive, dir, input, extra).assert().success();
 }
 
 /// A temp dir holding `tree` and its archive `tree.lbox`.

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use assert_cmd::Command;
 use tempfile::TempDir;
 
-use crate::util::{as_nobody, code, is_root, lockbox, ok, run, stderr, CHEAP};
+use crate::util::{as_nobody, code, create_cmd, is_root, lockbox, ok, run, stderr, CHEAP};
 
 /// A name that retitles and clears a terminal, with a byte that is not UTF-8.
 const HOSTILE: &[u8] = b"x\x1b]0;pwned\x07\x1b[2J\xff";
@@ -29,9 +29,7 @@ const TIMEOUT: Duration = Duration::from_secs(120);
 
 /// `create -o ARCHIVE -C DIR EXTRA... INPUT`.
 fn create(archive: &Path, dir: &Path, input: impl AsRef<OsStr>, extra: &[&str]) -> Output {
-    let mut cmd = lockbox();
-    cmd.arg("create").args(CHEAP).args(extra).arg("-o").arg(archive).arg("-C").arg(dir).arg(input);
-    run(cmd.timeout(TIMEOUT))
+    run(create_cmd(archive, dir, input, extra).timeout(TIMEOUT))
 }
 
 /// The stored names, from `list -0`.

@@ -50,18 +50,24 @@ pub fn archived_tree() -> (TempDir, PathBuf) {
 }
 
 /// Runs `lockbox create` (cheap KDF, `extra` flags) of `work/tree` into
-/// `work/a.lbox`, which must succeed; returns the archive's path.
-pub fn archive_tree(work: &Path, extra: &[&str]) -> PathBuf {
-    let archive = work.join("a.lbox");
-    let out = run(lockbox()
+/// `archive`.
+pub fn create_tree(work: &Path, archive: &Path, extra: &[&str]) -> Output {
+    run(lockbox()
         .arg("create")
         .args(CHEAP)
         .args(extra)
         .arg("-o")
-        .arg(&archive)
+        .arg(archive)
         .arg("-C")
         .arg(work)
-        .arg("tree"));
+        .arg("tree"))
+}
+
+/// Runs `lockbox create` (cheap KDF, `extra` flags) of `work/tree` into
+/// `work/a.lbox`, which must succeed; returns the archive's path.
+pub fn archive_tree(work: &Path, extra: &[&str]) -> PathBuf {
+    let archive = work.join("a.lbox");
+    let out = create_tree(work, &archive, extra);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     archive
 }

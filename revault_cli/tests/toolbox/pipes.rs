@@ -63,17 +63,7 @@ fn damaged_or_empty_stdin_fails_cleanly() {
 fn create_refuses_an_existing_archive_unless_overwrite() {
     let (work, archive) = archived_tree();
     let before = fs::read(&archive).unwrap();
-    let create = |extra: &[&str]| {
-        run(lockbox()
-            .arg("create")
-            .args(CHEAP)
-            .args(extra)
-            .arg("-o")
-            .arg(&archive)
-            .arg("-C")
-            .arg(work.path())
-            .arg("tree"))
-    };
+    let create = |extra: &[&str]| create_tree(work.path(), &archive, extra);
     let out = create(&[]);
     assert_fails(&out, 1, "already exists (use --overwrite to replace it)");
     assert_eq!(fs::read(&archive).unwrap(), before, "the old archive is untouched");

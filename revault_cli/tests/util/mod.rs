@@ -3,6 +3,8 @@
 //! did, and the skip rule (`skip`).
 #![allow(dead_code)]
 
+use std::ffi::OsStr;
+use std::path::Path;
 use std::process::Output;
 
 use assert_cmd::Command;
@@ -40,9 +42,16 @@ pub fn lockbox_without_password() -> std::process::Command {
 /// `program` run as user 65534 through `setpriv` (util-linux), with
 /// `LOCKBOX_PASSWORD` set: root reads and writes anything, so what an
 /// ordinary user may not do needs someone who cannot.
-pub fn as_nobody(program: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+pub fn as_nobody(program: impl AsRef<OsStr>) -> std::process::Command {
     let mut cmd = std::process::Command::new("setpriv");
     cmd.args(NOBODY).arg(program).env("LOCKBOX_PASSWORD", PASSWORD);
+    cmd
+}
+
+/// `lockbox create` at the cheap KDF cost: `-o ARCHIVE -C DIR EXTRA... INPUT`.
+pub fn create_cmd(archive: &Path, dir: &Path, input: impl AsRef<OsStr>, extra: &[&str]) -> Command {
+    let mut cmd = lockbox();
+    cmd.arg("create").args(CHEAP).args(extra).arg("-o").arg(archive).arg("-C").arg(dir).arg(input);
     cmd
 }
 
