@@ -28,7 +28,7 @@ pub struct Args {
     #[arg(long, value_name = "DIR", default_value = "target/lockbox-gpg-bench")]
     pub root: PathBuf,
 
-    /// Markdown results; `-` for stdout only [default: <root>/results.md].
+    /// Markdown results; `-` for stdout only [default: the --root DIR's results.md].
     #[arg(long, value_name = "PATH")]
     pub output: Option<String>,
 
@@ -49,7 +49,7 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub extract_root: Option<PathBuf>,
 
-    /// Mount a fresh tmpfs on the extract root (default <root>/tmpfs) for
+    /// Mount a fresh tmpfs on the extract root (default: the --root DIR's tmpfs) for
     /// the run and unmount it at the end; needs root.
     #[arg(long)]
     pub mount_tmpfs: bool,
