@@ -109,10 +109,6 @@ impl Write for AtomicFile {
         self.out.write(buf)
     }
 
-    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.out.write_all(buf)
-    }
-
     fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
