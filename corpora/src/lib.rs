@@ -38,7 +38,7 @@ mod tree;
 pub use random::RandomReader;
 pub use rng::Rng;
 pub use scenario::{find, scenarios, Corpus, Scenario, Shape};
-pub use text::{civil_from_days, TextReader};
+pub use text::TextReader;
 
 /// Writes `len` bytes of [`TextReader`] text from `seed` to a new file.
 ///

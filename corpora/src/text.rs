@@ -750,9 +750,10 @@ fn push_timestamp(out: &mut Vec<u8>, ms: u64) {
 }
 
 /// Gregorian `(year, month, day)` of a day count since 1970-01-01 (Howard
-/// Hinnant's algorithm, restricted to dates after the epoch). Public for
-/// the benchmark harness's timestamps: one copy of the algorithm.
-pub fn civil_from_days(days: u64) -> (u64, u64, u64) {
+/// Hinnant's algorithm, restricted to dates after the epoch). A copy of
+/// `revault_lockbox_api::civil`, which everything else uses: corpora has
+/// no dependencies, and the library's tests depend on it.
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
     let z = days + 719_468;
     let era = z / 146_097;
     let doe = z - era * 146_097;

@@ -1,7 +1,8 @@
-//! Which entries a command works on: for `create`, the paths of
-//! `--files-from` and the library's [`Selection`] built from `--exclude`,
-//! `--exclude-from`, `--exclude-vcs` and `--one-file-system`; for the
-//! commands that take stored paths, those paths as the archive spells them.
+//! Which entries `create` works on: the paths of `--files-from` and the
+//! library's [`Selection`] built from `--exclude`, `--exclude-from`,
+//! `--exclude-vcs` and `--one-file-system`. (The commands that take stored
+//! paths pass them as given: the library's `Subtrees` spells them as the
+//! archive does.)
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -67,29 +68,4 @@ fn read_list(file: &Path, what: &'static str, null: bool) -> Result<Vec<Vec<u8>>
         }
     });
     Ok(items.filter(|item| !item.is_empty()).map(<[u8]>::to_vec).collect())
-}
-
-/// A PATH argument as the stored paths spell it: no leading `./`, no
-/// trailing `/` (`extract`, `export` and `rm` select subtrees by it).
-pub fn filter_path(mut p: Vec<u8>) -> Vec<u8> {
-    while p.len() > 1 && p.ends_with(b"/") {
-        p.pop();
-    }
-    while p.starts_with(b"./") {
-        p.drain(..2);
-    }
-    p
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn filter_paths_are_normalised() {
-        assert_eq!(filter_path(b"./a/b/".to_vec()), b"a/b");
-        assert_eq!(filter_path(b"a//".to_vec()), b"a");
-        assert_eq!(filter_path(b"/".to_vec()), b"/");
-        assert_eq!(filter_path(b"a\xff".to_vec()), b"a\xff");
-    }
 }

@@ -66,6 +66,7 @@ pub use archive::{Archive, ArchiveInfo, Damage, Entries, EntryReader, OpenOption
 pub use crypto::{KdfParams, Password};
 pub use error::{CreateWarning, EntryPath, Error, Result, WarningKind};
 pub use extract::{ExtractOptions, ExtractReport};
+pub use file::AtomicFile;
 pub use file::{
     add_keys, change_password, compact_archive, create_archive, create_archive_from_tar, list_key_slots,
     read_key_slots, remove_key_slot, repair_archive, write_archive, ArchiveUpdater, SlotInfo, SlotKind,

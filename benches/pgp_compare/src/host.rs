@@ -7,15 +7,16 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
+use revault_lockbox_api::civil::UtcTime;
+
 use crate::units::human_bytes;
 use crate::util::last_number;
 
 /// `YYYY-MM-DD HH:MM:SS` in UTC.
 pub fn utc_now() -> String {
     let secs = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or(Duration::ZERO).as_secs();
-    let (year, month, day) = corpora::civil_from_days(secs / 86_400);
-    let rem = secs % 86_400;
-    format!("{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}", rem / 3600, rem / 60 % 60, rem % 60)
+    let t = UtcTime::from_unix(secs as i64);
+    format!("{:04}-{:02}-{:02} {:02}:{:02}:{:02}", t.year, t.month, t.day, t.hour, t.minute, t.second)
 }
 
 /// The load average over 1, 5 and 15 minutes, as `/proc/loadavg` says.

@@ -12,7 +12,7 @@ use revault_lockbox_api::{ArchiveUpdater, Quoted, UpdateOptions, UpdateReport};
 use super::{in_place, Outcome};
 use crate::flags::{AddArgs, AppendArgs, RmArgs, UnlockArgs, UpdateArgs};
 use crate::progress::{self, input_bytes, Job};
-use crate::{keys, output, select};
+use crate::{keys, output};
 
 /// The options of `add` and `update`, and a progress display when asked.
 fn options(a: &AppendArgs) -> (UpdateOptions, Option<progress::Display>) {
@@ -72,7 +72,7 @@ pub fn update(u: UpdateArgs) -> Result<Outcome> {
 pub fn rm(a: RmArgs) -> Result<Outcome> {
     use std::os::unix::ffi::OsStringExt;
     in_place(&a.archive, "rm")?;
-    let paths: Vec<Vec<u8>> = a.paths.into_iter().map(|p| select::filter_path(p.into_vec())).collect();
+    let paths: Vec<Vec<u8>> = a.paths.into_iter().map(|p| p.into_vec()).collect();
     let report = open(&a.unlock, &a.archive, UpdateOptions::new().wait(a.lock.wait))?
         .remove(&paths)
         .with_context(|| format!("removing from {}", Quoted::path(&a.archive)))?;

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use revault_lockbox_api::limits::{MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES};
 use revault_lockbox_api::{
-    create_archive, create_archive_from_tar, write_archive, write_archive_from_tar, CreateOptions,
-    CreateReport, Error, KdfParams, Quoted,
+    create_archive, create_archive_from_tar, write_archive, write_archive_from_tar, AtomicFile,
+    CreateOptions, CreateReport, KdfParams, Quoted,
 };
 
 use super::Outcome;
@@ -27,9 +27,9 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
     }
     // An existing archive and missing inputs are reported before the
     // password is asked for.
-    if !to_stdout && !a.overwrite && std::fs::symlink_metadata(&a.output).is_ok() {
-        return Err(Error::AlreadyExists { path: a.output.clone() })
-            .with_context(|| format!("creating {}", Quoted::path(&a.output)));
+    if !to_stdout {
+        AtomicFile::refuse_existing(&a.output, a.overwrite)
+            .with_context(|| format!("creating {}", Quoted::path(&a.output)))?;
     }
     let tar = a.from_tar.as_deref().map(|p| source::open_input(p, "--from-tar")).transpose()?;
     let selection = select::selection(&a.select)?;

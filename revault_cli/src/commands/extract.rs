@@ -9,8 +9,8 @@ use revault_lockbox_api::{ExtractOptions, Quoted, WorkloadProfile};
 use super::{open_archive, Outcome};
 use crate::exit::UsageError;
 use crate::flags::ExtractArgs;
+use crate::output;
 use crate::progress::{self, Job};
-use crate::{output, select};
 
 pub fn run(a: ExtractArgs) -> Result<Outcome> {
     // Refused before anything is read or asked for, as GNU tar would fail
@@ -24,7 +24,7 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
     raise_open_file_limit();
     let profile = a.profile.unwrap_or(WorkloadProfile::ExtractMany);
     let (archive, name) = open_archive(&a.archive, &a.read, profile)?;
-    let only: Vec<Vec<u8>> = a.paths.into_iter().map(|p| select::filter_path(p.into_vec())).collect();
+    let only: Vec<Vec<u8>> = a.paths.into_iter().map(|p| p.into_vec()).collect();
     let mut options = ExtractOptions::new()
         .overwrite(a.overwrite)
         .sync(!a.no_sync)

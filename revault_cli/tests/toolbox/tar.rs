@@ -176,6 +176,28 @@ fn export_failures_leave_nothing_behind() {
     assert_eq!(dir_names(work.path()), ["a.lbox", "damaged.lbox", "tree"]);
 }
 
+#[test]
+fn export_selects_a_directory_stored_only_through_what_is_below_it_as_extract_does() {
+    // A tar stream without the directory's own entry: `a` names a subtree
+    // for export as it does for extract, however it is spelled.
+    let work = tempfile::tempdir().unwrap();
+    let bytes = stream(&[(ustar(b"a/b/f", b'0', b"", 2), b"hi")]);
+    let out = run(lockbox()
+        .current_dir(work.path())
+        .arg("create")
+        .args(CHEAP)
+        .args(["--from-tar", "-", "-o", "x.lbox"])
+        .write_stdin(bytes));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    for path in ["a", "./a/b/"] {
+        let exported = run(lockbox().current_dir(work.path()).args(["export", "x.lbox", path, "-o", "-"]));
+        assert_eq!(code(&exported), 0, "{path}: {}", stderr(&exported));
+        assert_eq!(gnu_tar(&["-t", "-f", "-"], work.path(), Some(exported.stdout)), b"a/b/f\n", "{path}");
+    }
+    let out = run(lockbox().current_dir(work.path()).args(["export", "x.lbox", "a/c", "-o", "-"]));
+    assert_fails(&out, 1, "a/c: not found in the archive");
+}
+
 /// One ustar header block: `name`, type flag, `link`, content `size`.
 fn ustar(name: &[u8], kind: u8, link: &[u8], size: usize) -> Vec<u8> {
     let mut h = vec![0u8; 512];

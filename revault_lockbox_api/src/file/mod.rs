@@ -15,6 +15,7 @@ mod options;
 mod sync;
 mod update;
 
+pub use atomic::AtomicFile;
 pub use create::{create_archive, create_archive_from_tar, write_archive};
 pub use keys::{
     add_keys, change_password, list_key_slots, read_key_slots, remove_key_slot, SlotInfo, SlotKind,

@@ -18,10 +18,10 @@ use super::changes::{below_leaf, count_change, inconsistent, UpdateFilter};
 use super::lock::open_locked;
 use super::sync::SyncingWriter;
 use super::{UpdateOptions, UpdateReport};
-use crate::archive::Archive;
+use crate::archive::{Archive, Subtrees};
 use crate::crypto::ContentKey;
 use crate::error::{EntryPath, Error, Result};
-use crate::format::{is_within, path_cmp, Root, Run, Session, Table, TreeTop, MAX_RUNS, MAX_SESSIONS};
+use crate::format::{Root, Run, Session, Table, TreeTop, MAX_RUNS, MAX_SESSIONS};
 use crate::index::TreeReader;
 use crate::keys::Unlock;
 use crate::session::{ArchiveWriter, Selection, SessionStart};
@@ -127,20 +127,19 @@ impl ArchiveUpdater {
         })
     }
 
-    /// Deletes `paths` (stored paths; a directory with everything below
-    /// it) in a new session. A path not in the archive is an error, and
+    /// Deletes `paths` (stored paths, spelled as [`Subtrees`] spells them;
+    /// a directory with everything below it) in a new session. A path not in the archive is an error, and
     /// nothing is written.
     pub fn remove(self, paths: &[Vec<u8>]) -> Result<UpdateReport> {
-        let mut paths = paths.to_vec();
-        paths.sort_by(|a, b| path_cmp(a, b));
-        paths.dedup_by(|inner, outer| is_within(outer, inner));
-        for path in &paths {
+        let subtrees = Subtrees::new(paths);
+        let paths = subtrees.roots();
+        for path in paths {
             if self.archive.find(path)?.is_none() {
                 return Err(Error::NotFound { path: EntryPath(path.clone()) });
             }
         }
         self.session(|mut writer, _, report| {
-            for path in &paths {
+            for path in paths {
                 writer.delete(path)?;
                 report.deleted += 1;
             }

@@ -9,6 +9,7 @@ mod codec;
 mod entry;
 mod extra;
 mod header;
+mod links;
 mod node;
 mod page;
 mod path;
@@ -24,6 +25,7 @@ pub use extra::{SparseMap, Xattr};
 pub(crate) use header::{
     decode_slot, encode_slot, recipient_slot_aad, HeaderPrefix, KeyFileSlot, KeySlot, PasswordSlot,
 };
+pub(crate) use links::FirstLinks;
 pub(crate) use node::{Child, EntriesLeaf, Internal, PageRecord, PagesLeaf, PAGE_RECORD_LEN};
 pub(crate) use page::{Codec, IndexNodeId, PageAad, Table};
 pub(crate) use path::{check_entry_path, check_symlink_target, is_within, path_cmp};

@@ -269,10 +269,10 @@ mod tests {
             Err(e) => {
                 let why = format!("ssh-keygen cannot be run ({e})");
                 assert!(
-                    std::env::var_os("LOCKBOX_REQUIRE_SSH_KEYGEN").is_none(),
-                    "LOCKBOX_REQUIRE_SSH_KEYGEN is set and {why}"
+                    std::env::var_os("LOCKBOX_REQUIRE_TOOLS").is_none(),
+                    "LOCKBOX_REQUIRE_TOOLS is set and {why}"
                 );
-                eprintln!("skipped: the {kind} SSH key test, {why}; set LOCKBOX_REQUIRE_SSH_KEYGEN to make this a failure");
+                eprintln!("skipped: the {kind} SSH key test, {why}; set LOCKBOX_REQUIRE_TOOLS to make this a failure");
                 false
             }
         }

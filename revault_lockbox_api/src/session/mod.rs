@@ -11,7 +11,6 @@
 
 mod commit;
 mod late_slots;
-mod links;
 mod options;
 mod output;
 mod pages;
@@ -20,7 +19,6 @@ mod writer;
 
 pub(crate) use commit::SessionStart;
 pub(crate) use late_slots::{LateSlots, SlotsLast};
-pub(crate) use links::FirstLinks;
 pub use options::{CreateOptions, Metadata};
 pub use select::Selection;
 pub use writer::ArchiveWriter;

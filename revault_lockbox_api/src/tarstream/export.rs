@@ -3,11 +3,9 @@
 use std::io::{self, Read, Write};
 
 use super::import::PAX_XATTR;
-use crate::archive::Archive;
+use crate::archive::{Archive, Subtrees};
 use crate::error::{Error, Result};
-use crate::format::is_within;
-use crate::format::{Entry, EntryKind};
-use crate::session::FirstLinks;
+use crate::format::{Entry, EntryKind, FirstLinks};
 use crate::storage::ReadAt;
 
 /// What an export wrote.
@@ -31,9 +29,9 @@ const USTAR_MAX_SIZE: u64 = 0o77_777_777_777;
 const USTAR_NAME_LEN: usize = 100;
 
 /// Writes the entries of `archive` as a pax tar stream to `out`: all of
-/// them, or with `only` non-empty those at or below one of its paths (each
-/// must be in the archive, else [`Error::NotFound`] before anything is
-/// written). Names, link targets and nanosecond mtimes that a ustar header
+/// them, or with `only` non-empty those at or below one of its paths, as
+/// [`Subtrees`] selects them (each must name an entry or have entries below
+/// it, else [`Error::NotFound`] before anything is written). Names, link targets and nanosecond mtimes that a ustar header
 /// cannot hold go in pax records (`hdrcharset=BINARY` for names that are not
 /// UTF-8), modes and owner ids in the header. A hard link whose target is
 /// not exported is written as a file. Each file's content is authenticated
@@ -44,20 +42,16 @@ pub fn export_tar<S: ReadAt, W: Write>(
     only: &[Vec<u8>],
     out: W,
 ) -> Result<(W, ExportReport)> {
-    for path in only {
-        if archive.find(path)?.is_none() {
-            return Err(Error::NotFound { path: path.as_slice().into() });
-        }
+    let subtrees = Subtrees::new(only);
+    if let Some(missing) = subtrees.first_missing(archive)? {
+        return Err(Error::NotFound { path: missing.into() });
     }
     let mut tar = tar::Builder::new(out);
     let mut report = ExportReport::default();
     // By the stored file's path: the name its content went out under.
     let mut written = FirstLinks::new();
-    for entry in archive.entries()? {
+    for entry in subtrees.entries(archive)? {
         let entry = entry?;
-        if !only.is_empty() && !only.iter().any(|p| is_within(p, &entry.path)) {
-            continue;
-        }
         let (kind, size, link) = match &entry.kind {
             EntryKind::Dir => (tar::EntryType::Directory, 0, None),
             EntryKind::Symlink { target } => (tar::EntryType::Symlink, 0, Some(target.clone())),

@@ -18,10 +18,10 @@ use tar::EntryType;
 use super::spool::{Spool, SpoolRef, SpoolSource};
 use crate::error::{CreateWarning, EntryPath, WarningKind};
 use crate::error::{Error, Result};
-use crate::format::{check_entry_path, is_within, path_cmp, MAX_PATH_LEN};
+use crate::format::{check_entry_path, is_within, path_cmp, FirstLinks, MAX_PATH_LEN};
 use crate::format::{check_xattr, check_xattr_list, Xattr};
 use crate::keys::KeySet;
-use crate::session::{ArchiveWriter, CreateOptions, FirstLinks, Metadata};
+use crate::session::{ArchiveWriter, CreateOptions, Metadata};
 use crate::walk::CreateReport;
 
 /// Prefix of the pax keys that carry extended attributes (GNU tar, star,

@@ -22,9 +22,9 @@ use rustix::io::Errno;
 
 use super::CreateReport;
 use crate::error::{CreateWarning, Error, Result, WarningKind};
-use crate::format::{check_xattr_list, MAX_PATH_LEN};
+use crate::format::{check_xattr_list, FirstLinks, MAX_PATH_LEN};
 use crate::owners::OwnerNames;
-use crate::session::{ArchiveWriter, FirstLinks, Metadata, Selection};
+use crate::session::{ArchiveWriter, Metadata, Selection};
 use crate::xattrs::{self, Target};
 
 /// Walks input trees into an [`ArchiveWriter`], in index order.

@@ -2,7 +2,6 @@
 //! is placed (or, when it was not extracted, copies of its content), then
 //! symbolic links, so that no write goes through a link the archive made.
 
-use std::collections::HashMap;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
@@ -13,7 +12,7 @@ use super::{refused_xattrs, Extraction};
 use crate::archive::{Archive, Damage};
 use crate::error::{EntryPath, Error, Result};
 use crate::extract::dirs::{mtime_only, timespec, Dir};
-use crate::format::{Entry, EntryKind, Extent};
+use crate::format::{Entry, EntryKind, Extent, FirstLinks};
 use crate::storage::ReadAt;
 use crate::xattrs::{self, Target};
 
@@ -27,18 +26,19 @@ impl<'a> Extraction<'a> {
         mut copies: Vec<Entry>,
     ) -> Result<()> {
         copies.sort_by_key(|e| e.extent.map(|x| x.offset));
-        let mut first_copy: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
+        // By the stored target: the link that became its copy.
+        let mut first_copy = FirstLinks::new();
         let mut to_copy = Vec::new();
         for e in copies {
             let EntryKind::Hardlink { target, .. } = &e.kind else { unreachable!("hard links only") };
-            match first_copy.get(target) {
+            match first_copy.first(target) {
                 Some(copy) => {
                     let mut link = e.clone();
-                    link.kind = EntryKind::Hardlink { target: copy.clone(), size: 0, sha256: [0; 32] };
+                    link.kind = EntryKind::Hardlink { target: copy.to_vec(), size: 0, sha256: [0; 32] };
                     self.links.push(link);
                 }
                 None => {
-                    first_copy.insert(target.clone(), e.path.clone());
+                    first_copy.written(target.clone(), e.path.clone());
                     to_copy.push(e);
                 }
             }

@@ -1,11 +1,12 @@
-//! The hard-link rule, with one owner: in a group of names for one file
-//! (an inode met by the walk, a tar link group, an archive's file and its
-//! links on export), the first name written is the file and holds the
-//! content; every later one is a hard link naming that first one. The
-//! writer keeps the other half ([`ArchiveWriter::add_hardlink`] takes only
-//! a file added earlier with `add_linked_file`).
-//!
-//! [`ArchiveWriter::add_hardlink`]: super::ArchiveWriter::add_hardlink
+//! The hard-link rule of the format (docs/FORMAT.md: a hard link names an
+//! earlier linked file), with one owner for every place that writes a
+//! group of names for one file (an inode met by the walk, a tar link
+//! group, an archive's file and its links on export, hard links extracted
+//! as copies): the first name written is the file and holds the content;
+//! every later one is a hard link naming that first one. The writer keeps
+//! the other half (`ArchiveWriter::add_hardlink` takes only a file added
+//! earlier with `add_linked_file`); the reader checks it as it reads
+//! entries (`archive/entries.rs`).
 
 use std::collections::HashMap;
 use std::hash::Hash;
