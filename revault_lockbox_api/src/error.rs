@@ -1,16 +1,16 @@
 //! What goes wrong, typed: the library's error (an enum callers can match,
-//! with messages that say what failed and where) and the warnings of a
-//! create (what the walk skipped or stored incompletely: the library
-//! reports them, the caller decides how to show them and what they mean
-//! for its exit status). Both sit at the bottom so every layer can raise
-//! them; [`Error::Strict`] carries a warning.
+//! with messages that say what failed and where) and the key material's
+//! error ([`KeyError`], which [`Error::Key`] carries). They sit at the
+//! bottom so every layer can raise them; [`Error::Strict`] carries a
+//! create's warning.
 
 use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
-use crate::format::DecodeError;
+pub use crate::format::DecodeError;
 use crate::quote::Quoted;
+use crate::warning::CreateWarning;
 
 /// A path as stored in an archive: raw bytes, shown quoted ([`Quoted`]), so
 /// that a hostile name cannot send control sequences to a terminal.
@@ -84,7 +84,7 @@ pub enum Error {
     BadKeys(String),
     /// A recipient or identity could not be read or used.
     #[error(transparent)]
-    Key(#[from] crate::keys::KeyError),
+    Key(#[from] KeyError),
     /// A sealed part of the archive failed authentication: it was modified,
     /// truncated, reordered or taken from another archive.
     #[error("archive is corrupted or was tampered with: {what} failed authentication")]
@@ -246,6 +246,90 @@ pub enum Error {
     },
 }
 
+/// What went wrong parsing keys or reading a slot.
+///
+/// Messages never include secret material: a bad identity line is named by
+/// its number, not its content.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum KeyError {
+    /// A key file is malformed (the text never appears in the message).
+    #[error("invalid key file: {0}")]
+    InvalidKeyFile(&'static str),
+    /// A recipient string is not one of the supported kinds or is malformed.
+    #[error("invalid recipient {shown}: {reason}")]
+    InvalidRecipient {
+        /// The start of the string, for the message.
+        shown: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// A line of a recipients file is not a valid recipient.
+    #[error("{source_name}, line {line}: {reason}")]
+    RecipientsFile {
+        /// The file (or "recipients" when it has no name).
+        source_name: String,
+        /// 1-based line number.
+        line: usize,
+        /// Why the line was refused.
+        reason: String,
+    },
+    /// An identity is malformed or of a kind not supported.
+    #[error("invalid identity{}: {reason}", line.map(|l| format!(" on line {l}")).unwrap_or_default())]
+    InvalidIdentity {
+        /// 1-based line number in an age identity file, when there is one.
+        line: Option<usize>,
+        /// Why it was refused (never the key itself).
+        reason: String,
+    },
+    /// A file holds no recipient or no identity.
+    #[error("{0} holds no keys")]
+    Empty(String),
+    /// A passphrase-protected identity needs a passphrase and none was given.
+    #[error("identity is passphrase-protected and no passphrase was given")]
+    PassphraseRequired,
+    /// The passphrase did not decrypt the identity.
+    #[error("wrong passphrase or corrupted identity")]
+    WrongPassphrase,
+    /// Post-quantum and classical-only recipients were given together.
+    #[error(
+        "post-quantum recipients ({pq}) cannot be mixed with classical-only recipients ({classical}): \
+         the archive would open with a key a quantum computer can break; allow mixing explicitly to do it anyway"
+    )]
+    MixedRecipients {
+        /// How many hybrid recipients.
+        pq: usize,
+        /// How many classical-only recipients.
+        classical: usize,
+    },
+    /// A slot body would not fit the archive's slot room.
+    #[error("key slot body of {len} bytes exceeds the {max}-byte limit")]
+    SlotTooLarge {
+        /// The body's length.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A slot body is not well formed.
+    #[error("malformed recipient key slot: {0}")]
+    MalformedSlot(&'static str),
+    /// Wrapping a key to a recipient failed.
+    #[error("cannot wrap key for recipient: {0}")]
+    Wrap(String),
+    /// Reading a key file failed.
+    #[error("reading {}", Quoted::path(path))]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The system's random generator failed.
+    #[error("random generator failed")]
+    Random(#[source] std::io::Error),
+}
+
 /// Shorthand for results of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -272,7 +356,7 @@ impl Error {
             Error::WrongPassword
                 | Error::NoIdentityMatched
                 | Error::WrongKeyFile
-                | Error::Key(crate::keys::KeyError::WrongPassphrase)
+                | Error::Key(KeyError::WrongPassphrase)
                 | Error::Tampered { .. }
                 | Error::DamagedPage { .. }
                 | Error::Malformed(_)
@@ -286,99 +370,6 @@ impl Error {
 impl From<io::Error> for Error {
     fn from(source: io::Error) -> Error {
         Error::Stream { action: "I/O", source }
-    }
-}
-
-/// Something `create` skipped or stored incompletely.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct CreateWarning {
-    /// The file-system path (as given, joined to the base directory).
-    pub path: PathBuf,
-    /// What happened.
-    pub kind: WarningKind,
-}
-
-/// What happened to a path during `create`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum WarningKind {
-    /// A socket, FIFO or device: the format has no entry for it. Not
-    /// stored (tar: "socket ignored").
-    Unsupported(&'static str),
-    /// The archive being written, found inside the tree. Not stored.
-    ArchiveItself,
-    /// Removed between the directory read and its opening. Not stored.
-    Vanished,
-    /// Replaced by another file, or turned into another kind (a symbolic
-    /// link, a FIFO), between the walk's look at it and its opening. Not
-    /// stored: what is there now was never meant to be archived.
-    Replaced,
-    /// Its size or mtime changed while it was read: stored with the
-    /// `stored` bytes read, up to its size when opened.
-    Changed {
-        /// Content bytes stored.
-        stored: u64,
-    },
-    /// Could not be opened or read (permissions, I/O). Not stored; for a
-    /// directory, nothing below it is stored either.
-    Unreadable {
-        /// The error's kind.
-        kind: io::ErrorKind,
-        /// The error's text.
-        error: String,
-    },
-    /// With `dereference`: a symbolic link to a directory that contains it.
-    /// Not followed.
-    Loop,
-    /// Its stored name is longer than an archive holds (16 KiB). Not
-    /// stored, nor anything below it.
-    NameTooLong,
-    /// With `xattrs`: its extended attributes could not be read, or are
-    /// more than an entry holds (72 KiB). Stored without them.
-    XattrsNotStored {
-        /// Why.
-        error: String,
-    },
-}
-
-impl CreateWarning {
-    pub(crate) fn new(path: PathBuf, kind: WarningKind) -> CreateWarning {
-        CreateWarning { path, kind }
-    }
-
-    pub(crate) fn unreadable(path: PathBuf, error: &io::Error) -> CreateWarning {
-        let kind = WarningKind::Unreadable { kind: error.kind(), error: error.to_string() };
-        CreateWarning { path, kind }
-    }
-
-    /// Whether the archive misses or holds a changed copy of something the
-    /// caller asked for, as tar's exit status 1 says ("some files
-    /// differ"). Files the format cannot hold and the archive itself are
-    /// skipped without failing.
-    pub fn is_failure(&self) -> bool {
-        !matches!(self.kind, WarningKind::Unsupported(_) | WarningKind::ArchiveItself)
-    }
-}
-
-impl fmt::Display for CreateWarning {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: ", Quoted::path(&self.path))?;
-        match &self.kind {
-            WarningKind::Unsupported(what) => write!(f, "{what} ignored"),
-            WarningKind::ArchiveItself => f.write_str("file is the archive; not dumped"),
-            WarningKind::Vanished => f.write_str("file removed before we read it"),
-            WarningKind::Replaced => f.write_str("file replaced or changed kind before we read it"),
-            WarningKind::Changed { stored } => {
-                write!(f, "file changed as we read it ({stored} bytes stored)")
-            }
-            WarningKind::Unreadable { error, .. } => write!(f, "cannot read: {error}"),
-            WarningKind::Loop => f.write_str("file system loop detected"),
-            WarningKind::NameTooLong => f.write_str("name too long for an archive (over 16 KiB)"),
-            WarningKind::XattrsNotStored { error } => {
-                write!(f, "extended attributes not stored: {error}")
-            }
-        }
     }
 }
 

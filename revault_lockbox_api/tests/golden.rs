@@ -6,8 +6,9 @@
 use std::io::Read;
 use std::path::PathBuf;
 
+use revault_lockbox_api::create::Metadata;
 use revault_lockbox_api::{
-    Archive, ArchiveWriter, CreateOptions, EntryKind, KdfParams, Metadata, Password, WorkloadProfile,
+    Archive, ArchiveWriter, CreateOptions, EntryKind, KdfParams, Password, WorkloadProfile,
 };
 
 const PASSWORD: &str = "golden v2";

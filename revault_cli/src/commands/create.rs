@@ -6,11 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use revault_lockbox_api::create::{write_archive, CreateReport};
 use revault_lockbox_api::limits::{MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES};
-use revault_lockbox_api::{
-    create_archive, create_archive_from_tar, write_archive, write_archive_from_tar, CreateOptions,
-    CreateReport, Error, KdfParams, Quoted,
-};
+use revault_lockbox_api::{create_archive, CreateOptions, Error, KdfParams, Quoted};
 
 use super::Outcome;
 use crate::exit::UsageError;
@@ -77,16 +75,18 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
             // archive was written; on an error the writer is dropped and aborts.
             let creating = || format!("creating {location}");
             let (writer, report) = match tar {
-                Some(tar) => write_archive_from_tar(tar, writer, lock, options),
+                Some(tar) => revault_lockbox_api::tar::write_archive(writer, tar, lock, options),
                 None => write_archive(writer, directory, &paths, lock, options),
             }
             .with_context(creating)?;
             writer.finish().with_context(creating)?;
             report
         }
-        (Some(tar), None, true) => stream_to_stdout(|out| write_archive_from_tar(tar, out, lock, options))?,
+        (Some(tar), None, true) => {
+            stream_to_stdout(|out| revault_lockbox_api::tar::write_archive(out, tar, lock, options))?
+        }
         (Some(tar), None, false) => {
-            create_archive_from_tar(&a.output, tar, lock, options).with_context(creating)?
+            revault_lockbox_api::tar::create_archive(&a.output, tar, lock, options).with_context(creating)?
         }
         (None, None, true) => {
             // `create -o - . > x.lbox` must not archive x.lbox into itself.

@@ -11,7 +11,7 @@ use std::os::unix::ffi::OsStringExt;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use revault_lockbox_api::{export_tar, Error, Quoted, WorkloadProfile};
+use revault_lockbox_api::{Error, Quoted, WorkloadProfile};
 
 use super::{open_archive, Outcome};
 use crate::flags::ExportArgs;
@@ -29,14 +29,14 @@ pub fn run(a: ExportArgs) -> Result<Outcome> {
     let exporting = || format!("exporting {name} to {}", Quoted::path(&a.output));
     if to_stdout {
         let out = BufWriter::with_capacity(1 << 20, io::stdout().lock());
-        let (out, _) = export_tar(&archive, &only, out).with_context(exporting)?;
+        let (out, _) = revault_lockbox_api::tar::export(out, &archive, &only).with_context(exporting)?;
         let mut out = out.into_inner().map_err(|e| e.into_error()).with_context(exporting)?;
         out.flush().with_context(exporting)?;
         return Ok(Outcome::Success);
     }
     let tmp = temporary_beside(&a.output).with_context(writing)?;
     let out = BufWriter::with_capacity(1 << 20, tmp.as_file());
-    let (out, _) = export_tar(&archive, &only, out).with_context(exporting)?;
+    let (out, _) = revault_lockbox_api::tar::export(out, &archive, &only).with_context(exporting)?;
     out.into_inner().map_err(|e| e.into_error()).and_then(File::sync_all).with_context(writing)?;
     let persisted = if a.overwrite { tmp.persist(&a.output) } else { tmp.persist_noclobber(&a.output) };
     persisted.map_err(|e| e.error).with_context(writing)?;

@@ -10,9 +10,10 @@
 use std::io::{self, BufWriter, StdoutLock, Write};
 
 use base64::Engine as _;
-use revault_lockbox_api::{
-    ArchiveInfo, CreateReport, Damage, Entry, EntryKind, KdfParams, SlotInfo, SlotKind, VerifyReport,
-};
+use revault_lockbox_api::create::CreateReport;
+use revault_lockbox_api::read::{ArchiveInfo, Damage, VerifyReport};
+use revault_lockbox_api::slots::{SlotInfo, SlotKind};
+use revault_lockbox_api::{Entry, EntryKind, KdfParams};
 use serde_json::{json, Map, Value};
 
 /// NDJSON on stdout.

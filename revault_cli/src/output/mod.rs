@@ -12,9 +12,11 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use revault_lockbox_api::{
-    ArchiveInfo, CreateReport, Entry, ExtractReport, Quoted, SlotInfo, SlotKind, UpdateReport, VerifyReport,
-};
+use revault_lockbox_api::create::CreateReport;
+use revault_lockbox_api::read::{ArchiveInfo, ExtractReport, VerifyReport};
+use revault_lockbox_api::slots::{SlotInfo, SlotKind};
+use revault_lockbox_api::update::UpdateReport;
+use revault_lockbox_api::{Entry, Quoted};
 
 /// The context of every failed write to stdout.
 const STDOUT: &str = "writing to stdout";

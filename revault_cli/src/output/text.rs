@@ -3,7 +3,8 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use revault_lockbox_api::{ArchiveInfo, Entry, EntryKind, Quoted};
+use revault_lockbox_api::read::ArchiveInfo;
+use revault_lockbox_api::{Entry, EntryKind, Quoted};
 
 /// Writes a stored name quoted (as `ls -b` and GNU tar do, so that a hostile
 /// name cannot send control sequences to a terminal), or its exact bytes

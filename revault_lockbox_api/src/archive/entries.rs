@@ -130,7 +130,8 @@ impl<S: ReadAt> Archive<S> {
     /// read a leaf at a time: memory stays flat however many there are.
     ///
     /// ```
-    /// use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, EntryKind, KdfParams, Metadata, Password};
+    /// use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, EntryKind, KdfParams, Password};
+    /// use revault_lockbox_api::create::Metadata;
     /// # fn main() -> Result<(), revault_lockbox_api::Error> {
     /// # let pw = Password::from("pw");
     /// # let mut w = ArchiveWriter::new(Vec::new(), &pw, CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS))?;

@@ -15,7 +15,8 @@ use crate::format::{recipient_slot_aad, KeySlot, ARCHIVE_ID_LEN, KEY_SLOTS, MAX_
 /// the archive.
 ///
 /// ```
-/// use revault_lockbox_api::{keygen, Archive, ArchiveWriter, CreateOptions, Identity, KeySet, Recipient};
+/// use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, KeySet};
+/// use revault_lockbox_api::keys::{Identity, Recipient, keygen};
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let (identity_file, recipient) = keygen(false)?; // or age-keygen's output
 /// let recipient: Recipient = recipient.parse()?;

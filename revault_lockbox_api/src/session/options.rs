@@ -172,7 +172,7 @@ impl CreateOptions {
     /// with a warning ([`Error::Strict`](crate::error::Error::Strict)),
     /// before the archive is renamed into place. Default: off, such things
     /// are reported in
-    /// [`CreateReport::warnings`](crate::CreateReport::warnings).
+    /// [`CreateReport::warnings`](crate::create::CreateReport::warnings).
     pub fn strict(mut self, strict: bool) -> Self {
         self.strict = strict;
         self
@@ -187,7 +187,7 @@ impl CreateOptions {
     }
 
     /// Which paths the tree walk of [`create_archive`](crate::create_archive)
-    /// and [`write_archive`](crate::write_archive) takes. Default: all.
+    /// and [`write_archive`](crate::create::write_archive) takes. Default: all.
     pub fn selection(mut self, selection: Selection) -> Self {
         self.selection = selection;
         self

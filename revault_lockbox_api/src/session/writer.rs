@@ -37,7 +37,8 @@ type LinkTarget = (Extent, [u8; 32], u64, Option<SparseMap>);
 /// threads, with at most `pages_in_flight` pages held in memory.
 ///
 /// ```
-/// use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, KdfParams, Metadata, Password};
+/// use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, KdfParams, Password};
+/// use revault_lockbox_api::create::Metadata;
 /// # fn main() -> Result<(), revault_lockbox_api::Error> {
 /// let password = Password::from("correct horse battery staple");
 /// let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS); // tests only

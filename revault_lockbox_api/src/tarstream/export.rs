@@ -39,10 +39,10 @@ const USTAR_NAME_LEN: usize = 100;
 /// not exported is written as a file. Each file's content is authenticated
 /// and its SHA-256 checked as it is copied; a damaged one stops the export
 /// with the error, the stream then incomplete (no end-of-archive blocks).
-pub fn export_tar<S: ReadAt, W: Write>(
+pub fn export<W: Write, S: ReadAt>(
+    out: W,
     archive: &Archive<S>,
     only: &[Vec<u8>],
-    out: W,
 ) -> Result<(W, ExportReport)> {
     for path in only {
         if archive.find(path)?.is_none() {

@@ -16,13 +16,14 @@ use std::os::unix::ffi::OsStringExt;
 use tar::EntryType;
 
 use super::spool::{Spool, SpoolRef, SpoolSource};
-use crate::error::{CreateWarning, EntryPath, WarningKind};
+use crate::error::EntryPath;
 use crate::error::{Error, Result};
 use crate::format::{check_entry_path, is_within, path_cmp, MAX_PATH_LEN};
 use crate::format::{check_xattr, check_xattr_list, Xattr};
 use crate::keys::KeySet;
 use crate::session::{ArchiveWriter, CreateOptions, FirstLinks, Metadata};
 use crate::walk::CreateReport;
+use crate::warning::{CreateWarning, WarningKind};
 
 /// Prefix of the pax keys that carry extended attributes (GNU tar, star,
 /// bsdtar).

@@ -111,14 +111,14 @@ impl SlotTable {
 
 /// The slots in use of the archive at `path`. Slots are not secret: no key
 /// is needed.
-pub fn list_key_slots(path: &Path) -> Result<Vec<SlotInfo>> {
+pub fn list(path: &Path) -> Result<Vec<SlotInfo>> {
     let file = File::open(path).map_err(Error::io("opening", path))?;
-    read_key_slots(&file)
+    read(&file)
 }
 
 /// The slots in use of the archive `src` (a file, an object store), read
 /// by position: the header and the slot table, nothing else.
-pub fn read_key_slots(src: &dyn ReadAt) -> Result<Vec<SlotInfo>> {
+pub fn read(src: &dyn ReadAt) -> Result<Vec<SlotInfo>> {
     let header = read_prefix(src)?;
     let info = read_slots(src, &header)?.into_iter().enumerate().filter_map(|(index, slot)| {
         let kind = match slot {
@@ -136,12 +136,7 @@ pub fn read_key_slots(src: &dyn ReadAt) -> Result<Vec<SlotInfo>> {
 /// archive at `path`, which `key` (any existing slot's key) opens. Returns
 /// the positions written. A key larger than the archive's slots makes this
 /// rewrite the whole archive with larger ones (see the module's comment).
-pub fn add_keys<'k>(
-    path: &Path,
-    key: impl Into<Unlock<'k>>,
-    keys: &KeySet,
-    kdf: KdfParams,
-) -> Result<Vec<usize>> {
+pub fn add<'k>(path: &Path, key: impl Into<Unlock<'k>>, keys: &KeySet, kdf: KdfParams) -> Result<Vec<usize>> {
     let mut table = SlotTable::open(path)?;
     let (content_key, _) = table.unlock(key.into())?;
     let new = keys.wrap(&table.header.archive_id, &content_key, kdf, &table.slots)?;
@@ -160,7 +155,7 @@ pub fn add_keys<'k>(
 /// Removes slot `index` from the archive at `path`, which `key` opens:
 /// its bytes are overwritten with zeros in the file. The last slot in use
 /// is never removed.
-pub fn remove_key_slot<'k>(path: &Path, key: impl Into<Unlock<'k>>, index: usize) -> Result<()> {
+pub fn remove<'k>(path: &Path, key: impl Into<Unlock<'k>>, index: usize) -> Result<()> {
     let mut table = SlotTable::open(path)?;
     table.unlock(key.into())?;
     if table.slots.get(index).is_none_or(|s| matches!(s, KeySlot::Empty)) {
