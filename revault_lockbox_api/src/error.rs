@@ -6,9 +6,11 @@
 
 use std::fmt;
 use std::io;
+use std::ops::RangeInclusive;
 use std::path::PathBuf;
 
 pub use crate::format::DecodeError;
+use crate::format::{KEY_SLOTS, MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES};
 use crate::quote::Quoted;
 use crate::warning::CreateWarning;
 
@@ -79,9 +81,28 @@ pub enum Error {
     /// No recipient slot opened with the identities given.
     #[error("no identity matched a key slot (wrong identity or corrupted key slot)")]
     NoIdentityMatched,
-    /// The keys to lock an archive with are unusable (none, too many).
-    #[error("{0}")]
-    BadKeys(String),
+    /// No key, or more than the archive's free slots, given to lock it with.
+    #[error("{given} keys given and {in_use} slots in use; an archive takes 1 to {KEY_SLOTS}")]
+    KeyCount {
+        /// Keys given.
+        given: usize,
+        /// Slots already in use.
+        in_use: usize,
+    },
+    /// Every key slot is in use: one must be removed before another is
+    /// written.
+    #[error("all {KEY_SLOTS} slots are in use: remove one first")]
+    SlotsFull,
+    /// Removing the last key slot in use would leave nothing that opens
+    /// the archive.
+    #[error("refusing to remove the last key slot: nothing could open the archive")]
+    LastSlot,
+    /// A recipient's slot body is larger than a slot holds.
+    #[error("the slot for {recipient} does not fit in 4 KiB")]
+    RecipientSlotTooLarge {
+        /// The recipient, as its public string.
+        recipient: String,
+    },
     /// A recipient or identity could not be read or used.
     #[error(transparent)]
     Key(#[from] KeyError),
@@ -99,9 +120,11 @@ pub enum Error {
         /// The page's number.
         number: u64,
     },
-    /// Bytes read from the archive do not form a valid structure.
+    /// Bytes read from the archive do not form a valid structure. The
+    /// message includes the [`DecodeError`], which is not also returned
+    /// by `source()`: it is printed once.
     #[error("archive is corrupted or not a lockbox archive: {0}")]
-    Malformed(#[from] DecodeError),
+    Malformed(DecodeError),
     /// The archive was written in a format version this library does not read.
     #[error("unsupported archive format version {found} (this lockbox reads version {supported})")]
     UnsupportedVersion {
@@ -142,6 +165,9 @@ pub enum Error {
         /// The path asked for.
         path: EntryPath,
     },
+    /// No input path was given: there is nothing to archive.
+    #[error("nothing to archive: no input paths given")]
+    NoInputs,
     /// An input path cannot be archived as given.
     #[error("input {}: {reason}", Quoted::path(path))]
     BadInput {
@@ -164,12 +190,15 @@ pub enum Error {
     },
     /// A tar stream given to import is malformed, truncated, or holds an
     /// entry that cannot be stored safely.
-    #[error("tar stream, {at}: {reason}")]
+    #[error("tar stream, entry {}: {reason}", tar_entry(*number, path.as_ref()))]
     BadTar {
-        /// Which entry (its number from 1, and its name when known).
-        at: String,
+        /// The entry's number in the stream, from 1 (0: the stream's start);
+        /// none once the entries are sorted.
+        number: Option<u64>,
+        /// The entry's name, when known.
+        path: Option<EntryPath>,
         /// What is wrong.
-        reason: String,
+        reason: TarReason,
     },
     /// Entries were added out of the index order, or twice.
     #[error("entry {path} added after {previous}: entries must come in path order, each once")]
@@ -203,12 +232,43 @@ pub enum Error {
         /// What is wrong.
         reason: &'static str,
     },
-    /// Page size, level or thread counts out of range.
-    #[error("invalid tuning: {0}")]
-    InvalidTuning(String),
+    /// A writer's page size, zstd level or counts out of range.
+    #[error(
+        "invalid tuning: page size {page_size} (4 KiB..16 MiB), zstd level {zstd_level} ({zstd_levels:?}), \
+         threads {threads}, pages in flight {pages_in_flight}"
+    )]
+    InvalidTuning {
+        /// Bytes of plaintext per page.
+        page_size: usize,
+        /// The zstd level.
+        zstd_level: i32,
+        /// The levels zstd accepts.
+        zstd_levels: RangeInclusive<i32>,
+        /// Worker threads.
+        threads: usize,
+        /// Pages held in memory at once.
+        pages_in_flight: usize,
+    },
+    /// A reader's thread or page count is zero.
+    #[error("invalid tuning: threads {threads}, pages in flight {pages_in_flight} (both at least 1)")]
+    InvalidReadTuning {
+        /// Worker threads.
+        threads: usize,
+        /// Pages held in memory at once.
+        pages_in_flight: usize,
+    },
     /// Argon2id parameters that Argon2 or a reader would refuse.
-    #[error("invalid or too costly Argon2id parameters: {0}")]
-    InvalidKdf(String),
+    #[error("invalid Argon2id parameters (memory {m_kib} KiB, {t} passes, {p} lanes): {reason}")]
+    InvalidKdf {
+        /// Memory in KiB.
+        m_kib: u32,
+        /// Passes.
+        t: u32,
+        /// Lanes.
+        p: u32,
+        /// Why they are refused.
+        reason: KdfError,
+    },
     /// Another process holds the archive's writer lock.
     #[error("{}: another lockbox is changing this archive", Quoted::path(path))]
     Locked {
@@ -330,6 +390,88 @@ pub enum KeyError {
     Random(#[source] std::io::Error),
 }
 
+/// Why a tar stream given to import is refused ([`Error::BadTar`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TarReason {
+    /// The stream, a header or a pax record could not be read: the tar
+    /// reader's message (which may quote header bytes), escaped and
+    /// shortened to one short line.
+    #[error("{0}")]
+    Unreadable(String),
+    /// An owner id or mtime out of the range an entry holds.
+    #[error("{what} {value} is out of range")]
+    OutOfRange {
+        /// Which field ("uid", "gid", "mtime").
+        what: &'static str,
+        /// Its value.
+        value: u64,
+    },
+    /// A pax `mtime` record that is not a number.
+    #[error("pax mtime is not a number")]
+    BadPaxTime,
+    /// A pax sparse file (`GNU.sparse.*`).
+    #[error("pax sparse files (GNU.sparse.*) are not supported")]
+    Sparse,
+    /// A file's content ended before its size.
+    #[error("truncated: its content ends after {stored} of {expected} bytes")]
+    Truncated {
+        /// Bytes read.
+        stored: u64,
+        /// The size its header gives.
+        expected: u64,
+    },
+    /// A symbolic link with an empty or over-long target.
+    #[error("a symbolic link with an empty or over-long target")]
+    BadSymlink,
+    /// A name or hard-link target that cannot be stored safely (a `..`
+    /// component, an absolute hard-link target).
+    #[error("{0}")]
+    UnsafeName(&'static str),
+    /// A hard link to something that is not a file earlier in the stream.
+    #[error("hard link to {0}, which is not a file earlier in the stream")]
+    HardLinkTarget(EntryPath),
+    /// An entry below a file or symbolic link of the stream.
+    #[error("lies below {0}, which is not a directory")]
+    BelowLeaf(EntryPath),
+    /// Extended attributes an entry cannot hold.
+    #[error("extended attribute{}: {why}", if *several { "s" } else { "" })]
+    Xattrs {
+        /// Whether the list as a whole is refused, not one attribute.
+        several: bool,
+        /// Why.
+        why: &'static str,
+    },
+}
+
+fn tar_entry(number: Option<u64>, path: Option<&EntryPath>) -> String {
+    match (number, path) {
+        (Some(n), Some(path)) => format!("{n} ({path})"),
+        (Some(n), None) => n.to_string(),
+        (None, Some(path)) => path.to_string(),
+        (None, None) => String::new(),
+    }
+}
+
+/// Why Argon2id parameters are refused
+/// ([`KdfParams::check`](crate::KdfParams::check) decides).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum KdfError {
+    /// Above what every reader accepts: a hostile archive must not make a
+    /// reader allocate or compute without bound, so an archive above the
+    /// limits could never be opened.
+    #[error(
+        "above what readers accept: at most {} MiB, {MAX_KDF_PASSES} passes, {MAX_KDF_LANES} lanes",
+        MAX_KDF_MEMORY_KIB / 1024
+    )]
+    AboveLimits,
+    /// Argon2id itself refuses them (less than 8 KiB of memory per lane,
+    /// no pass or no lane).
+    #[error("Argon2id refuses them (at least 8 KiB of memory per lane, 1 pass, 1 lane)")]
+    Refused,
+}
+
 /// Shorthand for results of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -341,6 +483,12 @@ impl Error {
 
     pub(crate) fn stream(action: &'static str) -> impl FnOnce(io::Error) -> Error {
         move |source| Error::Stream { action, source }
+    }
+
+    /// The error for a structure read from the archive that is not well
+    /// formed.
+    pub(crate) fn malformed(what: &'static str, why: &'static str) -> Error {
+        Error::Malformed(DecodeError { what, why })
     }
 
     pub(crate) fn tampered(what: impl Into<String>) -> Error {
@@ -364,6 +512,12 @@ impl Error {
                 | Error::ChecksumMismatch { .. }
                 | Error::UnsafePath { .. }
         )
+    }
+}
+
+impl From<DecodeError> for Error {
+    fn from(err: DecodeError) -> Error {
+        Error::Malformed(err)
     }
 }
 

@@ -89,12 +89,12 @@ fn mixing_post_quantum_and_classical_recipients_needs_consent() {
 #[test]
 fn no_keys_or_too_many_are_refused() {
     let err = ArchiveWriter::new(Vec::new(), KeySet::new(), cheap()).err().expect("refused");
-    assert!(matches!(err, Error::BadKeys(_)), "{err}");
+    assert!(matches!(err, Error::KeyCount { given: 0, in_use: 0 }), "{err}");
     let (_, x) = identity(false);
     let err = ArchiveWriter::new(Vec::new(), KeySet::new().recipients(vec![x; 17]), cheap())
         .err()
         .expect("refused");
-    assert!(matches!(err, Error::BadKeys(_)), "{err}");
+    assert!(matches!(err, Error::KeyCount { given: 17, in_use: 0 }), "{err}");
 }
 
 /// Every byte of a recipient slot matters: a flip anywhere in the slot
@@ -152,7 +152,7 @@ fn key_slots_are_added_replaced_and_removed_in_place() {
     }
     let (_, extra) = identity(false);
     let err = slots::add(&path, &new, &KeySet::new().recipient(extra), cheap_kdf).unwrap_err();
-    assert!(matches!(err, Error::BadKeys(_)), "{err}");
+    assert!(matches!(err, Error::KeyCount { given: 1, in_use: 16 }), "{err}");
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(slots::list(&path).unwrap().len(), 16);
     for ids in &all_ids {
@@ -171,7 +171,7 @@ fn key_slots_are_added_replaced_and_removed_in_place() {
         slots::remove(&path, &new, index).unwrap();
     }
     let err = slots::remove(&path, &new, at).unwrap_err();
-    assert!(matches!(err, Error::BadKeys(_)), "{err}");
+    assert!(matches!(err, Error::LastSlot), "{err}");
     assert_eq!(std::fs::read(&path).unwrap()[DATA_START..], data_before[..], "only the slot table changed");
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use revault_lockbox_api::create::{write_archive, CreateReport};
-use revault_lockbox_api::limits::{MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES};
+use revault_lockbox_api::error::KdfError;
 use revault_lockbox_api::{create_archive, CreateOptions, Error, KdfParams, Quoted};
 
 use super::Outcome;
@@ -128,18 +128,14 @@ fn stream_to_stdout(
 /// readers accept (an archive above the limits could never be opened).
 fn kdf_params(a: &CreateArgs) -> Result<KdfParams> {
     let d = KdfParams::default();
-    let too_big = || {
-        UsageError(format!(
-            "KDF cost above what readers accept: at most {} MiB, {MAX_KDF_PASSES} passes, {MAX_KDF_LANES} lanes",
-            MAX_KDF_MEMORY_KIB / 1024
-        ))
-    };
+    // The library owns the limits and their message.
+    let too_big = || UsageError(format!("KDF cost {}", KdfError::AboveLimits));
     let m_kib = match a.kdf_memory {
         Some(mib) => mib.checked_mul(1024).ok_or_else(too_big)?,
         None => d.m_kib,
     };
     let params = KdfParams { m_kib, t: a.kdf_passes.unwrap_or(d.t), p: a.kdf_lanes.unwrap_or(d.p) };
-    if !params.within_limits() {
+    if let Err(KdfError::AboveLimits) = params.check() {
         return Err(too_big().into());
     }
     Ok(params)

@@ -16,7 +16,7 @@ use crate::session::ArchiveWriter;
 use crate::walk::{Seen, WalkFilter};
 
 pub(super) fn inconsistent() -> Error {
-    crate::format::malformed_error("index", "entry count differs from the root's")
+    Error::malformed("index", "entry count differs from the root's")
 }
 
 pub(super) fn below_leaf(blocker: Vec<u8>) -> Error {

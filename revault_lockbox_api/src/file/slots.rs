@@ -17,7 +17,7 @@ use super::maintain::rewrite_archive;
 use crate::archive::{find_committed, read_prefix, read_slots, Archive, OpenOptions};
 use crate::crypto::{ContentKey, KdfParams, Password};
 use crate::error::{Error, Result};
-use crate::format::{encode_slot, HeaderPrefix, KeySlot, KEY_SLOTS, TRAILER_LEN};
+use crate::format::{encode_slot, HeaderPrefix, KeySlot, TRAILER_LEN};
 use crate::keys::{stanza_types, KeySet, Unlock};
 use crate::session::CreateOptions;
 use crate::storage::ReadAt;
@@ -162,9 +162,7 @@ pub fn remove<'k>(path: &Path, key: impl Into<Unlock<'k>>, index: usize) -> Resu
         return Err(Error::SlotNotInUse { index });
     }
     if table.in_use() == 1 {
-        return Err(Error::BadKeys(
-            "refusing to remove the last key slot: nothing could open the archive".into(),
-        ));
+        return Err(Error::LastSlot);
     }
     table.write(index, KeySlot::Empty)
 }
@@ -177,7 +175,7 @@ pub fn change_password(path: &Path, old: &Password, new: &Password, kdf: KdfPara
     let (content_key, old_index) = table.unlock(Unlock::Password(old))?;
     let slot = KeySet::new().password(new).wrap(&table.header.archive_id, &content_key, kdf, &[])?.remove(0);
     let Some(index) = table.first_empty() else {
-        return Err(Error::BadKeys(format!("all {KEY_SLOTS} slots are in use: remove one first")));
+        return Err(Error::SlotsFull);
     };
     table.write(index, slot)?;
     table.write(old_index, KeySlot::Empty)?;

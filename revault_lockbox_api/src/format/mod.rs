@@ -15,7 +15,6 @@ mod path;
 mod root;
 mod trailer;
 
-pub(crate) use codec::malformed_error;
 pub use codec::DecodeError;
 pub(crate) use entry::{encoded_record_len, Extent, Record};
 pub use entry::{Entry, EntryKind};
