@@ -168,8 +168,9 @@ fn compaction_keeps_the_view_and_drops_dead_bytes() {
     assert_eq!(fs::metadata(&archive).unwrap().len(), len);
     assert!(len + info.dead_bytes <= info.archive_bytes, "compaction reclaims at least the dead bytes");
     let after = open(&archive);
-    let kept: Vec<_> = entries(&after).into_iter().map(|e| (e.path, e.kind, e.mode, e.mtime_secs)).collect();
-    let was: Vec<_> = view.into_iter().map(|e| (e.path, e.kind, e.mode, e.mtime_secs)).collect();
+    let kept: Vec<_> =
+        entries(&after).into_iter().map(|e| (e.path, e.kind, e.meta.mode, e.meta.mtime_secs)).collect();
+    let was: Vec<_> = view.into_iter().map(|e| (e.path, e.kind, e.meta.mode, e.meta.mtime_secs)).collect();
     assert_eq!(kept, was);
     assert_eq!(content(&archive, "docs/z.bin"), vec![2u8; 300_000]);
     let info = after.info().unwrap();

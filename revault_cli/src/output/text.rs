@@ -28,7 +28,7 @@ pub fn write_long(out: &mut impl Write, e: &Entry, raw: bool) -> io::Result<()> 
         EntryKind::Hardlink { target, size, .. } => ('h', *size, Some(target)),
         _ => ('?', 0, None),
     };
-    write!(out, "{} {} {size:>12} {} ", mode_string(kind, e.mode), owner(e), utc(e.mtime_secs))?;
+    write!(out, "{} {} {size:>12} {} ", mode_string(kind, e.meta.mode), owner(e), utc(e.meta.mtime_secs))?;
     write_name(out, &e.path, raw)?;
     if let Some(t) = target {
         out.write_all(b" -> ")?;
@@ -40,7 +40,7 @@ pub fn write_long(out: &mut impl Write, e: &Entry, raw: bool) -> io::Result<()> 
 /// `USER/GROUP`: the stored names, quoted, or the ids where none is stored.
 pub fn owner(e: &Entry) -> String {
     let name = |n: Option<&[u8]>, id: u32| n.map_or_else(|| id.to_string(), |n| Quoted::bytes(n).to_string());
-    format!("{}/{}", name(e.user(), e.uid), name(e.group(), e.gid))
+    format!("{}/{}", name(e.meta.user.as_deref(), e.meta.uid), name(e.meta.group.as_deref(), e.meta.gid))
 }
 
 /// `ls`-style mode: kind character, then `rwx` triplets with setuid,

@@ -15,7 +15,7 @@ use crate::archive::Archive;
 use crate::error::{Error, Result};
 use crate::format::EntryKind;
 use crate::keys::Unlock;
-use crate::session::{ArchiveWriter, CreateOptions, Metadata, SessionStart};
+use crate::session::{ArchiveWriter, CreateOptions, SessionStart};
 use crate::sparse::DataOnly;
 
 impl ArchiveUpdater {
@@ -86,7 +86,7 @@ fn copy_live(
     let mut leaf = None;
     for entry in archive.entries()? {
         let entry = entry?;
-        let meta = Metadata::of_entry(&entry);
+        let meta = entry.meta.clone();
         match &entry.kind {
             EntryKind::Dir => writer.add_dir(&entry.path, &meta)?,
             EntryKind::Symlink { target } => writer.add_symlink(&entry.path, &meta, target)?,
