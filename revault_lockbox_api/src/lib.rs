@@ -94,7 +94,7 @@ pub mod read {
     pub use crate::format::{SparseMap, Xattr};
 }
 
-/// What a change in place ([`ArchiveUpdater`](crate::ArchiveUpdater)) did.
+/// What a change in place ([`ArchiveUpdater`]) did.
 pub mod update {
     pub use crate::file::UpdateReport;
 }

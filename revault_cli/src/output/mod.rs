@@ -51,8 +51,8 @@ pub fn error(err: &anyhow::Error, strict_extract: bool) {
 }
 
 /// `err` and its causes joined by `: `, skipping a cause whose text an
-/// outer message already includes (several library errors print their
-/// source and also return it from `source()`).
+/// outer message already includes (a context that quotes its cause; the
+/// library's errors print each cause once).
 fn message(err: &anyhow::Error) -> String {
     let mut text = String::new();
     for cause in err.chain() {
