@@ -10,6 +10,15 @@
 //! reads only its pages; any changed byte is detected. `docs/FORMAT.md`
 //! specifies the bytes.
 //!
+//! The root holds what most callers need: [`Archive`] to read,
+//! [`create_archive`] and [`ArchiveWriter`] to write, [`ArchiveUpdater`] to
+//! change in place (add, update, remove, compact, repair), their options,
+//! the keys ([`Password`], [`KeySet`], [`Unlock`]) and [`Error`]. The rest
+//! is in modules named for what a caller does with it: [`create`] and
+//! [`read`] in detail, [`update`], [`slots`] (key slots in place), [`tar`]
+//! (tar streams in and out), [`keys`] (recipients, identities, key files),
+//! [`profile`], [`storage`], [`error`], [`limits`].
+//!
 //! ```
 //! use revault_lockbox_api::{create_archive, Archive, CreateOptions, ExtractOptions, KdfParams, Password};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
