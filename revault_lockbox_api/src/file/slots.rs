@@ -39,7 +39,7 @@ pub enum SlotKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SlotInfo {
-    /// Its position in the table (0 to 15), as `remove_key_slot` takes it.
+    /// Its position in the table (0 to 15), as [`slots::remove`](crate::slots::remove) takes it.
     pub index: usize,
     /// What it holds.
     pub kind: SlotKind,
