@@ -25,9 +25,11 @@ use std::time::Duration;
 use criterion::{
     criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput,
 };
+use revault_lockbox_api::create::Metadata;
+use revault_lockbox_api::storage::ReadAt;
 use revault_lockbox_api::{
-    create_archive, Archive, ArchiveWriter, CreateOptions, ExtractOptions, KdfParams, Metadata, Password,
-    ReadAt, WorkloadProfile,
+    create_archive, Archive, ArchiveWriter, CreateOptions, ExtractOptions, KdfParams, Password,
+    WorkloadProfile,
 };
 
 const KIB: usize = 1 << 10;

@@ -6,10 +6,9 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use revault_lockbox_api::{
-    parse_recipients, read_recipients_file, Error, Identity, KeyError, KeyFile, KeySet, Password, Quoted,
-    Recipient, Unlock,
-};
+use revault_lockbox_api::error::KeyError;
+use revault_lockbox_api::keys::{parse_recipients, read_recipients_file, Identity, KeyFile, Recipient};
+use revault_lockbox_api::{Error, KeySet, Password, Quoted, Unlock};
 
 use crate::exit::UsageError;
 use crate::flags::{LockArgs, RecipientArgs, UnlockArgs};

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use revault_lockbox_api::s3::{S3Location, S3Options, S3Store, S3Writer, MIN_PART_SIZE};
-use revault_lockbox_api::{ReadAt, WorkloadProfile};
+use revault_lockbox_api::storage::ReadAt;
+use revault_lockbox_api::WorkloadProfile;
 
 use crate::exit::UsageError;
 use crate::flags::ObjectStoreArgs;

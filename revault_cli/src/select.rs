@@ -10,7 +10,8 @@ use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use revault_lockbox_api::{Quoted, Selection};
+use revault_lockbox_api::create::Selection;
+use revault_lockbox_api::Quoted;
 
 use crate::exit::UsageError;
 use crate::flags::SelectArgs;

@@ -1,16 +1,18 @@
 //! What goes wrong, typed: the library's error (an enum callers can match,
-//! with messages that say what failed and where) and the warnings of a
-//! create (what the walk skipped or stored incompletely: the library
-//! reports them, the caller decides how to show them and what they mean
-//! for its exit status). Both sit at the bottom so every layer can raise
-//! them; [`Error::Strict`] carries a warning.
+//! with messages that say what failed and where) and the key material's
+//! error ([`KeyError`], which [`Error::Key`] carries). They sit at the
+//! bottom so every layer can raise them; [`Error::Strict`] carries a
+//! create's warning.
 
 use std::fmt;
 use std::io;
+use std::ops::RangeInclusive;
 use std::path::PathBuf;
 
-use crate::format::DecodeError;
+pub use crate::format::DecodeError;
+use crate::format::{KEY_SLOTS, MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES};
 use crate::quote::Quoted;
+use crate::warning::CreateWarning;
 
 /// A path as stored in an archive: raw bytes, shown quoted ([`Quoted`]), so
 /// that a hostile name cannot send control sequences to a terminal.
@@ -79,12 +81,31 @@ pub enum Error {
     /// No recipient slot opened with the identities given.
     #[error("no identity matched a key slot (wrong identity or corrupted key slot)")]
     NoIdentityMatched,
-    /// The keys to lock an archive with are unusable (none, too many).
-    #[error("{0}")]
-    BadKeys(String),
+    /// No key, or more than the archive's free slots, given to lock it with.
+    #[error("{given} keys given and {in_use} slots in use; an archive takes 1 to {KEY_SLOTS}")]
+    KeyCount {
+        /// Keys given.
+        given: usize,
+        /// Slots already in use.
+        in_use: usize,
+    },
+    /// Every key slot is in use: one must be removed before another is
+    /// written.
+    #[error("all {KEY_SLOTS} slots are in use: remove one first")]
+    SlotsFull,
+    /// Removing the last key slot in use would leave nothing that opens
+    /// the archive.
+    #[error("refusing to remove the last key slot: nothing could open the archive")]
+    LastSlot,
+    /// A recipient's slot body is larger than a slot holds.
+    #[error("the slot for {recipient} does not fit in 4 KiB")]
+    RecipientSlotTooLarge {
+        /// The recipient, as its public string.
+        recipient: String,
+    },
     /// A recipient or identity could not be read or used.
     #[error(transparent)]
-    Key(#[from] crate::keys::KeyError),
+    Key(#[from] KeyError),
     /// A sealed part of the archive failed authentication: it was modified,
     /// truncated, reordered or taken from another archive.
     #[error("archive is corrupted or was tampered with: {what} failed authentication")]
@@ -99,9 +120,11 @@ pub enum Error {
         /// The page's number.
         number: u64,
     },
-    /// Bytes read from the archive do not form a valid structure.
+    /// Bytes read from the archive do not form a valid structure. The
+    /// message includes the [`DecodeError`], which is not also returned
+    /// by `source()`: it is printed once.
     #[error("archive is corrupted or not a lockbox archive: {0}")]
-    Malformed(#[from] DecodeError),
+    Malformed(DecodeError),
     /// The archive was written in a format version this library does not read.
     #[error("unsupported archive format version {found} (this lockbox reads version {supported})")]
     UnsupportedVersion {
@@ -142,6 +165,9 @@ pub enum Error {
         /// The path asked for.
         path: EntryPath,
     },
+    /// No input path was given: there is nothing to archive.
+    #[error("nothing to archive: no input paths given")]
+    NoInputs,
     /// An input path cannot be archived as given.
     #[error("input {}: {reason}", Quoted::path(path))]
     BadInput {
@@ -164,12 +190,15 @@ pub enum Error {
     },
     /// A tar stream given to import is malformed, truncated, or holds an
     /// entry that cannot be stored safely.
-    #[error("tar stream, {at}: {reason}")]
+    #[error("tar stream, entry {}: {reason}", tar_entry(*number, path.as_ref()))]
     BadTar {
-        /// Which entry (its number from 1, and its name when known).
-        at: String,
+        /// The entry's number in the stream, from 1 (0: the stream's start);
+        /// none once the entries are sorted.
+        number: Option<u64>,
+        /// The entry's name, when known.
+        path: Option<EntryPath>,
         /// What is wrong.
-        reason: String,
+        reason: TarReason,
     },
     /// Entries were added out of the index order, or twice.
     #[error("entry {path} added after {previous}: entries must come in path order, each once")]
@@ -203,12 +232,43 @@ pub enum Error {
         /// What is wrong.
         reason: &'static str,
     },
-    /// Page size, level or thread counts out of range.
-    #[error("invalid tuning: {0}")]
-    InvalidTuning(String),
+    /// A writer's page size, zstd level or counts out of range.
+    #[error(
+        "invalid tuning: page size {page_size} (4 KiB..16 MiB), zstd level {zstd_level} ({zstd_levels:?}), \
+         threads {threads}, pages in flight {pages_in_flight}"
+    )]
+    InvalidTuning {
+        /// Bytes of plaintext per page.
+        page_size: usize,
+        /// The zstd level.
+        zstd_level: i32,
+        /// The levels zstd accepts.
+        zstd_levels: RangeInclusive<i32>,
+        /// Worker threads.
+        threads: usize,
+        /// Pages held in memory at once.
+        pages_in_flight: usize,
+    },
+    /// A reader's thread or page count is zero.
+    #[error("invalid tuning: threads {threads}, pages in flight {pages_in_flight} (both at least 1)")]
+    InvalidReadTuning {
+        /// Worker threads.
+        threads: usize,
+        /// Pages held in memory at once.
+        pages_in_flight: usize,
+    },
     /// Argon2id parameters that Argon2 or a reader would refuse.
-    #[error("invalid or too costly Argon2id parameters: {0}")]
-    InvalidKdf(String),
+    #[error("invalid Argon2id parameters (memory {m_kib} KiB, {t} passes, {p} lanes): {reason}")]
+    InvalidKdf {
+        /// Memory in KiB.
+        m_kib: u32,
+        /// Passes.
+        t: u32,
+        /// Lanes.
+        p: u32,
+        /// Why they are refused.
+        reason: KdfError,
+    },
     /// Another process holds the archive's writer lock.
     #[error("{}: another lockbox is changing this archive", Quoted::path(path))]
     Locked {
@@ -246,6 +306,172 @@ pub enum Error {
     },
 }
 
+/// What went wrong parsing keys or reading a slot.
+///
+/// Messages never include secret material: a bad identity line is named by
+/// its number, not its content.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum KeyError {
+    /// A key file is malformed (the text never appears in the message).
+    #[error("invalid key file: {0}")]
+    InvalidKeyFile(&'static str),
+    /// A recipient string is not one of the supported kinds or is malformed.
+    #[error("invalid recipient {shown}: {reason}")]
+    InvalidRecipient {
+        /// The start of the string, for the message.
+        shown: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// A line of a recipients file is not a valid recipient.
+    #[error("{source_name}, line {line}: {reason}")]
+    RecipientsFile {
+        /// The file (or "recipients" when it has no name).
+        source_name: String,
+        /// 1-based line number.
+        line: usize,
+        /// Why the line was refused.
+        reason: String,
+    },
+    /// An identity is malformed or of a kind not supported.
+    #[error("invalid identity{}: {reason}", line.map(|l| format!(" on line {l}")).unwrap_or_default())]
+    InvalidIdentity {
+        /// 1-based line number in an age identity file, when there is one.
+        line: Option<usize>,
+        /// Why it was refused (never the key itself).
+        reason: String,
+    },
+    /// A file holds no recipient or no identity.
+    #[error("{0} holds no keys")]
+    Empty(String),
+    /// A passphrase-protected identity needs a passphrase and none was given.
+    #[error("identity is passphrase-protected and no passphrase was given")]
+    PassphraseRequired,
+    /// The passphrase did not decrypt the identity.
+    #[error("wrong passphrase or corrupted identity")]
+    WrongPassphrase,
+    /// Post-quantum and classical-only recipients were given together.
+    #[error(
+        "post-quantum recipients ({pq}) cannot be mixed with classical-only recipients ({classical}): \
+         the archive would open with a key a quantum computer can break; allow mixing explicitly to do it anyway"
+    )]
+    MixedRecipients {
+        /// How many hybrid recipients.
+        pq: usize,
+        /// How many classical-only recipients.
+        classical: usize,
+    },
+    /// A slot body would not fit the archive's slot room.
+    #[error("key slot body of {len} bytes exceeds the {max}-byte limit")]
+    SlotTooLarge {
+        /// The body's length.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A slot body is not well formed.
+    #[error("malformed recipient key slot: {0}")]
+    MalformedSlot(&'static str),
+    /// Wrapping a key to a recipient failed.
+    #[error("cannot wrap key for recipient: {0}")]
+    Wrap(String),
+    /// Reading a key file failed.
+    #[error("reading {}", Quoted::path(path))]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The system's random generator failed.
+    #[error("random generator failed")]
+    Random(#[source] std::io::Error),
+}
+
+/// Why a tar stream given to import is refused ([`Error::BadTar`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TarReason {
+    /// The stream, a header or a pax record could not be read: the tar
+    /// reader's message (which may quote header bytes), escaped and
+    /// shortened to one short line.
+    #[error("{0}")]
+    Unreadable(String),
+    /// An owner id or mtime out of the range an entry holds.
+    #[error("{what} {value} is out of range")]
+    OutOfRange {
+        /// Which field ("uid", "gid", "mtime").
+        what: &'static str,
+        /// Its value.
+        value: u64,
+    },
+    /// A pax `mtime` record that is not a number.
+    #[error("pax mtime is not a number")]
+    BadPaxTime,
+    /// A pax sparse file (`GNU.sparse.*`).
+    #[error("pax sparse files (GNU.sparse.*) are not supported")]
+    Sparse,
+    /// A file's content ended before its size.
+    #[error("truncated: its content ends after {stored} of {expected} bytes")]
+    Truncated {
+        /// Bytes read.
+        stored: u64,
+        /// The size its header gives.
+        expected: u64,
+    },
+    /// A symbolic link with an empty or over-long target.
+    #[error("a symbolic link with an empty or over-long target")]
+    BadSymlink,
+    /// A name or hard-link target that cannot be stored safely (a `..`
+    /// component, an absolute hard-link target).
+    #[error("{0}")]
+    UnsafeName(&'static str),
+    /// A hard link to something that is not a file earlier in the stream.
+    #[error("hard link to {0}, which is not a file earlier in the stream")]
+    HardLinkTarget(EntryPath),
+    /// An entry below a file or symbolic link of the stream.
+    #[error("lies below {0}, which is not a directory")]
+    BelowLeaf(EntryPath),
+    /// Extended attributes an entry cannot hold.
+    #[error("extended attribute{}: {why}", if *several { "s" } else { "" })]
+    Xattrs {
+        /// Whether the list as a whole is refused, not one attribute.
+        several: bool,
+        /// Why.
+        why: &'static str,
+    },
+}
+
+fn tar_entry(number: Option<u64>, path: Option<&EntryPath>) -> String {
+    match (number, path) {
+        (Some(n), Some(path)) => format!("{n} ({path})"),
+        (Some(n), None) => n.to_string(),
+        (None, Some(path)) => path.to_string(),
+        (None, None) => String::new(),
+    }
+}
+
+/// Why Argon2id parameters are refused
+/// ([`KdfParams::check`](crate::KdfParams::check) decides).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum KdfError {
+    /// Above what every reader accepts: a hostile archive must not make a
+    /// reader allocate or compute without bound, so an archive above the
+    /// limits could never be opened.
+    #[error(
+        "above what readers accept: at most {} MiB, {MAX_KDF_PASSES} passes, {MAX_KDF_LANES} lanes",
+        MAX_KDF_MEMORY_KIB / 1024
+    )]
+    AboveLimits,
+    /// Argon2id itself refuses them (less than 8 KiB of memory per lane,
+    /// no pass or no lane).
+    #[error("Argon2id refuses them (at least 8 KiB of memory per lane, 1 pass, 1 lane)")]
+    Refused,
+}
+
 /// Shorthand for results of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -257,6 +483,12 @@ impl Error {
 
     pub(crate) fn stream(action: &'static str) -> impl FnOnce(io::Error) -> Error {
         move |source| Error::Stream { action, source }
+    }
+
+    /// The error for a structure read from the archive that is not well
+    /// formed.
+    pub(crate) fn malformed(what: &'static str, why: &'static str) -> Error {
+        Error::Malformed(DecodeError { what, why })
     }
 
     pub(crate) fn tampered(what: impl Into<String>) -> Error {
@@ -272,7 +504,7 @@ impl Error {
             Error::WrongPassword
                 | Error::NoIdentityMatched
                 | Error::WrongKeyFile
-                | Error::Key(crate::keys::KeyError::WrongPassphrase)
+                | Error::Key(KeyError::WrongPassphrase)
                 | Error::Tampered { .. }
                 | Error::DamagedPage { .. }
                 | Error::Malformed(_)
@@ -283,102 +515,15 @@ impl Error {
     }
 }
 
+impl From<DecodeError> for Error {
+    fn from(err: DecodeError) -> Error {
+        Error::Malformed(err)
+    }
+}
+
 impl From<io::Error> for Error {
     fn from(source: io::Error) -> Error {
         Error::Stream { action: "I/O", source }
-    }
-}
-
-/// Something `create` skipped or stored incompletely.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct CreateWarning {
-    /// The file-system path (as given, joined to the base directory).
-    pub path: PathBuf,
-    /// What happened.
-    pub kind: WarningKind,
-}
-
-/// What happened to a path during `create`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum WarningKind {
-    /// A socket, FIFO or device: the format has no entry for it. Not
-    /// stored (tar: "socket ignored").
-    Unsupported(&'static str),
-    /// The archive being written, found inside the tree. Not stored.
-    ArchiveItself,
-    /// Removed between the directory read and its opening. Not stored.
-    Vanished,
-    /// Replaced by another file, or turned into another kind (a symbolic
-    /// link, a FIFO), between the walk's look at it and its opening. Not
-    /// stored: what is there now was never meant to be archived.
-    Replaced,
-    /// Its size or mtime changed while it was read: stored with the
-    /// `stored` bytes read, up to its size when opened.
-    Changed {
-        /// Content bytes stored.
-        stored: u64,
-    },
-    /// Could not be opened or read (permissions, I/O). Not stored; for a
-    /// directory, nothing below it is stored either.
-    Unreadable {
-        /// The error's kind.
-        kind: io::ErrorKind,
-        /// The error's text.
-        error: String,
-    },
-    /// With `dereference`: a symbolic link to a directory that contains it.
-    /// Not followed.
-    Loop,
-    /// Its stored name is longer than an archive holds (16 KiB). Not
-    /// stored, nor anything below it.
-    NameTooLong,
-    /// With `xattrs`: its extended attributes could not be read, or are
-    /// more than an entry holds (72 KiB). Stored without them.
-    XattrsNotStored {
-        /// Why.
-        error: String,
-    },
-}
-
-impl CreateWarning {
-    pub(crate) fn new(path: PathBuf, kind: WarningKind) -> CreateWarning {
-        CreateWarning { path, kind }
-    }
-
-    pub(crate) fn unreadable(path: PathBuf, error: &io::Error) -> CreateWarning {
-        let kind = WarningKind::Unreadable { kind: error.kind(), error: error.to_string() };
-        CreateWarning { path, kind }
-    }
-
-    /// Whether the archive misses or holds a changed copy of something the
-    /// caller asked for, as tar's exit status 1 says ("some files
-    /// differ"). Files the format cannot hold and the archive itself are
-    /// skipped without failing.
-    pub fn is_failure(&self) -> bool {
-        !matches!(self.kind, WarningKind::Unsupported(_) | WarningKind::ArchiveItself)
-    }
-}
-
-impl fmt::Display for CreateWarning {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: ", Quoted::path(&self.path))?;
-        match &self.kind {
-            WarningKind::Unsupported(what) => write!(f, "{what} ignored"),
-            WarningKind::ArchiveItself => f.write_str("file is the archive; not dumped"),
-            WarningKind::Vanished => f.write_str("file removed before we read it"),
-            WarningKind::Replaced => f.write_str("file replaced or changed kind before we read it"),
-            WarningKind::Changed { stored } => {
-                write!(f, "file changed as we read it ({stored} bytes stored)")
-            }
-            WarningKind::Unreadable { error, .. } => write!(f, "cannot read: {error}"),
-            WarningKind::Loop => f.write_str("file system loop detected"),
-            WarningKind::NameTooLong => f.write_str("name too long for an archive (over 16 KiB)"),
-            WarningKind::XattrsNotStored { error } => {
-                write!(f, "extended attributes not stored: {error}")
-            }
-        }
     }
 }
 

@@ -10,6 +10,15 @@
 //! reads only its pages; any changed byte is detected. `docs/FORMAT.md`
 //! specifies the bytes.
 //!
+//! The root holds what most callers need: [`Archive`] to read,
+//! [`create_archive`] and [`ArchiveWriter`] to write, [`ArchiveUpdater`] to
+//! change in place (add, update, remove, compact, repair), their options,
+//! the keys ([`Password`], [`KeySet`], [`Unlock`]) and [`Error`]. The rest
+//! is in modules named for what a caller does with it: [`create`] and
+//! [`read`] in detail, [`update`], [`slots`] (key slots in place), [`tar`]
+//! (tar streams in and out), [`keys`] (recipients, identities, key files),
+//! [`profile`], [`storage`], [`error`], [`limits`].
+//!
 //! ```
 //! use revault_lockbox_api::{create_archive, Archive, CreateOptions, ExtractOptions, KdfParams, Password};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -41,51 +50,77 @@
 mod archive;
 pub mod civil;
 mod crypto;
-mod error;
+pub mod error;
 mod extract;
 mod file;
 mod format;
 #[cfg(feature = "fuzzing")]
 pub mod fuzz;
 mod index;
-mod keys;
+pub mod keys;
 mod owners;
 mod pipeline;
-mod profile;
+pub mod profile;
 mod progress;
 mod quote;
 mod session;
 mod sparse;
-mod storage;
+pub mod storage;
 mod tarstream;
 mod walk;
+mod warning;
 mod xattrs;
 
-pub use archive::Subtrees;
-pub use archive::{Archive, ArchiveInfo, Damage, Entries, EntryReader, OpenOptions, VerifyReport};
+pub use archive::{Archive, OpenOptions};
 pub use crypto::{KdfParams, Password};
-pub use error::{CreateWarning, EntryPath, Error, Result, WarningKind};
-pub use extract::{ExtractOptions, ExtractReport};
-pub use file::AtomicFile;
-pub use file::{
-    add_keys, change_password, compact_archive, create_archive, create_archive_from_tar, list_key_slots,
-    read_key_slots, remove_key_slot, repair_archive, write_archive, ArchiveUpdater, SlotInfo, SlotKind,
-    UpdateOptions, UpdateReport,
-};
-pub use format::{DecodeError, Entry, EntryKind, SparseMap, Xattr};
-pub use keys::{
-    check_recipient_mix, keygen, parse_recipients, read_recipients_file, Identity, KeyError, KeyFile, KeySet,
-    PassphraseFn, Recipient, RecipientKind, Unlock,
-};
-pub use profile::{zstd_levels, CreateTuning, ReadTuning, WorkloadProfile};
+pub use error::{Error, Result};
+pub use extract::ExtractOptions;
+pub use file::{create_archive, ArchiveUpdater, UpdateOptions};
+pub use format::{Entry, EntryKind};
+pub use keys::{KeySet, Unlock};
+pub use profile::WorkloadProfile;
 pub use progress::Progress;
 pub use quote::Quoted;
-pub use session::{ArchiveWriter, CreateOptions, Metadata, Selection};
+pub use session::{ArchiveWriter, CreateOptions};
 #[cfg(feature = "s3")]
 pub use storage::s3;
-pub use storage::{ReadAt, SeekReader};
-pub use tarstream::{export_tar, write_archive_from_tar, ExportReport};
-pub use walk::CreateReport;
+
+/// Creating an archive in detail: streaming one to any writer, what a
+/// create reports and warns about, which files it takes, the metadata
+/// a caller gives [`ArchiveWriter`] for each entry, and the atomic file an
+/// archive (or an export) is written through.
+pub mod create {
+    pub use crate::file::{write_archive, AtomicFile};
+    pub use crate::session::{Metadata, Selection};
+    pub use crate::walk::CreateReport;
+    pub use crate::warning::{CreateWarning, WarningKind};
+}
+
+/// Reading an archive in detail: listing, reading one file, verifying,
+/// describing, choosing subtrees, and what an extraction did.
+pub mod read {
+    pub use crate::archive::{ArchiveInfo, Damage, Entries, EntryReader, Subtrees, VerifyReport};
+    pub use crate::extract::ExtractReport;
+    pub use crate::format::{SparseMap, Xattr};
+}
+
+/// What a change in place ([`ArchiveUpdater`]) did.
+pub mod update {
+    pub use crate::file::UpdateReport;
+}
+
+/// Key slots of an archive file, changed in place: list, add, remove, and
+/// change a password, without rewriting the payload.
+pub mod slots {
+    pub use crate::file::slots::{add, change_password, list, read, remove, SlotInfo, SlotKind};
+}
+
+/// Tar streams in and out: an archive made from a tar or pax stream, and an
+/// archive's entries written as a pax stream.
+pub mod tar {
+    pub use crate::file::create_archive_from_tar as create_archive;
+    pub use crate::tarstream::{export, write_archive, ExportReport};
+}
 
 /// The Argon2id cost limits every reader enforces; a writer refuses
 /// parameters above them.

@@ -135,14 +135,13 @@ impl CreateTuning {
             || self.threads == 0
             || self.pages_in_flight == 0
         {
-            return Err(Error::InvalidTuning(format!(
-                "page size {} (4 KiB..16 MiB), zstd level {} ({:?}), threads {}, pages in flight {}",
-                self.page_size,
-                self.zstd_level,
-                zstd_levels(),
-                self.threads,
-                self.pages_in_flight
-            )));
+            return Err(Error::InvalidTuning {
+                page_size: self.page_size,
+                zstd_level: self.zstd_level,
+                zstd_levels: zstd_levels(),
+                threads: self.threads,
+                pages_in_flight: self.pages_in_flight,
+            });
         }
         Ok(())
     }
@@ -152,10 +151,10 @@ impl ReadTuning {
     /// Checks knobs a caller may have overridden.
     pub(crate) fn validate(&self) -> Result<()> {
         if self.threads == 0 || self.pages_in_flight == 0 {
-            return Err(Error::InvalidTuning(format!(
-                "threads {}, pages in flight {} (both at least 1)",
-                self.threads, self.pages_in_flight
-            )));
+            return Err(Error::InvalidReadTuning {
+                threads: self.threads,
+                pages_in_flight: self.pages_in_flight,
+            });
         }
         Ok(())
     }

@@ -6,9 +6,7 @@ use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use revault_lockbox_api::{
-    compact_archive, repair_archive, Archive, ArchiveUpdater, EntryKind, Error, Password, UpdateOptions,
-};
+use revault_lockbox_api::{Archive, ArchiveUpdater, EntryKind, Error, Password, UpdateOptions};
 
 use crate::util::*;
 
@@ -166,12 +164,13 @@ fn compaction_keeps_the_view_and_drops_dead_bytes() {
     // Earlier runs, roots and trailers, and the pages of the replaced
     // copies that no live file shares.
     assert!(info.dead_bytes > 1000, "{info:?}");
-    let len = compact_archive(&archive, &password(), UpdateOptions::new()).unwrap();
+    let len = ArchiveUpdater::compact(&archive, &password(), UpdateOptions::new()).unwrap();
     assert_eq!(fs::metadata(&archive).unwrap().len(), len);
     assert!(len + info.dead_bytes <= info.archive_bytes, "compaction reclaims at least the dead bytes");
     let after = open(&archive);
-    let kept: Vec<_> = entries(&after).into_iter().map(|e| (e.path, e.kind, e.mode, e.mtime_secs)).collect();
-    let was: Vec<_> = view.into_iter().map(|e| (e.path, e.kind, e.mode, e.mtime_secs)).collect();
+    let kept: Vec<_> =
+        entries(&after).into_iter().map(|e| (e.path, e.kind, e.meta.mode, e.meta.mtime_secs)).collect();
+    let was: Vec<_> = view.into_iter().map(|e| (e.path, e.kind, e.meta.mode, e.meta.mtime_secs)).collect();
     assert_eq!(kept, was);
     assert_eq!(content(&archive, "docs/z.bin"), vec![2u8; 300_000]);
     let info = after.info().unwrap();
@@ -227,9 +226,9 @@ fn every_truncation_of_a_session_opens_as_the_old_state() {
     }
     // Repair cuts the tail; the next add after a torn tail cuts it too.
     fs::write(&cut, &new[..old.len() + span / 2]).unwrap();
-    assert_eq!(repair_archive(&cut, &password(), false).unwrap(), (span / 2) as u64);
+    assert_eq!(ArchiveUpdater::repair(&cut, &password(), UpdateOptions::new()).unwrap(), (span / 2) as u64);
     assert_eq!(fs::read(&cut).unwrap(), old);
-    assert_eq!(repair_archive(&cut, &password(), false).unwrap(), 0);
+    assert_eq!(ArchiveUpdater::repair(&cut, &password(), UpdateOptions::new()).unwrap(), 0);
     fs::write(&cut, &new[..old.len() + span / 3]).unwrap();
     let report = updater(&cut).add(&src, &["top.txt".into()]).unwrap();
     assert_eq!(report.torn_tail_cut, (span / 3) as u64);
@@ -307,7 +306,7 @@ fn hard_links_to_a_replaced_file_read_as_files() {
     let out = extract_to(&archive, dir.path(), "out");
     assert_eq!(fs::read(out.join("a")).unwrap(), b"replaced");
     assert_eq!(fs::read(out.join("b")).unwrap(), b"shared");
-    compact_archive(&archive, &password(), UpdateOptions::new()).unwrap();
+    ArchiveUpdater::compact(&archive, &password(), UpdateOptions::new()).unwrap();
     assert_eq!(content(&archive, "b"), b"shared");
     verified(&archive);
     let _ = Archive::open(fs::File::open(&archive).unwrap(), &password()).unwrap();

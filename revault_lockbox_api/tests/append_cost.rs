@@ -7,8 +7,9 @@ use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
+use revault_lockbox_api::create::Metadata;
 use revault_lockbox_api::{
-    Archive, ArchiveUpdater, ArchiveWriter, CreateOptions, KdfParams, Metadata, Password, UpdateOptions,
+    Archive, ArchiveUpdater, ArchiveWriter, CreateOptions, KdfParams, Password, UpdateOptions,
 };
 
 /// `(rchar, wchar)` of this process so far.

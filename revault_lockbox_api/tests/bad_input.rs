@@ -7,6 +7,7 @@ use std::io::Cursor;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
+use revault_lockbox_api::error::KdfError;
 use revault_lockbox_api::{
     create_archive, Archive, ArchiveWriter, Error, ExtractOptions, KdfParams, Password,
 };
@@ -272,8 +273,13 @@ fn index_or_trailer_from_another_archive_is_detected() {
 
 #[test]
 fn unusable_kdf_parameters_are_refused_before_writing() {
-    for kdf in [KdfParams { m_kib: 8, t: 0, p: 1 }, KdfParams { m_kib: 2 << 20, t: 1, p: 1 }] {
+    let refused = [
+        (KdfParams { m_kib: 8, t: 0, p: 1 }, KdfError::Refused),
+        (KdfParams { m_kib: 2 << 20, t: 1, p: 1 }, KdfError::AboveLimits),
+    ];
+    for (kdf, why) in refused {
         let err = ArchiveWriter::new(Vec::new(), &password(), cheap().kdf(kdf)).err().expect("refused");
-        assert!(matches!(err, Error::InvalidKdf(_)), "{err}");
+        assert!(matches!(err, Error::InvalidKdf { reason, .. } if reason == why), "{err}");
+        assert_eq!(kdf.check(), Err(why));
     }
 }

@@ -6,8 +6,9 @@
 use std::io::Read;
 use std::path::PathBuf;
 
+use revault_lockbox_api::create::Metadata;
 use revault_lockbox_api::{
-    Archive, ArchiveWriter, CreateOptions, EntryKind, KdfParams, Metadata, Password, WorkloadProfile,
+    Archive, ArchiveWriter, CreateOptions, EntryKind, KdfParams, Password, WorkloadProfile,
 };
 
 const PASSWORD: &str = "golden v2";
@@ -76,7 +77,7 @@ fn golden_v2_archives_still_read() {
         for (entry, (path, kind, mode, mtime, data)) in entries.iter().zip(expected()) {
             assert_eq!(entry.path, path);
             assert_eq!(
-                (entry.mode, entry.mtime_secs, entry.mtime_nanos, entry.uid),
+                (entry.meta.mode, entry.meta.mtime_secs, entry.meta.mtime_nanos, entry.meta.uid),
                 (mode, mtime, 123_456_789, 1000)
             );
             match (&entry.kind, kind) {

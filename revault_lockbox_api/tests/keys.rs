@@ -3,9 +3,9 @@
 
 use std::process::Command;
 
-use revault_lockbox_api::{
-    check_recipient_mix, keygen, parse_recipients, read_recipients_file, Identity, KeyError, Recipient,
-    RecipientKind,
+use revault_lockbox_api::error::KeyError;
+use revault_lockbox_api::keys::{
+    check_recipient_mix, keygen, parse_recipients, read_recipients_file, Identity, Recipient, RecipientKind,
 };
 
 use crate::util::{skip, Need};

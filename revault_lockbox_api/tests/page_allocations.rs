@@ -8,7 +8,9 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, ExtractOptions, KeyFile, KeySet, Metadata};
+use revault_lockbox_api::create::Metadata;
+use revault_lockbox_api::keys::KeyFile;
+use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, ExtractOptions, KeySet};
 
 struct CountingAllocator;
 

@@ -7,7 +7,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use revault_lockbox_api::{Archive, ArchiveWriter, ExtractOptions, ReadAt};
+use revault_lockbox_api::storage::ReadAt;
+use revault_lockbox_api::{Archive, ArchiveWriter, ExtractOptions};
 
 use crate::util::*;
 

@@ -4,9 +4,8 @@
 
 use std::io::{Cursor, Read};
 
-use revault_lockbox_api::{
-    create_archive, keygen, Archive, ArchiveWriter, Error, ExtractOptions, Identity, KeySet, Recipient,
-};
+use revault_lockbox_api::keys::{keygen, Identity, Recipient};
+use revault_lockbox_api::{create_archive, Archive, ArchiveWriter, Error, ExtractOptions, KeySet};
 
 use crate::util::*;
 
@@ -90,12 +89,12 @@ fn mixing_post_quantum_and_classical_recipients_needs_consent() {
 #[test]
 fn no_keys_or_too_many_are_refused() {
     let err = ArchiveWriter::new(Vec::new(), KeySet::new(), cheap()).err().expect("refused");
-    assert!(matches!(err, Error::BadKeys(_)), "{err}");
+    assert!(matches!(err, Error::KeyCount { given: 0, in_use: 0 }), "{err}");
     let (_, x) = identity(false);
     let err = ArchiveWriter::new(Vec::new(), KeySet::new().recipients(vec![x; 17]), cheap())
         .err()
         .expect("refused");
-    assert!(matches!(err, Error::BadKeys(_)), "{err}");
+    assert!(matches!(err, Error::KeyCount { given: 17, in_use: 0 }), "{err}");
 }
 
 /// Every byte of a recipient slot matters: a flip anywhere in the slot
@@ -116,9 +115,8 @@ fn a_flipped_byte_in_a_recipient_slot_is_noticed() {
 /// alone opening the archive; nothing else in the file changes.
 #[test]
 fn key_slots_are_added_replaced_and_removed_in_place() {
-    use revault_lockbox_api::{
-        add_keys, change_password, list_key_slots, remove_key_slot, KdfParams, Password, SlotKind,
-    };
+    use revault_lockbox_api::slots::SlotKind;
+    use revault_lockbox_api::{slots, KdfParams, Password};
     let work = tempfile::tempdir().unwrap();
     let path = work.path().join("a.lbox");
     let old = Password::from("old password");
@@ -127,8 +125,8 @@ fn key_slots_are_added_replaced_and_removed_in_place() {
     let cheap_kdf = KdfParams::INSECURE_FOR_TESTS;
 
     let (x_ids, x) = identity(false);
-    assert_eq!(add_keys(&path, &old, &KeySet::new().recipient(x), cheap_kdf).unwrap(), [1]);
-    let kinds: Vec<SlotKind> = list_key_slots(&path).unwrap().into_iter().map(|s| s.kind).collect();
+    assert_eq!(slots::add(&path, &old, &KeySet::new().recipient(x), cheap_kdf).unwrap(), [1]);
+    let kinds: Vec<SlotKind> = slots::list(&path).unwrap().into_iter().map(|s| s.kind).collect();
     assert!(
         matches!(&kinds[..], [SlotKind::Password(_), SlotKind::Recipient(t)] if t == &["X25519"]),
         "{kinds:?}"
@@ -138,7 +136,7 @@ fn key_slots_are_added_replaced_and_removed_in_place() {
 
     // A new password: written and synced before the old slot is cleared.
     let new = Password::from("new password");
-    let at = change_password(&path, &old, &new, cheap_kdf).unwrap();
+    let at = slots::change_password(&path, &old, &new, cheap_kdf).unwrap();
     let bytes = std::fs::read(&path).unwrap();
     assert!(matches!(Archive::open(Cursor::new(bytes.clone()), &old), Err(Error::WrongPassword)));
     Archive::open(Cursor::new(bytes.clone()), &new).unwrap();
@@ -149,31 +147,31 @@ fn key_slots_are_added_replaced_and_removed_in_place() {
     let mut all_ids = vec![x_ids];
     for _ in 0..14 {
         let (ids, r) = identity(false);
-        add_keys(&path, &new, &KeySet::new().recipient(r), cheap_kdf).unwrap();
+        slots::add(&path, &new, &KeySet::new().recipient(r), cheap_kdf).unwrap();
         all_ids.push(ids);
     }
     let (_, extra) = identity(false);
-    let err = add_keys(&path, &new, &KeySet::new().recipient(extra), cheap_kdf).unwrap_err();
-    assert!(matches!(err, Error::BadKeys(_)), "{err}");
+    let err = slots::add(&path, &new, &KeySet::new().recipient(extra), cheap_kdf).unwrap_err();
+    assert!(matches!(err, Error::KeyCount { given: 1, in_use: 16 }), "{err}");
     let bytes = std::fs::read(&path).unwrap();
-    assert_eq!(list_key_slots(&path).unwrap().len(), 16);
+    assert_eq!(slots::list(&path).unwrap().len(), 16);
     for ids in &all_ids {
         assert_eq!(read_secret(&bytes, ids).unwrap(), b"hello\n");
     }
 
     // Removing needs a key that opens the archive, and never the last slot.
-    let err = remove_key_slot(&path, &old, 1).unwrap_err();
+    let err = slots::remove(&path, &old, 1).unwrap_err();
     assert!(matches!(err, Error::WrongPassword), "{err}");
-    remove_key_slot(&path, &new, 1).unwrap();
+    slots::remove(&path, &new, 1).unwrap();
     assert!(matches!(
         read_secret(&std::fs::read(&path).unwrap(), &all_ids[0]),
         Err(Error::NoIdentityMatched)
     ));
-    for index in list_key_slots(&path).unwrap().into_iter().map(|s| s.index).filter(|&i| i != at) {
-        remove_key_slot(&path, &new, index).unwrap();
+    for index in slots::list(&path).unwrap().into_iter().map(|s| s.index).filter(|&i| i != at) {
+        slots::remove(&path, &new, index).unwrap();
     }
-    let err = remove_key_slot(&path, &new, at).unwrap_err();
-    assert!(matches!(err, Error::BadKeys(_)), "{err}");
+    let err = slots::remove(&path, &new, at).unwrap_err();
+    assert!(matches!(err, Error::LastSlot), "{err}");
     assert_eq!(std::fs::read(&path).unwrap()[DATA_START..], data_before[..], "only the slot table changed");
 }
 
@@ -182,7 +180,8 @@ fn key_slots_are_added_replaced_and_removed_in_place() {
 /// key still opens it, the new one too, and the content is unchanged.
 #[test]
 fn a_key_larger_than_the_slots_rewrites_the_archive_with_larger_ones() {
-    use revault_lockbox_api::{add_keys, list_key_slots, KdfParams, Password, SlotKind};
+    use revault_lockbox_api::slots::SlotKind;
+    use revault_lockbox_api::{slots, KdfParams, Password};
     let work = tempfile::tempdir().unwrap();
     let path = work.path().join("a.lbox");
     let password = Password::from("password");
@@ -192,7 +191,7 @@ fn a_key_larger_than_the_slots_rewrites_the_archive_with_larger_ones() {
 
     let (pq_ids, pq) = identity(true);
     assert_eq!(
-        add_keys(&path, &password, &KeySet::new().recipient(pq), KdfParams::INSECURE_FOR_TESTS).unwrap(),
+        slots::add(&path, &password, &KeySet::new().recipient(pq), KdfParams::INSECURE_FOR_TESTS).unwrap(),
         [1]
     );
     let after = std::fs::read(&path).unwrap();
@@ -203,7 +202,7 @@ fn a_key_larger_than_the_slots_rewrites_the_archive_with_larger_ones() {
     let mut got = Vec::new();
     a.open_file("secret.txt").unwrap().read_to_end(&mut got).unwrap();
     assert_eq!(got, b"hello\n");
-    let kinds: Vec<SlotKind> = list_key_slots(&path).unwrap().into_iter().map(|s| s.kind).collect();
+    let kinds: Vec<SlotKind> = slots::list(&path).unwrap().into_iter().map(|s| s.kind).collect();
     assert!(
         matches!(&kinds[..], [SlotKind::Password(_), SlotKind::Recipient(t)] if t == &["mlkem768x25519"])
     );
@@ -212,7 +211,7 @@ fn a_key_larger_than_the_slots_rewrites_the_archive_with_larger_ones() {
 
     // A wrong key changes nothing.
     let (_, other) = identity(true);
-    let err = add_keys(
+    let err = slots::add(
         &path,
         &Password::from("wrong"),
         &KeySet::new().recipient(other),

@@ -8,7 +8,8 @@ use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::Path;
 
 use filetime::FileTime;
-use revault_lockbox_api::{write_archive, Archive, EntryKind, WorkloadProfile};
+use revault_lockbox_api::create::write_archive;
+use revault_lockbox_api::{Archive, EntryKind, WorkloadProfile};
 
 use crate::util::*;
 

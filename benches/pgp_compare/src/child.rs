@@ -10,9 +10,10 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
+use revault_lockbox_api::keys::Identity;
 use revault_lockbox_api::{
-    create_archive, Archive, ArchiveUpdater, ArchiveWriter, CreateOptions, ExtractOptions, Identity, KeySet,
-    Password, UpdateOptions,
+    create_archive, Archive, ArchiveUpdater, ArchiveWriter, CreateOptions, ExtractOptions, KeySet, Password,
+    UpdateOptions,
 };
 
 use crate::util::last_number;

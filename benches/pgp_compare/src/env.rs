@@ -47,7 +47,7 @@ impl Env {
             Mode::Password => passfile.clone(),
             Mode::Key => {
                 let (identity, _) =
-                    revault_lockbox_api::keygen(false).context("making an X25519 identity")?;
+                    revault_lockbox_api::keys::keygen(false).context("making an X25519 identity")?;
                 let path = work.join("lockbox-identity.txt");
                 write_private(&path, identity.as_bytes())?;
                 path

@@ -15,7 +15,8 @@ use revault_lockbox_api::fuzz::{
     self, HEADER_PREFIX_LEN, INDEX_ENTRIES_LEAF, INDEX_INTERNAL, INDEX_PAGES_LEAF, INDEX_ROOT,
     TRAILER_LEN,
 };
-use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, KdfParams, Metadata, Password};
+use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, KdfParams, Password};
+use revault_lockbox_api::create::Metadata;
 
 const PAGE_SIZE: usize = 4096;
 /// Largest seed written: AFL++ reads inputs up to 1 MiB, but small seeds

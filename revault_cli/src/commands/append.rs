@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use revault_lockbox_api::{ArchiveUpdater, Quoted, UpdateOptions, UpdateReport};
+use revault_lockbox_api::update::UpdateReport;
+use revault_lockbox_api::{ArchiveUpdater, Quoted, UpdateOptions};
 
 use super::{in_place, Outcome};
 use crate::flags::{AddArgs, AppendArgs, RmArgs, UnlockArgs, UpdateArgs};

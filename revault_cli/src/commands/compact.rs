@@ -2,7 +2,7 @@
 //! or removed, beside the old one, synced and renamed over it.
 
 use anyhow::{Context, Result};
-use revault_lockbox_api::{compact_archive, Quoted, UpdateOptions};
+use revault_lockbox_api::{ArchiveUpdater, Quoted, UpdateOptions};
 
 use super::{in_place, Outcome};
 use crate::flags::MaintainArgs;
@@ -12,7 +12,7 @@ pub fn run(a: MaintainArgs) -> Result<Outcome> {
     in_place(&a.archive, "compact")?;
     let options = UpdateOptions::new().wait(a.lock.wait);
     let before = std::fs::metadata(&a.archive).map(|m| m.len()).unwrap_or(0);
-    let after = keys::with_key(&a.unlock, |key| compact_archive(&a.archive, key, options))
+    let after = keys::with_key(&a.unlock, |key| ArchiveUpdater::compact(&a.archive, key, options))
         .with_context(|| format!("compacting {}", Quoted::path(&a.archive)))?;
     output::note(
         a.quiet.quiet,

@@ -6,11 +6,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use revault_lockbox_api::limits::{MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES};
-use revault_lockbox_api::{
-    create_archive, create_archive_from_tar, write_archive, write_archive_from_tar, AtomicFile,
-    CreateOptions, CreateReport, KdfParams, Quoted,
-};
+use revault_lockbox_api::create::AtomicFile;
+use revault_lockbox_api::create::{write_archive, CreateReport};
+use revault_lockbox_api::error::KdfError;
+use revault_lockbox_api::{create_archive, CreateOptions, KdfParams, Quoted};
 
 use super::Outcome;
 use crate::exit::UsageError;
@@ -77,16 +76,18 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
             // archive was written; on an error the writer is dropped and aborts.
             let creating = || format!("creating {location}");
             let (writer, report) = match tar {
-                Some(tar) => write_archive_from_tar(tar, writer, lock, options),
+                Some(tar) => revault_lockbox_api::tar::write_archive(writer, tar, lock, options),
                 None => write_archive(writer, directory, &paths, lock, options),
             }
             .with_context(creating)?;
             writer.finish().with_context(creating)?;
             report
         }
-        (Some(tar), None, true) => stream_to_stdout(|out| write_archive_from_tar(tar, out, lock, options))?,
+        (Some(tar), None, true) => {
+            stream_to_stdout(|out| revault_lockbox_api::tar::write_archive(out, tar, lock, options))?
+        }
         (Some(tar), None, false) => {
-            create_archive_from_tar(&a.output, tar, lock, options).with_context(creating)?
+            revault_lockbox_api::tar::create_archive(&a.output, tar, lock, options).with_context(creating)?
         }
         (None, None, true) => {
             // `create -o - . > x.lbox` must not archive x.lbox into itself.
@@ -128,18 +129,14 @@ fn stream_to_stdout(
 /// readers accept (an archive above the limits could never be opened).
 fn kdf_params(a: &CreateArgs) -> Result<KdfParams> {
     let d = KdfParams::default();
-    let too_big = || {
-        UsageError(format!(
-            "KDF cost above what readers accept: at most {} MiB, {MAX_KDF_PASSES} passes, {MAX_KDF_LANES} lanes",
-            MAX_KDF_MEMORY_KIB / 1024
-        ))
-    };
+    // The library owns the limits and their message.
+    let too_big = || UsageError(format!("KDF cost {}", KdfError::AboveLimits));
     let m_kib = match a.kdf_memory {
         Some(mib) => mib.checked_mul(1024).ok_or_else(too_big)?,
         None => d.m_kib,
     };
     let params = KdfParams { m_kib, t: a.kdf_passes.unwrap_or(d.t), p: a.kdf_lanes.unwrap_or(d.p) };
-    if !params.within_limits() {
+    if let Err(KdfError::AboveLimits) = params.check() {
         return Err(too_big().into());
     }
     Ok(params)

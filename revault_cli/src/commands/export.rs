@@ -6,7 +6,8 @@ use std::io::{self, BufWriter, Write};
 use std::os::unix::ffi::OsStringExt;
 
 use anyhow::{Context, Result};
-use revault_lockbox_api::{export_tar, AtomicFile, Quoted, WorkloadProfile};
+use revault_lockbox_api::create::AtomicFile;
+use revault_lockbox_api::{Quoted, WorkloadProfile};
 
 use super::{open_archive, Outcome};
 use crate::flags::ExportArgs;
@@ -23,14 +24,14 @@ pub fn run(a: ExportArgs) -> Result<Outcome> {
     let exporting = || format!("exporting {name} to {}", Quoted::path(&a.output));
     if to_stdout {
         let out = BufWriter::with_capacity(1 << 20, io::stdout().lock());
-        let (out, _) = export_tar(&archive, &only, out).with_context(exporting)?;
+        let (out, _) = revault_lockbox_api::tar::export(out, &archive, &only).with_context(exporting)?;
         let mut out = out.into_inner().map_err(|e| e.into_error()).with_context(exporting)?;
         out.flush().with_context(exporting)?;
         return Ok(Outcome::Success);
     }
     let file = AtomicFile::create(&a.output, a.overwrite).with_context(writing)?;
-    let (out, _) =
-        export_tar(&archive, &only, BufWriter::with_capacity(1 << 20, file)).with_context(exporting)?;
+    let out = BufWriter::with_capacity(1 << 20, file);
+    let (out, _) = revault_lockbox_api::tar::export(out, &archive, &only).with_context(exporting)?;
     let file = out.into_inner().map_err(|e| e.into_error()).with_context(writing)?;
     file.commit().with_context(writing)?;
     Ok(Outcome::Success)

@@ -2,7 +2,7 @@
 //! rewritten in place without touching the data.
 
 use anyhow::{Context, Result};
-use revault_lockbox_api::{add_keys, read_key_slots, remove_key_slot, KdfParams, Quoted};
+use revault_lockbox_api::{slots, KdfParams, Quoted};
 
 use super::{archive_bytes, in_place, Outcome};
 use crate::exit::UsageError;
@@ -14,7 +14,7 @@ pub fn list(a: KeyListArgs) -> Result<Outcome> {
     // Read-only: the header and slot table by position, so an object store
     // serves it as well as a file.
     let (src, name) = archive_bytes(&a.archive, &a.s3)?;
-    let slots = read_key_slots(&*src).with_context(|| format!("reading {name}"))?;
+    let slots = slots::read(&*src).with_context(|| format!("reading {name}"))?;
     output::slots(&slots, a.format.json)?;
     Ok(Outcome::Success)
 }
@@ -32,7 +32,7 @@ pub fn add(a: KeyAddArgs) -> Result<Outcome> {
     if !new.has_keys() {
         return Err(UsageError("nothing to add: give --password, --new-key-file, -r or -R".into()).into());
     }
-    let written = keys::with_key(&a.unlock, |key| add_keys(&a.archive, key, &new, KdfParams::default()))
+    let written = keys::with_key(&a.unlock, |key| slots::add(&a.archive, key, &new, KdfParams::default()))
         .with_context(|| format!("adding keys to {}", Quoted::path(&a.archive)))?;
     let slots: Vec<String> = written.iter().map(usize::to_string).collect();
     output::say(format_args!("{}: added slot {}", Quoted::path(&a.archive), slots.join(", ")));
@@ -42,7 +42,7 @@ pub fn add(a: KeyAddArgs) -> Result<Outcome> {
 /// `key remove`: one slot, overwritten.
 pub fn remove(a: KeyRemoveArgs) -> Result<Outcome> {
     in_place(&a.archive, "key remove")?;
-    keys::with_key(&a.unlock, |key| remove_key_slot(&a.archive, key, a.slot))
+    keys::with_key(&a.unlock, |key| slots::remove(&a.archive, key, a.slot))
         .with_context(|| format!("removing slot {} of {}", a.slot, Quoted::path(&a.archive)))?;
     Ok(Outcome::Success)
 }

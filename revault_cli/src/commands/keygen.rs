@@ -7,7 +7,8 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 
 use anyhow::{Context, Result};
-use revault_lockbox_api::{KeyFile, Quoted};
+use revault_lockbox_api::keys::KeyFile;
+use revault_lockbox_api::Quoted;
 
 use super::Outcome;
 use crate::flags::KeygenArgs;
@@ -18,7 +19,7 @@ pub fn run(a: KeygenArgs) -> Result<Outcome> {
         let key = KeyFile::generate().context("generating a key")?;
         (key.to_text(), String::new())
     } else {
-        revault_lockbox_api::keygen(a.pq).context("generating an identity")?
+        revault_lockbox_api::keys::keygen(a.pq).context("generating an identity")?
     };
     match &a.output {
         Some(path) => {

@@ -23,7 +23,8 @@ pub mod verify;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use revault_lockbox_api::{Archive, OpenOptions, Quoted, ReadAt, WorkloadProfile};
+use revault_lockbox_api::storage::ReadAt;
+use revault_lockbox_api::{Archive, OpenOptions, Quoted, WorkloadProfile};
 
 pub use crate::exit::Outcome;
 use crate::flags::{ObjectStoreArgs, ReadArgs};

@@ -2,7 +2,7 @@
 //! a new password.
 
 use anyhow::{Context, Result};
-use revault_lockbox_api::{change_password, KdfParams, Quoted};
+use revault_lockbox_api::{slots, KdfParams, Quoted};
 
 use super::{in_place, Outcome};
 use crate::flags::PasswdArgs;
@@ -12,7 +12,7 @@ pub fn run(a: PasswdArgs) -> Result<Outcome> {
     in_place(&a.archive, "passwd")?;
     let old = password::get(a.password.password_file.as_deref(), Purpose::Open)?;
     let new = password::get_new(a.new_password_file.as_deref())?;
-    change_password(&a.archive, &old, &new, KdfParams::default())
+    slots::change_password(&a.archive, &old, &new, KdfParams::default())
         .with_context(|| format!("changing the password of {}", Quoted::path(&a.archive)))?;
     Ok(Outcome::Success)
 }

@@ -2,7 +2,7 @@
 //! last commit, cut off.
 
 use anyhow::{Context, Result};
-use revault_lockbox_api::{repair_archive, Quoted};
+use revault_lockbox_api::{ArchiveUpdater, Quoted, UpdateOptions};
 
 use super::{in_place, Outcome};
 use crate::flags::MaintainArgs;
@@ -10,8 +10,10 @@ use crate::{keys, output};
 
 pub fn run(a: MaintainArgs) -> Result<Outcome> {
     in_place(&a.archive, "repair")?;
-    let cut = keys::with_key(&a.unlock, |key| repair_archive(&a.archive, key, a.lock.wait))
-        .with_context(|| format!("repairing {}", Quoted::path(&a.archive)))?;
+    let cut = keys::with_key(&a.unlock, |key| {
+        ArchiveUpdater::repair(&a.archive, key, UpdateOptions::new().wait(a.lock.wait))
+    })
+    .with_context(|| format!("repairing {}", Quoted::path(&a.archive)))?;
     let archive = Quoted::path(&a.archive);
     match cut {
         0 => output::note(a.quiet.quiet, format_args!("{archive}: whole, nothing to cut")),

@@ -10,9 +10,10 @@
 use std::io::{self, BufWriter, StdoutLock, Write};
 
 use base64::Engine as _;
-use revault_lockbox_api::{
-    ArchiveInfo, CreateReport, Damage, Entry, EntryKind, KdfParams, SlotInfo, SlotKind, VerifyReport,
-};
+use revault_lockbox_api::create::CreateReport;
+use revault_lockbox_api::read::{ArchiveInfo, Damage, VerifyReport};
+use revault_lockbox_api::slots::{SlotInfo, SlotKind};
+use revault_lockbox_api::{Entry, EntryKind, KdfParams};
 use serde_json::{json, Map, Value};
 
 /// NDJSON on stdout.
@@ -69,20 +70,20 @@ pub fn entry(e: &Entry) -> Value {
     let mut map = object(json!({
         "type": "entry",
         "kind": kind,
-        "mode": e.mode,
-        "uid": e.uid,
-        "gid": e.gid,
-        "mtime": e.mtime_secs,
-        "mtime_nanos": e.mtime_nanos,
+        "mode": e.meta.mode,
+        "uid": e.meta.uid,
+        "gid": e.meta.gid,
+        "mtime": e.meta.mtime_secs,
+        "mtime_nanos": e.meta.mtime_nanos,
     }));
     put_name(&mut map, "path", &e.path);
-    for (key, name) in [("user", e.user()), ("group", e.group())] {
+    for (key, name) in [("user", e.meta.user.as_deref()), ("group", e.meta.group.as_deref())] {
         if let Some(name) = name {
             put_name(&mut map, key, name);
         }
     }
-    if !e.xattrs().is_empty() {
-        let names = e.xattrs().iter().map(|x| String::from_utf8_lossy(&x.name).into_owned());
+    if !e.meta.xattrs.is_empty() {
+        let names = e.meta.xattrs.iter().map(|x| String::from_utf8_lossy(&x.name).into_owned());
         map.insert("xattrs".into(), names.collect::<Vec<_>>().into());
     }
     if let Some(map_) = e.sparse_map() {

@@ -12,9 +12,11 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use revault_lockbox_api::{
-    ArchiveInfo, CreateReport, Entry, ExtractReport, Quoted, SlotInfo, SlotKind, UpdateReport, VerifyReport,
-};
+use revault_lockbox_api::create::CreateReport;
+use revault_lockbox_api::read::{ArchiveInfo, ExtractReport, VerifyReport};
+use revault_lockbox_api::slots::{SlotInfo, SlotKind};
+use revault_lockbox_api::update::UpdateReport;
+use revault_lockbox_api::{Entry, Quoted};
 
 /// The context of every failed write to stdout.
 const STDOUT: &str = "writing to stdout";
@@ -49,8 +51,8 @@ pub fn error(err: &anyhow::Error, strict_extract: bool) {
 }
 
 /// `err` and its causes joined by `: `, skipping a cause whose text an
-/// outer message already includes (several library errors print their
-/// source and also return it from `source()`).
+/// outer message already includes (a context that quotes its cause; the
+/// library's errors print each cause once).
 fn message(err: &anyhow::Error) -> String {
     let mut text = String::new();
     for cause in err.chain() {

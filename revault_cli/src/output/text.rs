@@ -4,7 +4,8 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use revault_lockbox_api::civil::UtcTime;
-use revault_lockbox_api::{ArchiveInfo, Entry, EntryKind, Quoted};
+use revault_lockbox_api::read::ArchiveInfo;
+use revault_lockbox_api::{Entry, EntryKind, Quoted};
 
 /// Writes a stored name quoted (as `ls -b` and GNU tar do, so that a hostile
 /// name cannot send control sequences to a terminal), or its exact bytes
@@ -28,7 +29,7 @@ pub fn write_long(out: &mut impl Write, e: &Entry, raw: bool) -> io::Result<()> 
         EntryKind::Hardlink { target, size, .. } => ('h', *size, Some(target)),
         _ => ('?', 0, None),
     };
-    write!(out, "{} {} {size:>12} {} ", mode_string(kind, e.mode), owner(e), utc(e.mtime_secs))?;
+    write!(out, "{} {} {size:>12} {} ", mode_string(kind, e.meta.mode), owner(e), utc(e.meta.mtime_secs))?;
     write_name(out, &e.path, raw)?;
     if let Some(t) = target {
         out.write_all(b" -> ")?;
@@ -40,7 +41,7 @@ pub fn write_long(out: &mut impl Write, e: &Entry, raw: bool) -> io::Result<()> 
 /// `USER/GROUP`: the stored names, quoted, or the ids where none is stored.
 pub fn owner(e: &Entry) -> String {
     let name = |n: Option<&[u8]>, id: u32| n.map_or_else(|| id.to_string(), |n| Quoted::bytes(n).to_string());
-    format!("{}/{}", name(e.user(), e.uid), name(e.group(), e.gid))
+    format!("{}/{}", name(e.meta.user.as_deref(), e.meta.uid), name(e.meta.group.as_deref(), e.meta.gid))
 }
 
 /// `ls`-style mode: kind character, then `rwx` triplets with setuid,

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use super::Merged;
 use crate::archive::Archive;
 use crate::error::{Error, Result};
-use crate::format::{is_within, malformed_error, path_cmp, Entry, EntryKind, Extent, DIGEST_LEN};
+use crate::format::{is_within, path_cmp, Entry, EntryKind, Extent, DIGEST_LEN};
 use crate::storage::ReadAt;
 
 /// Linked files by path: where their content is, and its digest.
@@ -49,7 +49,7 @@ impl Checks {
     /// shows it.
     fn entry(&mut self, mut e: Entry) -> Result<Entry> {
         if self.last_path.as_ref().is_some_and(|last| path_cmp(last, &e.path).is_ge()) {
-            return Err(malformed_error("index", "paths not in strictly increasing order"));
+            return Err(Error::malformed("index", "paths not in strictly increasing order"));
         }
         if self.last_leaf.as_ref().is_some_and(|leaf| is_within(leaf, &e.path)) {
             let reason = "it lies below a symbolic link or file of the archive";
@@ -62,7 +62,7 @@ impl Checks {
         self.seen += 1;
         let Some(extent) = e.extent else { return Ok(e) };
         if extent.end() > self.stream_len {
-            return Err(malformed_error("index entry", "content lies outside the data pages"));
+            return Err(Error::malformed("index entry", "content lies outside the data pages"));
         }
         match &e.kind {
             EntryKind::File { sha256, .. } => {
@@ -72,7 +72,7 @@ impl Checks {
                 if extent.size > 0 {
                     if extent.offset < self.last_end[session] || extent.end() > end {
                         let why = "file contents overlap or are out of order";
-                        return Err(malformed_error("index entry", why));
+                        return Err(Error::malformed("index entry", why));
                     }
                     self.last_end[session] = extent.end();
                 }
@@ -82,7 +82,7 @@ impl Checks {
             }
             EntryKind::Hardlink { target, sha256, size } => {
                 if path_cmp(target, &e.path).is_ge() {
-                    return Err(malformed_error("hard link", "does not name an earlier entry"));
+                    return Err(Error::malformed("hard link", "does not name an earlier entry"));
                 }
                 if let Some(linked) = &self.linked {
                     let same = linked.get(target).is_some_and(|(x, sha)| {
@@ -91,7 +91,7 @@ impl Checks {
                     if !same && self.several_runs {
                         e.kind = EntryKind::File { size: *size, sha256: *sha256 };
                     } else if !same {
-                        return Err(malformed_error("hard link", "does not name an earlier linked file"));
+                        return Err(Error::malformed("hard link", "does not name an earlier linked file"));
                     }
                 }
             }
@@ -102,7 +102,7 @@ impl Checks {
 
     fn finish(&self) -> Result<()> {
         if self.linked.is_some() && self.seen != self.expected {
-            return Err(malformed_error("index", "entry count differs from the root's"));
+            return Err(Error::malformed("index", "entry count differs from the root's"));
         }
         Ok(())
     }
@@ -130,7 +130,8 @@ impl<S: ReadAt> Archive<S> {
     /// read a leaf at a time: memory stays flat however many there are.
     ///
     /// ```
-    /// use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, EntryKind, KdfParams, Metadata, Password};
+    /// use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, EntryKind, KdfParams, Password};
+    /// use revault_lockbox_api::create::Metadata;
     /// # fn main() -> Result<(), revault_lockbox_api::Error> {
     /// # let pw = Password::from("pw");
     /// # let mut w = ArchiveWriter::new(Vec::new(), &pw, CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS))?;
@@ -196,7 +197,7 @@ impl<S: ReadAt> Archive<S> {
         let found = self.find_merged(path.as_ref())?;
         if let Some(e) = &found {
             if e.extent.is_some_and(|x| x.end() > self.root.stream_len) {
-                return Err(malformed_error("index entry", "content lies outside the data pages"));
+                return Err(Error::malformed("index entry", "content lies outside the data pages"));
             }
         }
         Ok(found)

@@ -21,7 +21,8 @@ impl<S: ReadAt> Archive<S> {
     ///
     /// ```
     /// use std::io::{Read, Seek, SeekFrom};
-    /// use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, KdfParams, Metadata, Password};
+    /// use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, KdfParams, Password};
+    /// use revault_lockbox_api::create::Metadata;
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let pw = Password::from("pw");
     /// # let mut w = ArchiveWriter::new(Vec::new(), &pw, CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS))?;

@@ -10,7 +10,7 @@ use crate::archive::Archive;
 use crate::crypto::{KdfParams, Password};
 use crate::error::Error;
 use crate::extract::ExtractOptions;
-use crate::format::{Entry, EntryKind, Extent, Extra, SparseMap, Xattr};
+use crate::format::{Entry, EntryKind, Extent, SparseMap, Xattr};
 use crate::session::{ArchiveWriter, CreateOptions, Metadata};
 
 fn password() -> Password {
@@ -30,13 +30,9 @@ fn file(path: &[u8], offset: u64, size: u64) -> Entry {
     Entry {
         path: path.to_vec(),
         kind: EntryKind::File { size, sha256: [0; 32] },
-        mode: 0o644,
-        uid: 0,
-        gid: 0,
-        mtime_secs: 0,
-        mtime_nanos: 0,
+        meta: Metadata::new(0o644, 0, 0, 0, 0),
         extent: Some(Extent { offset, size, linked: false }),
-        extra: Extra::default(),
+        sparse: None,
     }
 }
 
@@ -214,16 +210,14 @@ fn hostile_vectors() -> Vec<(&'static str, Vec<u8>)> {
     nul.push_raw(Entry { kind: link, extent: None, ..file(b"link", 0, 0) }).unwrap();
     let mut xattr = writer();
     let huge = Xattr { name: b"user.huge".to_vec(), value: vec![b'x'; (64 << 10) + 1] };
-    xattr
-        .push_raw(Entry { extra: Extra { xattrs: vec![huge], ..Extra::default() }, ..file(b"f", 0, 0) })
-        .unwrap();
+    xattr.push_raw(Entry { meta: meta().with_xattrs(vec![huge]), ..file(b"f", 0, 0) }).unwrap();
     let sparse = |segments: Vec<(u64, u64)>, size: u64| {
         let mut w = writer();
         w.add_file("a", &meta(), 4, &b"abcd"[..]).unwrap();
         let map = SparseMap::unchecked(segments);
         let mut e = file(b"b", 0, size);
         e.extent = Some(Extent { offset: 0, size: map.stored_len(), linked: false });
-        e.extra = Extra { sparse: Some(map), ..Extra::default() };
+        e.sparse = Some(map);
         w.push_raw(e).unwrap();
         w.finish().unwrap()
     };

@@ -14,9 +14,7 @@ use std::sync::Arc;
 use crate::archive::Archive;
 use crate::crypto::open_index_node;
 use crate::error::{Error, Result};
-use crate::format::{
-    is_within, malformed_error, path_cmp, Child, EntriesLeaf, Entry, IndexNodeId, Record, Table, TreeTop,
-};
+use crate::format::{is_within, path_cmp, Child, EntriesLeaf, Entry, IndexNodeId, Record, Table, TreeTop};
 use crate::index::{read_sealed, LeafCursor};
 use crate::pipeline::OrderedWorkers;
 use crate::storage::ReadAt;
@@ -49,10 +47,10 @@ impl RunCursor<'_> {
             let Some((child, leaf)) = self.pool.pop() else { return Ok(None) };
             let leaf = leaf?;
             if leaf.entries[0].path() != child.first_key.as_slice() {
-                return Err(malformed_error("index leaf", "first path differs from its parent's"));
+                return Err(Error::malformed("index leaf", "first path differs from its parent's"));
             }
             if self.last.as_ref().is_some_and(|last| path_cmp(last, leaf.entries[0].path()).is_ge()) {
-                return Err(malformed_error("index", "paths not in strictly increasing order"));
+                return Err(Error::malformed("index", "paths not in strictly increasing order"));
             }
             self.current = leaf.entries.into();
         }
@@ -272,7 +270,7 @@ pub(crate) fn find_in_run(
     let Some((id, child)) = tree.find_leaf(top, path)? else { return Ok(None) };
     let leaf = EntriesLeaf::decode(&tree.node(&id, &child)?)?;
     if leaf.entries[0].path() != child.first_key.as_slice() {
-        return Err(malformed_error("index leaf", "first path differs from its parent's"));
+        return Err(Error::malformed("index leaf", "first path differs from its parent's"));
     }
     Ok(leaf.entries.into_iter().find(|r| r.path() == path))
 }

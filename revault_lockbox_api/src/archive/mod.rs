@@ -23,7 +23,7 @@ use crate::crypto::SessionKeys;
 use crate::crypto::{open_data_page, open_root};
 use crate::error::{Error, Result};
 use crate::format::{
-    decode_slot, malformed_error, HeaderPrefix, KeySlot, PageRecord, PagesLeaf, Root, Table, ARCHIVE_ID_LEN,
+    decode_slot, HeaderPrefix, KeySlot, PageRecord, PagesLeaf, Root, Table, ARCHIVE_ID_LEN,
     HEADER_PREFIX_LEN, KEY_SLOTS, TRAILER_LEN, VERSION,
 };
 use crate::index::{page_key, read_sealed, TreeReader};
@@ -132,7 +132,7 @@ impl<S: ReadAt> Archive<S> {
         options.tuning.validate()?;
         let file_len = src.len().map_err(Error::stream("finding the archive's length"))?;
         if file_len < HEADER_PREFIX_LEN as u64 {
-            return Err(malformed_error("archive", "too short to be a lockbox archive"));
+            return Err(Error::malformed("archive", "too short to be a lockbox archive"));
         }
         let header = read_prefix(&src)?;
         if file_len < header.data_start() + TRAILER_LEN as u64 {
@@ -171,7 +171,7 @@ impl<S: ReadAt> Archive<S> {
             && root.sessions.last().map(|s| s.salt) == Some(trailer.session_salt)
             && (trailer.previous_trailer == 0) == (root.sessions.len() == 1);
         if !consistent {
-            return Err(malformed_error("index root", "does not match the trailer"));
+            return Err(Error::malformed("index root", "does not match the trailer"));
         }
         let session_offsets = session_offsets(&root)?;
         let session_keys =
@@ -283,7 +283,7 @@ impl<S: ReadAt> Archive<S> {
         let (id, child) = tree.find_leaf(self.root.pages_of(session), &page_key(at))?.ok_or_else(no_page)?;
         let leaf = PagesLeaf::decode(&tree.node(&id, &child)?)?;
         if page_key(leaf.first_offset) != child.first_key {
-            return Err(malformed_error("page table", "leaf does not start where its parent says"));
+            return Err(Error::malformed("page table", "leaf does not start where its parent says"));
         }
         Ok(leaf)
     }
@@ -331,11 +331,11 @@ fn session_offsets(root: &Root) -> Result<Vec<u64>> {
 }
 
 fn bad_sessions() -> Error {
-    malformed_error("index root", "sessions' pages out of order")
+    Error::malformed("index root", "sessions' pages out of order")
 }
 
 fn no_page() -> Error {
-    malformed_error("page table", "no page holds a file's bytes")
+    Error::malformed("page table", "no page holds a file's bytes")
 }
 
 /// The page of `leaf` holding data-stream offset `at`: its number, record

@@ -120,7 +120,8 @@ impl<S: ReadAt> Archive<S> {
     /// are.
     ///
     /// ```
-    /// use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, KdfParams, Metadata, Password};
+    /// use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, KdfParams, Password};
+    /// use revault_lockbox_api::create::Metadata;
     /// # fn main() -> Result<(), revault_lockbox_api::Error> {
     /// # let pw = Password::from("pw");
     /// # let mut w = ArchiveWriter::new(Vec::new(), &pw, CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS))?;

@@ -4,6 +4,7 @@ use zeroize::Zeroizing;
 
 use super::kdf_memory::KdfMemory;
 
+use crate::error::{Error, KdfError};
 use crate::format::{KDF_SALT_LEN, KEY_LEN, MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES, MAX_KDF_WORK};
 
 /// Argon2id cost parameters, stored in each password slot.
@@ -38,9 +39,22 @@ impl KdfParams {
             && u64::from(self.m_kib) * u64::from(self.t) <= MAX_KDF_WORK
     }
 
-    /// Whether Argon2id accepts these parameters and a reader would too.
-    pub fn is_valid(&self) -> bool {
-        self.within_limits() && argon2::Params::new(self.m_kib, self.t, self.p, Some(KEY_LEN)).is_ok()
+    /// Whether Argon2id accepts these parameters and a reader would too:
+    /// the one check, for the writer and for a caller that wants to refuse
+    /// them before any work (the CLI's flags).
+    pub fn check(&self) -> Result<(), KdfError> {
+        if !self.within_limits() {
+            return Err(KdfError::AboveLimits);
+        }
+        if argon2::Params::new(self.m_kib, self.t, self.p, Some(KEY_LEN)).is_err() {
+            return Err(KdfError::Refused);
+        }
+        Ok(())
+    }
+
+    /// The library error for these parameters, refused for `reason`.
+    pub(crate) fn invalid(&self, reason: KdfError) -> Error {
+        Error::InvalidKdf { m_kib: self.m_kib, t: self.t, p: self.p, reason }
     }
 
     /// Derives a 256-bit key from `password` and `salt`. Fails with

@@ -19,10 +19,10 @@ impl Owners {
     /// The uid and gid to give `e`.
     pub(super) fn of(&mut self, e: &Entry) -> (u32, u32) {
         if self.numeric {
-            return (e.uid, e.gid);
+            return (e.meta.uid, e.meta.gid);
         }
-        let uid = e.user().and_then(|n| self.names.uid(n)).unwrap_or(e.uid);
-        let gid = e.group().and_then(|n| self.names.gid(n)).unwrap_or(e.gid);
+        let uid = e.meta.user.as_deref().and_then(|n| self.names.uid(n)).unwrap_or(e.meta.uid);
+        let gid = e.meta.group.as_deref().and_then(|n| self.names.gid(n)).unwrap_or(e.meta.gid);
         (uid, gid)
     }
 }

@@ -16,7 +16,7 @@ use crate::session::ArchiveWriter;
 use crate::walk::{Seen, WalkFilter};
 
 pub(super) fn inconsistent() -> Error {
-    crate::format::malformed_error("index", "entry count differs from the root's")
+    Error::malformed("index", "entry count differs from the root's")
 }
 
 pub(super) fn below_leaf(blocker: Vec<u8>) -> Error {
@@ -136,7 +136,7 @@ impl<W: Write> WalkFilter<W> for UpdateFilter<'_, '_> {
 /// Whether what the walk saw looks like stored entry `e`: same
 /// kind, size and modification time (what tar's `-u` compares).
 fn same_as_stored(e: &Entry, seen: &Seen) -> bool {
-    let same_time = (e.mtime_secs, e.mtime_nanos) == (seen.mtime_secs, seen.mtime_nanos);
+    let same_time = (e.meta.mtime_secs, e.meta.mtime_nanos) == (seen.mtime_secs, seen.mtime_nanos);
     let same_kind = match &e.kind {
         EntryKind::Dir => seen.kind == FileType::Directory,
         EntryKind::Symlink { .. } => seen.kind == FileType::Symlink,

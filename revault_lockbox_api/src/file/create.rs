@@ -73,7 +73,7 @@ fn walk_into<W: Write>(
 }
 
 /// Creates the archive `archive` from the tar or pax stream `input`, as
-/// [`create_archive`](crate::create_archive) does from a tree: under a
+/// [`create_archive`] does from a tree: under a
 /// temporary name, renamed into place when complete; an existing `archive`
 /// refused unless [`CreateOptions::overwrite`].
 ///
@@ -83,7 +83,7 @@ fn walk_into<W: Write>(
 /// file in `$TMPDIR`, sealed under a key held only in memory. Names lose a
 /// leading `/`; a `..` component, a hard link that is absolute, has `..` or
 /// names no earlier file, a pax sparse file, and a malformed or truncated
-/// stream are refused with [`Error::BadTar`](crate::Error::BadTar), and
+/// stream are refused with [`Error::BadTar`](crate::error::Error::BadTar), and
 /// then no file is left at `archive`.
 pub fn create_archive_from_tar(
     archive: &Path,

@@ -1,5 +1,6 @@
-//! Maintenance of an archive file: [`compact_archive`] rewrites it without
-//! what later sessions superseded, [`repair_archive`] cuts off a torn tail.
+//! Maintenance of an archive file, beside the updater's add, update and
+//! remove: [`ArchiveUpdater::compact`] rewrites it without what later
+//! sessions superseded, [`ArchiveUpdater::repair`] cuts off a torn tail.
 //! Both hold the writer lock throughout.
 
 use std::fs::File;
@@ -9,29 +10,49 @@ use std::path::Path;
 use super::atomic::{replace_atomically, ArchiveFile};
 use super::changes::inconsistent;
 use super::lock::open_locked;
-use super::UpdateOptions;
+use super::{ArchiveUpdater, UpdateOptions};
 use crate::archive::Archive;
 use crate::error::{Error, Result};
 use crate::format::EntryKind;
 use crate::keys::Unlock;
-use crate::session::{ArchiveWriter, CreateOptions, Metadata, SessionStart};
+use crate::session::{ArchiveWriter, CreateOptions, SessionStart};
 use crate::sparse::DataOnly;
 
-/// Rewrites the archive at `path` (opened with `key`) without what later
-/// sessions superseded: one session, one run, only the live files'
-/// content. The new archive keeps the archive id and key slots; it is
-/// written to a temporary file beside the old one, synced, and renamed
-/// over it, so the path holds either the old or the new archive, whole.
-/// Holds the writer lock throughout. Returns the new archive's length.
-pub fn compact_archive<'k>(path: &Path, key: impl Into<Unlock<'k>>, options: UpdateOptions) -> Result<u64> {
-    let file = open_locked(path, options.wait)?;
-    let reader = file.try_clone().map_err(Error::io("opening", path))?;
-    let archive = Archive::open_with(reader, key, options.open_options())?;
-    let mut head = vec![0u8; archive.data_start() as usize];
-    std::os::unix::fs::FileExt::read_exact_at(&file, &mut head, 0).map_err(Error::io("reading", path))?;
-    let len = rewrite_archive(path, archive, &head, &options.create)?;
-    drop(file);
-    Ok(len)
+impl ArchiveUpdater {
+    /// Rewrites the archive at `path` (opened with `key`) without what later
+    /// sessions superseded: one session, one run, only the live files'
+    /// content. The new archive keeps the archive id and key slots; it is
+    /// written to a temporary file beside the old one, synced, and renamed
+    /// over it, so the path holds either the old or the new archive, whole.
+    /// Holds the writer lock throughout. Returns the new archive's length.
+    pub fn compact<'k>(path: &Path, key: impl Into<Unlock<'k>>, options: UpdateOptions) -> Result<u64> {
+        let file = open_locked(path, options.wait)?;
+        let reader = file.try_clone().map_err(Error::io("opening", path))?;
+        let archive = Archive::open_with(reader, key, options.open_options())?;
+        let mut head = vec![0u8; archive.data_start() as usize];
+        std::os::unix::fs::FileExt::read_exact_at(&file, &mut head, 0).map_err(Error::io("reading", path))?;
+        let len = rewrite_archive(path, archive, &head, &options.create)?;
+        drop(file);
+        Ok(len)
+    }
+
+    /// Cuts off the torn tail of the archive at `path` (what an interrupted
+    /// session left after the last committed trailer), after checking with
+    /// `key` which trailer is committed (of `options`, only
+    /// [`wait`](UpdateOptions::wait) counts). Returns the bytes cut (0 when the
+    /// archive was whole).
+    pub fn repair<'k>(path: &Path, key: impl Into<Unlock<'k>>, options: UpdateOptions) -> Result<u64> {
+        let file = open_locked(path, options.wait)?;
+        let reader = file.try_clone().map_err(Error::io("opening", path))?;
+        let archive = Archive::open(reader, key)?;
+        let torn = archive.torn_tail_bytes();
+        if torn > 0 {
+            let (_, _, end) = archive.append_point();
+            file.set_len(end).map_err(Error::io("truncating", path))?;
+            file.sync_all().map_err(Error::io("syncing", path))?;
+        }
+        Ok(torn)
+    }
 }
 
 /// Writes the live state of `archive` (read from `path`, whose writer lock
@@ -65,7 +86,7 @@ fn copy_live(
     let mut leaf = None;
     for entry in archive.entries()? {
         let entry = entry?;
-        let meta = Metadata::of_entry(&entry);
+        let meta = entry.meta.clone();
         match &entry.kind {
             EntryKind::Dir => writer.add_dir(&entry.path, &meta)?,
             EntryKind::Symlink { target } => writer.add_symlink(&entry.path, &meta, target)?,
@@ -97,21 +118,4 @@ fn copy_live(
         }
     }
     writer.finish_counted()
-}
-
-/// Cuts off the torn tail of the archive at `path` (what an interrupted
-/// session left after the last committed trailer), after checking with
-/// `key` which trailer is committed. Returns the bytes cut (0 when the
-/// archive was whole).
-pub fn repair_archive<'k>(path: &Path, key: impl Into<Unlock<'k>>, wait: bool) -> Result<u64> {
-    let file = open_locked(path, wait)?;
-    let reader = file.try_clone().map_err(Error::io("opening", path))?;
-    let archive = Archive::open(reader, key)?;
-    let torn = archive.torn_tail_bytes();
-    if torn > 0 {
-        let (_, _, end) = archive.append_point();
-        file.set_len(end).map_err(Error::io("truncating", path))?;
-        file.sync_all().map_err(Error::io("syncing", path))?;
-    }
-    Ok(torn)
 }

@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 use crate::archive::OpenOptions;
-use crate::error::CreateWarning;
 use crate::profile::WorkloadProfile;
 use crate::progress::Progress;
 use crate::session::CreateOptions;
+use crate::warning::CreateWarning;
 
 /// How an archive is changed in place. Every setter's doc states its
 /// default.
@@ -88,6 +88,6 @@ pub struct UpdateReport {
     /// Whether the entries runs were first merged into one (past the bound
     /// on runs), in a session of its own.
     pub runs_merged: bool,
-    /// Things skipped, one line each, as [`CreateReport`](crate::CreateReport) has them.
+    /// Things skipped, one line each, as [`CreateReport`](crate::create::CreateReport) has them.
     pub warnings: Vec<CreateWarning>,
 }

@@ -24,11 +24,6 @@ pub(crate) fn malformed(what: &'static str, why: &'static str) -> DecodeError {
     DecodeError { what, why }
 }
 
-/// The library error for a malformed structure.
-pub(crate) fn malformed_error(what: &'static str, why: &'static str) -> crate::error::Error {
-    malformed(what, why).into()
-}
-
 /// Appends little-endian fields to a byte vector.
 #[derive(Default)]
 pub(crate) struct Encoder {

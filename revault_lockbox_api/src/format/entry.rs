@@ -16,7 +16,7 @@
 //! earlier file and repeats where that file's content is.
 
 use super::codec::{malformed, Decoder, Encoder};
-use super::extra::{Extra, SparseMap, Xattr, KIND_HAS_EXTRA};
+use super::extra::{decode_extra, Extra, SparseMap, Xattr, KIND_HAS_EXTRA};
 use super::{check_entry_path, check_symlink_target, DecodeError, DIGEST_LEN, MAX_PATH_LEN};
 
 /// One archived path and its metadata.
@@ -27,7 +27,22 @@ pub struct Entry {
     pub path: Vec<u8>,
     /// Kind and kind-specific data.
     pub kind: EntryKind,
-    /// Permission bits (`st_mode & 0o7777`).
+    /// Mode, owner, mtime, owner names and xattrs.
+    pub meta: Metadata,
+    /// Where the content is, for files and hard links.
+    pub(crate) extent: Option<Extent>,
+    /// Where a sparse file's data lies (stored in the optional tail).
+    pub(crate) sparse: Option<SparseMap>,
+}
+
+/// What an entry holds besides its path, kind and content: mode, owner,
+/// mtime, owner names and xattrs. A caller gives it to
+/// [`ArchiveWriter`](crate::ArchiveWriter) for each entry; an [`Entry`]
+/// read back holds it as [`Entry::meta`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Metadata {
+    /// Permission bits (only `0o7777` is kept).
     pub mode: u32,
     /// Owner user id.
     pub uid: u32,
@@ -37,10 +52,37 @@ pub struct Entry {
     pub mtime_secs: i64,
     /// Nanoseconds part of the modification time.
     pub mtime_nanos: u32,
-    /// Where the content is, for files and hard links.
-    pub(crate) extent: Option<Extent>,
-    /// Owner names, xattrs, sparse map: the optional tail.
-    pub(crate) extra: Extra,
+    /// Owner's user name (1 to 255 bytes, no NUL), when known.
+    pub user: Option<Vec<u8>>,
+    /// Owner's group name, when known.
+    pub group: Option<Vec<u8>>,
+    /// Extended attributes, names unique (stored sorted).
+    pub xattrs: Vec<Xattr>,
+}
+
+impl Metadata {
+    /// Mode, owner and mtime given directly; no names, no xattrs.
+    pub fn new(mode: u32, uid: u32, gid: u32, mtime_secs: i64, mtime_nanos: u32) -> Metadata {
+        Metadata { mode, uid, gid, mtime_secs, mtime_nanos, ..Metadata::default() }
+    }
+
+    /// The same, with the owner's user and group names.
+    pub fn with_names(mut self, user: Option<Vec<u8>>, group: Option<Vec<u8>>) -> Metadata {
+        (self.user, self.group) = (user, group);
+        self
+    }
+
+    /// The same, with extended attributes.
+    pub fn with_xattrs(mut self, xattrs: Vec<Xattr>) -> Metadata {
+        self.xattrs = xattrs;
+        self
+    }
+
+    /// Takes mode, owner and mtime from file-system metadata.
+    pub fn from_fs(md: &std::fs::Metadata) -> Metadata {
+        use std::os::unix::fs::MetadataExt;
+        Metadata::new(md.mode() & 0o7777, md.uid(), md.gid(), md.mtime(), md.mtime_nsec() as u32)
+    }
 }
 
 /// What an entry is.
@@ -103,24 +145,13 @@ impl Entry {
         }
     }
 
-    /// The owner's user name, when it was stored.
-    pub fn user(&self) -> Option<&[u8]> {
-        self.extra.user.as_deref()
-    }
-
-    /// The owner's group name, when it was stored.
-    pub fn group(&self) -> Option<&[u8]> {
-        self.extra.group.as_deref()
-    }
-
-    /// Extended attributes stored (`create --xattrs`), sorted by name.
-    pub fn xattrs(&self) -> &[Xattr] {
-        &self.extra.xattrs
-    }
-
     /// Where a sparse file's data lies; `None` for a file stored whole.
     pub fn sparse_map(&self) -> Option<&SparseMap> {
-        self.extra.sparse.as_ref()
+        self.sparse.as_ref()
+    }
+
+    fn extra(&self) -> Extra<'_> {
+        Extra { meta: &self.meta, sparse: self.sparse.as_ref() }
     }
 }
 
@@ -198,7 +229,7 @@ pub(crate) fn encoded_entry_len(entry: &Entry) -> usize {
             EntryKind::Symlink { target } => 4 + target.len(),
             EntryKind::Hardlink { target, .. } => 4 + target.len() + 8 + 8 + DIGEST_LEN,
         }
-        + entry.extra.encoded_len()
+        + entry.extra().encoded_len()
 }
 
 fn encode_entry(entry: &Entry, e: &mut Encoder) {
@@ -208,14 +239,14 @@ fn encode_entry(entry: &Entry, e: &mut Encoder) {
         EntryKind::Symlink { .. } => ENTRY_SYMLINK,
         EntryKind::Hardlink { .. } => ENTRY_HARDLINK,
     };
-    let has_extra = if entry.extra.is_empty() { 0 } else { KIND_HAS_EXTRA };
+    let has_extra = if entry.extra().is_empty() { 0 } else { KIND_HAS_EXTRA };
     e.u8(kind | has_extra)
         .var_bytes(&entry.path)
-        .u32(entry.mode)
-        .u32(entry.uid)
-        .u32(entry.gid)
-        .i64(entry.mtime_secs)
-        .u32(entry.mtime_nanos);
+        .u32(entry.meta.mode)
+        .u32(entry.meta.uid)
+        .u32(entry.meta.gid)
+        .i64(entry.meta.mtime_secs)
+        .u32(entry.meta.mtime_nanos);
     let extent = entry.extent.unwrap_or(Extent { offset: 0, size: 0, linked: false });
     match &entry.kind {
         EntryKind::Dir => {}
@@ -231,7 +262,7 @@ fn encode_entry(entry: &Entry, e: &mut Encoder) {
         }
     }
     if has_extra != 0 {
-        entry.extra.encode(e);
+        entry.extra().encode(e);
     }
 }
 
@@ -281,13 +312,14 @@ fn decode_entry(d: &mut Decoder<'_>) -> Result<Entry, DecodeError> {
         }
         _ => return Err(malformed("index entry", "unknown entry kind")),
     };
-    let extra = if has_extra { Extra::decode(d, extent.map(|x| x.size))? } else { Extra::default() };
+    let mut meta = Metadata::new(mode, uid, gid, mtime_secs, mtime_nanos);
+    let sparse = if has_extra { decode_extra(d, extent.map(|x| x.size), &mut meta)? } else { None };
     // A sparse file's data stream holds only its segments.
-    if let (Some(x), Some(map)) = (&mut extent, &extra.sparse) {
+    if let (Some(x), Some(map)) = (&mut extent, &sparse) {
         x.size = map.stored_len();
     }
     if extent.is_some_and(|x| x.offset.checked_add(x.size).is_none()) {
         return Err(malformed("index entry", "content range overflows"));
     }
-    Ok(Entry { path, kind, mode, uid, gid, mtime_secs, mtime_nanos, extent, extra })
+    Ok(Entry { path, kind, meta, extent, sparse })
 }

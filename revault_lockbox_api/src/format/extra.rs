@@ -13,6 +13,7 @@
 //! refused.
 
 use super::codec::{malformed, Decoder, Encoder};
+use super::entry::Metadata;
 use super::{DecodeError, MAX_SPARSE_SEGMENTS, MAX_XATTRS_LEN, MAX_XATTR_NAME_LEN, MAX_XATTR_VALUE_LEN};
 
 /// Set in an entry's kind byte when an [`Extra`] tail follows its body.
@@ -99,18 +100,19 @@ impl SparseMap {
     }
 }
 
-/// The optional metadata of one entry.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) struct Extra {
-    pub(crate) user: Option<Vec<u8>>,
-    pub(crate) group: Option<Vec<u8>>,
-    pub(crate) xattrs: Vec<Xattr>,
-    pub(crate) sparse: Option<SparseMap>,
+/// The optional tail of one entry, as encoded: its owner names and
+/// xattrs (from its [`Metadata`]) and its sparse map.
+pub(crate) struct Extra<'a> {
+    pub(crate) meta: &'a Metadata,
+    pub(crate) sparse: Option<&'a SparseMap>,
 }
 
-impl Extra {
+impl Extra<'_> {
     pub(crate) fn is_empty(&self) -> bool {
-        self.user.is_none() && self.group.is_none() && self.xattrs.is_empty() && self.sparse.is_none()
+        self.meta.user.is_none()
+            && self.meta.group.is_none()
+            && self.meta.xattrs.is_empty()
+            && self.sparse.is_none()
     }
 
     pub(crate) fn encoded_len(&self) -> usize {
@@ -118,78 +120,83 @@ impl Extra {
             return 0;
         }
         let name = |n: &Option<Vec<u8>>| n.as_ref().map_or(0, |n| 1 + n.len());
-        let xattrs = if self.xattrs.is_empty() {
+        let xattrs = if self.meta.xattrs.is_empty() {
             0
         } else {
-            2 + self.xattrs.iter().map(|x| 1 + x.name.len() + 4 + x.value.len()).sum::<usize>()
+            2 + self.meta.xattrs.iter().map(|x| 1 + x.name.len() + 4 + x.value.len()).sum::<usize>()
         };
-        let sparse = self.sparse.as_ref().map_or(0, |m| 4 + 16 * m.segments.len());
-        1 + name(&self.user) + name(&self.group) + xattrs + sparse
+        let sparse = self.sparse.map_or(0, |m| 4 + 16 * m.segments.len());
+        1 + name(&self.meta.user) + name(&self.meta.group) + xattrs + sparse
     }
 
     pub(crate) fn encode(&self, e: &mut Encoder) {
         let flags = [
-            (self.user.is_some(), HAS_USER),
-            (self.group.is_some(), HAS_GROUP),
-            (!self.xattrs.is_empty(), HAS_XATTRS),
+            (self.meta.user.is_some(), HAS_USER),
+            (self.meta.group.is_some(), HAS_GROUP),
+            (!self.meta.xattrs.is_empty(), HAS_XATTRS),
             (self.sparse.is_some(), HAS_SPARSE),
         ]
         .iter()
         .filter(|(on, _)| *on)
         .fold(0, |acc, (_, bit)| acc | bit);
         e.u8(flags);
-        for name in [&self.user, &self.group].into_iter().flatten() {
+        for name in [&self.meta.user, &self.meta.group].into_iter().flatten() {
             e.u8(name.len() as u8).bytes(name);
         }
-        if !self.xattrs.is_empty() {
-            e.u16(self.xattrs.len() as u16);
-            for x in &self.xattrs {
+        if !self.meta.xattrs.is_empty() {
+            e.u16(self.meta.xattrs.len() as u16);
+            for x in &self.meta.xattrs {
                 e.u8(x.name.len() as u8).bytes(&x.name).u32(x.value.len() as u32).bytes(&x.value);
             }
         }
-        if let Some(map) = &self.sparse {
+        if let Some(map) = self.sparse {
             e.u32(map.segments.len() as u32);
             for &(offset, len) in &map.segments {
                 e.u64(offset).u64(len);
             }
         }
     }
+}
 
-    /// Decodes a tail; `size` is the entry's logical size (files and hard
-    /// links), which a sparse map must stay within.
-    pub(crate) fn decode(d: &mut Decoder<'_>, size: Option<u64>) -> Result<Extra, DecodeError> {
-        let flags = d.u8()?;
-        if flags == 0 || flags & !(HAS_USER | HAS_GROUP | HAS_XATTRS | HAS_SPARSE) != 0 {
-            return Err(malformed("index entry", "unknown or empty metadata flags"));
-        }
-        let mut extra = Extra::default();
-        let name = |d: &mut Decoder<'_>, what| -> Result<Vec<u8>, DecodeError> {
-            let len = d.u8()? as usize;
-            let name = d.bytes(len)?;
-            check_name(name).map_err(|why| malformed(what, why))?;
-            Ok(name.to_vec())
-        };
-        if flags & HAS_USER != 0 {
-            extra.user = Some(name(d, "owner name")?);
-        }
-        if flags & HAS_GROUP != 0 {
-            extra.group = Some(name(d, "group name")?);
-        }
-        if flags & HAS_XATTRS != 0 {
-            extra.xattrs = decode_xattrs(d)?;
-        }
-        if flags & HAS_SPARSE != 0 {
-            let size = size.ok_or_else(|| malformed("sparse map", "on an entry without content"))?;
-            let count = d.u32()? as usize;
-            if count > MAX_SPARSE_SEGMENTS || count * 16 > d.remaining() {
-                return Err(malformed("sparse map", "more segments than allowed"));
-            }
-            let segments =
-                (0..count).map(|_| Ok((d.u64()?, d.u64()?))).collect::<Result<Vec<_>, DecodeError>>()?;
-            extra.sparse = Some(SparseMap::new(segments, size).map_err(|why| malformed("sparse map", why))?);
-        }
-        Ok(extra)
+/// Decodes a tail into `meta` (owner names, xattrs) and returns its sparse
+/// map; `size` is the entry's logical size (files and hard links), which a
+/// sparse map must stay within.
+pub(crate) fn decode_extra(
+    d: &mut Decoder<'_>,
+    size: Option<u64>,
+    meta: &mut Metadata,
+) -> Result<Option<SparseMap>, DecodeError> {
+    let flags = d.u8()?;
+    if flags == 0 || flags & !(HAS_USER | HAS_GROUP | HAS_XATTRS | HAS_SPARSE) != 0 {
+        return Err(malformed("index entry", "unknown or empty metadata flags"));
     }
+    let mut sparse = None;
+    let name = |d: &mut Decoder<'_>, what| -> Result<Vec<u8>, DecodeError> {
+        let len = d.u8()? as usize;
+        let name = d.bytes(len)?;
+        check_name(name).map_err(|why| malformed(what, why))?;
+        Ok(name.to_vec())
+    };
+    if flags & HAS_USER != 0 {
+        meta.user = Some(name(d, "owner name")?);
+    }
+    if flags & HAS_GROUP != 0 {
+        meta.group = Some(name(d, "group name")?);
+    }
+    if flags & HAS_XATTRS != 0 {
+        meta.xattrs = decode_xattrs(d)?;
+    }
+    if flags & HAS_SPARSE != 0 {
+        let size = size.ok_or_else(|| malformed("sparse map", "on an entry without content"))?;
+        let count = d.u32()? as usize;
+        if count > MAX_SPARSE_SEGMENTS || count * 16 > d.remaining() {
+            return Err(malformed("sparse map", "more segments than allowed"));
+        }
+        let segments =
+            (0..count).map(|_| Ok((d.u64()?, d.u64()?))).collect::<Result<Vec<_>, DecodeError>>()?;
+        sparse = Some(SparseMap::new(segments, size).map_err(|why| malformed("sparse map", why))?);
+    }
+    Ok(sparse)
 }
 
 fn decode_xattrs(d: &mut Decoder<'_>) -> Result<Vec<Xattr>, DecodeError> {

@@ -16,11 +16,10 @@ mod path;
 mod root;
 mod trailer;
 
-pub(crate) use codec::malformed_error;
 pub use codec::DecodeError;
 pub(crate) use entry::{encoded_record_len, Extent, Record};
-pub use entry::{Entry, EntryKind};
-pub(crate) use extra::{check_name, check_xattr, check_xattr_list, Extra};
+pub use entry::{Entry, EntryKind, Metadata};
+pub(crate) use extra::{check_name, check_xattr, check_xattr_list};
 pub use extra::{SparseMap, Xattr};
 pub(crate) use header::{
     decode_slot, encode_slot, recipient_slot_aad, HeaderPrefix, KeyFileSlot, KeySlot, PasswordSlot,

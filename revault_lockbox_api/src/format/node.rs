@@ -230,21 +230,11 @@ impl PagesLeaf {
 mod tests {
     use super::*;
     use crate::format::{
-        Entry, EntryKind, Extent, Extra, SparseMap, Xattr, MAX_SPARSE_SEGMENTS, MAX_XATTRS_LEN,
+        Entry, EntryKind, Extent, Metadata, SparseMap, Xattr, MAX_SPARSE_SEGMENTS, MAX_XATTRS_LEN,
     };
 
     fn entry(path: &[u8], kind: EntryKind, extent: Option<Extent>) -> Entry {
-        Entry {
-            path: path.to_vec(),
-            kind,
-            mode: 0o644,
-            uid: 1,
-            gid: 2,
-            mtime_secs: -5,
-            mtime_nanos: 7,
-            extent,
-            extra: Extra::default(),
-        }
+        Entry { path: path.to_vec(), kind, meta: Metadata::new(0o644, 1, 2, -5, 7), extent, sparse: None }
     }
 
     fn sample_entries() -> Vec<Record> {
@@ -260,15 +250,13 @@ mod tests {
             ),
             entry(b"l", EntryKind::Symlink { target: b"../x".to_vec() }, None),
             Entry {
-                extra: Extra {
-                    user: Some(b"\xffuser".to_vec()),
-                    group: Some(b"staff".to_vec()),
-                    xattrs: vec![
+                meta: Metadata::new(0o644, 1, 2, -5, 7)
+                    .with_names(Some(b"\xffuser".to_vec()), Some(b"staff".to_vec()))
+                    .with_xattrs(vec![
                         Xattr { name: b"system.posix_acl_access".to_vec(), value: vec![2, 0, 0, 0] },
                         Xattr { name: b"user.empty".to_vec(), value: Vec::new() },
-                    ],
-                    sparse: Some(SparseMap::new(vec![(10, 5), (100, 995)], 1 << 40).unwrap()),
-                },
+                    ]),
+                sparse: Some(SparseMap::new(vec![(10, 5), (100, 995)], 1 << 40).unwrap()),
                 ..entry(
                     b"sparse",
                     EntryKind::File { size: 1 << 40, sha256: sha },
@@ -301,12 +289,10 @@ mod tests {
             .collect();
         let segments = (0..MAX_SPARSE_SEGMENTS as u64).map(|i| (i * 2, 1)).collect();
         let big = Entry {
-            extra: Extra {
-                user: Some(vec![b'u'; 255]),
-                group: Some(vec![b'g'; 255]),
-                xattrs,
-                sparse: Some(SparseMap::new(segments, u64::MAX).unwrap()),
-            },
+            meta: Metadata::new(0o644, 1, 2, -5, 7)
+                .with_names(Some(vec![b'u'; 255]), Some(vec![b'g'; 255]))
+                .with_xattrs(xattrs),
+            sparse: Some(SparseMap::new(segments, u64::MAX).unwrap()),
             ..entry(
                 &long,
                 EntryKind::Hardlink { target: long.clone(), size: u64::MAX, sha256: [0; 32] },

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::crypto::open_index_node;
 use crate::crypto::SessionKeys;
 use crate::error::{Error, Result};
-use crate::format::{malformed_error, Child, IndexNodeId, Internal, Table, TreeTop, ARCHIVE_ID_LEN};
+use crate::format::{Child, IndexNodeId, Internal, Table, TreeTop, ARCHIVE_ID_LEN};
 use crate::storage::ReadAt;
 
 /// Reads the nodes of one session's tree.
@@ -62,7 +62,7 @@ impl<'a> TreeReader<'a> {
     fn internal(&self, id: &IndexNodeId, child: &Child) -> Result<Internal> {
         let node = Internal::decode(&self.node(id, child)?)?;
         if node.children[0].first_key != child.first_key {
-            return Err(malformed_error("index node", "first key differs from its parent's"));
+            return Err(Error::malformed("index node", "first key differs from its parent's"));
         }
         self.check_order(&node.children)?;
         Ok(node)
@@ -79,7 +79,7 @@ impl<'a> TreeReader<'a> {
 
     fn check_order(&self, children: &[Child]) -> Result<()> {
         if children.windows(2).any(|w| self.table.cmp(&w[0].first_key, &w[1].first_key).is_ge()) {
-            return Err(malformed_error("index node", "children out of order"));
+            return Err(Error::malformed("index node", "children out of order"));
         }
         Ok(())
     }
@@ -98,7 +98,7 @@ impl<'a> TreeReader<'a> {
         while level > 0 {
             let node = self.internal(&id, &child)?;
             i = pick(&node.children)
-                .ok_or_else(|| malformed_error("index node", "key below its first key"))?;
+                .ok_or_else(|| Error::malformed("index node", "key below its first key"))?;
             level -= 1;
             id = IndexNodeId { table: self.table, level, seq: node.first_child_seq + i as u64 };
             child = node.children[i].clone();
@@ -194,7 +194,7 @@ impl LeafCursor<'_> {
                 frame.entered = true;
                 let level = usize::from(frame.level);
                 if frame.first_seq != self.expected[level] {
-                    return Err(malformed_error("index", "nodes missing or repeated"));
+                    return Err(Error::malformed("index", "nodes missing or repeated"));
                 }
                 self.reader.check_order(&frame.children)?;
                 self.expected[level] += frame.children.len() as u64;

@@ -44,8 +44,7 @@ mod table;
 #[cfg(test)]
 mod vector_tests;
 
-use std::path::PathBuf;
-
+pub use crate::error::KeyError;
 pub use identity::{Identity, PassphraseFn};
 pub use keyfile::KeyFile;
 pub use keygen::keygen;
@@ -69,90 +68,6 @@ pub const MAX_KEY_FILE_LEN: u64 = 1 << 20;
 /// Most scrypt work (log2 N) a passphrase-protected age identity file may
 /// ask for: 2^20 is 1 GiB of memory; age itself writes 2^18.
 pub const MAX_SCRYPT_LOG_N: u8 = 20;
-
-/// What went wrong parsing keys or reading a slot.
-///
-/// Messages never include secret material: a bad identity line is named by
-/// its number, not its content.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum KeyError {
-    /// A key file is malformed (the text never appears in the message).
-    #[error("invalid key file: {0}")]
-    InvalidKeyFile(&'static str),
-    /// A recipient string is not one of the supported kinds or is malformed.
-    #[error("invalid recipient {shown}: {reason}")]
-    InvalidRecipient {
-        /// The start of the string, for the message.
-        shown: String,
-        /// Why it was refused.
-        reason: String,
-    },
-    /// A line of a recipients file is not a valid recipient.
-    #[error("{source_name}, line {line}: {reason}")]
-    RecipientsFile {
-        /// The file (or "recipients" when it has no name).
-        source_name: String,
-        /// 1-based line number.
-        line: usize,
-        /// Why the line was refused.
-        reason: String,
-    },
-    /// An identity is malformed or of a kind not supported.
-    #[error("invalid identity{}: {reason}", line.map(|l| format!(" on line {l}")).unwrap_or_default())]
-    InvalidIdentity {
-        /// 1-based line number in an age identity file, when there is one.
-        line: Option<usize>,
-        /// Why it was refused (never the key itself).
-        reason: String,
-    },
-    /// A file holds no recipient or no identity.
-    #[error("{0} holds no keys")]
-    Empty(String),
-    /// A passphrase-protected identity needs a passphrase and none was given.
-    #[error("identity is passphrase-protected and no passphrase was given")]
-    PassphraseRequired,
-    /// The passphrase did not decrypt the identity.
-    #[error("wrong passphrase or corrupted identity")]
-    WrongPassphrase,
-    /// Post-quantum and classical-only recipients were given together.
-    #[error(
-        "post-quantum recipients ({pq}) cannot be mixed with classical-only recipients ({classical}): \
-         the archive would open with a key a quantum computer can break; allow mixing explicitly to do it anyway"
-    )]
-    MixedRecipients {
-        /// How many hybrid recipients.
-        pq: usize,
-        /// How many classical-only recipients.
-        classical: usize,
-    },
-    /// A slot body would not fit the archive's slot room.
-    #[error("key slot body of {len} bytes exceeds the {max}-byte limit")]
-    SlotTooLarge {
-        /// The body's length.
-        len: usize,
-        /// The limit.
-        max: usize,
-    },
-    /// A slot body is not well formed.
-    #[error("malformed recipient key slot: {0}")]
-    MalformedSlot(&'static str),
-    /// Wrapping a key to a recipient failed.
-    #[error("cannot wrap key for recipient: {0}")]
-    Wrap(String),
-    /// Reading a key file failed.
-    #[error("reading {}", crate::quote::Quoted::path(path))]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The underlying error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The system's random generator failed.
-    #[error("random generator failed")]
-    Random(#[source] std::io::Error),
-}
 
 /// Checks that a set of recipients does not mix post-quantum (hybrid) with
 /// classical-only recipients, unless `allow_mixed`. See the module docs

@@ -7,7 +7,7 @@ use crate::crypto::{
     unwrap_key_file_slots, unwrap_password_slots, wrap_key_file_slot, wrap_password_slot, ContentKey,
     KdfParams, Password,
 };
-use crate::error::{Error, Result};
+use crate::error::{Error, KdfError, Result};
 use crate::format::{recipient_slot_aad, KeySlot, ARCHIVE_ID_LEN, KEY_SLOTS, MAX_KEY_SLOT_BODY_LEN};
 
 /// The keys a new archive is locked with: passwords (Argon2id), key files
@@ -15,7 +15,8 @@ use crate::format::{recipient_slot_aad, KeySlot, ARCHIVE_ID_LEN, KEY_SLOTS, MAX_
 /// the archive.
 ///
 /// ```
-/// use revault_lockbox_api::{keygen, Archive, ArchiveWriter, CreateOptions, Identity, KeySet, Recipient};
+/// use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, KeySet};
+/// use revault_lockbox_api::keys::{Identity, Recipient, keygen};
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let (identity_file, recipient) = keygen(false)?; // or age-keygen's output
 /// let recipient: Recipient = recipient.parse()?;
@@ -99,9 +100,7 @@ impl KeySet {
         let used = existing.iter().filter(|s| !matches!(s, KeySlot::Empty)).count();
         let count = self.passwords.len() + self.key_files.len() + self.recipients.len();
         if count == 0 || used + count > KEY_SLOTS {
-            return Err(Error::BadKeys(format!(
-                "{count} keys given and {used} slots in use; an archive takes 1 to {KEY_SLOTS}"
-            )));
+            return Err(Error::KeyCount { given: count, in_use: used });
         }
         check_recipient_mix(&self.recipients, self.allow_mixed)?;
         Ok(())
@@ -129,13 +128,16 @@ impl KeySet {
         content_key: &ContentKey,
         kdf: KdfParams,
     ) -> Result<Vec<KeySlot>> {
+        if !self.passwords.is_empty() {
+            kdf.check().map_err(|reason| kdf.invalid(reason))?;
+        }
         self.passwords
             .iter()
             .map(|password| {
                 let slot = wrap_password_slot(archive_id, content_key, password, kdf).map_err(|e| match e
                     .kind()
                 {
-                    std::io::ErrorKind::InvalidInput => Error::InvalidKdf(e.to_string()),
+                    std::io::ErrorKind::InvalidInput => kdf.invalid(KdfError::Refused),
                     _ => Error::Stream { action: "deriving the password key", source: e },
                 })?;
                 Ok(KeySlot::Password(slot))
@@ -159,7 +161,7 @@ impl KeySet {
         for recipient in &self.recipients {
             let body = wrap_content_key(recipient, content_key.bytes(), &aad)?;
             if body.len() > MAX_KEY_SLOT_BODY_LEN {
-                return Err(Error::BadKeys(format!("the slot for {recipient} does not fit in 4 KiB")));
+                return Err(Error::RecipientSlotTooLarge { recipient: recipient.to_string() });
             }
             slots.push(KeySlot::Recipient(body));
         }

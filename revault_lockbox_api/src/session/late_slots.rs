@@ -125,15 +125,7 @@ impl<W: Write> ArchiveWriter<W> {
 /// Checks the KDF parameters, then draws a new archive's id and content key.
 fn new_archive_keys(options: &CreateOptions) -> Result<([u8; ARCHIVE_ID_LEN], ContentKey)> {
     options.tuning.validate()?;
-    if !options.kdf.is_valid() {
-        return Err(Error::InvalidKdf(format!(
-            "{:?} (a reader accepts at most {} MiB, {} passes, {} lanes)",
-            options.kdf,
-            crate::format::MAX_KDF_MEMORY_KIB / 1024,
-            crate::format::MAX_KDF_PASSES,
-            crate::format::MAX_KDF_LANES
-        )));
-    }
+    options.kdf.check().map_err(|reason| options.kdf.invalid(reason))?;
     let mut archive_id = [0u8; ARCHIVE_ID_LEN];
     random_bytes(&mut archive_id).map_err(Error::stream("drawing random bytes"))?;
     let content_key = ContentKey::random().map_err(Error::stream("drawing random bytes"))?;

@@ -17,8 +17,9 @@ mod pages;
 mod select;
 mod writer;
 
+pub use crate::format::Metadata;
 pub(crate) use commit::SessionStart;
 pub(crate) use late_slots::{LateSlots, SlotsLast};
-pub use options::{CreateOptions, Metadata};
+pub use options::CreateOptions;
 pub use select::Selection;
 pub use writer::ArchiveWriter;

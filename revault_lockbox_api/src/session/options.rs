@@ -1,68 +1,13 @@
-//! How a write session is set up ([`CreateOptions`]) and what each entry
-//! carries besides its content ([`Metadata`]): the caller's side of the
-//! writer, held apart from the engine so that options read in one place.
+//! How a write session is set up ([`CreateOptions`]): the caller's side of
+//! the writer, held apart from the engine so that options read in one
+//! place.
 
 use std::sync::Arc;
 
 use super::Selection;
 use crate::crypto::KdfParams;
-use crate::format::{Entry, Xattr};
 use crate::profile::{CreateTuning, WorkloadProfile};
 use crate::progress::Progress;
-
-/// Metadata stored with each entry.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub struct Metadata {
-    /// Permission bits (only `0o7777` is kept).
-    pub mode: u32,
-    /// Owner user id.
-    pub uid: u32,
-    /// Owner group id.
-    pub gid: u32,
-    /// Modification time, seconds since the Unix epoch.
-    pub mtime_secs: i64,
-    /// Nanoseconds part of the modification time.
-    pub mtime_nanos: u32,
-    /// Owner's user name (1 to 255 bytes, no NUL), when known.
-    pub user: Option<Vec<u8>>,
-    /// Owner's group name, when known.
-    pub group: Option<Vec<u8>>,
-    /// Extended attributes, names unique (stored sorted).
-    pub xattrs: Vec<Xattr>,
-}
-
-impl Metadata {
-    /// Mode, owner and mtime given directly; no names, no xattrs.
-    pub fn new(mode: u32, uid: u32, gid: u32, mtime_secs: i64, mtime_nanos: u32) -> Metadata {
-        Metadata { mode, uid, gid, mtime_secs, mtime_nanos, ..Metadata::default() }
-    }
-
-    /// What `entry` holds: mode, owner ids and names, mtime, xattrs.
-    pub(crate) fn of_entry(entry: &Entry) -> Metadata {
-        Metadata::new(entry.mode, entry.uid, entry.gid, entry.mtime_secs, entry.mtime_nanos)
-            .with_names(entry.user().map(<[u8]>::to_vec), entry.group().map(<[u8]>::to_vec))
-            .with_xattrs(entry.xattrs().to_vec())
-    }
-
-    /// The same, with the owner's user and group names.
-    pub fn with_names(mut self, user: Option<Vec<u8>>, group: Option<Vec<u8>>) -> Metadata {
-        (self.user, self.group) = (user, group);
-        self
-    }
-
-    /// The same, with extended attributes.
-    pub fn with_xattrs(mut self, xattrs: Vec<Xattr>) -> Metadata {
-        self.xattrs = xattrs;
-        self
-    }
-
-    /// Takes mode, owner and mtime from file-system metadata.
-    pub fn from_fs(md: &std::fs::Metadata) -> Metadata {
-        use std::os::unix::fs::MetadataExt;
-        Metadata::new(md.mode() & 0o7777, md.uid(), md.gid(), md.mtime(), md.mtime_nsec() as u32)
-    }
-}
 
 /// How an archive is written. Every setter's doc states its default.
 #[derive(Debug, Clone)]
@@ -172,7 +117,7 @@ impl CreateOptions {
     /// with a warning ([`Error::Strict`](crate::error::Error::Strict)),
     /// before the archive is renamed into place. Default: off, such things
     /// are reported in
-    /// [`CreateReport::warnings`](crate::CreateReport::warnings).
+    /// [`CreateReport::warnings`](crate::create::CreateReport::warnings).
     pub fn strict(mut self, strict: bool) -> Self {
         self.strict = strict;
         self
@@ -187,7 +132,7 @@ impl CreateOptions {
     }
 
     /// Which paths the tree walk of [`create_archive`](crate::create_archive)
-    /// and [`write_archive`](crate::write_archive) takes. Default: all.
+    /// and [`write_archive`](crate::create::write_archive) takes. Default: all.
     pub fn selection(mut self, selection: Selection) -> Self {
         self.selection = selection;
         self

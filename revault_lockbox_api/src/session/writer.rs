@@ -14,7 +14,7 @@ use crate::crypto::{random_bytes, ContentKey, SessionKeys};
 use crate::error::{Error, Result};
 use crate::format::{
     check_entry_path, check_name, check_symlink_target, check_xattr_list, encoded_record_len, is_within,
-    path_cmp, EntriesLeaf, Entry, EntryKind, Extent, Extra, PagesLeaf, Record, SparseMap, Table,
+    path_cmp, EntriesLeaf, Entry, EntryKind, Extent, PagesLeaf, Record, SparseMap, Table,
     INDEX_NODE_TARGET_LEN, SESSION_SALT_LEN,
 };
 use crate::index::TreeBuilder;
@@ -37,7 +37,8 @@ type LinkTarget = (Extent, [u8; 32], u64, Option<SparseMap>);
 /// threads, with at most `pages_in_flight` pages held in memory.
 ///
 /// ```
-/// use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, KdfParams, Metadata, Password};
+/// use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, KdfParams, Password};
+/// use revault_lockbox_api::create::Metadata;
 /// # fn main() -> Result<(), revault_lockbox_api::Error> {
 /// let password = Password::from("correct horse battery staple");
 /// let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS); // tests only
@@ -257,18 +258,15 @@ impl<W: Write> ArchiveWriter<W> {
         check_xattr_list(&xattrs).map_err(bad)?;
         // A name the format cannot hold is left out: the id stays.
         let name = |n: &Option<Vec<u8>>| n.clone().filter(|n| check_name(n).is_ok());
-        let extra = Extra { user: name(&meta.user), group: name(&meta.group), xattrs, sparse };
-        self.push_checked(Entry {
-            path: path.to_vec(),
-            kind,
+        let meta = Metadata {
             mode: meta.mode & 0o7777,
-            uid: meta.uid,
-            gid: meta.gid,
-            mtime_secs: meta.mtime_secs,
             mtime_nanos: meta.mtime_nanos.min(999_999_999),
-            extent,
-            extra,
-        })
+            user: name(&meta.user),
+            group: name(&meta.group),
+            xattrs,
+            ..meta.clone()
+        };
+        self.push_checked(Entry { path: path.to_vec(), kind, meta, extent, sparse })
     }
 
     /// Records that `path` and everything below it are deleted: older runs'

@@ -37,10 +37,10 @@ const USTAR_NAME_LEN: usize = 100;
 /// not exported is written as a file. Each file's content is authenticated
 /// and its SHA-256 checked as it is copied; a damaged one stops the export
 /// with the error, the stream then incomplete (no end-of-archive blocks).
-pub fn export_tar<S: ReadAt, W: Write>(
+pub fn export<W: Write, S: ReadAt>(
+    out: W,
     archive: &Archive<S>,
     only: &[Vec<u8>],
-    out: W,
 ) -> Result<(W, ExportReport)> {
     let subtrees = Subtrees::new(only);
     if let Some(missing) = subtrees.first_missing(archive)? {
@@ -94,7 +94,7 @@ fn header<W: Write>(
     tar: &mut tar::Builder<W>,
 ) -> Result<tar::Header> {
     let mut pax: Vec<(String, Vec<u8>)> = Vec::new();
-    pax.push(("mtime".into(), pax_time(entry.mtime_secs, entry.mtime_nanos).into_bytes()));
+    pax.push(("mtime".into(), pax_time(entry.meta.mtime_secs, entry.meta.mtime_nanos).into_bytes()));
     let mut binary = false;
     if entry.path.len() > USTAR_NAME_LEN {
         binary |= std::str::from_utf8(&entry.path).is_err();
@@ -108,7 +108,7 @@ fn header<W: Write>(
         pax.push(("size".into(), size.to_string().into_bytes()));
     }
     // Names a ustar field cannot hold whole go in pax records as well.
-    for (key, name) in [("uname", entry.user()), ("gname", entry.group())] {
+    for (key, name) in [("uname", entry.meta.user.as_deref()), ("gname", entry.meta.group.as_deref())] {
         if let Some(name) = name.filter(|n| n.len() > USTAR_OWNER_NAME_LEN) {
             binary |= std::str::from_utf8(name).is_err();
             pax.push((key.into(), name.to_vec()));
@@ -116,7 +116,7 @@ fn header<W: Write>(
     }
     // GNU tar's and star's records; a name that is not UTF-8 cannot be a
     // pax key, and is left out.
-    for x in entry.xattrs() {
+    for x in &entry.meta.xattrs {
         if let Ok(name) = std::str::from_utf8(&x.name) {
             pax.push((format!("{}{name}", std::str::from_utf8(PAX_XATTR).expect("ASCII")), x.value.clone()));
         }
@@ -128,10 +128,10 @@ fn header<W: Write>(
         .map_err(Error::stream("writing the tar stream"))?;
     let mut h = tar::Header::new_ustar();
     h.set_entry_type(kind);
-    h.set_mode(entry.mode);
-    h.set_uid(entry.uid.into());
-    h.set_gid(entry.gid.into());
-    h.set_mtime(entry.mtime_secs.max(0) as u64);
+    h.set_mode(entry.meta.mode);
+    h.set_uid(entry.meta.uid.into());
+    h.set_gid(entry.meta.gid.into());
+    h.set_mtime(entry.meta.mtime_secs.max(0) as u64);
     h.set_size(size.min(USTAR_MAX_SIZE));
     let old = h.as_old_mut();
     copy_truncated(&mut old.name, &entry.path);
@@ -139,8 +139,14 @@ fn header<W: Write>(
         copy_truncated(&mut old.linkname, target);
     }
     if let Some(ustar) = h.as_ustar_mut() {
-        copy_truncated(&mut ustar.uname[..USTAR_OWNER_NAME_LEN], entry.user().unwrap_or_default());
-        copy_truncated(&mut ustar.gname[..USTAR_OWNER_NAME_LEN], entry.group().unwrap_or_default());
+        copy_truncated(
+            &mut ustar.uname[..USTAR_OWNER_NAME_LEN],
+            entry.meta.user.as_deref().unwrap_or_default(),
+        );
+        copy_truncated(
+            &mut ustar.gname[..USTAR_OWNER_NAME_LEN],
+            entry.meta.group.as_deref().unwrap_or_default(),
+        );
     }
     h.set_cksum();
     Ok(h)

@@ -16,13 +16,14 @@ use std::os::unix::ffi::OsStringExt;
 use tar::EntryType;
 
 use super::spool::{Spool, SpoolRef, SpoolSource};
-use crate::error::{CreateWarning, EntryPath, WarningKind};
+use crate::error::{EntryPath, TarReason};
 use crate::error::{Error, Result};
 use crate::format::{check_entry_path, is_within, path_cmp, FirstLinks, MAX_PATH_LEN};
 use crate::format::{check_xattr, check_xattr_list, Xattr};
 use crate::keys::KeySet;
 use crate::session::{ArchiveWriter, CreateOptions, Metadata};
 use crate::walk::CreateReport;
+use crate::warning::{CreateWarning, WarningKind};
 
 /// Prefix of the pax keys that carry extended attributes (GNU tar, star,
 /// bsdtar).
@@ -100,47 +101,46 @@ fn read_stream(
     let mut by_name: HashMap<Vec<u8>, usize> = HashMap::new();
     let mut groups = 0usize;
     let mut archive = tar::Archive::new(input);
-    let entries = archive.entries().map_err(|e| bad(0, &[], e.to_string()))?;
+    let entries = archive.entries().map_err(|e| bad(0, &[], unreadable(e)))?;
     for (number, entry) in entries.enumerate() {
         let number = number as u64 + 1;
-        let mut entry = entry.map_err(|e| bad(number, &[], e.to_string()))?;
+        let mut entry = entry.map_err(|e| bad(number, &[], unreadable(e)))?;
         let raw_path = entry.path_bytes().into_owned();
-        let fail = |reason: String| bad(number, &raw_path, reason);
+        let fail = |reason: TarReason| bad(number, &raw_path, reason);
         let kind = entry.header().entry_type();
         let (meta, sparse) = metadata(&mut entry).map_err(fail)?;
         if sparse {
-            return Err(fail("pax sparse files (GNU.sparse.*) are not supported".into()));
+            return Err(fail(TarReason::Sparse));
         }
-        let Some(path) = member_name(&raw_path).map_err(|r| fail(r.into()))? else { continue };
+        let Some(path) = member_name(&raw_path).map_err(|r| fail(TarReason::UnsafeName(r)))? else {
+            continue;
+        };
         let (kind, meta) = match kind {
             EntryType::Directory => (Kind::Dir, meta),
             EntryType::Regular | EntryType::Continuous | EntryType::GNUSparse => {
                 let expected = entry.size();
-                let content =
-                    spool.store(&mut entry).map_err(|e| fail(format!("reading its content: {e}")))?;
+                let content = spool
+                    .store(&mut entry)
+                    .map_err(|e| fail(unreadable(format!("reading its content: {e}"))))?;
                 if content.len != expected {
-                    let got = content.len;
-                    return Err(fail(format!("truncated: its content ends after {got} of {expected} bytes")));
+                    return Err(fail(TarReason::Truncated { stored: content.len, expected }));
                 }
                 (Kind::File { content, group: None }, meta)
             }
             EntryType::Symlink => {
                 let target = entry.link_name_bytes().map(|t| t.into_owned()).unwrap_or_default();
                 if target.is_empty() || target.len() > MAX_PATH_LEN {
-                    return Err(fail("a symbolic link with an empty or over-long target".into()));
+                    return Err(fail(TarReason::BadSymlink));
                 }
                 (Kind::Symlink(target), meta)
             }
             EntryType::Link => {
                 let raw = entry.link_name_bytes().map(|t| t.into_owned()).unwrap_or_default();
-                let target = link_target(&raw).map_err(|r| fail(r.into()))?;
+                let target = link_target(&raw).map_err(|r| fail(TarReason::UnsafeName(r)))?;
                 // A hard link shares its file's content and metadata.
                 let file = by_name.get(&target).map(|&i| &mut records[i]);
                 let Some(Record { kind: Kind::File { content, group }, meta: linked, .. }) = file else {
-                    return Err(fail(format!(
-                        "hard link to {}, which is not a file earlier in the stream",
-                        EntryPath(target)
-                    )));
+                    return Err(fail(TarReason::HardLinkTarget(EntryPath(target))));
                 };
                 let g = *group.get_or_insert_with(|| {
                     groups += 1;
@@ -190,8 +190,8 @@ fn check_placement(records: &[Record]) -> Result<()> {
     let mut last_leaf: Option<&[u8]> = None;
     for r in records {
         if let Some(leaf) = last_leaf.filter(|leaf| is_within(leaf, &r.path)) {
-            let reason = format!("lies below {}, which is not a directory", EntryPath(leaf.to_vec()));
-            return Err(Error::BadTar { at: format!("entry {}", EntryPath(r.path.clone())), reason });
+            let reason = TarReason::BelowLeaf(EntryPath(leaf.to_vec()));
+            return Err(Error::BadTar { number: None, path: Some(EntryPath(r.path.clone())), reason });
         }
         last_leaf = match r.kind {
             Kind::Dir => None,
@@ -201,47 +201,49 @@ fn check_placement(records: &[Record]) -> Result<()> {
     Ok(())
 }
 
-fn bad(number: u64, path: &[u8], reason: String) -> Error {
-    let mut reason = EntryPath(reason.into_bytes()).to_string();
-    if let Some((cut, _)) = reason.char_indices().nth(160) {
-        reason.truncate(cut);
-        reason.push('…');
+fn bad(number: u64, path: &[u8], reason: TarReason) -> Error {
+    let path = (!path.is_empty()).then(|| EntryPath(path.to_vec()));
+    Error::BadTar { number: Some(number), path, reason }
+}
+
+/// The tar reader's message, which may quote header bytes: escaped and
+/// shortened to stay one short line.
+fn unreadable(message: impl ToString) -> TarReason {
+    let mut text = EntryPath(message.to_string().into_bytes()).to_string();
+    if let Some((cut, _)) = text.char_indices().nth(160) {
+        text.truncate(cut);
+        text.push('…');
     }
-    let at = if path.is_empty() {
-        format!("entry {number}")
-    } else {
-        format!("entry {number} ({})", EntryPath(path.to_vec()))
-    };
-    Error::BadTar { at, reason }
+    TarReason::Unreadable(text)
 }
 
 /// The entry's metadata, and whether it is a pax sparse file.
-fn metadata<R: Read>(entry: &mut tar::Entry<'_, R>) -> Result<(Metadata, bool), String> {
+fn metadata<R: Read>(entry: &mut tar::Entry<'_, R>) -> Result<(Metadata, bool), TarReason> {
     let h = entry.header();
-    let mode = h.mode().map_err(|e| e.to_string())? & 0o7777;
-    let id = |v: std::io::Result<u64>, what: &str| {
-        let v = v.map_err(|e| e.to_string())?;
-        u32::try_from(v).map_err(|_| format!("{what} {v} is out of range"))
+    let mode = h.mode().map_err(unreadable)? & 0o7777;
+    let id = |v: std::io::Result<u64>, what: &'static str| {
+        let value = v.map_err(unreadable)?;
+        u32::try_from(value).map_err(|_| TarReason::OutOfRange { what, value })
     };
     let uid = id(h.uid(), "uid")?;
     let gid = id(h.gid(), "gid")?;
-    let header_mtime = h.mtime().map_err(|e| e.to_string())?;
-    let mut mtime = (i64::try_from(header_mtime).map_err(|_| "mtime out of range".to_string())?, 0);
+    let value = h.mtime().map_err(unreadable)?;
+    let mut mtime = (i64::try_from(value).map_err(|_| TarReason::OutOfRange { what: "mtime", value })?, 0);
     let name = |n: Option<&[u8]>| n.filter(|n| !n.is_empty()).map(<[u8]>::to_vec);
     let (mut user, mut group) = (name(h.username_bytes()), name(h.groupname_bytes()));
     let mut xattrs = Vec::new();
     let mut sparse = false;
-    if let Some(pax) = entry.pax_extensions().map_err(|e| e.to_string())? {
+    if let Some(pax) = entry.pax_extensions().map_err(unreadable)? {
         for ext in pax {
-            let ext = ext.map_err(|e| format!("pax header: {e}"))?;
+            let ext = ext.map_err(|e| unreadable(format!("pax header: {e}")))?;
             match ext.key_bytes() {
-                b"mtime" => mtime = pax_time(ext.value_bytes()).ok_or("pax mtime is not a number")?,
+                b"mtime" => mtime = pax_time(ext.value_bytes()).ok_or(TarReason::BadPaxTime)?,
                 b"uname" => user = name(Some(ext.value_bytes())),
                 b"gname" => group = name(Some(ext.value_bytes())),
                 k if k.starts_with(b"GNU.sparse.") => sparse = true,
                 k if k.starts_with(PAX_XATTR) => {
                     let x = Xattr { name: k[PAX_XATTR.len()..].to_vec(), value: ext.value_bytes().to_vec() };
-                    check_xattr(&x).map_err(|why| format!("extended attribute: {why}"))?;
+                    check_xattr(&x).map_err(|why| TarReason::Xattrs { several: false, why })?;
                     xattrs.retain(|old: &Xattr| old.name != x.name);
                     xattrs.push(x);
                 }
@@ -253,7 +255,7 @@ fn metadata<R: Read>(entry: &mut tar::Entry<'_, R>) -> Result<(Metadata, bool), 
         xattrs.sort();
         xattrs.clone()
     })
-    .map_err(|why| format!("extended attributes: {why}"))?;
+    .map_err(|why| TarReason::Xattrs { several: true, why })?;
     let meta = Metadata::new(mode, uid, gid, mtime.0, mtime.1).with_names(user, group).with_xattrs(xattrs);
     Ok((meta, sparse))
 }

@@ -15,10 +15,7 @@ use crate::session::{ArchiveWriter, Selection};
 /// Refuses an empty input list and a base that is not a directory.
 pub(crate) fn check_inputs(base_dir: &Path, inputs: &[PathBuf]) -> Result<()> {
     if inputs.is_empty() {
-        return Err(Error::BadInput {
-            path: PathBuf::new(),
-            reason: "nothing to archive: no input paths given",
-        });
+        return Err(Error::NoInputs);
     }
     let meta = fs::metadata(base_dir).map_err(Error::io("opening directory", base_dir))?;
     if !meta.is_dir() {

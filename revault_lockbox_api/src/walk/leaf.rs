@@ -13,8 +13,9 @@ use rustix::fs::{fstat, openat, readlinkat, statat, AtFlags, Mode, OFlags, Stat}
 use rustix::io::Errno;
 
 use super::tree::{size_and_mtime, Found, Identity, Walk};
-use crate::error::{CreateWarning, Error, Result, WarningKind};
+use crate::error::{Error, Result};
 use crate::sparse::{data_segments, SegmentReader};
+use crate::warning::{CreateWarning, WarningKind};
 use crate::xattrs::Target;
 
 impl<W: Write> Walk<'_, W> {

@@ -11,7 +11,7 @@ mod tree;
 pub(crate) use inputs::{check_inputs, ordered_roots, walk_with, WalkRules};
 pub(crate) use tree::{Seen, WalkFilter};
 
-use crate::error::CreateWarning;
+use crate::warning::CreateWarning;
 
 /// What a create did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -21,10 +21,11 @@ use rustix::fs::{fstat, openat, statat, AtFlags, Dir, FileType, Mode, OFlags, St
 use rustix::io::Errno;
 
 use super::CreateReport;
-use crate::error::{CreateWarning, Error, Result, WarningKind};
+use crate::error::{Error, Result};
 use crate::format::{check_xattr_list, FirstLinks, MAX_PATH_LEN};
 use crate::owners::OwnerNames;
 use crate::session::{ArchiveWriter, Metadata, Selection};
+use crate::warning::{CreateWarning, WarningKind};
 use crate::xattrs::{self, Target};
 
 /// Walks input trees into an [`ArchiveWriter`], in index order.

@@ -10,9 +10,8 @@ use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use revault_lockbox_api::{
-    create_archive, Archive, CreateOptions, ExtractOptions, KdfParams, Metadata, Password,
-};
+use revault_lockbox_api::create::Metadata;
+use revault_lockbox_api::{create_archive, Archive, CreateOptions, ExtractOptions, KdfParams, Password};
 
 pub use skip::{skip, Need};
 
@@ -30,7 +29,7 @@ pub fn data_start(bytes: &[u8]) -> usize {
 pub const TRAILER_LEN: usize = 116;
 
 /// Entries of an open archive, in index order.
-pub fn entries<S: revault_lockbox_api::ReadAt>(a: &Archive<S>) -> Vec<revault_lockbox_api::Entry> {
+pub fn entries<S: revault_lockbox_api::storage::ReadAt>(a: &Archive<S>) -> Vec<revault_lockbox_api::Entry> {
     a.entries().unwrap().collect::<Result<_, _>>().unwrap()
 }
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use super::{no_page, Archive};
 use crate::error::{Error, Result};
-use crate::format::{malformed_error, DIGEST_LEN};
+use crate::format::DIGEST_LEN;
 use crate::index::read_sealed_into;
 use crate::pipeline::{HashedSpan, OpenedPage, PageOpener, PageToOpen, SpanDigest};
 use crate::sparse::ContentHasher;
@@ -178,7 +178,7 @@ impl<S: ReadAt> Archive<S> {
         if every_page {
             let position = pages.as_ref().and_then(PageRecords::position).unwrap_or((0, 0));
             if position != (self.root.page_count, self.root.stream_len) {
-                return Err(malformed_error("page table", "does not cover the data stream"));
+                return Err(Error::malformed("page table", "does not cover the data stream"));
             }
         }
         Ok(())
@@ -247,7 +247,7 @@ fn pull_span(
         None => *done = true,
         Some((token, span, hasher)) => {
             if span.start < *last_end {
-                return Err(malformed_error("index entry", "file contents overlap or are out of order"));
+                return Err(Error::malformed("index entry", "file contents overlap or are out of order"));
             }
             *last_end = span.end();
             if span.size == 0 {
@@ -309,7 +309,7 @@ fn deliver(
         queue.pop_front();
         // The workers ended the same spans at the same page.
         let digest = digests.find(|(t, _)| *t == token).and_then(|(_, d)| *d);
-        let digest = digest.ok_or_else(|| malformed_error("page table", "a file's hash was lost"))?;
+        let digest = digest.ok_or_else(|| Error::malformed("page table", "a file's hash was lost"))?;
         visitor.end(token, digest)?;
     }
     Ok(())

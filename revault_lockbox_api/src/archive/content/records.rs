@@ -3,8 +3,8 @@
 //! turn, with the continuity of page numbers and stream offsets checked.
 
 use crate::archive::Archive;
-use crate::error::Result;
-use crate::format::{malformed_error, PageRecord, PagesLeaf, Table};
+use crate::error::{Error, Result};
+use crate::format::{PageRecord, PagesLeaf, Table};
 use crate::index::{page_key, LeafCursor, TreeReader};
 use crate::storage::ReadAt;
 
@@ -45,7 +45,7 @@ impl<S: ReadAt> PageRecords<'_, S> {
             if page_key(leaf.first_offset) != child.first_key
                 || self.next.is_some_and(|n| n != (leaf.first_page, leaf.first_offset))
             {
-                return Err(malformed_error("page table", "leaves do not follow on"));
+                return Err(Error::malformed("page table", "leaves do not follow on"));
             }
             self.next = Some((leaf.first_page, leaf.first_offset));
             self.leaf = Some(leaf);
@@ -67,7 +67,7 @@ impl<S: ReadAt> PageRecords<'_, S> {
         self.session += 1;
         let first_page = sessions[self.session].first_page;
         if self.next.is_some_and(|(page, _)| page != first_page) {
-            return Err(malformed_error("page table", "a session's pages do not start where the root says"));
+            return Err(Error::malformed("page table", "a session's pages do not start where the root says"));
         }
         self.tree = self.archive.tree_of(self.session, Table::Pages);
         self.cursor = self.tree.leaves(self.archive.root.pages_of(self.session));

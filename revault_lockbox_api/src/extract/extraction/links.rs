@@ -99,7 +99,7 @@ impl<'a> Extraction<'a> {
         }
         let refused = xattrs::write_all(Target::Link(dir.fd.as_fd(), name), &self.xattrs(e));
         self.report.warnings.extend(refused_xattrs(&shown, refused));
-        let times = mtime_only(timespec(e.mtime_secs, e.mtime_nanos));
+        let times = mtime_only(timespec(e.meta.mtime_secs, e.meta.mtime_nanos));
         rustix::fs::utimensat(&dir.fd, name, &times, AtFlags::SYMLINK_NOFOLLOW)
             .map_err(|err| Error::io("setting mtime of", shown)(err.into()))?;
         self.report.entries += 1;

@@ -186,7 +186,7 @@ impl<'a> Extraction<'a> {
     /// The extended attributes to give `e`, when restoring them.
     fn xattrs(&self, e: &Entry) -> Vec<Xattr> {
         if self.options.xattrs {
-            e.xattrs().to_vec()
+            e.meta.xattrs.clone()
         } else {
             Vec::new()
         }
@@ -198,8 +198,8 @@ impl<'a> Extraction<'a> {
         self.dirs.push(DirEntry {
             path: e.path.clone(),
             identity: dir.identity(),
-            mode: self.modes.final_mode(e.mode),
-            mtime: timespec(e.mtime_secs, e.mtime_nanos),
+            mode: self.modes.final_mode(e.meta.mode),
+            mtime: timespec(e.meta.mtime_secs, e.meta.mtime_nanos),
             owner,
             xattrs,
         });
@@ -213,7 +213,7 @@ impl<'a> Extraction<'a> {
         let sink = if size <= BUFFERED_FILE_MAX {
             Sink::Buffer(Vec::with_capacity(size as usize))
         } else {
-            let (mode, _) = self.modes.file_creation(entry.mode);
+            let (mode, _) = self.modes.file_creation(entry.meta.mode);
             Sink::File(Unplaced::create(&self.placer, dir, mode, &self.walker.display(&entry.path))?)
         };
         let expander = Expander::new(entry.sparse_map());
@@ -242,8 +242,8 @@ impl<'a> Extraction<'a> {
             dir,
             name: name.to_vec(),
             shown: self.walker.display(&f.entry.path),
-            mode: self.modes.file_creation(f.entry.mode),
-            mtime: timespec(f.entry.mtime_secs, f.entry.mtime_nanos),
+            mode: self.modes.file_creation(f.entry.meta.mode),
+            mtime: timespec(f.entry.meta.mtime_secs, f.entry.meta.mtime_nanos),
             owner: self.owner(&f.entry),
             xattrs: self.xattrs(&f.entry),
             placer: Arc::clone(&self.placer),

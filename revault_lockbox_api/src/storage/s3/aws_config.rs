@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use crate::quote::Quoted;
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 
 /// A builder with every setting the environment and the profile give.
@@ -30,7 +31,7 @@ pub(super) fn builder_from_env_and_files() -> Result<AmazonS3Builder, String> {
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(format!("reading {}: {e}", path.display())),
+            Err(e) => return Err(format!("reading {}: {e}", Quoted::path(&path))),
         };
         if let Some(values) = ini_section(&text, &section) {
             found = true;

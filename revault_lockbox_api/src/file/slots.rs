@@ -17,7 +17,7 @@ use super::maintain::rewrite_archive;
 use crate::archive::{find_committed, read_prefix, read_slots, Archive, OpenOptions};
 use crate::crypto::{ContentKey, KdfParams, Password};
 use crate::error::{Error, Result};
-use crate::format::{encode_slot, HeaderPrefix, KeySlot, KEY_SLOTS, TRAILER_LEN};
+use crate::format::{encode_slot, HeaderPrefix, KeySlot, TRAILER_LEN};
 use crate::keys::{stanza_types, KeySet, Unlock};
 use crate::session::CreateOptions;
 use crate::storage::ReadAt;
@@ -39,7 +39,7 @@ pub enum SlotKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SlotInfo {
-    /// Its position in the table (0 to 15), as `remove_key_slot` takes it.
+    /// Its position in the table (0 to 15), as [`slots::remove`](crate::slots::remove) takes it.
     pub index: usize,
     /// What it holds.
     pub kind: SlotKind,
@@ -111,14 +111,14 @@ impl SlotTable {
 
 /// The slots in use of the archive at `path`. Slots are not secret: no key
 /// is needed.
-pub fn list_key_slots(path: &Path) -> Result<Vec<SlotInfo>> {
+pub fn list(path: &Path) -> Result<Vec<SlotInfo>> {
     let file = File::open(path).map_err(Error::io("opening", path))?;
-    read_key_slots(&file)
+    read(&file)
 }
 
 /// The slots in use of the archive `src` (a file, an object store), read
 /// by position: the header and the slot table, nothing else.
-pub fn read_key_slots(src: &dyn ReadAt) -> Result<Vec<SlotInfo>> {
+pub fn read(src: &dyn ReadAt) -> Result<Vec<SlotInfo>> {
     let header = read_prefix(src)?;
     let info = read_slots(src, &header)?.into_iter().enumerate().filter_map(|(index, slot)| {
         let kind = match slot {
@@ -136,12 +136,7 @@ pub fn read_key_slots(src: &dyn ReadAt) -> Result<Vec<SlotInfo>> {
 /// archive at `path`, which `key` (any existing slot's key) opens. Returns
 /// the positions written. A key larger than the archive's slots makes this
 /// rewrite the whole archive with larger ones (see the module's comment).
-pub fn add_keys<'k>(
-    path: &Path,
-    key: impl Into<Unlock<'k>>,
-    keys: &KeySet,
-    kdf: KdfParams,
-) -> Result<Vec<usize>> {
+pub fn add<'k>(path: &Path, key: impl Into<Unlock<'k>>, keys: &KeySet, kdf: KdfParams) -> Result<Vec<usize>> {
     let mut table = SlotTable::open(path)?;
     let (content_key, _) = table.unlock(key.into())?;
     let new = keys.wrap(&table.header.archive_id, &content_key, kdf, &table.slots)?;
@@ -160,16 +155,14 @@ pub fn add_keys<'k>(
 /// Removes slot `index` from the archive at `path`, which `key` opens:
 /// its bytes are overwritten with zeros in the file. The last slot in use
 /// is never removed.
-pub fn remove_key_slot<'k>(path: &Path, key: impl Into<Unlock<'k>>, index: usize) -> Result<()> {
+pub fn remove<'k>(path: &Path, key: impl Into<Unlock<'k>>, index: usize) -> Result<()> {
     let mut table = SlotTable::open(path)?;
     table.unlock(key.into())?;
     if table.slots.get(index).is_none_or(|s| matches!(s, KeySlot::Empty)) {
         return Err(Error::SlotNotInUse { index });
     }
     if table.in_use() == 1 {
-        return Err(Error::BadKeys(
-            "refusing to remove the last key slot: nothing could open the archive".into(),
-        ));
+        return Err(Error::LastSlot);
     }
     table.write(index, KeySlot::Empty)
 }
@@ -182,7 +175,7 @@ pub fn change_password(path: &Path, old: &Password, new: &Password, kdf: KdfPara
     let (content_key, old_index) = table.unlock(Unlock::Password(old))?;
     let slot = KeySet::new().password(new).wrap(&table.header.archive_id, &content_key, kdf, &[])?.remove(0);
     let Some(index) = table.first_empty() else {
-        return Err(Error::BadKeys(format!("all {KEY_SLOTS} slots are in use: remove one first")));
+        return Err(Error::SlotsFull);
     };
     table.write(index, slot)?;
     table.write(old_index, KeySlot::Empty)?;
