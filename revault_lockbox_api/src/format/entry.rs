@@ -16,7 +16,8 @@
 //! earlier file and repeats where that file's content is.
 
 use super::codec::{malformed, Decoder, Encoder};
-use super::extra::{decode_extra, Extra, SparseMap, Xattr, KIND_HAS_EXTRA};
+use super::extra::{decode_extra, Extra, SparseMap, KIND_HAS_EXTRA};
+use super::metadata::Metadata;
 use super::{check_entry_path, check_symlink_target, DecodeError, DIGEST_LEN, MAX_PATH_LEN};
 
 /// One archived path and its metadata.
@@ -33,56 +34,6 @@ pub struct Entry {
     pub(crate) extent: Option<Extent>,
     /// Where a sparse file's data lies (stored in the optional tail).
     pub(crate) sparse: Option<SparseMap>,
-}
-
-/// What an entry holds besides its path, kind and content: mode, owner,
-/// mtime, owner names and xattrs. A caller gives it to
-/// [`ArchiveWriter`](crate::ArchiveWriter) for each entry; an [`Entry`]
-/// read back holds it as [`Entry::meta`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub struct Metadata {
-    /// Permission bits (only `0o7777` is kept).
-    pub mode: u32,
-    /// Owner user id.
-    pub uid: u32,
-    /// Owner group id.
-    pub gid: u32,
-    /// Modification time, seconds since the Unix epoch.
-    pub mtime_secs: i64,
-    /// Nanoseconds part of the modification time.
-    pub mtime_nanos: u32,
-    /// Owner's user name (1 to 255 bytes, no NUL), when known.
-    pub user: Option<Vec<u8>>,
-    /// Owner's group name, when known.
-    pub group: Option<Vec<u8>>,
-    /// Extended attributes, names unique (stored sorted).
-    pub xattrs: Vec<Xattr>,
-}
-
-impl Metadata {
-    /// Mode, owner and mtime given directly; no names, no xattrs.
-    pub fn new(mode: u32, uid: u32, gid: u32, mtime_secs: i64, mtime_nanos: u32) -> Metadata {
-        Metadata { mode, uid, gid, mtime_secs, mtime_nanos, ..Metadata::default() }
-    }
-
-    /// The same, with the owner's user and group names.
-    pub fn with_names(mut self, user: Option<Vec<u8>>, group: Option<Vec<u8>>) -> Metadata {
-        (self.user, self.group) = (user, group);
-        self
-    }
-
-    /// The same, with extended attributes.
-    pub fn with_xattrs(mut self, xattrs: Vec<Xattr>) -> Metadata {
-        self.xattrs = xattrs;
-        self
-    }
-
-    /// Takes mode, owner and mtime from file-system metadata.
-    pub fn from_fs(md: &std::fs::Metadata) -> Metadata {
-        use std::os::unix::fs::MetadataExt;
-        Metadata::new(md.mode() & 0o7777, md.uid(), md.gid(), md.mtime(), md.mtime_nsec() as u32)
-    }
 }
 
 /// What an entry is.

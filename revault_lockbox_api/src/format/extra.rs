@@ -13,7 +13,7 @@
 //! refused.
 
 use super::codec::{malformed, Decoder, Encoder};
-use super::entry::Metadata;
+use super::metadata::{Metadata, Xattr};
 use super::{DecodeError, MAX_SPARSE_SEGMENTS, MAX_XATTRS_LEN, MAX_XATTR_NAME_LEN, MAX_XATTR_VALUE_LEN};
 
 /// Set in an entry's kind byte when an [`Extra`] tail follows its body.
@@ -26,16 +26,6 @@ const HAS_SPARSE: u8 = 8;
 
 /// Longest owner or group name, in bytes.
 pub(crate) const MAX_OWNER_NAME_LEN: usize = 255;
-
-/// One extended attribute: its full name (`user.x`, `system.posix_acl_access`)
-/// and its value, bytes kept exactly.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Xattr {
-    /// Namespace-qualified name, at most 255 bytes.
-    pub name: Vec<u8>,
-    /// Value, at most 64 KiB.
-    pub value: Vec<u8>,
-}
 
 /// Where a sparse file's data lies: its data segments in increasing
 /// order; everything else up to the file's size reads as zeros. The data

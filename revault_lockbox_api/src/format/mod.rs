@@ -10,6 +10,7 @@ mod entry;
 mod extra;
 mod header;
 mod links;
+mod metadata;
 mod node;
 mod page;
 mod path;
@@ -18,13 +19,14 @@ mod trailer;
 
 pub use codec::DecodeError;
 pub(crate) use entry::{encoded_record_len, Extent, Record};
-pub use entry::{Entry, EntryKind, Metadata};
+pub use entry::{Entry, EntryKind};
+pub use extra::SparseMap;
 pub(crate) use extra::{check_name, check_xattr, check_xattr_list};
-pub use extra::{SparseMap, Xattr};
 pub(crate) use header::{
     decode_slot, encode_slot, recipient_slot_aad, HeaderPrefix, KeyFileSlot, KeySlot, PasswordSlot,
 };
 pub(crate) use links::FirstLinks;
+pub use metadata::{Metadata, Xattr};
 pub(crate) use node::{Child, EntriesLeaf, Internal, PageRecord, PagesLeaf, PAGE_RECORD_LEN};
 pub(crate) use page::{Codec, IndexNodeId, PageAad, Table};
 pub(crate) use path::{check_entry_path, check_symlink_target, is_within, path_cmp};

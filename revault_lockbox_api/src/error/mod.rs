@@ -10,9 +10,18 @@ use std::ops::RangeInclusive;
 use std::path::PathBuf;
 
 pub use crate::format::DecodeError;
-use crate::format::{KEY_SLOTS, MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES};
+use crate::format::KEY_SLOTS;
 use crate::quote::Quoted;
 use crate::warning::CreateWarning;
+
+mod kdf;
+mod key;
+mod tar;
+
+pub use kdf::KdfError;
+pub use key::KeyError;
+use tar::tar_entry;
+pub use tar::TarReason;
 
 /// A path as stored in an archive: raw bytes, shown quoted ([`Quoted`]), so
 /// that a hostile name cannot send control sequences to a terminal.
@@ -304,172 +313,6 @@ pub enum Error {
         /// Why.
         reason: &'static str,
     },
-}
-
-/// What went wrong parsing keys or reading a slot.
-///
-/// Messages never include secret material: a bad identity line is named by
-/// its number, not its content.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum KeyError {
-    /// A key file is malformed (the text never appears in the message).
-    #[error("invalid key file: {0}")]
-    InvalidKeyFile(&'static str),
-    /// A recipient string is not one of the supported kinds or is malformed.
-    #[error("invalid recipient {shown}: {reason}")]
-    InvalidRecipient {
-        /// The start of the string, for the message.
-        shown: String,
-        /// Why it was refused.
-        reason: String,
-    },
-    /// A line of a recipients file is not a valid recipient.
-    #[error("{source_name}, line {line}: {reason}")]
-    RecipientsFile {
-        /// The file (or "recipients" when it has no name).
-        source_name: String,
-        /// 1-based line number.
-        line: usize,
-        /// Why the line was refused.
-        reason: String,
-    },
-    /// An identity is malformed or of a kind not supported.
-    #[error("invalid identity{}: {reason}", line.map(|l| format!(" on line {l}")).unwrap_or_default())]
-    InvalidIdentity {
-        /// 1-based line number in an age identity file, when there is one.
-        line: Option<usize>,
-        /// Why it was refused (never the key itself).
-        reason: String,
-    },
-    /// A file holds no recipient or no identity.
-    #[error("{0} holds no keys")]
-    Empty(String),
-    /// A passphrase-protected identity needs a passphrase and none was given.
-    #[error("identity is passphrase-protected and no passphrase was given")]
-    PassphraseRequired,
-    /// The passphrase did not decrypt the identity.
-    #[error("wrong passphrase or corrupted identity")]
-    WrongPassphrase,
-    /// Post-quantum and classical-only recipients were given together.
-    #[error(
-        "post-quantum recipients ({pq}) cannot be mixed with classical-only recipients ({classical}): \
-         the archive would open with a key a quantum computer can break; allow mixing explicitly to do it anyway"
-    )]
-    MixedRecipients {
-        /// How many hybrid recipients.
-        pq: usize,
-        /// How many classical-only recipients.
-        classical: usize,
-    },
-    /// A slot body would not fit the archive's slot room.
-    #[error("key slot body of {len} bytes exceeds the {max}-byte limit")]
-    SlotTooLarge {
-        /// The body's length.
-        len: usize,
-        /// The limit.
-        max: usize,
-    },
-    /// A slot body is not well formed.
-    #[error("malformed recipient key slot: {0}")]
-    MalformedSlot(&'static str),
-    /// Wrapping a key to a recipient failed.
-    #[error("cannot wrap key for recipient: {0}")]
-    Wrap(String),
-    /// Reading a key file failed.
-    #[error("reading {}", Quoted::path(path))]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The underlying error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The system's random generator failed.
-    #[error("random generator failed")]
-    Random(#[source] std::io::Error),
-}
-
-/// Why a tar stream given to import is refused ([`Error::BadTar`]).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum TarReason {
-    /// The stream, a header or a pax record could not be read: the tar
-    /// reader's message (which may quote header bytes), escaped and
-    /// shortened to one short line.
-    #[error("{0}")]
-    Unreadable(String),
-    /// An owner id or mtime out of the range an entry holds.
-    #[error("{what} {value} is out of range")]
-    OutOfRange {
-        /// Which field ("uid", "gid", "mtime").
-        what: &'static str,
-        /// Its value.
-        value: u64,
-    },
-    /// A pax `mtime` record that is not a number.
-    #[error("pax mtime is not a number")]
-    BadPaxTime,
-    /// A pax sparse file (`GNU.sparse.*`).
-    #[error("pax sparse files (GNU.sparse.*) are not supported")]
-    Sparse,
-    /// A file's content ended before its size.
-    #[error("truncated: its content ends after {stored} of {expected} bytes")]
-    Truncated {
-        /// Bytes read.
-        stored: u64,
-        /// The size its header gives.
-        expected: u64,
-    },
-    /// A symbolic link with an empty or over-long target.
-    #[error("a symbolic link with an empty or over-long target")]
-    BadSymlink,
-    /// A name or hard-link target that cannot be stored safely (a `..`
-    /// component, an absolute hard-link target).
-    #[error("{0}")]
-    UnsafeName(&'static str),
-    /// A hard link to something that is not a file earlier in the stream.
-    #[error("hard link to {0}, which is not a file earlier in the stream")]
-    HardLinkTarget(EntryPath),
-    /// An entry below a file or symbolic link of the stream.
-    #[error("lies below {0}, which is not a directory")]
-    BelowLeaf(EntryPath),
-    /// Extended attributes an entry cannot hold.
-    #[error("extended attribute{}: {why}", if *several { "s" } else { "" })]
-    Xattrs {
-        /// Whether the list as a whole is refused, not one attribute.
-        several: bool,
-        /// Why.
-        why: &'static str,
-    },
-}
-
-fn tar_entry(number: Option<u64>, path: Option<&EntryPath>) -> String {
-    match (number, path) {
-        (Some(n), Some(path)) => format!("{n} ({path})"),
-        (Some(n), None) => n.to_string(),
-        (None, Some(path)) => path.to_string(),
-        (None, None) => String::new(),
-    }
-}
-
-/// Why Argon2id parameters are refused
-/// ([`KdfParams::check`](crate::KdfParams::check) decides).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum KdfError {
-    /// Above what every reader accepts: a hostile archive must not make a
-    /// reader allocate or compute without bound, so an archive above the
-    /// limits could never be opened.
-    #[error(
-        "above what readers accept: at most {} MiB, {MAX_KDF_PASSES} passes, {MAX_KDF_LANES} lanes",
-        MAX_KDF_MEMORY_KIB / 1024
-    )]
-    AboveLimits,
-    /// Argon2id itself refuses them (less than 8 KiB of memory per lane,
-    /// no pass or no lane).
-    #[error("Argon2id refuses them (at least 8 KiB of memory per lane, 1 pass, 1 lane)")]
-    Refused,
 }
 
 /// Shorthand for results of this crate.

@@ -1,0 +1,90 @@
+//! The key material's error: what went wrong parsing a recipient, an
+//! identity or a key file, or wrapping and unwrapping a slot.
+
+use std::path::PathBuf;
+
+use crate::quote::Quoted;
+
+/// What went wrong parsing keys or reading a slot.
+///
+/// Messages never include secret material: a bad identity line is named by
+/// its number, not its content.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum KeyError {
+    /// A key file is malformed (the text never appears in the message).
+    #[error("invalid key file: {0}")]
+    InvalidKeyFile(&'static str),
+    /// A recipient string is not one of the supported kinds or is malformed.
+    #[error("invalid recipient {shown}: {reason}")]
+    InvalidRecipient {
+        /// The start of the string, for the message.
+        shown: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// A line of a recipients file is not a valid recipient.
+    #[error("{source_name}, line {line}: {reason}")]
+    RecipientsFile {
+        /// The file (or "recipients" when it has no name).
+        source_name: String,
+        /// 1-based line number.
+        line: usize,
+        /// Why the line was refused.
+        reason: String,
+    },
+    /// An identity is malformed or of a kind not supported.
+    #[error("invalid identity{}: {reason}", line.map(|l| format!(" on line {l}")).unwrap_or_default())]
+    InvalidIdentity {
+        /// 1-based line number in an age identity file, when there is one.
+        line: Option<usize>,
+        /// Why it was refused (never the key itself).
+        reason: String,
+    },
+    /// A file holds no recipient or no identity.
+    #[error("{0} holds no keys")]
+    Empty(String),
+    /// A passphrase-protected identity needs a passphrase and none was given.
+    #[error("identity is passphrase-protected and no passphrase was given")]
+    PassphraseRequired,
+    /// The passphrase did not decrypt the identity.
+    #[error("wrong passphrase or corrupted identity")]
+    WrongPassphrase,
+    /// Post-quantum and classical-only recipients were given together.
+    #[error(
+        "post-quantum recipients ({pq}) cannot be mixed with classical-only recipients ({classical}): \
+         the archive would open with a key a quantum computer can break; allow mixing explicitly to do it anyway"
+    )]
+    MixedRecipients {
+        /// How many hybrid recipients.
+        pq: usize,
+        /// How many classical-only recipients.
+        classical: usize,
+    },
+    /// A slot body would not fit the archive's slot room.
+    #[error("key slot body of {len} bytes exceeds the {max}-byte limit")]
+    SlotTooLarge {
+        /// The body's length.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A slot body is not well formed.
+    #[error("malformed recipient key slot: {0}")]
+    MalformedSlot(&'static str),
+    /// Wrapping a key to a recipient failed.
+    #[error("cannot wrap key for recipient: {0}")]
+    Wrap(String),
+    /// Reading a key file failed.
+    #[error("reading {}", Quoted::path(path))]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The system's random generator failed.
+    #[error("random generator failed")]
+    Random(#[source] std::io::Error),
+}
