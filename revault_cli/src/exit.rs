@@ -39,6 +39,20 @@ pub const USAGE: u8 = 2;
 pub const AUTH: u8 = 3;
 /// What a shell reports for a process killed by SIGPIPE.
 pub const BROKEN_PIPE: u8 = 141;
+/// What a shell reports for a process a signal ended (128 + its number),
+/// after `signals.rs` removed its temporary files.
+pub const HANGUP: u8 = 129;
+pub const INTERRUPTED: u8 = 130;
+pub const QUIT: u8 = 131;
+pub const TERMINATED: u8 = 143;
+
+/// What a signal that ends lockbox leaves, for each of their rows.
+const ENDED_BY_A_SIGNAL: &[&str] = &[
+    "no temporary file is left",
+    "an archive or export being written does not appear, or an existing one is kept as it was",
+    "an archive being changed reads as before",
+    "`extract` keeps the files it had placed",
+];
 
 pub const TABLE: &[Status] = &[
     Status {
@@ -97,12 +111,16 @@ pub const TABLE: &[Status] = &[
             "damaged entries reported by `extract --keep-going` or `verify`",
         ],
     },
+    Status { code: HANGUP, short: "hang-up", meaning: "ended by SIGHUP", cases: ENDED_BY_A_SIGNAL },
+    Status { code: INTERRUPTED, short: "interrupted", meaning: "ended by SIGINT (Ctrl-C)", cases: ENDED_BY_A_SIGNAL },
+    Status { code: QUIT, short: "quit", meaning: "ended by SIGQUIT", cases: ENDED_BY_A_SIGNAL },
     Status {
         code: BROKEN_PIPE,
         short: "archive not delivered (stdout closed)",
         meaning: "broken pipe",
         cases: &["`create -o -` or `export -o -` whose stdout closed before the stream was complete"],
     },
+    Status { code: TERMINATED, short: "terminated", meaning: "ended by SIGTERM", cases: ENDED_BY_A_SIGNAL },
 ];
 
 impl Status {

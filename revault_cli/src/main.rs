@@ -23,6 +23,7 @@ mod output;
 mod password;
 mod progress;
 mod select;
+mod signals;
 mod source;
 
 use std::process::ExitCode;
@@ -35,6 +36,10 @@ fn main() -> ExitCode {
     // First, while the process has one thread.
     password::take_from_environment();
     let cli = flags::parse();
+    if let Err(err) = signals::watch() {
+        output::error(&err, false);
+        return ExitCode::from(exit::FAILURE);
+    }
     let strict_extract = matches!(&cli.command, Command::Extract(a) if !a.keep_going);
     let streams_archive = matches!(&cli.command, Command::Create(_) | Command::Export(_));
     let result = match cli.command {

@@ -16,9 +16,6 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 use anyhow::{Context, Result};
 use revault_lockbox_api::{Password, Quoted};
 use rustix::termios::{tcgetattr, tcsetattr, LocalModes, OptionalActions, Termios};
-use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
-use signal_hook::iterator::Signals;
-use signal_hook::low_level::emulate_default_handler;
 
 use crate::exit::UsageError;
 
@@ -165,7 +162,6 @@ pub fn ask(label: &str) -> std::io::Result<Password> {
     quiet.local_modes.insert(LocalModes::ECHONL);
     write!(tty, "{label}: ")?;
     tty.flush()?;
-    watch_signals()?;
     *echo_to_restore() = Some((tty.try_clone()?, saved.clone()));
     let read = tcsetattr(&tty, OptionalActions::Flush, &quiet)
         .map_err(std::io::Error::from)
@@ -187,27 +183,12 @@ fn echo_to_restore() -> MutexGuard<'static, EchoRestore> {
     ECHO_TO_RESTORE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Once, at the first prompt: a thread takes the signals that end the
-/// process, puts back the modes of a prompt under way, then lets the signal
-/// end the process as it would have (its default action).
-fn watch_signals() -> std::io::Result<()> {
-    static WATCHING: OnceLock<Result<(), String>> = OnceLock::new();
-    let watching = WATCHING.get_or_init(|| {
-        let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT]).map_err(|e| e.to_string())?;
-        std::thread::Builder::new()
-            .name("lockbox-prompt-signals".into())
-            .spawn(move || {
-                for signal in signals.forever() {
-                    if let Some((tty, saved)) = echo_to_restore().take() {
-                        let _ = tcsetattr(&tty, OptionalActions::Now, &saved);
-                    }
-                    let _ = emulate_default_handler(signal);
-                }
-            })
-            .map(drop)
-            .map_err(|e| e.to_string())
-    });
-    watching.clone().map_err(|e| std::io::Error::other(format!("watching for signals: {e}")))
+/// Puts back the modes of a prompt under way, if any: for the signal
+/// thread ([`crate::signals`]) before a signal ends the process.
+pub fn restore_echo() {
+    if let Some((tty, saved)) = echo_to_restore().take() {
+        let _ = tcsetattr(&tty, OptionalActions::Now, &saved);
+    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,8 @@
 //! arguments (an object-store location would resolve here too).
 //!
 //! An archive is read from its end (trailer, then index), so a piped one is
-//! first copied to an unnamed-on-exit temporary file in `$TMPDIR`, a buffer
+//! first copied to an unnamed temporary file in `$TMPDIR` (`O_TMPFILE`:
+//! nothing is left behind, even on `kill -9`), a buffer
 //! at a time: memory stays bounded whatever its size, and only ciphertext
 //! touches the disk. Standard input redirected from a regular file is read
 //! in place.
@@ -17,7 +18,6 @@ use std::sync::Mutex;
 
 use anyhow::{Context, Result};
 use revault_lockbox_api::Quoted;
-use tempfile::TempPath;
 
 use crate::exit::UsageError;
 
@@ -30,8 +30,6 @@ pub struct ArchiveInput {
     pub file: File,
     /// How messages name it.
     pub name: String,
-    /// Deletes the spooled copy when dropped.
-    _spool: Option<TempPath>,
 }
 
 /// Opens the archive argument `arg`: a file, or `-` for stdin.
@@ -43,7 +41,7 @@ pub fn open(arg: &Path) -> Result<ArchiveInput> {
         if kind.is_fifo() || kind.is_socket() || kind.is_char_device() {
             anyhow::bail!("opening {name}: not a seekable file; give `-` to read an archive from stdin");
         }
-        return Ok(ArchiveInput { file, name, _spool: None });
+        return Ok(ArchiveInput { file, name });
     }
     claim_stdin("the archive")?;
     let name = "archive on stdin".to_string();
@@ -54,17 +52,14 @@ pub fn open(arg: &Path) -> Result<ArchiveInput> {
     let own = stdin.as_fd().try_clone_to_owned().context("reading stdin")?;
     let file = File::from(own);
     if file.metadata().context("reading stdin")?.is_file() {
-        return Ok(ArchiveInput { file, name, _spool: None });
+        return Ok(ArchiveInput { file, name });
     }
-    let spool =
-        tempfile::NamedTempFile::new().context("creating a temporary file for the archive on stdin")?;
-    let mut out = BufWriter::with_capacity(1 << 20, spool.as_file());
-    io::copy(&mut stdin.lock(), &mut out)
-        .and_then(|_| out.flush())
-        .with_context(|| format!("copying the archive on stdin to {}", spool.path().display()))?;
+    let copying = "copying the archive on stdin to a temporary file in $TMPDIR";
+    let spool = tempfile::tempfile().context(copying)?;
+    let mut out = BufWriter::with_capacity(1 << 20, &spool);
+    io::copy(&mut stdin.lock(), &mut out).and_then(|_| out.flush()).context(copying)?;
     drop(out);
-    let (file, path) = spool.into_parts();
-    Ok(ArchiveInput { file, name, _spool: Some(path) })
+    Ok(ArchiveInput { file: spool, name })
 }
 
 /// Which argument already reads standard input.

@@ -6,6 +6,7 @@
 mod util;
 
 mod append_cli;
+mod atomic_cli;
 mod cli;
 mod hostile_tree;
 mod keys_cli;

@@ -67,6 +67,7 @@ mod session;
 mod sparse;
 pub mod storage;
 mod tarstream;
+pub mod temporary;
 mod walk;
 mod warning;
 mod xattrs;

@@ -328,6 +328,32 @@ impl Error {
         move |source| Error::Stream { action, source }
     }
 
+    /// The action of the [`Error::Stream`] of a failed read of a file's
+    /// content, which the walk names after the file.
+    pub(crate) const READING_CONTENT: &'static str = "reading a file's content";
+
+    /// The actions of [`Error::Stream`]s from writing an archive.
+    const ARCHIVE_WRITES: [&'static str; 7] = [
+        "writing a page",
+        "writing an index node",
+        "writing the index root",
+        "writing the trailer",
+        "writing the archive header",
+        "flushing the archive",
+        "writing the tar stream",
+    ];
+
+    /// `self`, a failed write of an archive (or tar stream) named after
+    /// `path`: the user's name for the file, never a temporary one.
+    pub(crate) fn writing_to(self, path: &std::path::Path) -> Error {
+        match self {
+            Error::Stream { action, source } if Error::ARCHIVE_WRITES.contains(&action) => {
+                Error::Io { action: "writing", path: path.to_path_buf(), source }
+            }
+            e => e,
+        }
+    }
+
     /// The error for a structure read from the archive that is not well
     /// formed.
     pub(crate) fn malformed(what: &'static str, why: &'static str) -> Error {

@@ -55,10 +55,16 @@ pub(super) struct Walker {
     root: Arc<Dir>,
     /// Stored path and directory, outermost first.
     open: Vec<(Vec<u8>, Arc<Dir>)>,
+    /// The directories this extraction created, in order: each as the
+    /// first `len` bytes of a stored path shared by those made with it.
+    pub(super) made: Vec<(Arc<[u8]>, usize)>,
 }
 
 const DIR_FLAGS: OFlags =
     OFlags::RDONLY.union(OFlags::DIRECTORY).union(OFlags::NOFOLLOW).union(OFlags::CLOEXEC);
+
+/// Why a symbolic link in the destination is not followed to a directory.
+pub(super) const LINK_WHERE_A_DIR_GOES: &str = "a symbolic link stands where a directory goes";
 
 /// Directories the archive does not list get the usual mode, less the umask.
 const IMPLICIT_DIR_MODE: u32 = 0o777;
@@ -78,7 +84,7 @@ impl Walker {
                 e => Error::io("opening destination", dest)(e.into()),
             },
         )?;
-        Ok(Walker { dest: dest.to_path_buf(), root: Arc::new(root), open: Vec::new() })
+        Ok(Walker { dest: dest.to_path_buf(), root: Arc::new(root), open: Vec::new(), made: Vec::new() })
     }
 
     /// The destination directory itself.
@@ -100,10 +106,16 @@ impl Walker {
         }
         let mut current = self.open.last().map_or_else(|| Arc::clone(&self.root), |(_, d)| Arc::clone(d));
         let mut at = self.open.last().map_or(0, |(p, _)| p.len() + 1);
+        let mut shared: Option<Arc<[u8]>> = None;
         while at < dir.len() {
             let end = dir[at..].iter().position(|&b| b == b'/').map_or(dir.len(), |i| at + i);
             let name = &dir[at..end];
-            let child = self.open_child(&current, name, create.then_some(IMPLICIT_DIR_MODE), &dir[..end])?;
+            let (child, made) =
+                self.open_child(&current, name, create.then_some(IMPLICIT_DIR_MODE), &dir[..end])?;
+            if made {
+                let path = shared.get_or_insert_with(|| Arc::from(dir));
+                self.made.push((Arc::clone(path), end));
+            }
             current = Arc::new(child);
             self.open.push((dir[..end].to_vec(), Arc::clone(&current)));
             at = end + 1;
@@ -141,11 +153,19 @@ impl Walker {
     /// until [`Walker::finish_dir`] gives it its mode.
     pub(super) fn make_dir(&mut self, path: &[u8]) -> Result<Arc<Dir>> {
         let (parent, name) = self.parent(path, true)?;
-        let made = self.open_child(&parent, name, Some(NEW_DIR_MODE), path);
-        let dir = Arc::new(made.map_err(|e| match e {
-            Error::UnsafePath { .. } => Error::AlreadyExists { path: self.display(path) },
+        let opened = self.open_child(&parent, name, Some(NEW_DIR_MODE), path);
+        // A file where the directory goes is in the way; a symbolic link
+        // there is refused as unsafe, as the checking pass refuses it.
+        let (dir, made) = opened.map_err(|e| match e {
+            Error::UnsafePath { reason, .. } if reason != LINK_WHERE_A_DIR_GOES => {
+                Error::AlreadyExists { path: self.display(path) }
+            }
             e => e,
-        })?);
+        })?;
+        if made {
+            self.made.push((Arc::from(path), path.len()));
+        }
+        let dir = Arc::new(dir);
         self.open.push((path.to_vec(), Arc::clone(&dir)));
         Ok(dir)
     }
@@ -180,25 +200,26 @@ impl Walker {
     }
 
     /// Opens directory `name` in `parent`; creates it with `create` mode
-    /// first when it is missing.
-    fn open_child(&self, parent: &Dir, name: &[u8], create: Option<u32>, path: &[u8]) -> Result<Dir> {
+    /// first when it is missing. Also says whether it created it.
+    fn open_child(&self, parent: &Dir, name: &[u8], create: Option<u32>, path: &[u8]) -> Result<(Dir, bool)> {
         let io = |action| {
             let shown = self.display(path);
             move |e: Errno| Error::io(action, shown)(e.into())
         };
+        let mut made = false;
         if let Some(mode) = create {
             match rustix::fs::mkdirat(&parent.fd, name, Mode::from_raw_mode(mode)) {
-                Ok(()) | Err(Errno::EXIST) => {}
+                Ok(()) => made = true,
+                Err(Errno::EXIST) => {}
                 Err(e) => return Err(io("creating directory")(e)),
             }
         }
         match rustix::fs::openat(&parent.fd, name, DIR_FLAGS, Mode::empty()) {
-            Ok(fd) => Dir::from_fd(fd).map_err(io("opening directory")),
+            Ok(fd) => Ok((Dir::from_fd(fd).map_err(io("opening directory"))?, made)),
             Err(Errno::LOOP | Errno::NOTDIR) => {
                 let is_link = rustix::fs::statat(&parent.fd, name, AtFlags::SYMLINK_NOFOLLOW)
                     .is_ok_and(|st| FileType::from_raw_mode(st.st_mode).is_symlink());
-                let reason =
-                    if is_link { "a symbolic link stands where a directory goes" } else { "not a directory" };
+                let reason = if is_link { LINK_WHERE_A_DIR_GOES } else { "not a directory" };
                 Err(Error::UnsafePath { path: path.into(), reason })
             }
             Err(e) => Err(io("opening directory")(e)),

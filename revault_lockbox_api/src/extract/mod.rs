@@ -16,6 +16,8 @@
 //!   batches, with `syncfs`) and only then linked to their name: no byte
 //!   that failed authentication sits under a final name, and a crash
 //!   leaves no partial file under one.
+//! - An extraction that fails removes the directories it created that are
+//!   still empty; the files it placed stay.
 //! - Owners are restored as tar does: by default only when running as
 //!   root ([`ExtractOptions::same_owner`]), by name (mapped to local ids,
 //!   else the stored ids) or by id ([`ExtractOptions::numeric_owner`]);
@@ -30,6 +32,7 @@
 //!   exactly. Mtimes are restored; modes and times are set on descriptors,
 //!   directories' at the end.
 
+mod cleanup;
 mod dirs;
 mod extraction;
 mod owner;
@@ -182,9 +185,15 @@ impl<S: ReadAt> Archive<S> {
     pub fn extract(&self, dest: &Path, options: &ExtractOptions) -> Result<ExtractReport> {
         let mut x = Extraction::new(dest, options, self.tuning().threads)?;
         let subtrees = Subtrees::new(&options.only);
-        self.check_before_writing(&mut x, &subtrees)?;
-        let copies = x.write_files(self, subtrees.entries(self)?)?;
-        x.copy_links(self, copies)?;
+        let written = (|| {
+            self.check_before_writing(&mut x, &subtrees)?;
+            let copies = x.write_files(self, subtrees.entries(self)?)?;
+            x.copy_links(self, copies)
+        })();
+        if let Err(e) = written {
+            x.remove_made_dirs();
+            return Err(e);
+        }
         x.finish()
     }
 

@@ -11,13 +11,13 @@
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::Write as _;
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use rustix::fs::{AtFlags, Gid, Mode, OFlags, RenameFlags, Timespec, Uid, CWD};
+use rustix::fs::{Gid, Mode, OFlags, Timespec, Uid};
 use rustix::io::Errno;
 
 use super::dirs::{mtime_only, sync_file_system, Dir};
@@ -25,6 +25,7 @@ use crate::archive::Damage;
 use crate::error::{EntryPath, Error, Result};
 use crate::format::Xattr;
 use crate::quote::Quoted;
+use crate::temporary::{self, TempName};
 use crate::xattrs::{self, Target};
 
 /// Where a file's bytes go while it is being extracted.
@@ -36,7 +37,8 @@ pub(super) enum Sink {
 /// What every placement shares.
 pub(super) struct Placer {
     overwrite: bool,
-    /// Cleared the first time a file system refuses `O_TMPFILE`.
+    /// Cleared the first time a file system refuses `O_TMPFILE` (or
+    /// there is no `/proc` to name one through).
     tmpfile: AtomicBool,
     /// Extended attributes files were refused, for the report.
     pub(super) warnings: Mutex<Vec<Damage>>,
@@ -44,10 +46,7 @@ pub(super) struct Placer {
 
 impl Placer {
     pub(super) fn new(overwrite: bool) -> Placer {
-        // An `O_TMPFILE` inode gets its name through /proc/self/fd (no
-        // privilege needed); without /proc, temporary names it is.
-        let proc_fd = Path::new("/proc/self/fd").is_dir();
-        Placer { overwrite, tmpfile: AtomicBool::new(proc_fd), warnings: Mutex::new(Vec::new()) }
+        Placer { overwrite, tmpfile: AtomicBool::new(true), warnings: Mutex::new(Vec::new()) }
     }
 }
 
@@ -57,30 +56,29 @@ pub(super) struct Unplaced {
     dir: Arc<Dir>,
     /// Its temporary name, when it is not an `O_TMPFILE` inode; removed
     /// unless the file is placed.
-    temp_name: Option<Vec<u8>>,
+    temp_name: Option<TempName>,
 }
 
 impl Unplaced {
     /// A new file in `dir`, created with permission bits `mode` (less the
     /// umask) if it has no name, 0600 if it has a temporary one.
     pub(super) fn create(placer: &Placer, dir: Arc<Dir>, mode: u32, shown: &Path) -> Result<Unplaced> {
-        let io = |e: Errno| Error::io("creating a temporary file beside", shown)(e.into());
+        let io = Error::io("creating a temporary file beside", shown);
         if placer.tmpfile.load(Ordering::Relaxed) {
-            let flags = OFlags::WRONLY | OFlags::TMPFILE | OFlags::CLOEXEC;
-            match rustix::fs::openat(&dir.fd, ".", flags, Mode::from_raw_mode(mode)) {
-                Ok(fd) => return Ok(Unplaced { file: fd.into(), dir, temp_name: None }),
-                Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL) => {
-                    placer.tmpfile.store(false, Ordering::Relaxed)
-                }
+            match temporary::open_unnamed(&dir.fd, mode) {
+                Ok(Some(fd)) => return Ok(Unplaced { file: fd.into(), dir, temp_name: None }),
+                Ok(None) => placer.tmpfile.store(false, Ordering::Relaxed),
                 Err(e) => return Err(io(e)),
             }
         }
         let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         loop {
-            let name = temp_name()?;
-            match rustix::fs::openat(&dir.fd, name.as_slice(), flags, Mode::from_raw_mode(0o600)) {
-                Ok(fd) => return Ok(Unplaced { file: fd.into(), dir, temp_name: Some(name) }),
-                Err(Errno::EXIST) => continue,
+            let made = temporary::make(in_dir(&dir), temp_name()?, |dir, name| {
+                Ok(rustix::fs::openat(dir.as_fd(), name, flags, Mode::from_raw_mode(0o600))?)
+            });
+            match made {
+                Ok((name, fd)) => return Ok(Unplaced { file: fd.into(), dir, temp_name: Some(name) }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(io(e)),
             }
         }
@@ -103,70 +101,55 @@ impl Unplaced {
     /// Links (or renames) the file to `name` in its directory.
     fn place(mut self, name: &[u8], overwrite: bool, shown: &Path) -> Result<()> {
         let exists = || Error::AlreadyExists { path: shown.to_path_buf() };
-        let io = |e: Errno| Error::io("putting in place", shown)(e.into());
-        let dir = Arc::clone(&self.dir);
-        let Some(temp) = self.temp_name.take() else {
-            return match self.link_to(name) {
-                Ok(()) => Ok(()),
-                Err(Errno::EXIST) if overwrite => {
-                    let temp = loop {
-                        let temp = temp_name()?;
-                        match self.link_to(&temp) {
-                            Ok(()) => break temp,
-                            Err(Errno::EXIST) => continue,
-                            Err(e) => return Err(io(e)),
-                        }
-                    };
-                    rename(&dir, &temp, name, true).map_err(io)
-                }
-                Err(Errno::EXIST) => Err(exists()),
-                Err(e) => Err(io(e)),
-            };
-        };
-        rename(&dir, &temp, name, overwrite).map_err(|e| if e == Errno::EXIST { exists() } else { io(e) })
-    }
-
-    /// Gives the `O_TMPFILE` inode the name `name`.
-    fn link_to(&self, name: &[u8]) -> rustix::io::Result<()> {
-        let fd_path = format!("/proc/self/fd/{}", self.file.as_raw_fd());
-        rustix::fs::linkat(CWD, fd_path.as_str(), &self.dir.fd, name, AtFlags::SYMLINK_FOLLOW)
-    }
-}
-
-impl Drop for Unplaced {
-    fn drop(&mut self) {
-        if let Some(name) = self.temp_name.take() {
-            let _ = rustix::fs::unlinkat(&self.dir.fd, name.as_slice(), AtFlags::empty());
-        }
-    }
-}
-
-/// Renames `temp` to `name` in `dir`; removes `temp` if that fails. Without
-/// `overwrite`, never replaces: `renameat2(RENAME_NOREPLACE)`, or a link
-/// and an unlink where the file system lacks it.
-fn rename(dir: &Dir, temp: &[u8], name: &[u8], overwrite: bool) -> rustix::io::Result<()> {
-    let renamed = if overwrite {
-        rustix::fs::renameat(&dir.fd, temp, &dir.fd, name)
-    } else {
-        match rustix::fs::renameat_with(&dir.fd, temp, &dir.fd, name, RenameFlags::NOREPLACE) {
-            Err(Errno::INVAL | Errno::NOSYS) => {
-                rustix::fs::linkat(&dir.fd, temp, &dir.fd, name, AtFlags::empty())
-                    .and_then(|()| rustix::fs::unlinkat(&dir.fd, temp, AtFlags::empty()))
+        let io = |e: std::io::Error| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                exists()
+            } else {
+                Error::io("putting in place", shown)(e)
             }
-            other => other,
+        };
+        let rename = |temp: TempName, replace: bool| {
+            temp.end(|dir, from| Ok(temporary::rename(dir.as_fd(), from, name, replace)?)).map_err(io)
+        };
+        if let Some(temp) = self.temp_name.take() {
+            return rename(temp, overwrite);
         }
-    };
-    if renamed.is_err() {
-        let _ = rustix::fs::unlinkat(&dir.fd, temp, AtFlags::empty());
+        match temporary::link_unnamed(&self.file, &self.dir.fd, name) {
+            Err(Errno::EXIST) if overwrite => {
+                // Replaced through a temporary name, which lives only
+                // between this link and the rename.
+                let temp = loop {
+                    let made = temporary::make(in_dir(&self.dir), temp_name()?, |dir, temp| {
+                        Ok(temporary::link_unnamed(&self.file, dir.as_fd(), temp)?)
+                    });
+                    match made {
+                        Ok((temp, ())) => break temp,
+                        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                        Err(e) => return Err(io(e)),
+                    }
+                };
+                rename(temp, true)
+            }
+            other => other.map_err(|e| io(e.into())),
+        }
     }
-    renamed
+}
+
+/// An extraction directory as a [`temporary`] name's directory.
+fn in_dir(dir: &Arc<Dir>) -> temporary::NameDir {
+    struct InDir(Arc<Dir>);
+    impl AsFd for InDir {
+        fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+            self.0.fd.as_fd()
+        }
+    }
+    Arc::new(InDir(Arc::clone(dir)))
 }
 
 /// A fresh temporary name, `.lockbox-XXXXXXXXXXXXXXXX.tmp`.
 fn temp_name() -> Result<Vec<u8>> {
-    let n =
-        getrandom::u64().map_err(|e| Error::stream("choosing a temporary name")(std::io::Error::other(e)))?;
-    Ok(format!(".lockbox-{n:016x}.tmp").into_bytes())
+    let hex = temporary::random_hex().map_err(Error::stream("choosing a temporary name"))?;
+    Ok(format!(".lockbox-{hex}.tmp").into_bytes())
 }
 
 /// Everything a placing thread needs to put one checked file in place.
@@ -295,6 +278,7 @@ pub(super) fn sync_and_place(batch: Vec<Written>) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rustix::fs::CWD;
 
     fn dir(path: &Path) -> Arc<Dir> {
         let fd = rustix::fs::openat(CWD, path, OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).unwrap();

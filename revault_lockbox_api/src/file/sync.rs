@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 /// and, every [`SYNC_EVERY`] bytes, has a background thread sync what was
 /// written so far: the disk works while pages are compressed, and the
 /// final sync has little left to do.
-pub(crate) struct SyncingWriter<F: Write = tempfile::NamedTempFile> {
+pub(crate) struct SyncingWriter<F: Write> {
     tmp: F,
     unsynced: u64,
     kick: Option<std::sync::mpsc::SyncSender<()>>,
@@ -18,13 +18,6 @@ pub(crate) struct SyncingWriter<F: Write = tempfile::NamedTempFile> {
 
 /// Bytes written between background syncs.
 const SYNC_EVERY: u64 = 64 << 20;
-
-impl SyncingWriter {
-    pub(crate) fn new(tmp: tempfile::NamedTempFile) -> Result<SyncingWriter> {
-        let file = tmp.as_file().try_clone().map_err(Error::io("opening", tmp.path()))?;
-        SyncingWriter::over(tmp, file)
-    }
-}
 
 impl<F: Write> SyncingWriter<F> {
     /// Writes to `out`, syncing `file` (the same file) in the background.

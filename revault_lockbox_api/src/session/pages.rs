@@ -48,7 +48,7 @@ impl<W: Write> ArchiveWriter<W> {
             in_page = Some(start);
             let room = (page_size - start) as u64;
             let n = fill(content, &mut self.page, page_size, size_hint.saturating_sub(size))
-                .map_err(|source| Error::Stream { action: "reading a file's content", source })?;
+                .map_err(|source| Error::Stream { action: Error::READING_CONTENT, source })?;
             size += n as u64;
             if let Some(p) = &self.output.progress {
                 p.bytes_in.fetch_add(n as u64, Ordering::Relaxed);

@@ -54,8 +54,12 @@ impl<W: Write> Walk<'_, W> {
         // Read up to the size at open (tar's rule): a growing file must not
         // keep the walk reading.
         let mut content = (&file).take(size);
+        // A read of the file names it; a write of the archive is the
+        // caller's to name.
         let with_path = |e| match e {
-            Error::Stream { source, .. } => Error::Io { action: "reading", path: shown.clone(), source },
+            Error::Stream { action, source } if action == Error::READING_CONTENT => {
+                Error::Io { action: "reading", path: shown.clone(), source }
+            }
             e => e,
         };
         #[allow(clippy::unnecessary_cast)] // field types differ between targets

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use rustix::fs::Timespec;
 
-use super::dirs::{sync_file_system, timespec, OwnerAndXattrs, Walker};
+use super::dirs::{sync_file_system, timespec, OwnerAndXattrs, Walker, LINK_WHERE_A_DIR_GOES};
 use super::owner::Owners;
 use super::place::{
     refused_xattrs, sync_and_place, sync_batch_files, Placement, Placer, Sink, Unplaced, Written,
@@ -146,6 +146,11 @@ impl<'a> Extraction<'a> {
                 continue;
             };
             let ok = if matches!(e.kind, EntryKind::Dir) {
+                if kind.is_symlink() {
+                    // Never followed, never replaced: unsafe, overwriting or not.
+                    let path = EntryPath(e.path);
+                    return Err(Error::UnsafePath { path, reason: LINK_WHERE_A_DIR_GOES });
+                }
                 kind.is_dir()
             } else {
                 self.options.overwrite && !kind.is_dir()
@@ -330,6 +335,11 @@ impl<'a> Extraction<'a> {
 
     /// Hard links, then symbolic links, then directory modes and mtimes;
     /// then, when syncing, one sync for the links, names and modes.
+    /// After a failure: removes the directories made that are still empty.
+    pub(super) fn remove_made_dirs(&mut self) {
+        self.walker.remove_made_dirs();
+    }
+
     pub(super) fn finish(mut self) -> Result<ExtractReport> {
         for e in std::mem::take(&mut self.links) {
             self.make_hardlink(&e)?;
