@@ -169,7 +169,6 @@ fn read_stream(
             }
         }
     }
-    drop(archive);
     if !input.any {
         return Err(Error::BadTar { number: None, path: None, reason: TarReason::Empty });
     }
