@@ -100,8 +100,8 @@ impl AtomicFile {
                 (fd, Some(temp))
             }
         };
-        // Held until the process ends: a name of ours that can be locked
-        // was left by a writer that was killed.
+        // Held while the file is written: a name of ours that can be
+        // locked was left by a writer that was killed.
         rustix::fs::flock(&fd, FlockOperation::LockExclusive)
             .map_err(|e| Error::io("locking the new file in", dir_path)(e.into()))?;
         let file = File::from(fd);
