@@ -74,7 +74,7 @@ pub const TABLE: &[Status] = &[
             "an archive to or from a terminal",
             "a KDF cost out of range",
             "a malformed recipient, recipients file or identity file",
-            "an invalid or non-UTF-8 exclude pattern",
+            "an invalid or non-UTF-8 pattern (`--exclude`, `--wildcards` NAMEs)",
             "a `--files-from` list naming no path",
             "`-` given twice",
             "`--json` with `-o -`",

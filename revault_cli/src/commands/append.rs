@@ -17,6 +17,7 @@ use crate::{keys, output};
 
 /// The options of `add` and `update`, and a progress display when asked.
 fn options(a: &AppendArgs) -> (UpdateOptions, Option<progress::Display>) {
+    output::leading_slash_note(&a.paths, a.quiet.quiet);
     let mut options = UpdateOptions::new().profile(a.input.profile).wait(a.lock.wait);
     if let Some(level) = a.input.level {
         options = options.zstd_level(level);

@@ -33,6 +33,7 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
     let tar = a.from_tar.as_deref().map(|p| source::open_input(p, "--from-tar")).transpose()?;
     let selection = select::selection(&a.select)?;
     let paths = select::paths(&a.select, &a.paths)?;
+    output::leading_slash_note(&paths, a.quiet.quiet);
     let directory = &a.input.directory;
     for p in &paths {
         let full = if directory == Path::new(".") { p.clone() } else { directory.join(p) };

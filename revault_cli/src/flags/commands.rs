@@ -8,8 +8,8 @@ use clap::Args;
 use revault_lockbox_api::WorkloadProfile;
 
 use super::{
-    profile_parser, InputArgs, LockArgs, ObjectStoreArgs, PasswordArgs, QuietArgs, ReadArgs, RecipientArgs,
-    SelectArgs, UnlockArgs, WaitArgs,
+    profile_parser, InputArgs, LockArgs, MemberArgs, ObjectStoreArgs, PasswordArgs, QuietArgs, ReadArgs,
+    RecipientArgs, SelectArgs, UnlockArgs, WaitArgs,
 };
 
 /// `--json`: NDJSON on stdout instead of text.
@@ -102,6 +102,12 @@ pub struct ListArgs {
     pub null: bool,
     #[command(flatten)]
     pub read: ReadArgs,
+    #[command(flatten)]
+    pub members: MemberArgs,
+    /// List only these stored paths and everything below them (with
+    /// --wildcards, patterns); each must match an entry.
+    #[arg(value_name = "NAME")]
+    pub names: Vec<OsString>,
 }
 
 #[derive(Debug, Args)]
@@ -114,8 +120,16 @@ pub struct ExtractArgs {
     #[arg(short = 'C', long = "directory", value_name = "DIR", default_value = ".")]
     pub directory: PathBuf,
     /// Replace existing files and links (never a directory).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "keep_old_files")]
     pub overwrite: bool,
+    /// An existing file is an error and nothing is written (tar -k); the
+    /// default, since lockbox never overwrites without --overwrite.
+    #[arg(short = 'k', long)]
+    pub keep_old_files: bool,
+    /// Write the selected files' contents to stdout, one after another in
+    /// index order, instead of creating anything (tar -O).
+    #[arg(short = 'O', long, conflicts_with_all = ["overwrite", "keep_going", "directory"])]
+    pub to_stdout: bool,
     /// Do not sync files to disk before renaming them into place (faster; a
     /// crash may then leave empty files behind).
     #[arg(long)]
@@ -152,8 +166,11 @@ pub struct ExtractArgs {
     pub read: ReadArgs,
     #[command(flatten)]
     pub quiet: QuietArgs,
-    /// Extract only these stored paths (and everything below directories).
-    #[arg(value_name = "PATH")]
+    #[command(flatten)]
+    pub members: MemberArgs,
+    /// Extract only these stored paths and everything below them (with
+    /// --wildcards, patterns); each must match an entry.
+    #[arg(value_name = "NAME")]
     pub paths: Vec<OsString>,
 }
 
@@ -161,10 +178,15 @@ pub struct ExtractArgs {
 pub struct CatArgs {
     /// The archive: a file, `-` (read from stdin) or s3://BUCKET/KEY.
     pub archive: PathBuf,
-    /// Stored path of a file (or hard link).
-    pub path: OsString,
+    /// Stored paths of files (or hard links), written in the order given;
+    /// with --wildcards a pattern writes every file it matches, in index
+    /// order.
+    #[arg(value_name = "NAME", required = true)]
+    pub paths: Vec<OsString>,
     #[command(flatten)]
     pub read: ReadArgs,
+    #[command(flatten)]
+    pub members: MemberArgs,
 }
 
 #[derive(Debug, Args)]
@@ -177,6 +199,12 @@ pub struct VerifyArgs {
     pub read: ReadArgs,
     #[command(flatten)]
     pub quiet: QuietArgs,
+    #[command(flatten)]
+    pub members: MemberArgs,
+    /// Verify only these stored paths and everything below them (with
+    /// --wildcards, patterns): their index records, contents and pages.
+    #[arg(value_name = "NAME")]
+    pub names: Vec<OsString>,
 }
 
 #[derive(Debug, Args)]
@@ -202,8 +230,11 @@ pub struct ExportArgs {
     pub overwrite: bool,
     #[command(flatten)]
     pub read: ReadArgs,
-    /// Export only these stored paths (and everything below directories).
-    #[arg(value_name = "PATH")]
+    #[command(flatten)]
+    pub members: MemberArgs,
+    /// Export only these stored paths and everything below them (with
+    /// --wildcards, patterns); each must match an entry.
+    #[arg(value_name = "NAME")]
     pub paths: Vec<OsString>,
 }
 

@@ -21,7 +21,7 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand}
 use revault_lockbox_api::WorkloadProfile;
 
 pub use commands::*;
-pub use select::{InputArgs, SelectArgs, WaitArgs};
+pub use select::{InputArgs, MemberArgs, SelectArgs, WaitArgs};
 pub use store::ObjectStoreArgs;
 pub use unlock::{LockArgs, PasswordArgs, QuietArgs, RecipientArgs, UnlockArgs};
 

@@ -37,6 +37,10 @@ pub fn for_error(err: &anyhow::Error, strict_extract: bool) -> Option<Hint> {
         Error::SlotNotInUse { .. } => hint("see `lockbox key list`", "key list"),
         Error::TooManySessions { .. } => hint("`lockbox compact` merges them", "lockbox compact"),
         Error::ParentInInput { .. } => hint("use -C to change directory instead", "use -C"),
+        // tar's warning: "Pattern matching characters used in file names".
+        Error::NotFound { path } if path.0.iter().any(|b| b"*?[".contains(b)) => {
+            hint("names are matched as patterns only with --wildcards", "--wildcards")
+        }
         _ => None,
     }
 }

@@ -39,6 +39,14 @@ pub fn note(quiet: bool, message: impl Display) {
     }
 }
 
+/// tar's note, once, when input PATHs are absolute: they are stored
+/// without their leading `/`. `-q` silences it.
+pub fn leading_slash_note(paths: &[std::path::PathBuf], quiet: bool) {
+    if !quiet && paths.iter().any(|p| p.is_absolute()) {
+        say("Removing leading `/' from member names");
+    }
+}
+
 /// A failure: its message and causes on one line, with a hint where the
 /// error has one. `strict_extract`: `extract` without `--keep-going`.
 pub fn error(err: &anyhow::Error, strict_extract: bool) {

@@ -36,7 +36,7 @@ pub use entries::Entries;
 pub use file::EntryReader;
 pub use info::ArchiveInfo;
 pub(crate) use merge::Merged;
-pub use select::Subtrees;
+pub use select::{Members, Selected, Subtrees};
 pub(crate) use tail::{find_committed, Committed};
 pub use verify::{Damage, VerifyReport};
 
