@@ -32,8 +32,11 @@ fn options(a: &AppendArgs) -> (UpdateOptions, Option<progress::Display>) {
 }
 
 fn open(unlock: &UnlockArgs, archive: &std::path::Path, options: UpdateOptions) -> Result<ArchiveUpdater> {
-    keys::with_key(unlock, |key| ArchiveUpdater::open(archive, key, options))
-        .with_context(|| format!("opening {} to change it", Quoted::path(archive)))
+    let name = Quoted::path(archive).to_string();
+    keys::with_key(unlock, keys::Target::file(archive, &name), |key| {
+        ArchiveUpdater::open(archive, key, options)
+    })
+    .with_context(|| format!("opening {} to change it", Quoted::path(archive)))
 }
 
 fn done(report: &UpdateReport, display: Option<progress::Display>) -> Outcome {

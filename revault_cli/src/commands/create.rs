@@ -46,7 +46,7 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
         }
         ArchiveLocation::Local(_) => None,
     };
-    let lock = keys::lock(&a.lock, &a.recipients)?;
+    let lock = keys::lock(&a.lock, &a.recipients, &Quoted::path(&a.output).to_string())?;
     let mut options = CreateOptions::new()
         .profile(a.input.profile)
         .kdf(kdf)
