@@ -126,12 +126,21 @@ pub fn help_footer() -> String {
     )
 }
 
+/// `text` safe in roff: backslashes, hyphens (as `\-`, so that flags
+/// copy and paste) and quotes escaped, and no line starting with a dot.
+pub fn roff_text(text: &str) -> String {
+    let escaped = text.replace('\\', "\\e").replace('-', "\\-").replace('\'', "\\*(Aq");
+    match escaped.strip_prefix('.') {
+        Some(rest) => format!("\\&.{rest}"),
+        None => escaped,
+    }
+}
+
 /// The man page's EXIT STATUS section, in roff.
 pub fn man_section() -> String {
-    let escape = |text: &str| text.replace('\\', "\\e").replace('-', "\\-").replace('\'', "\\*(Aq");
     let mut roff = String::from(".SH \"EXIT STATUS\"\n");
     for status in TABLE {
-        roff.push_str(&format!(".TP\n\\fB{}\\fR\n{}\n", status.code, escape(&status.text())));
+        roff.push_str(&format!(".TP\n\\fB{}\\fR\n{}\n", status.code, roff_text(&status.text())));
     }
     roff
 }

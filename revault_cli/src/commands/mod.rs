@@ -16,6 +16,7 @@ pub mod key;
 pub mod keygen;
 pub mod list;
 pub mod man;
+mod man_text;
 pub mod passwd;
 pub mod repair;
 pub mod verify;
