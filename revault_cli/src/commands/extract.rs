@@ -10,7 +10,7 @@ use super::{open_archive, Outcome};
 use crate::exit::UsageError;
 use crate::flags::ExtractArgs;
 use crate::output;
-use crate::progress::{self, Job};
+use crate::progress;
 
 pub fn run(a: ExtractArgs) -> Result<Outcome> {
     // Refused before anything is read or asked for, as GNU tar would fail
@@ -36,7 +36,7 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
         .only(only);
     // All of the content for a whole extraction; at most that for a part.
     let total = archive.content_bytes();
-    let display = progress::maybe_start(a.quiet.quiet, Job::Extract, move || total);
+    let display = progress::maybe_start(a.quiet.quiet, move || total);
     if let Some((counters, _)) = &display {
         options = options.progress(Arc::clone(counters));
     }

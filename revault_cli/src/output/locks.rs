@@ -42,7 +42,7 @@ pub fn locked_with(slots: &[SlotInfo]) -> String {
         n => parts.push(format!("{n} passwords")),
     }
     if recipients > 0 {
-        parts.push(format!("{} ({})", count(recipients, "recipient"), types.join(", ")));
+        parts.push(format!("{} ({})", count(recipients, "recipient", "recipients"), types.join(", ")));
     }
     match key_files {
         0 => {}

@@ -42,11 +42,11 @@ pub fn note(quiet: bool, message: impl Display) {
 
 pub use locks::locked_with;
 
-/// `n` and `thing`, plural unless one: "1 file", "2 files".
-pub fn count(n: impl Into<u64>, thing: &str) -> String {
+/// `n` things, `one` or `many`: "1 entry", "2 entries".
+pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
     match n.into() {
-        1 => format!("1 {thing}"),
-        n => format!("{n} {thing}s"),
+        1 => format!("1 {one}"),
+        n => format!("{n} {many}"),
     }
 }
 
