@@ -10,6 +10,8 @@ mod cli;
 mod hostile_tree;
 mod keys_cli;
 mod late_slots;
+mod man_pages;
+mod progress_tty;
 mod prompt_tty;
 mod s3;
 mod secrets_cli;

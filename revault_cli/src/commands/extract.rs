@@ -8,7 +8,7 @@ use revault_lockbox_api::{ExtractOptions, Quoted, WorkloadProfile};
 use super::{open_archive, Outcome};
 use crate::exit::UsageError;
 use crate::flags::ExtractArgs;
-use crate::progress::{self, Job};
+use crate::progress;
 use crate::{output, select};
 
 pub fn run(a: ExtractArgs) -> Result<Outcome> {
@@ -39,7 +39,7 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
         .members(members);
     // All of the content for a whole extraction; at most that for a part.
     let total = archive.content_bytes();
-    let display = progress::maybe_start(a.quiet.quiet, Job::Extract, move || total);
+    let display = progress::maybe_start(a.quiet.quiet, move || total);
     if let Some((counters, _)) = &display {
         options = options.progress(Arc::clone(counters));
     }

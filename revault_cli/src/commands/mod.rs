@@ -16,6 +16,7 @@ pub mod key;
 pub mod keygen;
 pub mod list;
 pub mod man;
+mod man_text;
 pub mod passwd;
 pub mod repair;
 pub mod verify;
@@ -54,7 +55,8 @@ fn open_archive(
     let (src, name) = archive_bytes(arg, &read.s3)?;
     let options = OpenOptions::new().profile(profile);
     // A spooled copy may be deleted now: the open file keeps its bytes.
-    let archive = keys::with_key(&read.unlock, |key| Archive::open_with(src, key, options))
+    let target = keys::Target::bytes(&*src, &name);
+    let archive = keys::with_key(&read.unlock, target, |key| Archive::open_with(src, key, options))
         .with_context(|| format!("opening {name}"))?;
     Ok((archive, name))
 }

@@ -402,6 +402,12 @@ pub struct CompletionsArgs {
 
 #[derive(Debug, Args)]
 pub struct ManArgs {
-    /// The page of this command (`lockbox man create`) instead of lockbox's.
-    pub command: Option<String>,
+    /// The page of this command (`lockbox man create`, `lockbox man key
+    /// add`) instead of lockbox's.
+    #[arg(value_name = "COMMAND")]
+    pub command: Vec<String>,
+    /// Write every page to DIR/man1/ (`lockbox.1`, `lockbox-create.1`, …)
+    /// instead, for `man` to find under DIR (as `/usr/local/share/man`).
+    #[arg(long, value_name = "DIR")]
+    pub install: Option<std::path::PathBuf>,
 }
