@@ -13,4 +13,5 @@ mod late_slots;
 mod prompt_tty;
 mod s3;
 mod secrets_cli;
+mod signing_keys_cli;
 mod toolbox;
