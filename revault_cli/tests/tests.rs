@@ -15,4 +15,5 @@ mod progress_tty;
 mod prompt_tty;
 mod s3;
 mod secrets_cli;
+mod signing_keys_cli;
 mod toolbox;

@@ -14,6 +14,7 @@ pub mod extract;
 pub mod info;
 pub mod key;
 pub mod keygen;
+pub mod keygen_sign;
 pub mod list;
 pub mod man;
 mod man_text;

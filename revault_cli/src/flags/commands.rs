@@ -392,6 +392,24 @@ pub struct KeygenArgs {
     /// age identity.
     #[arg(long)]
     pub symmetric: bool,
+    /// A signing key (Ed25519 + ML-DSA-65, for `--sign`) instead of an age
+    /// identity: needs `-o FILE`, writes the public key to `FILE.pub` and
+    /// prints the key's fingerprint (`lbsig1…`).
+    #[arg(long, conflicts_with_all = ["pq", "symmetric"])]
+    pub sign: bool,
+    /// With `--sign`: print the fingerprint of the signing key or `.pub`
+    /// file FILE and write nothing.
+    #[arg(short = 'y', value_name = "FILE", requires = "sign", conflicts_with = "output")]
+    pub fingerprint_of: Option<PathBuf>,
+    /// With `--sign -o`: protect the key with a passphrase (Argon2id at the
+    /// slot defaults), asked twice on the terminal or read from
+    /// `--passphrase-file`.
+    #[arg(long, requires = "sign")]
+    pub passphrase: bool,
+    /// With `--sign`: the signing key's passphrase is the first line of FILE
+    /// (`-o` then protects the key with it).
+    #[arg(long, value_name = "FILE", requires = "sign")]
+    pub passphrase_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
