@@ -133,6 +133,7 @@ impl<S: ReadAt> Archive<S> {
     /// # Ok(()) }
     /// ```
     pub fn verify(&self) -> Result<VerifyReport> {
+        self.check_chain()?;
         let mut checker = Checker {
             entries: self.entries()?,
             open: Default::default(),
