@@ -59,6 +59,7 @@ pub mod fuzz;
 mod index;
 pub mod keys;
 mod owners;
+mod pattern;
 mod pipeline;
 pub mod profile;
 mod progress;
@@ -100,9 +101,12 @@ pub mod create {
 /// Reading an archive in detail: listing, reading one file, verifying,
 /// describing, choosing subtrees, and what an extraction did.
 pub mod read {
-    pub use crate::archive::{ArchiveInfo, Damage, Entries, EntryReader, Subtrees, VerifyReport};
+    pub use crate::archive::{
+        ArchiveInfo, Damage, Entries, EntryReader, Members, Selected, Subtrees, VerifyReport,
+    };
     pub use crate::extract::ExtractReport;
     pub use crate::format::{SessionInfo, SessionKind, SparseMap, Xattr};
+    pub use crate::pattern::MatchRules;
 }
 
 /// What a change in place ([`ArchiveUpdater`]) did.

@@ -39,7 +39,7 @@ pub use entries::Entries;
 pub use file::EntryReader;
 pub use info::ArchiveInfo;
 pub(crate) use merge::Merged;
-pub use select::Subtrees;
+pub use select::{Members, Selected, Subtrees};
 use session::{check_chain, check_session, SessionState};
 pub(crate) use tail::{find_committed, Committed};
 pub use verify::{Damage, VerifyReport};

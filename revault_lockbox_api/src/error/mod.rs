@@ -196,8 +196,8 @@ pub enum Error {
     /// met something it would otherwise skip with a warning.
     #[error("{0}; stopping (strict)")]
     Strict(CreateWarning),
-    /// An exclude pattern does not parse.
-    #[error("invalid exclude pattern {pattern:?}: {reason}")]
+    /// A member or exclude pattern does not parse.
+    #[error("invalid pattern {pattern:?}: {reason}")]
     BadPattern {
         /// The pattern.
         pattern: String,
