@@ -341,3 +341,25 @@ fn a_directory_stored_again_over_a_file_does_not_bring_back_its_old_subtree() {
     a.extract(&out, &options).unwrap();
     assert!(out.join("a/y").exists() && !out.join("a/x").exists() && !out.join("b").exists());
 }
+
+/// Opening checks one link of the trailers' hash chain; `verify` follows
+/// it to the first session, so a changed byte in an old trailer (which no
+/// reader needs any more) is still found.
+#[test]
+fn verify_follows_the_hash_chain_to_the_first_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = tree(dir.path());
+    let archive = archive_of(dir.path(), &src, &["docs"], cheap());
+    let first_end = fs::read(&archive).unwrap().len();
+    updater(&archive).add(&src, &["top.txt".into()]).unwrap();
+    updater(&archive).add(&src, &["docs/a.txt".into()]).unwrap();
+    verified(&archive);
+    let mut bytes = fs::read(&archive).unwrap();
+    bytes[first_end - TRAILER_LEN + 140] ^= 1; // the first trailer's page count
+    fs::write(&archive, &bytes).unwrap();
+    let a = open(&archive);
+    assert_eq!(entries(&a).len(), 6, "the state itself still reads");
+    let err = a.verify().unwrap_err();
+    assert!(matches!(err, Error::Tampered { .. }), "{err}");
+    assert!(err.to_string().contains("previous trailer"), "{err}");
+}

@@ -3,6 +3,8 @@
 //! a listing streams the index leaves, and file content is read page by
 //! page.
 
+#[cfg(test)]
+mod commit_tests;
 mod content;
 mod entries;
 mod file;
@@ -38,7 +40,7 @@ pub use file::EntryReader;
 pub use info::ArchiveInfo;
 pub(crate) use merge::Merged;
 pub use select::{Members, Selected, Subtrees};
-use session::{check_session, SessionState};
+use session::{check_chain, check_session, SessionState};
 pub(crate) use tail::{find_committed, Committed};
 pub use verify::{Damage, VerifyReport};
 
@@ -213,6 +215,12 @@ impl<S: ReadAt> Archive<S> {
     /// Signatures the last session carries (framing checked, not verified).
     pub fn signature_count(&self) -> usize {
         self.last.signatures.len()
+    }
+
+    /// Follows the trailers' hash chain back to the first session.
+    pub(crate) fn check_chain(&self) -> Result<()> {
+        let header = read_prefix(&self.src)?;
+        check_chain(&self.src, &header, &self.last.trailer)
     }
 
     /// Bytes of the last session's header and signature block.

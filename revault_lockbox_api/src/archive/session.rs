@@ -21,6 +21,8 @@ pub(crate) struct SessionState {
     pub(crate) signatures: Vec<Signature>,
     /// Bytes of its header and signature block.
     pub(crate) overhead: u64,
+    /// Its trailer, where `verify` starts the walk back along the chain.
+    pub(crate) trailer: Trailer,
 }
 
 /// Checks the session that `trailer` (authenticated under `keys`) commits.
@@ -42,7 +44,7 @@ pub(crate) fn check_session(
         })?)?,
     };
     let overhead = header_len + u64::from(trailer.signature_len);
-    Ok(SessionState { info, commit: trailer.commit_hash(), signatures, overhead })
+    Ok(SessionState { info, commit: trailer.commit_hash(), signatures, overhead, trailer: trailer.clone() })
 }
 
 /// Reads the session header at `offset`, checks it against the trailer and
@@ -69,13 +71,24 @@ fn read_session_header(
 }
 
 /// The previous trailer must decode where this one says it ended, name
-/// this archive and have the commit hash this one records.
-fn check_previous(src: &dyn ReadAt, header: &HeaderPrefix, trailer: &Trailer) -> Result<()> {
+/// this archive and have the commit hash this one records; returns it.
+fn check_previous(src: &dyn ReadAt, header: &HeaderPrefix, trailer: &Trailer) -> Result<Trailer> {
     let at = trailer.previous_trailer - TRAILER_LEN as u64;
     let raw = read_sealed(src, at, TRAILER_LEN as u32, || "previous trailer".into())?;
     let previous = Trailer::decode(raw.as_slice().try_into().expect("read exactly"), at)?;
     if previous.archive_id != header.archive_id || previous.commit_hash() != trailer.previous_hash {
         return Err(Error::tampered("previous trailer (its commit hash differs from the chain's)"));
+    }
+    Ok(previous)
+}
+
+/// Follows the hash chain from `trailer` back to the first session
+/// (`verify`): one trailer read per session. Each previous trailer lies
+/// strictly before the one that names it, so the walk ends.
+pub(crate) fn check_chain(src: &dyn ReadAt, header: &HeaderPrefix, trailer: &Trailer) -> Result<()> {
+    let mut at = trailer.clone();
+    while at.previous_trailer != 0 {
+        at = check_previous(src, header, &at)?;
     }
     Ok(())
 }

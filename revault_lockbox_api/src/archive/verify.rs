@@ -141,6 +141,7 @@ impl<S: ReadAt> Archive<S> {
     /// in (every page when every entry is selected). A name that matches
     /// no entry is [`Error::NotFound`].
     pub fn verify_members(&self, members: &Members) -> Result<VerifyReport> {
+        self.check_chain()?;
         if let Some(missing) = members.first_missing_name(self)? {
             return Err(Error::NotFound { path: missing.into() });
         }
