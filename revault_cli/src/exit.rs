@@ -90,7 +90,7 @@ pub const TABLE: &[Status] = &[
         short: "wrong password or damaged archive",
         meaning: "authentication failure",
         cases: &[
-            "a wrong password, key file or identity-file passphrase, no identity matched",
+            "a wrong password, key file or identity-file passphrase, no identity matched, a password slot over the KDF budget (`--kdf-budget`)",
             "an archive tampered with, malformed, truncated or of an unsupported version",
             "a checksum mismatch",
             "an unsafe path in the archive",

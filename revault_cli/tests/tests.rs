@@ -14,3 +14,4 @@ mod prompt_tty;
 mod s3;
 mod secrets_cli;
 mod toolbox;
+mod trust_cli;

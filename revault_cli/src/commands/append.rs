@@ -32,6 +32,7 @@ fn options(a: &AppendArgs) -> (UpdateOptions, Option<progress::Display>) {
 }
 
 fn open(unlock: &UnlockArgs, archive: &std::path::Path, options: UpdateOptions) -> Result<ArchiveUpdater> {
+    let options = options.kdf_budget(unlock.kdf_budget());
     keys::with_key(unlock, |key| ArchiveUpdater::open(archive, key, options))
         .with_context(|| format!("opening {} to change it", Quoted::path(archive)))
 }

@@ -10,7 +10,7 @@ use crate::{keys, output};
 
 pub fn run(a: MaintainArgs) -> Result<Outcome> {
     in_place(&a.archive, "compact")?;
-    let options = UpdateOptions::new().wait(a.lock.wait);
+    let options = UpdateOptions::new().wait(a.lock.wait).kdf_budget(a.unlock.kdf_budget());
     let before = std::fs::metadata(&a.archive).map(|m| m.len()).unwrap_or(0);
     let after = keys::with_key(&a.unlock, |key| ArchiveUpdater::compact(&a.archive, key, options))
         .with_context(|| format!("compacting {}", Quoted::path(&a.archive)))?;

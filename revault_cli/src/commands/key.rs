@@ -32,8 +32,11 @@ pub fn add(a: KeyAddArgs) -> Result<Outcome> {
     if !new.has_keys() {
         return Err(UsageError("nothing to add: give --password, --new-key-file, -r or -R".into()).into());
     }
-    let written = keys::with_key(&a.unlock, |key| slots::add(&a.archive, key, &new, KdfParams::default()))
-        .with_context(|| format!("adding keys to {}", Quoted::path(&a.archive)))?;
+    let budget = a.unlock.kdf_budget();
+    let written = keys::with_key(&a.unlock, |key| {
+        slots::add_with_budget(&a.archive, key, &new, KdfParams::default(), budget)
+    })
+    .with_context(|| format!("adding keys to {}", Quoted::path(&a.archive)))?;
     let slots: Vec<String> = written.iter().map(usize::to_string).collect();
     output::say(format_args!("{}: added slot {}", Quoted::path(&a.archive), slots.join(", ")));
     Ok(Outcome::Success)
@@ -42,7 +45,8 @@ pub fn add(a: KeyAddArgs) -> Result<Outcome> {
 /// `key remove`: one slot, overwritten.
 pub fn remove(a: KeyRemoveArgs) -> Result<Outcome> {
     in_place(&a.archive, "key remove")?;
-    keys::with_key(&a.unlock, |key| slots::remove(&a.archive, key, a.slot))
+    let budget = a.unlock.kdf_budget();
+    keys::with_key(&a.unlock, |key| slots::remove_with_budget(&a.archive, key, a.slot, budget))
         .with_context(|| format!("removing slot {} of {}", a.slot, Quoted::path(&a.archive)))?;
     Ok(Outcome::Success)
 }

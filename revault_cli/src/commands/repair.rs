@@ -11,7 +11,11 @@ use crate::{keys, output};
 pub fn run(a: MaintainArgs) -> Result<Outcome> {
     in_place(&a.archive, "repair")?;
     let cut = keys::with_key(&a.unlock, |key| {
-        ArchiveUpdater::repair(&a.archive, key, UpdateOptions::new().wait(a.lock.wait))
+        ArchiveUpdater::repair(
+            &a.archive,
+            key,
+            UpdateOptions::new().wait(a.lock.wait).kdf_budget(a.unlock.kdf_budget()),
+        )
     })
     .with_context(|| format!("repairing {}", Quoted::path(&a.archive)))?;
     let archive = Quoted::path(&a.archive);
