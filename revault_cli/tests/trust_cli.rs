@@ -82,3 +82,42 @@ fn kdf_budget_lets_an_open_pay_for_a_dearer_slot() {
     let out = run(lockbox().args(["list", "--kdf-budget", "0"]).arg(&archive));
     assert_eq!(code(&out), 2, "a budget of 0 is refused: {}", stderr(&out));
 }
+
+/// Archives (password `hostile`) whose entry at the path given `cat`
+/// printed with exit code 0 where `list`, `verify` and `extract` exit 3;
+/// made by the library's `lookup_vectors` (issue 27, case 4).
+const LOOKUP_VECTORS: [(&str, &str); 5] = [
+    ("lookup-below-symlink", "d/x"),
+    ("lookup-below-file", "f/x"),
+    ("lookup-link-to-later", "h"),
+    ("lookup-overlap", "b"),
+    ("lookup-descending", "d"),
+];
+
+#[test]
+fn a_lookup_refuses_what_a_walk_refuses_on_its_way() {
+    let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("../revault_lockbox_api/tests/vectors/hostile");
+    let work = TempDir::new().unwrap();
+    for (name, path) in LOOKUP_VECTORS {
+        let archive = vectors.join(format!("{name}.lbox"));
+        let dst = work.path().join(name);
+        fs::create_dir(&dst).unwrap();
+        let runs: [(&str, Vec<&std::ffi::OsStr>); 4] = [
+            ("cat", vec![path.as_ref()]),
+            ("extract", vec![path.as_ref(), "-C".as_ref(), dst.as_os_str()]),
+            ("list", vec![]),
+            ("verify", vec![]),
+        ];
+        for (command, args) in runs {
+            let out =
+                run(lockbox().env("LOCKBOX_PASSWORD", "hostile").arg(command).arg(&archive).args(&args));
+            let err = stderr(&out);
+            assert_eq!(code(&out), 3, "{name} {command}: {err}");
+            assert!(err.starts_with("lockbox: ") && err.lines().count() == 1, "{name} {command}: {err}");
+            if command == "cat" {
+                assert!(out.stdout.is_empty(), "{name}: cat printed {:?}", out.stdout);
+            }
+        }
+        assert_eq!(fs::read_dir(&dst).unwrap().count(), 0, "{name}: extract wrote something");
+    }
+}

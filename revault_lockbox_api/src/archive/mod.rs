@@ -3,6 +3,7 @@
 //! a listing streams the index leaves, and file content is read page by
 //! page.
 
+mod checks;
 mod content;
 mod entries;
 mod file;
@@ -185,6 +186,7 @@ impl<S: ReadAt> Archive<S> {
         if !consistent {
             return Err(Error::malformed("index root", "does not match the trailer"));
         }
+        checks::check_previous_trailer(&src, &header, &content_key, &trailer, &root)?;
         let session_offsets = session_offsets(&root)?;
         let session_keys =
             root.sessions.iter().map(|s| Arc::new(SessionKeys::derive(&content_key, &s.salt))).collect();
@@ -297,6 +299,7 @@ impl<S: ReadAt> Archive<S> {
         if page_key(leaf.first_offset) != child.first_key {
             return Err(Error::malformed("page table", "leaf does not start where its parent says"));
         }
+        self.check_pages_leaf(session, &leaf)?;
         Ok(leaf)
     }
 
