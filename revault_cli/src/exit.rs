@@ -58,6 +58,7 @@ pub const TABLE: &[Status] = &[
             "a path not in the archive",
             "an archive locked by another writer",
             "a path that would lie below a stored file",
+            "`extract` of paths needing more directories the archive does not list than `--max-implicit-dirs` allows",
             "a malformed tar stream",
             "an unreadable `--files-from`, `--exclude-from`, key file or identity file",
             "object store: wrong credentials, a missing bucket or key, an existing key without `--overwrite`, an unreachable server",

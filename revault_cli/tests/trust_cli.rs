@@ -121,3 +121,30 @@ fn a_lookup_refuses_what_a_walk_refuses_on_its_way() {
         assert_eq!(fs::read_dir(&dst).unwrap().count(), 0, "{name}: extract wrote something");
     }
 }
+
+#[test]
+fn implicit_parents_are_bounded_by_the_archive_size() {
+    let archive = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../revault_lockbox_api/tests/vectors/hostile/implicit-parents.lbox");
+    let work = TempDir::new().unwrap();
+    let hostile = || {
+        let mut cmd = lockbox();
+        cmd.env("LOCKBOX_PASSWORD", "hostile");
+        cmd
+    };
+    let out = run(hostile().arg("extract").arg(&archive).arg("-C").arg(work.path()));
+    let err = stderr(&out);
+    assert_eq!(code(&out), 1, "{err}");
+    assert!(
+        err.contains("more than 4096 directories it does not list") && err.contains("--max-implicit-dirs"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(fs::read_dir(work.path()).unwrap().count(), 0, "nothing written");
+    ok(run(hostile()
+        .args(["extract", "--max-implicit-dirs", "8192", "--no-sync"])
+        .arg(&archive)
+        .arg("-C")
+        .arg(work.path())));
+    assert_eq!(fs::read_dir(work.path()).unwrap().count(), 8, "t0 to t7");
+}

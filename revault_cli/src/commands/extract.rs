@@ -34,6 +34,9 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
         .numeric_owner(a.numeric_owner)
         .xattrs(a.xattrs)
         .only(only);
+    if let Some(limit) = a.max_implicit_dirs {
+        options = options.implicit_dirs(limit);
+    }
     // All of the content for a whole extraction; at most that for a part.
     let total = archive.content_bytes();
     let display = progress::maybe_start(a.quiet.quiet, Job::Extract, move || total);

@@ -252,6 +252,31 @@ fn a_lookup_refuses_what_the_walk_refuses_on_its_way() {
     }
 }
 
+/// Eight files 1,024 directories deep, no directory listed: 8,192
+/// directories to make from a few KB (issue 27, case 6).
+fn implicit_parents() -> Vec<u8> {
+    let mut w = writer();
+    for i in 0..8 {
+        let deep: Vec<u8> =
+            format!("t{i}/").into_bytes().into_iter().chain(b"a/".repeat(1023)).chain(*b"f").collect();
+        w.add_file(&deep, &meta(), 1, &b"x"[..]).unwrap();
+    }
+    w.finish().unwrap()
+}
+
+#[test]
+fn implicit_parents_are_bounded_by_the_archive_size() {
+    let bytes = implicit_parents();
+    assert!(bytes.len() < 16 << 10, "{} bytes", bytes.len());
+    let archive = Archive::open(Cursor::new(bytes), &password()).unwrap();
+    let dest = tempfile::tempdir().unwrap();
+    let err = archive.extract(dest.path(), &ExtractOptions::new().sync(false)).unwrap_err();
+    assert!(matches!(err, Error::TooManyImplicitDirs { limit: 4096 }), "{err}");
+    assert_eq!(std::fs::read_dir(dest.path()).unwrap().count(), 0, "nothing written");
+    let allowed = ExtractOptions::new().sync(false).implicit_dirs(8192);
+    assert_eq!(archive.extract(dest.path(), &allowed).unwrap().entries, 8);
+}
+
 /// Archives `extract` refuses, kept as files for the CLI tests (which
 /// cannot reach the writer's raw hooks); see `tests/vectors/hostile/`.
 fn hostile_vectors() -> Vec<(&'static str, Vec<u8>)> {
@@ -283,6 +308,16 @@ fn hostile_vectors() -> Vec<(&'static str, Vec<u8>)> {
     ];
     vectors.extend(lookup_vectors().into_iter().map(|(name, _, bytes)| (name, bytes)));
     vectors
+}
+
+#[test]
+#[ignore = "writes the missing tests/vectors/hostile/*.lbox; run by hand when the cases change"]
+fn write_implicit_parents_vector() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/hostile/implicit-parents.lbox");
+    if !path.exists() {
+        std::fs::write(path, implicit_parents()).unwrap();
+    }
 }
 
 #[test]

@@ -104,6 +104,13 @@ pub enum Error {
         /// The budget, in KiB × passes.
         budget: u64,
     },
+    /// Extraction would make more directories the archive does not list
+    /// (parents of paths stored without them) than allowed.
+    #[error("the archive's paths need more than {limit} directories it does not list")]
+    TooManyImplicitDirs {
+        /// The limit in effect.
+        limit: u64,
+    },
     /// No key-file slot opened with the key file given.
     #[error("wrong key file or corrupted key slot")]
     WrongKeyFile,

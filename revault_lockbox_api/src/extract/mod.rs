@@ -32,6 +32,7 @@
 
 mod dirs;
 mod extraction;
+mod implicit;
 mod owner;
 mod place;
 mod policy;
@@ -45,6 +46,7 @@ use crate::error::{EntryPath, Error, Result};
 use crate::progress::Progress;
 use crate::storage::ReadAt;
 use extraction::Extraction;
+use implicit::ImplicitDirs;
 
 /// How to extract. Every setter's doc states its default.
 #[derive(Debug, Clone)]
@@ -58,6 +60,7 @@ pub struct ExtractOptions {
     xattrs: bool,
     only: Vec<Vec<u8>>,
     progress: Option<Arc<Progress>>,
+    implicit_dirs: Option<u64>,
 }
 
 impl Default for ExtractOptions {
@@ -72,6 +75,7 @@ impl Default for ExtractOptions {
             xattrs: false,
             only: Vec::new(),
             progress: None,
+            implicit_dirs: None,
         }
     }
 }
@@ -154,6 +158,16 @@ impl ExtractOptions {
         self
     }
 
+    /// Directories the archive does not list that extraction may make
+    /// (the parents of a path stored without them). Default: 4096, or one
+    /// per 64 bytes of the archive when that is more, so that a small
+    /// hostile archive of deep paths cannot make hundreds of thousands.
+    /// Past it, [`Error::TooManyImplicitDirs`] before anything is written.
+    pub fn implicit_dirs(mut self, limit: u64) -> Self {
+        self.implicit_dirs = Some(limit);
+        self
+    }
+
     /// Counters updated as files are written. Default: none.
     pub fn progress(mut self, progress: Arc<Progress>) -> Self {
         self.progress = Some(progress);
@@ -182,7 +196,7 @@ impl<S: ReadAt> Archive<S> {
     pub fn extract(&self, dest: &Path, options: &ExtractOptions) -> Result<ExtractReport> {
         let mut x = Extraction::new(dest, options, self.tuning().threads)?;
         let subtrees = Subtrees::new(&options.only);
-        self.check_before_writing(&mut x, &subtrees)?;
+        self.check_before_writing(&mut x, &subtrees, options)?;
         let copies = x.write_files(self, subtrees.entries(self)?)?;
         x.copy_links(self, copies)?;
         x.finish()
@@ -191,12 +205,21 @@ impl<S: ReadAt> Archive<S> {
     /// The first pass: every named path found, then every selected entry
     /// checked (by the index walk) and no existing target unless
     /// overwriting.
-    fn check_before_writing(&self, x: &mut Extraction<'_>, subtrees: &Subtrees) -> Result<()> {
+    fn check_before_writing(
+        &self,
+        x: &mut Extraction<'_>,
+        subtrees: &Subtrees,
+        options: &ExtractOptions,
+    ) -> Result<()> {
         if let Some(missing) = subtrees.first_missing(self)? {
             return Err(Error::NotFound { path: EntryPath(missing.to_vec()) });
         }
         // This walk of the selection (the whole index when nothing was
-        // named) runs every index check before anything is written.
-        x.check_targets(subtrees.entries(self)?)
+        // named) runs every index check before anything is written, and
+        // counts the directories it would make that no entry lists.
+        let stored_len = self.append_point().2;
+        let limit = options.implicit_dirs.unwrap_or_else(|| implicit::default_limit(stored_len));
+        let mut implicit = ImplicitDirs::new(limit);
+        x.check_targets(subtrees.entries(self)?.map(|e| e.and_then(|e| implicit.entry(&e).map(|()| e))))
     }
 }
