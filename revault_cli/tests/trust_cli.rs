@@ -148,3 +148,25 @@ fn implicit_parents_are_bounded_by_the_archive_size() {
         .arg(work.path())));
     assert_eq!(fs::read_dir(work.path()).unwrap().count(), 8, "t0 to t7");
 }
+
+#[test]
+fn a_wrong_previous_trailer_is_refused_by_every_command() {
+    let archive = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../revault_lockbox_api/tests/vectors/hostile/wrong-previous-trailer.lbox");
+    let work = TempDir::new().unwrap();
+    let runs: [&[&str]; 4] = [&["list"], &["verify"], &["info"], &["cat", "b"]];
+    for args in runs {
+        let out =
+            run(lockbox().env("LOCKBOX_PASSWORD", "hostile").args(&args[..1]).arg(&archive).args(&args[1..]));
+        assert_eq!(code(&out), 3, "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("previous_trailer"), "{args:?}: {}", stderr(&out));
+    }
+    let out = run(lockbox()
+        .env("LOCKBOX_PASSWORD", "hostile")
+        .arg("extract")
+        .arg(&archive)
+        .arg("-C")
+        .arg(work.path()));
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert_eq!(fs::read_dir(work.path()).unwrap().count(), 0);
+}
