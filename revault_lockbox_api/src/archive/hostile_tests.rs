@@ -367,8 +367,10 @@ fn hostile_vectors() -> Vec<(&'static str, Vec<u8>)> {
 #[ignore = "writes the missing tests/vectors/hostile/*.lbox; run by hand when the cases change"]
 fn write_unopenable_and_implicit_vectors() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/hostile");
-    let makers: [(&str, fn() -> Vec<u8>); 2] =
-        [("implicit-parents", implicit_parents), ("wrong-previous-trailer", wrong_previous_trailer)];
+    let makers = [
+        ("implicit-parents", implicit_parents as fn() -> Vec<u8>),
+        ("wrong-previous-trailer", wrong_previous_trailer),
+    ];
     for (name, make) in makers {
         let path = dir.join(format!("{name}.lbox"));
         if !path.exists() {
