@@ -115,6 +115,8 @@ fn a_lookup_refuses_what_a_walk_refuses_on_its_way() {
             assert_eq!(code(&out), 3, "{name} {command}: {err}");
             assert!(err.starts_with("lockbox: ") && err.lines().count() == 1, "{name} {command}: {err}");
             if command == "cat" {
+                let why = ["lies below", "hard link", "overlap"];
+                assert!(why.iter().any(|w| err.contains(w)), "{name}: refused for another reason: {err}");
                 assert!(out.stdout.is_empty(), "{name}: cat printed {:?}", out.stdout);
             }
         }
@@ -147,26 +149,4 @@ fn implicit_parents_are_bounded_by_the_archive_size() {
         .arg("-C")
         .arg(work.path())));
     assert_eq!(fs::read_dir(work.path()).unwrap().count(), 8, "t0 to t7");
-}
-
-#[test]
-fn a_wrong_previous_trailer_is_refused_by_every_command() {
-    let archive = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../revault_lockbox_api/tests/vectors/hostile/wrong-previous-trailer.lbox");
-    let work = TempDir::new().unwrap();
-    let runs: [&[&str]; 4] = [&["list"], &["verify"], &["info"], &["cat", "b"]];
-    for args in runs {
-        let out =
-            run(lockbox().env("LOCKBOX_PASSWORD", "hostile").args(&args[..1]).arg(&archive).args(&args[1..]));
-        assert_eq!(code(&out), 3, "{args:?}: {}", stderr(&out));
-        assert!(stderr(&out).contains("previous_trailer"), "{args:?}: {}", stderr(&out));
-    }
-    let out = run(lockbox()
-        .env("LOCKBOX_PASSWORD", "hostile")
-        .arg("extract")
-        .arg(&archive)
-        .arg("-C")
-        .arg(work.path()));
-    assert_eq!(code(&out), 3, "{}", stderr(&out));
-    assert_eq!(fs::read_dir(work.path()).unwrap().count(), 0);
 }

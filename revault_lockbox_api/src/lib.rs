@@ -91,6 +91,7 @@ pub use storage::s3;
 /// archive (or an export) is written through.
 pub mod create {
     pub use crate::file::{write_archive, AtomicFile};
+    pub use crate::format::check_label;
     pub use crate::session::{Metadata, Selection};
     pub use crate::walk::CreateReport;
     pub use crate::warning::{CreateWarning, WarningKind};
@@ -101,7 +102,7 @@ pub mod create {
 pub mod read {
     pub use crate::archive::{ArchiveInfo, Damage, Entries, EntryReader, Subtrees, VerifyReport};
     pub use crate::extract::ExtractReport;
-    pub use crate::format::{SparseMap, Xattr};
+    pub use crate::format::{SessionInfo, SessionKind, SparseMap, Xattr};
 }
 
 /// What a change in place ([`ArchiveUpdater`]) did.
@@ -130,5 +131,5 @@ pub mod tar {
 /// unless told otherwise.
 pub mod limits {
     pub use crate::crypto::DEFAULT_KDF_BUDGET;
-    pub use crate::format::{MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES, MAX_KDF_WORK};
+    pub use crate::format::{MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES, MAX_KDF_WORK, MAX_LABEL_LEN};
 }

@@ -17,7 +17,8 @@ use crate::{keys, output};
 
 /// The options of `add` and `update`, and a progress display when asked.
 fn options(a: &AppendArgs) -> (UpdateOptions, Option<progress::Display>) {
-    let mut options = UpdateOptions::new().profile(a.input.profile).wait(a.lock.wait);
+    let label = a.label.message.clone().unwrap_or_default();
+    let mut options = UpdateOptions::new().profile(a.input.profile).wait(a.lock.wait).label(label);
     if let Some(level) = a.input.level {
         options = options.zstd_level(level);
     }
@@ -75,7 +76,8 @@ pub fn rm(a: RmArgs) -> Result<Outcome> {
     use std::os::unix::ffi::OsStringExt;
     in_place(&a.archive, "rm")?;
     let paths: Vec<Vec<u8>> = a.paths.into_iter().map(|p| p.into_vec()).collect();
-    let report = open(&a.unlock, &a.archive, UpdateOptions::new().wait(a.lock.wait))?
+    let options = UpdateOptions::new().wait(a.lock.wait).label(a.label.message.unwrap_or_default());
+    let report = open(&a.unlock, &a.archive, options)?
         .remove(&paths)
         .with_context(|| format!("removing from {}", Quoted::path(&a.archive)))?;
     Ok(done(&report, None))

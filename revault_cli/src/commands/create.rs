@@ -54,6 +54,7 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
         .strict(a.strict)
         .overwrite(a.overwrite)
         .xattrs(a.xattrs)
+        .label(a.label.message.clone().unwrap_or_default())
         .selection(selection);
     if let Some(level) = a.input.level {
         options = options.zstd_level(level);

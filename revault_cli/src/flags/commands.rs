@@ -38,6 +38,8 @@ pub struct CreateArgs {
     pub overwrite: bool,
     #[command(flatten)]
     pub input: InputArgs,
+    #[command(flatten)]
+    pub label: LabelArgs,
     /// Argon2id memory cost in MiB [default: 64]. Lowering any KDF cost makes
     /// guessing the password cheaper for whoever holds the archive.
     #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u32).range(1..))]
@@ -225,6 +227,8 @@ pub struct AppendArgs {
     pub unlock: UnlockArgs,
     #[command(flatten)]
     pub quiet: QuietArgs,
+    #[command(flatten)]
+    pub label: LabelArgs,
     /// Files and directories to store (directories recursively).
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
@@ -253,9 +257,33 @@ pub struct RmArgs {
     pub lock: WaitArgs,
     #[command(flatten)]
     pub unlock: UnlockArgs,
+    #[command(flatten)]
+    pub label: LabelArgs,
     /// Stored paths to remove (directories with everything below them).
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<OsString>,
+}
+
+/// `-m TEXT`: the label of the session a command writes.
+#[derive(Debug, Args)]
+pub struct LabelArgs {
+    /// Label the session this command writes (kept in the archive, sealed;
+    /// UTF-8 without control characters, at most 1024 bytes).
+    #[arg(short = 'm', long = "message", value_name = "TEXT", value_parser = label_parser)]
+    pub message: Option<String>,
+}
+
+fn label_parser(text: &str) -> Result<String, String> {
+    revault_lockbox_api::create::check_label(text).map(|()| text.to_owned()).map_err(str::to_owned)
+}
+
+/// `compact`: maintenance that writes a session.
+#[derive(Debug, Args)]
+pub struct CompactArgs {
+    #[command(flatten)]
+    pub maintain: MaintainArgs,
+    #[command(flatten)]
+    pub label: LabelArgs,
 }
 
 /// `compact` and `repair`.

@@ -99,7 +99,7 @@ pub enum Command {
     Rm(RmArgs),
     /// Rewrite the archive without what later sessions replaced or removed
     /// (to a temporary file, synced, renamed over it).
-    Compact(MaintainArgs),
+    Compact(CompactArgs),
     /// Cut off what an interrupted add/update/rm left after the last commit.
     Repair(MaintainArgs),
     /// Write an archive's entries (all, or some) as a pax tar stream.
@@ -187,7 +187,7 @@ impl Command {
                 append.unlock.inherit(&b.read.unlock, given);
                 append.quiet.inherit(&b.quiet, given);
             }
-            Command::Compact(a) | Command::Repair(a) => {
+            Command::Compact(CompactArgs { maintain: a, .. }) | Command::Repair(a) => {
                 a.unlock.inherit(&b.read.unlock, given);
                 a.quiet.inherit(&b.quiet, given);
             }

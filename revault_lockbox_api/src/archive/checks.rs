@@ -9,14 +9,9 @@
 
 use std::collections::HashMap;
 
-use super::tail::try_trailer;
 use super::{no_page, Archive};
-use crate::crypto::ContentKey;
 use crate::error::{Error, Result};
-use crate::format::{
-    is_within, path_cmp, Entry, EntryKind, Extent, HeaderPrefix, PagesLeaf, Root, Table, Trailer, DIGEST_LEN,
-    TRAILER_LEN,
-};
+use crate::format::{is_within, path_cmp, Entry, EntryKind, Extent, PagesLeaf, Table, DIGEST_LEN};
 use crate::index::page_key;
 use crate::storage::ReadAt;
 
@@ -164,27 +159,6 @@ fn leaf_end(leaf: &PagesLeaf) -> Option<(u64, u64)> {
 pub(super) fn check_follows(expected: Option<(u64, u64)>, leaf: &PagesLeaf) -> Result<()> {
     if expected != Some((leaf.first_page, leaf.first_offset)) {
         return Err(Error::malformed("page table", "leaves do not follow on"));
-    }
-    Ok(())
-}
-
-/// The previous trailer, when the committed one names one: it must end at
-/// `previous_trailer`, decode there as a trailer of this archive that
-/// authenticates under the previous session's keys, and count the pages
-/// that the last session's start at.
-pub(super) fn check_previous_trailer(
-    src: &dyn ReadAt,
-    header: &HeaderPrefix,
-    content_key: &ContentKey,
-    trailer: &Trailer,
-    root: &Root,
-) -> Result<()> {
-    let [.., before, last] = root.sessions.as_slice() else { return Ok(()) };
-    let bad = || Error::malformed("trailer", "previous_trailer does not end the previous session's trailer");
-    let at = trailer.previous_trailer.checked_sub(TRAILER_LEN as u64).filter(|&at| at >= header.data_start());
-    let previous = try_trailer(src, at.ok_or_else(bad)?, header, content_key)?.ok_or_else(bad)?;
-    if previous.trailer.session_salt != before.salt || previous.trailer.page_count != last.first_page {
-        return Err(bad());
     }
     Ok(())
 }

@@ -63,7 +63,7 @@ pub(crate) fn find_committed(
 
 /// The trailer at `offset` if it decodes there, belongs to this archive
 /// and authenticates.
-pub(super) fn try_trailer(
+fn try_trailer(
     src: &dyn ReadAt,
     offset: u64,
     header: &HeaderPrefix,

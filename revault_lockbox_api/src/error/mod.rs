@@ -162,7 +162,14 @@ pub enum Error {
     #[error("archive is corrupted or not a lockbox archive: {0}")]
     Malformed(DecodeError),
     /// The archive was written in a format version this library does not read.
-    #[error("unsupported archive format version {found} (this lockbox reads version {supported})")]
+    #[error(
+        "{}",
+        if *found < *supported {
+            format!("archive format version {found}: made by an earlier lockbox, not readable by this one (it reads version {supported})")
+        } else {
+            format!("unsupported archive format version {found} (this lockbox reads version {supported}; written by a newer lockbox?)")
+        }
+    )]
     UnsupportedVersion {
         /// Version found in the file.
         found: u16,
@@ -243,6 +250,12 @@ pub enum Error {
         previous: EntryPath,
         /// The entry refused.
         path: EntryPath,
+    },
+    /// A session label (`-m TEXT`) the format cannot hold.
+    #[error("invalid session label: {reason}")]
+    BadLabel {
+        /// What is wrong.
+        reason: &'static str,
     },
     /// A hard link names something that is not a file added earlier.
     #[error("hard link {path} points to {target}, which is not a file added earlier")]
