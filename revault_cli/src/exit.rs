@@ -73,6 +73,7 @@ pub const TABLE: &[Status] = &[
             "a path not in the archive",
             "an archive locked by another writer",
             "a path that would lie below a stored file",
+            "`extract` of paths needing more directories the archive does not list than `--max-implicit-dirs` allows",
             "a malformed tar stream",
             "an unreadable `--files-from`, `--exclude-from`, key file or identity file",
             "object store: wrong credentials, a missing bucket or key, an existing key without `--overwrite`, an unreachable server",
@@ -107,7 +108,7 @@ pub const TABLE: &[Status] = &[
         short: "wrong password or damaged archive",
         meaning: "authentication failure",
         cases: &[
-            "a wrong password, key file or identity-file passphrase, no identity matched",
+            "a wrong password, key file or identity-file passphrase, no identity matched, a password slot over the KDF budget (`--kdf-budget`)",
             "an archive tampered with, malformed, truncated or of an unsupported version",
             "a checksum mismatch",
             "an unsafe path in the archive",

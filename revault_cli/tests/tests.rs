@@ -18,3 +18,4 @@ mod s3;
 mod secrets_cli;
 mod signing_keys_cli;
 mod toolbox;
+mod trust_cli;

@@ -118,7 +118,10 @@ pub mod update {
 /// Key slots of an archive file, changed in place: list, add, remove, and
 /// change a password, without rewriting the payload.
 pub mod slots {
-    pub use crate::file::slots::{add, change_password, list, read, remove, SlotInfo, SlotKind};
+    pub use crate::file::slots::{
+        add, add_with_budget, change_password, change_password_with_budget, list, read, remove,
+        remove_with_budget, SlotInfo, SlotKind,
+    };
 }
 
 /// Tar streams in and out: an archive made from a tar or pax stream, and an
@@ -128,8 +131,10 @@ pub mod tar {
     pub use crate::tarstream::{export, write_archive, ExportReport};
 }
 
-/// The Argon2id cost limits every reader enforces; a writer refuses
-/// parameters above them.
+/// The Argon2id cost limits every reader enforces (a writer refuses
+/// parameters above them), and the work one open spends on password slots
+/// unless told otherwise.
 pub mod limits {
+    pub use crate::crypto::DEFAULT_KDF_BUDGET;
     pub use crate::format::{MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES, MAX_KDF_WORK, MAX_LABEL_LEN};
 }

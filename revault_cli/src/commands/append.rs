@@ -32,6 +32,7 @@ fn options(a: &AppendArgs) -> (UpdateOptions, Option<progress::Display>) {
 }
 
 fn open(unlock: &UnlockArgs, archive: &std::path::Path, options: UpdateOptions) -> Result<ArchiveUpdater> {
+    let options = options.kdf_budget(unlock.kdf_budget());
     let name = Quoted::path(archive).to_string();
     keys::with_key(unlock, keys::Target::file(archive, &name), |key| {
         ArchiveUpdater::open(archive, key, options)

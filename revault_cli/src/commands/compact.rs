@@ -11,7 +11,10 @@ use crate::{keys, output};
 pub fn run(c: CompactArgs) -> Result<Outcome> {
     let a = c.maintain;
     in_place(&a.archive, "compact")?;
-    let options = UpdateOptions::new().wait(a.lock.wait).label(c.label.message.unwrap_or_default());
+    let options = UpdateOptions::new()
+        .wait(a.lock.wait)
+        .label(c.label.message.unwrap_or_default())
+        .kdf_budget(a.unlock.kdf_budget());
     let before = std::fs::metadata(&a.archive).map(|m| m.len()).unwrap_or(0);
     let name = Quoted::path(&a.archive).to_string();
     let after = keys::with_key(&a.unlock, keys::Target::file(&a.archive, &name), |key| {

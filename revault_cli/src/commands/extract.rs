@@ -37,6 +37,9 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
         .numeric_owner(a.numeric_owner)
         .xattrs(a.xattrs)
         .members(members);
+    if let Some(limit) = a.max_implicit_dirs {
+        options = options.implicit_dirs(limit);
+    }
     // All of the content for a whole extraction; at most that for a part.
     let total = archive.content_bytes();
     let display = progress::maybe_start(a.quiet.quiet, move || total);

@@ -33,10 +33,12 @@ pub fn add(a: KeyAddArgs) -> Result<Outcome> {
     if !new.has_keys() {
         return Err(UsageError("nothing to add: give --password, --new-key-file, -r or -R".into()).into());
     }
+    let budget = a.unlock.kdf_budget();
     let target = keys::Target::file(&a.archive, &name);
-    let written =
-        keys::with_key(&a.unlock, target, |key| slots::add(&a.archive, key, &new, KdfParams::default()))
-            .with_context(|| format!("adding keys to {}", Quoted::path(&a.archive)))?;
+    let written = keys::with_key(&a.unlock, target, |key| {
+        slots::add_with_budget(&a.archive, key, &new, KdfParams::default(), budget)
+    })
+    .with_context(|| format!("adding keys to {}", Quoted::path(&a.archive)))?;
     let slots: Vec<String> = written.iter().map(usize::to_string).collect();
     output::say(format_args!("{}: added slot {}", Quoted::path(&a.archive), slots.join(", ")));
     Ok(Outcome::Success)
@@ -45,9 +47,10 @@ pub fn add(a: KeyAddArgs) -> Result<Outcome> {
 /// `key remove`: one slot, overwritten.
 pub fn remove(a: KeyRemoveArgs) -> Result<Outcome> {
     in_place(&a.archive, "key remove")?;
+    let budget = a.unlock.kdf_budget();
     let name = Quoted::path(&a.archive).to_string();
     keys::with_key(&a.unlock, keys::Target::file(&a.archive, &name), |key| {
-        slots::remove(&a.archive, key, a.slot)
+        slots::remove_with_budget(&a.archive, key, a.slot, budget)
     })
     .with_context(|| format!("removing slot {} of {}", a.slot, Quoted::path(&a.archive)))?;
     Ok(Outcome::Success)

@@ -12,7 +12,11 @@ pub fn run(a: MaintainArgs) -> Result<Outcome> {
     in_place(&a.archive, "repair")?;
     let name = Quoted::path(&a.archive).to_string();
     let cut = keys::with_key(&a.unlock, keys::Target::file(&a.archive, &name), |key| {
-        ArchiveUpdater::repair(&a.archive, key, UpdateOptions::new().wait(a.lock.wait))
+        ArchiveUpdater::repair(
+            &a.archive,
+            key,
+            UpdateOptions::new().wait(a.lock.wait).kdf_budget(a.unlock.kdf_budget()),
+        )
     })
     .with_context(|| format!("repairing {}", Quoted::path(&a.archive)))?;
     let archive = Quoted::path(&a.archive);

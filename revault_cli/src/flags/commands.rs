@@ -140,6 +140,11 @@ pub struct ExtractArgs {
     /// ones, and exit with code 3.
     #[arg(long)]
     pub keep_going: bool,
+    /// Make at most N directories the archive does not list (parents of
+    /// paths stored without them) [default: 4096, or one per 64 bytes of
+    /// the archive when that is more]; past it nothing is written.
+    #[arg(long, value_name = "N")]
+    pub max_implicit_dirs: Option<u64>,
     /// Restore permission bits exactly as stored, setuid, setgid and sticky
     /// included, ignoring the umask (by default the umask applies and those
     /// three bits are dropped, as tar does).

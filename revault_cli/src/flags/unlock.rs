@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use revault_lockbox_api::limits::DEFAULT_KDF_BUDGET;
 
 use super::Given;
 
@@ -41,6 +42,13 @@ pub struct UnlockArgs {
     /// --symmetric`; no password KDF).
     #[arg(long = "key-file", value_name = "FILE")]
     pub key_file: Option<PathBuf>,
+    /// Let opening with a password spend up to N MiB × passes of Argon2id
+    /// on the password slots, tried cheapest first [default: 1024]. The
+    /// slot table is not authenticated before a slot opens, so whoever can
+    /// change the file picks those costs; raise it only for an archive
+    /// whose own slot costs more (`lockbox key list` shows the costs).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1 << 40))]
+    pub kdf_budget: Option<u64>,
 }
 
 impl UnlockArgs {
@@ -48,6 +56,12 @@ impl UnlockArgs {
         self.password.inherit(&before.password, given);
         given.take("identities", &mut self.identities, &before.identities);
         given.take("key_file", &mut self.key_file, &before.key_file);
+        given.take("kdf_budget", &mut self.kdf_budget, &before.kdf_budget);
+    }
+
+    /// The Argon2id work an open may spend, in KiB × passes.
+    pub fn kdf_budget(&self) -> u64 {
+        self.kdf_budget.map_or(DEFAULT_KDF_BUDGET, |mib| mib << 10)
     }
 }
 

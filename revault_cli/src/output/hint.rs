@@ -42,6 +42,10 @@ pub fn for_error(err: &anyhow::Error, strict_extract: bool) -> Option<Hint> {
             hint("--keep-going restores the entries that are intact", "--keep-going")
         }
         Error::Locked { .. } => hint("--wait waits for it", "--wait"),
+        Error::TooManyImplicitDirs { .. } => hint("--max-implicit-dirs N allows more", "--max-implicit-dirs"),
+        Error::KdfOverBudget { .. } => {
+            hint("if that is your archive's own slot, --kdf-budget N allows N MiB × passes", "--kdf-budget")
+        }
         Error::SlotNotInUse { .. } => hint("see `lockbox key list`", "key list"),
         Error::TooManySessions { .. } => hint("`lockbox compact` merges them", "lockbox compact"),
         Error::ParentInInput { .. } => hint("use -C to change directory instead", "use -C"),

@@ -3,6 +3,7 @@
 //! a listing streams the index leaves, and file content is read page by
 //! page.
 
+mod checks;
 #[cfg(test)]
 mod commit_tests;
 mod content;
@@ -21,9 +22,9 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::sync::{Arc, Mutex};
 
-use crate::crypto::ContentKey;
 use crate::crypto::SessionKeys;
 use crate::crypto::{open_data_page, open_root};
+use crate::crypto::{ContentKey, DEFAULT_KDF_BUDGET};
 use crate::error::{Error, Result};
 use crate::format::{
     decode_slot, Hash, HeaderPrefix, KeySlot, PageRecord, PagesLeaf, Root, SessionInfo, Table,
@@ -48,6 +49,7 @@ pub use verify::{Damage, VerifyReport};
 #[derive(Debug, Clone)]
 pub struct OpenOptions {
     tuning: ReadTuning,
+    kdf_budget: u64,
 }
 
 impl Default for OpenOptions {
@@ -59,7 +61,18 @@ impl Default for OpenOptions {
 impl OpenOptions {
     /// The [`WorkloadProfile::Balanced`] reading knobs.
     pub fn new() -> OpenOptions {
-        OpenOptions { tuning: WorkloadProfile::Balanced.read_tuning() }
+        OpenOptions { tuning: WorkloadProfile::Balanced.read_tuning(), kdf_budget: DEFAULT_KDF_BUDGET }
+    }
+
+    /// The Argon2id work (memory in KiB × passes) an open with a password
+    /// may spend on the password slots, tried cheapest first; past it the
+    /// open fails with [`Error::KdfOverBudget`] naming the slot. The slot
+    /// table is not authenticated until a slot opens, so its costs may be
+    /// an attacker's. Default: [`DEFAULT_KDF_BUDGET`](crate::limits::DEFAULT_KDF_BUDGET)
+    /// (1 GiB × 1 pass).
+    pub fn kdf_budget(mut self, kib_passes: u64) -> Self {
+        self.kdf_budget = kib_passes;
+        self
     }
 
     /// Takes every reading knob from `profile`. Default: `Balanced`.
@@ -145,7 +158,7 @@ impl<S: ReadAt> Archive<S> {
             return Err(Error::tampered("trailer (archive truncated)"));
         }
         let slots = read_slots(&src, &header)?;
-        let (content_key, _) = key.into().content_key(&header.archive_id, &slots)?;
+        let (content_key, _) = key.into().content_key(&header.archive_id, &slots, options.kdf_budget)?;
         Archive::open_unlocked(src, header, slots, content_key, file_len, options)
     }
 
@@ -326,6 +339,7 @@ impl<S: ReadAt> Archive<S> {
         if page_key(leaf.first_offset) != child.first_key {
             return Err(Error::malformed("page table", "leaf does not start where its parent says"));
         }
+        self.check_pages_leaf(session, &leaf)?;
         Ok(leaf)
     }
 

@@ -7,6 +7,15 @@ use super::kdf_memory::KdfMemory;
 use crate::error::{Error, KdfError};
 use crate::format::{KDF_SALT_LEN, KEY_LEN, MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES, MAX_KDF_WORK};
 
+/// The Argon2id work (memory in KiB × passes) one open may spend trying
+/// password slots, by default: 1 GiB × 1 pass, about 0.8 s here. The
+/// default slot costs 192 MiB × passes, so four of them (the most a reader
+/// tries) fit with room; a table an attacker raised to the caps (four
+/// slots of 1 GiB × 4 passes, 12.5 s) costs at most this before the open
+/// stops. Archives whose own slot costs more open with a larger budget
+/// ([`OpenOptions::kdf_budget`](crate::OpenOptions::kdf_budget)).
+pub const DEFAULT_KDF_BUDGET: u64 = 1 << 20;
+
 /// Argon2id cost parameters, stored in each password slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KdfParams {
@@ -36,7 +45,13 @@ impl KdfParams {
         self.m_kib <= MAX_KDF_MEMORY_KIB
             && self.t <= MAX_KDF_PASSES
             && self.p <= MAX_KDF_LANES
-            && u64::from(self.m_kib) * u64::from(self.t) <= MAX_KDF_WORK
+            && self.work() <= MAX_KDF_WORK
+    }
+
+    /// The work one derivation costs: memory in KiB × passes (lanes share
+    /// the memory and run in parallel, so they do not add to it).
+    pub fn work(&self) -> u64 {
+        u64::from(self.m_kib) * u64::from(self.t)
     }
 
     /// Whether Argon2id accepts these parameters and a reader would too:

@@ -9,6 +9,8 @@ use hkdf::Hkdf;
 use sha2::Sha256;
 
 use super::kdf::KdfFailure;
+#[cfg(test)]
+use super::kdf::DEFAULT_KDF_BUDGET;
 use super::{random_bytes, AuthFailed, ContentKey, KdfParams, Password};
 use crate::format::{
     labels, KeyFileSlot, KeySlot, PasswordSlot, ARCHIVE_ID_LEN, KEY_LEN, MAX_PASSWORD_SLOTS_TRIED, NONCE_LEN,
@@ -115,31 +117,57 @@ pub(crate) fn wrap_password_slot(
     Ok(slot)
 }
 
-/// Tries every password slot in `slots`; the first that opens gives the
-/// content key and its position. Fails the same way for a wrong password
-/// and a damaged slot; fails apart (`Err(Some(_))`) when the system
-/// refuses the Argon2id memory.
+/// Why no password slot gave the content key.
+#[derive(Debug)]
+pub(crate) enum PasswordFailure {
+    /// No slot tried opened (a wrong password, or damaged slots).
+    NoneOpened,
+    /// The system refused the Argon2id memory.
+    Memory(std::io::Error),
+    /// Trying slot `slot` with `params` would take the open past its
+    /// budget of Argon2id work (KiB × passes): none tried so far opened.
+    OverBudget { slot: usize, params: KdfParams },
+}
+
+/// Tries the password slots in `slots`, cheapest first (Argon2id memory ×
+/// passes), and at most [`MAX_PASSWORD_SLOTS_TRIED`] of them, spending at
+/// most `budget` KiB × passes in all: the slot table is not authenticated
+/// before a slot opens, so whoever can change the file chooses these
+/// costs. The first that opens gives the content key and its position.
+/// Fails the same way for a wrong password and a damaged slot.
 pub(crate) fn unwrap_password_slots(
     archive_id: &[u8; ARCHIVE_ID_LEN],
     slots: &[KeySlot],
     password: &Password,
-) -> Result<(ContentKey, usize), Option<std::io::Error>> {
-    let password_slots = slots.iter().enumerate().filter_map(|(i, s)| match s {
-        KeySlot::Password(p) => Some((i, p)),
-        _ => None,
-    });
-    for (i, slot) in password_slots.take(MAX_PASSWORD_SLOTS_TRIED) {
-        let params = KdfParams { m_kib: slot.m_kib, t: slot.t, p: slot.p };
+    budget: u64,
+) -> Result<(ContentKey, usize), PasswordFailure> {
+    let mut password_slots: Vec<(usize, &PasswordSlot, KdfParams)> = slots
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| match s {
+            KeySlot::Password(p) => Some((i, p, KdfParams { m_kib: p.m_kib, t: p.t, p: p.p })),
+            _ => None,
+        })
+        // Parameters a reader refuses cost nothing: they are never run.
+        .filter(|(_, _, params)| params.within_limits())
+        .collect();
+    password_slots.sort_by_key(|(i, _, params)| (params.work(), *i));
+    let mut spent = 0u64;
+    for (i, slot, params) in password_slots.into_iter().take(MAX_PASSWORD_SLOTS_TRIED) {
+        spent += params.work();
+        if spent > budget {
+            return Err(PasswordFailure::OverBudget { slot: i, params });
+        }
         let kek = match params.derive(password.expose(), &slot.salt) {
             Ok(kek) => kek,
             Err(KdfFailure::Params) => continue,
-            Err(memory) => return Err(Some(memory.into())),
+            Err(memory) => return Err(PasswordFailure::Memory(memory.into())),
         };
         if let Ok(key) = open_key(&kek, &slot.nonce, &slot.aad(archive_id), &slot.wrapped_key) {
             return Ok((key, i));
         }
     }
-    Err(None)
+    Err(PasswordFailure::NoneOpened)
 }
 
 #[cfg(test)]
@@ -153,10 +181,30 @@ mod tests {
         let pw = Password::from("correct horse");
         let slot = wrap_password_slot(&id, &key, &pw, KdfParams::INSECURE_FOR_TESTS).unwrap();
         let slots = [KeySlot::Empty, KeySlot::Password(slot)];
-        let (opened, at) = unwrap_password_slots(&id, &slots, &pw).unwrap();
+        let budget = DEFAULT_KDF_BUDGET;
+        let (opened, at) = unwrap_password_slots(&id, &slots, &pw, budget).unwrap();
         assert_eq!((*opened.bytes(), at), (*key.bytes(), 1));
-        assert!(unwrap_password_slots(&id, &slots, &Password::from("wrong")).is_err());
+        assert!(unwrap_password_slots(&id, &slots, &Password::from("wrong"), budget).is_err());
         id[0] ^= 1;
-        assert!(unwrap_password_slots(&id, &slots, &pw).is_err(), "slot is bound to the archive id");
+        assert!(unwrap_password_slots(&id, &slots, &pw, budget).is_err(), "slot is bound to the archive id");
+    }
+
+    #[test]
+    fn slots_are_tried_cheapest_first_within_the_budget() {
+        let id = [3; ARCHIVE_ID_LEN];
+        let key = ContentKey::random().unwrap();
+        let pw = Password::from("pw");
+        let real = wrap_password_slot(&id, &key, &pw, KdfParams::INSECURE_FOR_TESTS).unwrap();
+        // Slots raised to the caps without the password: their wrapped keys
+        // no longer open, but a reader only learns that by paying for them.
+        let dear = PasswordSlot { m_kib: 1 << 20, t: 4, ..real.clone() };
+        let mut slots = vec![KeySlot::Password(dear.clone()); 4];
+        slots.push(KeySlot::Password(real));
+        let (opened, at) = unwrap_password_slots(&id, &slots, &pw, DEFAULT_KDF_BUDGET).unwrap();
+        assert_eq!((*opened.bytes(), at), (*key.bytes(), 4), "the cheap slot first, for free");
+        match unwrap_password_slots(&id, &slots, &Password::from("wrong"), DEFAULT_KDF_BUDGET) {
+            Err(PasswordFailure::OverBudget { slot: 0, params }) => assert_eq!(params.m_kib, 1 << 20),
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -26,9 +26,9 @@ pub(crate) use codec::{
     open_data_page, open_data_page_into, open_index_node, open_root, open_session_body, page_buffer_capacity,
     seal_data_page, seal_index_node, seal_root, seal_session_body, to_seal, Sealed, Sealing,
 };
-pub use kdf::KdfParams;
+pub use kdf::{KdfParams, DEFAULT_KDF_BUDGET};
 pub(crate) use keyslot::{
-    unwrap_key_file_slots, unwrap_password_slots, wrap_key_file_slot, wrap_password_slot,
+    unwrap_key_file_slots, unwrap_password_slots, wrap_key_file_slot, wrap_password_slot, PasswordFailure,
 };
 pub(crate) use locked::Locked;
 pub(crate) use schedule::{PageNonce, SessionKeys};

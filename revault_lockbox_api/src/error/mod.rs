@@ -84,6 +84,33 @@ pub enum Error {
     /// No key slot opened with the password given.
     #[error("wrong password or corrupted key slot")]
     WrongPassword,
+    /// Trying the next password slot would take the open past its budget
+    /// of Argon2id work, and none tried so far opened: the slot table is
+    /// not authenticated before a slot opens, so its costs may be an
+    /// attacker's.
+    #[error(
+        "password slot {slot} asks for {} MiB × {t} passes of Argon2id, over this open's budget of {} MiB × passes \
+         (none cheaper opened)",
+        m_kib / 1024,
+        budget / 1024
+    )]
+    KdfOverBudget {
+        /// The slot's position in the table.
+        slot: usize,
+        /// Its memory in KiB.
+        m_kib: u32,
+        /// Its passes.
+        t: u32,
+        /// The budget, in KiB × passes.
+        budget: u64,
+    },
+    /// Extraction would make more directories the archive does not list
+    /// (parents of paths stored without them) than allowed.
+    #[error("the archive's paths need more than {limit} directories it does not list")]
+    TooManyImplicitDirs {
+        /// The limit in effect.
+        limit: u64,
+    },
     /// No key-file slot opened with the key file given.
     #[error("wrong key file or corrupted key slot")]
     WrongKeyFile,
@@ -384,6 +411,7 @@ impl Error {
         matches!(
             self,
             Error::WrongPassword
+                | Error::KdfOverBudget { .. }
                 | Error::NoIdentityMatched
                 | Error::WrongKeyFile
                 | Error::Key(KeyError::WrongPassphrase)

@@ -35,6 +35,7 @@
 mod cleanup;
 mod dirs;
 mod extraction;
+mod implicit;
 mod owner;
 mod place;
 mod policy;
@@ -48,6 +49,7 @@ use crate::error::{EntryPath, Error, Result};
 use crate::progress::Progress;
 use crate::storage::ReadAt;
 use extraction::Extraction;
+use implicit::ImplicitDirs;
 
 /// How to extract. Every setter's doc states its default.
 #[derive(Debug, Clone)]
@@ -61,6 +63,7 @@ pub struct ExtractOptions {
     xattrs: bool,
     members: Members,
     progress: Option<Arc<Progress>>,
+    implicit_dirs: Option<u64>,
 }
 
 impl Default for ExtractOptions {
@@ -75,6 +78,7 @@ impl Default for ExtractOptions {
             xattrs: false,
             members: Members::all(),
             progress: None,
+            implicit_dirs: None,
         }
     }
 }
@@ -164,6 +168,16 @@ impl ExtractOptions {
         self
     }
 
+    /// Directories the archive does not list that extraction may make
+    /// (the parents of a path stored without them). Default: 4096, or one
+    /// per 64 bytes of the archive when that is more, so that a small
+    /// hostile archive of deep paths cannot make hundreds of thousands.
+    /// Past it, [`Error::TooManyImplicitDirs`] before anything is written.
+    pub fn implicit_dirs(mut self, limit: u64) -> Self {
+        self.implicit_dirs = Some(limit);
+        self
+    }
+
     /// Counters updated as files are written. Default: none.
     pub fn progress(mut self, progress: Arc<Progress>) -> Self {
         self.progress = Some(progress);
@@ -193,7 +207,7 @@ impl<S: ReadAt> Archive<S> {
         let mut x = Extraction::new(dest, options, self.tuning().threads)?;
         let members = &options.members;
         let written = (|| {
-            self.check_before_writing(&mut x, members)?;
+            self.check_before_writing(&mut x, members, options)?;
             let copies = x.write_files(self, Box::new(members.entries(self)?))?;
             x.copy_links(self, copies)
         })();
@@ -207,14 +221,23 @@ impl<S: ReadAt> Archive<S> {
     /// The first pass: every named path found, then every selected entry
     /// checked (by the index walk) and no existing target unless
     /// overwriting, and every pattern seen to match.
-    fn check_before_writing(&self, x: &mut Extraction<'_>, members: &Members) -> Result<()> {
+    fn check_before_writing(
+        &self,
+        x: &mut Extraction<'_>,
+        members: &Members,
+        options: &ExtractOptions,
+    ) -> Result<()> {
         if let Some(missing) = members.first_missing_name(self)? {
             return Err(Error::NotFound { path: EntryPath(missing.to_vec()) });
         }
         // This walk of the selection (the whole index when nothing was
-        // named) runs every index check before anything is written.
+        // named) runs every index check before anything is written, and
+        // counts the directories it would make that no entry lists.
+        let stored_len = self.append_point().2;
+        let limit = options.implicit_dirs.unwrap_or_else(|| implicit::default_limit(stored_len));
+        let mut implicit = ImplicitDirs::new(limit);
         let mut selected = members.entries(self)?;
-        x.check_targets(selected.by_ref())?;
+        x.check_targets(selected.by_ref().map(|e| e.and_then(|e| implicit.entry(&e).map(|()| e))))?;
         selected.all_matched()
     }
 }

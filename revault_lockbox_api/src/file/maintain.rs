@@ -39,12 +39,12 @@ impl ArchiveUpdater {
     /// Cuts off the torn tail of the archive at `path` (what an interrupted
     /// session left after the last committed trailer), after checking with
     /// `key` which trailer is committed (of `options`, only
-    /// [`wait`](UpdateOptions::wait) counts). Returns the bytes cut (0 when the
-    /// archive was whole).
+    /// [`wait`](UpdateOptions::wait) and [`kdf_budget`](UpdateOptions::kdf_budget)
+    /// count). Returns the bytes cut (0 when the archive was whole).
     pub fn repair<'k>(path: &Path, key: impl Into<Unlock<'k>>, options: UpdateOptions) -> Result<u64> {
         let file = open_locked(path, options.wait)?;
         let reader = file.try_clone().map_err(Error::io("opening", path))?;
-        let archive = Archive::open(reader, key)?;
+        let archive = Archive::open_with(reader, key, options.open_options())?;
         let torn = archive.torn_tail_bytes();
         if torn > 0 {
             let (_, _, end) = archive.append_point();

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use crate::archive::OpenOptions;
+use crate::crypto::DEFAULT_KDF_BUDGET;
 use crate::profile::WorkloadProfile;
 use crate::progress::Progress;
 use crate::session::CreateOptions;
@@ -16,6 +17,7 @@ pub struct UpdateOptions {
     pub(super) create: CreateOptions,
     profile: WorkloadProfile,
     pub(super) wait: bool,
+    kdf_budget: u64,
 }
 
 impl Default for UpdateOptions {
@@ -28,7 +30,12 @@ impl UpdateOptions {
     /// The [`WorkloadProfile::Balanced`] preset; fail at once when another
     /// writer holds the archive.
     pub fn new() -> UpdateOptions {
-        UpdateOptions { create: CreateOptions::new(), profile: WorkloadProfile::Balanced, wait: false }
+        UpdateOptions {
+            create: CreateOptions::new(),
+            profile: WorkloadProfile::Balanced,
+            wait: false,
+            kdf_budget: DEFAULT_KDF_BUDGET,
+        }
     }
 
     /// Page size, zstd level and threads of the new pages, and the reading
@@ -72,8 +79,19 @@ impl UpdateOptions {
         self
     }
 
+    /// The Argon2id work opening the archive may spend on its password
+    /// slots ([`OpenOptions::kdf_budget`]). Default:
+    /// [`DEFAULT_KDF_BUDGET`](crate::limits::DEFAULT_KDF_BUDGET).
+    pub fn kdf_budget(mut self, kib_passes: u64) -> Self {
+        self.kdf_budget = kib_passes;
+        self
+    }
+
     pub(super) fn open_options(&self) -> OpenOptions {
-        OpenOptions::new().profile(self.profile).threads(self.create.tuning.threads)
+        OpenOptions::new()
+            .profile(self.profile)
+            .threads(self.create.tuning.threads)
+            .kdf_budget(self.kdf_budget)
     }
 }
 

@@ -15,7 +15,7 @@ use std::path::Path;
 use super::lock::open_locked;
 use super::maintain::rewrite_archive;
 use crate::archive::{find_committed, read_prefix, read_slots, Archive, OpenOptions};
-use crate::crypto::{ContentKey, KdfParams, Password};
+use crate::crypto::{ContentKey, KdfParams, Password, DEFAULT_KDF_BUDGET};
 use crate::error::{Error, Result};
 use crate::format::{encode_slot, HeaderPrefix, KeySlot, TRAILER_LEN};
 use crate::keys::{stanza_types, KeySet, Unlock};
@@ -61,10 +61,11 @@ impl SlotTable {
         Ok(SlotTable { file, path: path.to_path_buf(), header, slots })
     }
 
-    /// The content key that `key` opens, checked against this archive's
-    /// last committed trailer, and the slot it came from.
-    fn unlock(&self, key: Unlock<'_>) -> Result<(ContentKey, usize)> {
-        let (content_key, at) = key.content_key(&self.header.archive_id, &self.slots)?;
+    /// The content key that `key` opens (a password spending at most
+    /// `kdf_budget`, as [`OpenOptions::kdf_budget`]), checked against this
+    /// archive's last committed trailer, and the slot it came from.
+    fn unlock(&self, key: Unlock<'_>, kdf_budget: u64) -> Result<(ContentKey, usize)> {
+        let (content_key, at) = key.content_key(&self.header.archive_id, &self.slots, kdf_budget)?;
         let len = self.file.metadata().map_err(Error::io("inspecting", &self.path))?.len();
         if len < self.header.data_start() + TRAILER_LEN as u64 {
             return Err(Error::tampered("trailer (archive truncated)"));
@@ -136,9 +137,23 @@ pub fn read(src: &dyn ReadAt) -> Result<Vec<SlotInfo>> {
 /// archive at `path`, which `key` (any existing slot's key) opens. Returns
 /// the positions written. A key larger than the archive's slots makes this
 /// rewrite the whole archive with larger ones (see the module's comment).
+/// Opening with a password spends at most the default KDF budget
+/// ([`add_with_budget`] takes another).
 pub fn add<'k>(path: &Path, key: impl Into<Unlock<'k>>, keys: &KeySet, kdf: KdfParams) -> Result<Vec<usize>> {
+    add_with_budget(path, key, keys, kdf, DEFAULT_KDF_BUDGET)
+}
+
+/// [`add`], opening with a password that may spend `kdf_budget` (Argon2id
+/// KiB × passes, as [`OpenOptions::kdf_budget`]).
+pub fn add_with_budget<'k>(
+    path: &Path,
+    key: impl Into<Unlock<'k>>,
+    keys: &KeySet,
+    kdf: KdfParams,
+    kdf_budget: u64,
+) -> Result<Vec<usize>> {
     let mut table = SlotTable::open(path)?;
-    let (content_key, _) = table.unlock(key.into())?;
+    let (content_key, _) = table.unlock(key.into(), kdf_budget)?;
     let new = keys.wrap(&table.header.archive_id, &content_key, kdf, &table.slots)?;
     if !new.iter().all(|slot| table.header.fits(slot)) {
         return table.rewrite_with(new, &content_key);
@@ -154,10 +169,21 @@ pub fn add<'k>(path: &Path, key: impl Into<Unlock<'k>>, keys: &KeySet, kdf: KdfP
 
 /// Removes slot `index` from the archive at `path`, which `key` opens:
 /// its bytes are overwritten with zeros in the file. The last slot in use
-/// is never removed.
+/// is never removed. Opening with a password spends at most the default
+/// KDF budget ([`remove_with_budget`] takes another).
 pub fn remove<'k>(path: &Path, key: impl Into<Unlock<'k>>, index: usize) -> Result<()> {
+    remove_with_budget(path, key, index, DEFAULT_KDF_BUDGET)
+}
+
+/// [`remove`], opening with a password that may spend `kdf_budget`.
+pub fn remove_with_budget<'k>(
+    path: &Path,
+    key: impl Into<Unlock<'k>>,
+    index: usize,
+    kdf_budget: u64,
+) -> Result<()> {
     let mut table = SlotTable::open(path)?;
-    table.unlock(key.into())?;
+    table.unlock(key.into(), kdf_budget)?;
     if table.slots.get(index).is_none_or(|s| matches!(s, KeySlot::Empty)) {
         return Err(Error::SlotNotInUse { index });
     }
@@ -169,10 +195,23 @@ pub fn remove<'k>(path: &Path, key: impl Into<Unlock<'k>>, index: usize) -> Resu
 
 /// Replaces the password slot that `old` opens with one for `new` (cost
 /// `kdf`): the new slot is written and synced first, then the old one is
-/// overwritten. Returns the new slot's position.
+/// overwritten. Returns the new slot's position. Trying `old` spends at
+/// most the default KDF budget ([`change_password_with_budget`] takes
+/// another).
 pub fn change_password(path: &Path, old: &Password, new: &Password, kdf: KdfParams) -> Result<usize> {
+    change_password_with_budget(path, old, new, kdf, DEFAULT_KDF_BUDGET)
+}
+
+/// [`change_password`], trying `old` within `kdf_budget`.
+pub fn change_password_with_budget(
+    path: &Path,
+    old: &Password,
+    new: &Password,
+    kdf: KdfParams,
+    kdf_budget: u64,
+) -> Result<usize> {
     let mut table = SlotTable::open(path)?;
-    let (content_key, old_index) = table.unlock(Unlock::Password(old))?;
+    let (content_key, old_index) = table.unlock(Unlock::Password(old), kdf_budget)?;
     let slot = KeySet::new().password(new).wrap(&table.header.archive_id, &content_key, kdf, &[])?.remove(0);
     let Some(index) = table.first_empty() else {
         return Err(Error::SlotsFull);

@@ -9,7 +9,7 @@ use std::io::Cursor;
 use std::sync::OnceLock;
 
 use crate::archive::Archive;
-use crate::crypto::Password;
+use crate::crypto::{Password, DEFAULT_KDF_BUDGET};
 use crate::error::Result;
 use crate::format::{
     decode_slot, EntriesLeaf, HeaderPrefix, Internal, KeySlot, PagesLeaf, Root, Trailer, ARCHIVE_ID_LEN,
@@ -155,10 +155,11 @@ pub fn slot_table(data: &[u8]) {
     let Ok(slots) = table.chunks(KEY_SLOT_LEN).map(decode_slot).collect::<Result<Vec<_>, _>>() else {
         return;
     };
-    let _ = Unlock::Identities(identities()).content_key(&ARCHIVE_ID, &slots);
-    let _ = Unlock::KeyFile(key_file()).content_key(&ARCHIVE_ID, &slots);
+    let _ = Unlock::Identities(identities()).content_key(&ARCHIVE_ID, &slots, DEFAULT_KDF_BUDGET);
+    let _ = Unlock::KeyFile(key_file()).content_key(&ARCHIVE_ID, &slots, DEFAULT_KDF_BUDGET);
     if slots.iter().all(cheap) {
-        let _ = Unlock::Password(&Password::from(PASSWORD)).content_key(&ARCHIVE_ID, &slots);
+        let _ =
+            Unlock::Password(&Password::from(PASSWORD)).content_key(&ARCHIVE_ID, &slots, DEFAULT_KDF_BUDGET);
     }
 }
 

@@ -109,8 +109,12 @@ mod tests {
             assert!(unwrap_content_key(identities(), body, &aad).unwrap().is_some());
         }
         let slots: Vec<KeySlot> = table.chunks(KEY_SLOT_LEN).map(|s| decode_slot(s).unwrap()).collect();
-        assert!(Unlock::KeyFile(key_file()).content_key(&ARCHIVE_ID, &slots).is_ok());
-        assert!(Unlock::Password(&Password::from(PASSWORD)).content_key(&ARCHIVE_ID, &slots).is_ok());
+        assert!(Unlock::KeyFile(key_file())
+            .content_key(&ARCHIVE_ID, &slots, crate::crypto::DEFAULT_KDF_BUDGET)
+            .is_ok());
+        assert!(Unlock::Password(&Password::from(PASSWORD))
+            .content_key(&ARCHIVE_ID, &slots, crate::crypto::DEFAULT_KDF_BUDGET)
+            .is_ok());
         crate::fuzz::slot_table(&table);
     }
 }

@@ -5,7 +5,7 @@
 use super::{check_recipient_mix, unwrap_content_key, wrap_content_key, Identity, KeyFile, Recipient};
 use crate::crypto::{
     unwrap_key_file_slots, unwrap_password_slots, wrap_key_file_slot, wrap_password_slot, ContentKey,
-    KdfParams, Password,
+    KdfParams, Password, PasswordFailure,
 };
 use crate::error::{Error, KdfError, Result};
 use crate::format::{recipient_slot_aad, KeySlot, ARCHIVE_ID_LEN, KEY_SLOTS, MAX_KEY_SLOT_BODY_LEN};
@@ -215,19 +215,26 @@ impl<'a> From<&'a Vec<Identity>> for Unlock<'a> {
 
 impl Unlock<'_> {
     /// The content key from the first slot that opens, and that slot's
-    /// position. Fails the same way for a wrong key and a damaged slot.
+    /// position. Fails the same way for a wrong key and a damaged slot. A
+    /// password spends at most `kdf_budget` (Argon2id KiB × passes) on the
+    /// slots, cheapest first.
     pub(crate) fn content_key(
         &self,
         archive_id: &[u8; ARCHIVE_ID_LEN],
         slots: &[KeySlot],
+        kdf_budget: u64,
     ) -> Result<(ContentKey, usize)> {
         match self {
-            Unlock::Password(password) => {
-                unwrap_password_slots(archive_id, slots, password).map_err(|failure| match failure {
-                    Some(memory) => Error::Stream { action: "deriving the password key", source: memory },
-                    None => Error::WrongPassword,
-                })
-            }
+            Unlock::Password(password) => unwrap_password_slots(archive_id, slots, password, kdf_budget)
+                .map_err(|failure| match failure {
+                    PasswordFailure::Memory(memory) => {
+                        Error::Stream { action: "deriving the password key", source: memory }
+                    }
+                    PasswordFailure::NoneOpened => Error::WrongPassword,
+                    PasswordFailure::OverBudget { slot, params } => {
+                        Error::KdfOverBudget { slot, m_kib: params.m_kib, t: params.t, budget: kdf_budget }
+                    }
+                }),
             Unlock::KeyFile(key) => {
                 unwrap_key_file_slots(archive_id, slots, &key.0).map_err(|_| Error::WrongKeyFile)
             }

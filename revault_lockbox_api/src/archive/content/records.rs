@@ -2,6 +2,7 @@
 //! order from a starting offset, through each session's pages tree in
 //! turn, with the continuity of page numbers and stream offsets checked.
 
+use crate::archive::checks::check_follows;
 use crate::archive::Archive;
 use crate::error::{Error, Result};
 use crate::format::{PageRecord, PagesLeaf, Table};
@@ -42,10 +43,13 @@ impl<S: ReadAt> PageRecords<'_, S> {
             };
             let (id, child) = next?;
             let leaf = PagesLeaf::decode(&self.tree.node(&id, &child)?)?;
-            if page_key(leaf.first_offset) != child.first_key
-                || self.next.is_some_and(|n| n != (leaf.first_page, leaf.first_offset))
-            {
+            if page_key(leaf.first_offset) != child.first_key {
                 return Err(Error::malformed("page table", "leaves do not follow on"));
+            }
+            match self.next {
+                Some(_) => check_follows(self.next, &leaf)?,
+                // The first leaf read (a walk may start in the middle).
+                None => self.archive.check_pages_leaf(self.session, &leaf)?,
             }
             self.next = Some((leaf.first_page, leaf.first_offset));
             self.leaf = Some(leaf);

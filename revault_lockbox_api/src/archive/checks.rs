@@ -1,0 +1,234 @@
+//! The checks a reader makes on what the index says, one piece of code for
+//! both ways in (FORMAT.md §6.2, §6.3). A walk (`list`, `extract`,
+//! `export`, `verify`) runs [`Checks`] over every entry in order and checks
+//! the root's counts; a lookup (`cat`, `open_file`, `find`, a partial
+//! `extract`) runs the same [`Checks`] over the entries of the leaf that
+//! holds its path, from the leaf's first entry to the one after the path,
+//! checks each path above it, and the pages leaves it reads against the
+//! ones before them. Whatever a lookup refuses, a walk refuses too.
+
+use std::collections::HashMap;
+
+use super::{no_page, Archive};
+use crate::error::{Error, Result};
+use crate::format::{is_within, path_cmp, Entry, EntryKind, Extent, PagesLeaf, Table, DIGEST_LEN};
+use crate::index::page_key;
+use crate::storage::ReadAt;
+
+/// Paths hard links may name: where a linked file's content is and its
+/// digest, or `None` for a path a lookup found holding no linked file.
+type LinkTargets = HashMap<Vec<u8>, Option<(Extent, [u8; DIGEST_LEN])>>;
+
+/// What a run of entries is checked for, entry by entry: paths strictly
+/// increasing, nothing below a file or symbolic link, each session's file
+/// contents ascending, not overlapping and within the data, hard links
+/// naming an earlier linked file with the same content, and (from the
+/// first entry on) the root's entry count.
+pub(super) struct Checks {
+    last_path: Option<Vec<u8>>,
+    /// The last entry that is not a directory: nothing may lie below it,
+    /// and in the index order anything below it would come right after.
+    last_leaf: Option<Vec<u8>>,
+    /// End of the last file's content in each session's part of the data
+    /// stream, and where each part starts.
+    last_end: Vec<u64>,
+    session_offsets: Vec<u64>,
+    stream_len: u64,
+    /// Hard links whose target a later run removed or replaced read as
+    /// files of their own (FORMAT.md §6.4); with one run, they are damage.
+    several_runs: bool,
+    /// Whether the checks started at the first entry: then every file a
+    /// hard link may name has been seen, and the entries can be counted.
+    full: bool,
+    /// Files that hard links may name: every linked file seen in a full
+    /// run; a lookup adds the one its hard link names.
+    linked: LinkTargets,
+    seen: u64,
+    expected: u64,
+}
+
+impl Checks {
+    pub(super) fn new(
+        session_offsets: &[u64],
+        stream_len: u64,
+        several_runs: bool,
+        full: bool,
+        expected: u64,
+    ) -> Checks {
+        Checks {
+            last_path: None,
+            last_leaf: None,
+            last_end: session_offsets.to_vec(),
+            session_offsets: session_offsets.to_vec(),
+            stream_len,
+            several_runs,
+            full,
+            linked: HashMap::new(),
+            seen: 0,
+            expected,
+        }
+    }
+
+    /// Takes what the merged view holds at `target` (the path a hard link
+    /// about to be checked names, looked up), so that the link is checked
+    /// as a walk from the first entry would check it.
+    pub(super) fn know_link_target(&mut self, target: &[u8], found: Option<&Entry>) {
+        let linked = found.and_then(|e| match (&e.kind, e.extent) {
+            (EntryKind::File { sha256, .. }, Some(extent)) if extent.linked => Some((extent, *sha256)),
+            _ => None,
+        });
+        self.linked.insert(target.to_vec(), linked);
+    }
+
+    /// Checks `e` against what came before; returns it as the merged view
+    /// shows it.
+    pub(super) fn entry(&mut self, mut e: Entry) -> Result<Entry> {
+        if self.last_path.as_ref().is_some_and(|last| path_cmp(last, &e.path).is_ge()) {
+            return Err(Error::malformed("index", "paths not in strictly increasing order"));
+        }
+        if self.last_leaf.as_ref().is_some_and(|leaf| is_within(leaf, &e.path)) {
+            return Err(below_a_leaf(&e.path));
+        }
+        self.last_path = Some(e.path.clone());
+        if !matches!(e.kind, EntryKind::Dir) {
+            self.last_leaf = Some(e.path.clone());
+        }
+        self.seen += 1;
+        let Some(extent) = e.extent else { return Ok(e) };
+        if extent.end() > self.stream_len {
+            return Err(Error::malformed("index entry", "content lies outside the data pages"));
+        }
+        match &e.kind {
+            EntryKind::File { sha256, .. } => {
+                let session = self.session_offsets.partition_point(|&o| o <= extent.offset).saturating_sub(1);
+                let end = self.session_offsets.get(session + 1).copied().unwrap_or(self.stream_len);
+                // Empty files take no bytes: only their range is checked.
+                if extent.size > 0 {
+                    if extent.offset < self.last_end[session] || extent.end() > end {
+                        let why = "file contents overlap or are out of order";
+                        return Err(Error::malformed("index entry", why));
+                    }
+                    self.last_end[session] = extent.end();
+                }
+                if extent.linked && self.full {
+                    self.linked.insert(e.path.clone(), Some((extent, *sha256)));
+                }
+            }
+            EntryKind::Hardlink { target, sha256, size } => {
+                if path_cmp(target, &e.path).is_ge() {
+                    return Err(Error::malformed("hard link", "does not name an earlier entry"));
+                }
+                let known = self.full || self.linked.contains_key(target);
+                let same = self.linked.get(target).copied().flatten().is_some_and(|(x, sha)| {
+                    (x.offset, x.size) == (extent.offset, extent.size) && &sha == sha256
+                });
+                if known && !same && self.several_runs {
+                    e.kind = EntryKind::File { size: *size, sha256: *sha256 };
+                } else if known && !same {
+                    return Err(Error::malformed("hard link", "does not name an earlier linked file"));
+                }
+            }
+            _ => {}
+        }
+        Ok(e)
+    }
+
+    /// At the end of the entries: a full run counted as many as the root.
+    pub(super) fn finish(&self) -> Result<()> {
+        if self.full && self.seen != self.expected {
+            return Err(Error::malformed("index", "entry count differs from the root's"));
+        }
+        Ok(())
+    }
+}
+
+fn below_a_leaf(path: &[u8]) -> Error {
+    Error::UnsafePath { path: path.into(), reason: "it lies below a symbolic link or file of the archive" }
+}
+
+/// Where the records of `leaf` end: the next page number and stream
+/// offset (`None` when a hostile leaf's counts overflow).
+fn leaf_end(leaf: &PagesLeaf) -> Option<(u64, u64)> {
+    let bytes = leaf.pages.iter().try_fold(0u64, |sum, p| sum.checked_add(u64::from(p.plain_len)))?;
+    Some((leaf.first_page.checked_add(leaf.pages.len() as u64)?, leaf.first_offset.checked_add(bytes)?))
+}
+
+/// The one rule for consecutive pages leaves, a walk's and a lookup's:
+/// `leaf` starts at the page and offset `expected` (where the one before
+/// it ended, or where its session starts).
+pub(super) fn check_follows(expected: Option<(u64, u64)>, leaf: &PagesLeaf) -> Result<()> {
+    if expected != Some((leaf.first_page, leaf.first_offset)) {
+        return Err(Error::malformed("page table", "leaves do not follow on"));
+    }
+    Ok(())
+}
+
+impl<S: ReadAt> Archive<S> {
+    /// A walk's check of the root's counts: the page table's last leaf ends
+    /// at `page_count` pages and `stream_len` bytes (the walk that reads
+    /// the pages checks every leaf follows on; `entry_count` is counted by
+    /// [`Checks::finish`]).
+    pub(super) fn check_counts(&self) -> Result<()> {
+        let with_pages =
+            (0..self.root.sessions.len()).rev().find(|&s| !self.root.pages_of(s).children.is_empty());
+        let end = match with_pages {
+            None => Some((0, 0)),
+            Some(s) => {
+                let tree = self.tree_of(s, Table::Pages);
+                let (id, child) =
+                    tree.find_leaf(self.root.pages_of(s), &page_key(u64::MAX))?.ok_or_else(no_page)?;
+                let leaf = PagesLeaf::decode(&tree.node(&id, &child)?)?;
+                if page_key(leaf.first_offset) != child.first_key {
+                    return Err(Error::malformed("page table", "leaf does not start where its parent says"));
+                }
+                leaf_end(&leaf)
+            }
+        };
+        if end != Some((self.root.page_count, self.root.stream_len)) {
+            return Err(Error::malformed("index root", "page or byte count differs from the page table's"));
+        }
+        Ok(())
+    }
+
+    /// A lookup's check of the pages leaf `leaf` of `session`, which it is
+    /// about to read: it follows on from the leaf before it, or starts
+    /// where the session's pages do.
+    pub(super) fn check_pages_leaf(&self, session: usize, leaf: &PagesLeaf) -> Result<()> {
+        let start = self.session_offsets[session];
+        let expected = if leaf.first_offset <= start {
+            Some((self.root.sessions[session].first_page, start))
+        } else {
+            let tree = self.tree_of(session, Table::Pages);
+            let top = self.root.pages_of(session);
+            let (id, child) = tree.find_leaf(top, &page_key(leaf.first_offset - 1))?.ok_or_else(no_page)?;
+            leaf_end(&PagesLeaf::decode(&tree.node(&id, &child)?)?)
+        };
+        check_follows(expected, leaf)
+    }
+
+    /// Where a lookup of `path` starts its checks: the first path of the
+    /// leaf that would hold it, the earliest over the runs.
+    pub(super) fn window_start(&self, path: &[u8]) -> Result<Vec<u8>> {
+        let mut start = path.to_vec();
+        for (session, top) in self.root.runs() {
+            if let Some((_, child)) = self.tree_of(session, Table::Entries).find_leaf(top, path)? {
+                if path_cmp(&child.first_key, &start).is_lt() {
+                    start = child.first_key;
+                }
+            }
+        }
+        Ok(start)
+    }
+
+    /// A lookup's check of the paths above `path` that sort before `from`
+    /// (the others are in the entries it checks): none may be a file or
+    /// symbolic link of the merged view.
+    pub(super) fn check_ancestors(&self, path: &[u8], from: &[u8]) -> Result<()> {
+        for ancestor in super::merge::ancestors(path).filter(|a| path_cmp(a, from).is_lt()) {
+            if self.find_merged(ancestor)?.is_some_and(|e| !matches!(e.kind, EntryKind::Dir)) {
+                return Err(below_a_leaf(path));
+            }
+        }
+        Ok(())
+    }
+}
