@@ -17,7 +17,6 @@ use crate::{keys, output};
 
 /// The options of `add` and `update`, and a progress display when asked.
 fn options(a: &AppendArgs) -> (UpdateOptions, Option<progress::Display>) {
-    output::leading_slash_note(&a.paths, a.quiet.quiet);
     let label = a.label.message.clone().unwrap_or_default();
     let mut options = UpdateOptions::new().profile(a.input.profile).wait(a.lock.wait).label(label);
     if let Some(level) = a.input.level {
@@ -61,6 +60,7 @@ pub fn add(a: AddArgs) -> Result<Outcome> {
     let report = open(&a.unlock, &a.archive, options)?
         .add(&a.input.directory, &a.paths)
         .with_context(|| format!("adding to {}", Quoted::path(&a.archive)))?;
+    output::leading_slash_note(&a.paths, a.quiet.quiet);
     Ok(done(&report, display))
 }
 
@@ -71,6 +71,7 @@ pub fn update(u: UpdateArgs) -> Result<Outcome> {
     let report = open(&a.unlock, &a.archive, options)?
         .update(&a.input.directory, &a.paths, u.delete_missing)
         .with_context(|| format!("updating {}", Quoted::path(&a.archive)))?;
+    output::leading_slash_note(&a.paths, a.quiet.quiet);
     Ok(done(&report, display))
 }
 

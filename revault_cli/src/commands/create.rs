@@ -33,7 +33,6 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
     let tar = a.from_tar.as_deref().map(|p| source::open_input(p, "--from-tar")).transpose()?;
     let selection = select::selection(&a.select)?;
     let paths = select::paths(&a.select, &a.paths)?;
-    output::leading_slash_note(&paths, a.quiet.quiet);
     let directory = &a.input.directory;
     for p in &paths {
         let full = if directory == Path::new(".") { p.clone() } else { directory.join(p) };
@@ -108,6 +107,8 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
     if let Some((_, display)) = display {
         display.finish();
     }
+    // After the work, so that a failure stays one line.
+    output::leading_slash_note(&paths, a.quiet.quiet);
     output::created(&a.output, &report, a.format.json)?;
     // As tar: the archive is valid, but misses or holds a changed copy of
     // something asked for.
