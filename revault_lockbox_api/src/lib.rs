@@ -97,9 +97,12 @@ pub mod create {
 }
 
 /// Reading an archive in detail: listing, reading one file, verifying,
-/// describing, choosing subtrees, and what an extraction did.
+/// describing, choosing subtrees, browsing by path and place (what a
+/// mount needs), and what an extraction did.
 pub mod read {
-    pub use crate::archive::{ArchiveInfo, Damage, Entries, EntryReader, Subtrees, VerifyReport};
+    pub use crate::archive::{
+        ArchiveInfo, Browser, Damage, Entries, EntryReader, Node, Place, Subtrees, VerifyReport,
+    };
     pub use crate::extract::ExtractReport;
     pub use crate::format::{SparseMap, Xattr};
 }
