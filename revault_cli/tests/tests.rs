@@ -10,6 +10,7 @@ mod cli;
 mod hostile_tree;
 mod keys_cli;
 mod late_slots;
+mod mount_cli;
 mod prompt_tty;
 mod s3;
 mod secrets_cli;

@@ -16,6 +16,7 @@ pub mod key;
 pub mod keygen;
 pub mod list;
 pub mod man;
+pub mod mount;
 pub mod passwd;
 pub mod repair;
 pub mod verify;
