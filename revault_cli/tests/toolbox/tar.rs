@@ -236,7 +236,10 @@ fn malformed_tar_streams_fail_cleanly_and_write_nothing() {
     let mut bad_checksum = good.clone();
     bad_checksum[1024 + 1] ^= 1; // a byte of the second header's name
     let noise: Vec<u8> = (0..1024u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
-    let cases: [(&str, Vec<u8>, &str); 8] = [
+    let cases: [(&str, Vec<u8>, &str); 9] = [
+        // Nothing at all on stdin (the upstream tar failed): GNU tar says
+        // "This does not look like a tar archive" and so does lockbox.
+        ("empty input", Vec::new(), "tar stream: the input is empty: this does not look like a tar archive"),
         ("noise", noise, "entry 1"),
         ("truncated header", good[..512 + 512 + 300].to_vec(), "entry 2"),
         (
@@ -278,6 +281,25 @@ fn malformed_tar_streams_fail_cleanly_and_write_nothing() {
     let good_out =
         run(lockbox().arg("create").args(CHEAP).args(["--from-tar", "-", "-o", "-"]).write_stdin(good));
     assert_eq!(code(&good_out), 0, "{}", stderr(&good_out));
+}
+
+#[test]
+fn an_empty_tar_archive_is_an_empty_lockbox_archive() {
+    // Unlike an empty input, GNU tar's empty archive (its end-of-archive
+    // blocks) is a valid stream, listed as nothing by tar and by lockbox.
+    let work = tempfile::tempdir().unwrap();
+    let empty = gnu_tar(&["-cf", "-", "-T", "/dev/null"], work.path(), None);
+    assert!(!empty.is_empty());
+    let out = run(lockbox()
+        .current_dir(work.path())
+        .arg("create")
+        .args(CHEAP)
+        .args(["--from-tar", "-", "-o", "x.lbox"])
+        .write_stdin(empty));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let listed = run(lockbox().current_dir(work.path()).args(["list", "x.lbox"]));
+    assert_eq!(code(&listed), 0, "{}", stderr(&listed));
+    assert!(listed.stdout.is_empty(), "{:?}", String::from_utf8_lossy(&listed.stdout));
 }
 
 #[test]

@@ -199,7 +199,7 @@ pub enum Error {
     },
     /// A tar stream given to import is malformed, truncated, or holds an
     /// entry that cannot be stored safely.
-    #[error("tar stream, entry {}: {reason}", tar_entry(*number, path.as_ref()))]
+    #[error("tar stream{}: {reason}", tar_entry(*number, path.as_ref()))]
     BadTar {
         /// The entry's number in the stream, from 1 (0: the stream's start);
         /// none once the entries are sorted.

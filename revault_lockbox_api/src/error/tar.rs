@@ -7,6 +7,11 @@ use super::EntryPath;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TarReason {
+    /// The input held no byte at all (the upstream `tar` failed, or stdin
+    /// was redirected from nothing). GNU tar refuses it the same way; an
+    /// empty archive is two zero blocks, which is accepted.
+    #[error("the input is empty: this does not look like a tar archive")]
+    Empty,
     /// The stream, a header or a pax record could not be read: the tar
     /// reader's message (which may quote header bytes), escaped and
     /// shortened to one short line.
@@ -57,11 +62,13 @@ pub enum TarReason {
     },
 }
 
+/// How a refused entry is named after "tar stream": ", entry 3 (a/b)";
+/// nothing when the stream as a whole is refused.
 pub(super) fn tar_entry(number: Option<u64>, path: Option<&EntryPath>) -> String {
     match (number, path) {
-        (Some(n), Some(path)) => format!("{n} ({path})"),
-        (Some(n), None) => n.to_string(),
-        (None, Some(path)) => path.to_string(),
+        (Some(n), Some(path)) => format!(", entry {n} ({path})"),
+        (Some(n), None) => format!(", entry {n}"),
+        (None, Some(path)) => format!(", entry {path}"),
         (None, None) => String::new(),
     }
 }

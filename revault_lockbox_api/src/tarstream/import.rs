@@ -100,7 +100,8 @@ fn read_stream(
     let mut records: Vec<Record> = Vec::new();
     let mut by_name: HashMap<Vec<u8>, usize> = HashMap::new();
     let mut groups = 0usize;
-    let mut archive = tar::Archive::new(input);
+    let mut input = SeenBytes { inner: input, any: false };
+    let mut archive = tar::Archive::new(&mut input);
     let entries = archive.entries().map_err(|e| bad(0, &[], unreadable(e)))?;
     for (number, entry) in entries.enumerate() {
         let number = number as u64 + 1;
@@ -168,6 +169,9 @@ fn read_stream(
             }
         }
     }
+    if !input.any {
+        return Err(Error::BadTar { number: None, path: None, reason: TarReason::Empty });
+    }
     drop(by_name);
     let mut group_sizes: HashMap<usize, usize> = HashMap::new();
     for r in &records {
@@ -204,6 +208,22 @@ fn check_placement(records: &[Record]) -> Result<()> {
 fn bad(number: u64, path: &[u8], reason: TarReason) -> Error {
     let path = (!path.is_empty()).then(|| EntryPath(path.to_vec()));
     Error::BadTar { number: Some(number), path, reason }
+}
+
+/// The tar input, noting whether it held any byte: an input with none is
+/// no tar stream at all (GNU tar refuses it), unlike an empty archive,
+/// whose end-of-archive blocks are bytes.
+struct SeenBytes<'a> {
+    inner: &'a mut dyn Read,
+    any: bool,
+}
+
+impl Read for SeenBytes<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.any |= n > 0;
+        Ok(n)
+    }
 }
 
 /// The tar reader's message, which may quote header bytes: escaped and
