@@ -18,7 +18,7 @@ const EIO: i32 = 5;
 const EROFS: i32 = 30;
 
 /// Whether a FUSE mount can be made here; prints the skip when not.
-fn have_fuse() -> bool {
+pub fn have_fuse() -> bool {
     let can = is_root() && Path::new("/dev/fuse").exists();
     if !can {
         skip(Need::Fuse, "a FUSE mount needs root and /dev/fuse");
@@ -35,26 +35,27 @@ fn is_mounted(point: &Path) -> bool {
 /// A `lockbox mount` child serving `archive` at a fresh directory;
 /// unmounted with `lockbox umount` when dropped, which must end the child
 /// with exit 0.
-struct Mounted {
+pub struct Mounted {
     child: Option<Child>,
-    point: PathBuf,
+    pub point: PathBuf,
     stderr: PathBuf,
 }
 
 impl Mounted {
     fn new(archive: &Path, work: &Path) -> Mounted {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_lockbox"));
+        cmd.env("LOCKBOX_PASSWORD", PASSWORD).arg("mount").arg(archive);
+        Mounted::spawn(cmd, work)
+    }
+
+    /// Runs `cmd` (`lockbox [OPTIONS] mount ARCHIVE`) with `work/mnt`
+    /// added as the mount point, and waits for the mount.
+    pub fn spawn(mut cmd: Command, work: &Path) -> Mounted {
         let point = work.join("mnt");
         fs::create_dir_all(&point).unwrap();
         let stderr = work.join("mount.err");
-        let child = Command::new(env!("CARGO_BIN_EXE_lockbox"))
-            .env("LOCKBOX_PASSWORD", PASSWORD)
-            .arg("mount")
-            .arg(archive)
-            .arg(&point)
-            .stdin(Stdio::null())
-            .stderr(fs::File::create(&stderr).unwrap())
-            .spawn()
-            .unwrap();
+        let child =
+            cmd.arg(&point).stdin(Stdio::null()).stderr(fs::File::create(&stderr).unwrap()).spawn().unwrap();
         let mut m = Mounted { child: Some(child), point, stderr };
         let start = Instant::now();
         while !is_mounted(&m.point) {
