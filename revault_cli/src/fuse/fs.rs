@@ -26,11 +26,12 @@ use super::dir::{name_of, OpenDir};
 /// Bytes read ahead of a sequential reader, in the background.
 const READ_AHEAD: usize = 1 << 20;
 
-/// An open file: its entry, where the last read ended, and whether its
-/// damage was reported.
+/// An open file: its entry, where the last read ended, how far reading
+/// ahead has been asked for, and whether its damage was reported.
 struct OpenFile {
     node: Node,
     next: u64,
+    ahead: u64,
     reported: bool,
 }
 
@@ -166,7 +167,7 @@ impl<S: ReadAt + 'static> Filesystem for LockboxFs<S> {
         match self.node(ino) {
             Ok(node) if node.entry.content().is_some() => {
                 let fh = self.handle();
-                let file = OpenFile { node, next: 0, reported: false };
+                let file = OpenFile { node, next: 0, ahead: 0, reported: false };
                 self.files.lock().unwrap_or_else(|p| p.into_inner()).insert(fh, file);
                 // The content never changes: the kernel may keep its pages.
                 reply.opened(FileHandle(fh), FopenFlags::FOPEN_KEEP_CACHE);
@@ -197,14 +198,18 @@ impl<S: ReadAt + 'static> Filesystem for LockboxFs<S> {
             Ok(n) => {
                 let end = offset + n as u64;
                 let mut files = self.files.lock().unwrap_or_else(|p| p.into_inner());
-                let sequential = files.get_mut(&fh.0).is_some_and(|f| {
-                    let was = f.next == offset;
+                // A sequential reader past half the window asked for asks
+                // for the next window (once, not at every read).
+                let ahead = files.get_mut(&fh.0).and_then(|f| {
+                    let sequential = f.next == offset;
                     f.next = end;
-                    was
+                    let due = sequential && end + (READ_AHEAD as u64) / 2 >= f.ahead;
+                    due.then(|| std::mem::replace(&mut f.ahead, end + READ_AHEAD as u64))
                 });
                 drop(files);
-                if sequential && n > 0 && node.entry.content().is_some_and(|(len, _)| end < len) {
-                    let _ = self.ahead.try_send((node, end));
+                let more = node.entry.content().is_some_and(|(len, _)| end < len);
+                if let (Some(asked), true) = (ahead, more && n > 0) {
+                    let _ = self.ahead.try_send((node, end.max(asked)));
                 }
                 reply.data(&buf[..n]);
             }
