@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 use std::fmt;
 
+use revault_lockbox_api::error::KeyError;
 use revault_lockbox_api::Error;
 
 /// A mistake in how lockbox was called, found after parsing (exit code 2).
@@ -70,11 +71,13 @@ pub const TABLE: &[Status] = &[
         meaning: "usage error",
         cases: &[
             "bad flags",
-            "no password, an empty or mismatched password",
+            "no password, an empty password or one whose repeat did not match in three tries",
+            "an unlock of a kind the archive has no slot for (the message says how it is locked)",
             "an archive to or from a terminal",
             "a KDF cost out of range",
-            "a malformed recipient, recipients file or identity file",
-            "an invalid or non-UTF-8 exclude pattern",
+            "a malformed recipient, recipients file, identity file or key file (an SSH key given to `--key-file` included)",
+            "post-quantum and classical recipients together without `--allow-mixed-recipients`",
+            "an invalid or non-UTF-8 pattern (`--exclude`, `--wildcards` NAMEs)",
             "a `--files-from` list naming no path",
             "`-` given twice",
             "`--json` with `-o -`",
@@ -123,12 +126,21 @@ pub fn help_footer() -> String {
     )
 }
 
+/// `text` safe in roff: backslashes, hyphens (as `\-`, so that flags
+/// copy and paste) and quotes escaped, and no line starting with a dot.
+pub fn roff_text(text: &str) -> String {
+    let escaped = text.replace('\\', "\\e").replace('-', "\\-").replace('\'', "\\*(Aq");
+    match escaped.strip_prefix('.') {
+        Some(rest) => format!("\\&.{rest}"),
+        None => escaped,
+    }
+}
+
 /// The man page's EXIT STATUS section, in roff.
 pub fn man_section() -> String {
-    let escape = |text: &str| text.replace('\\', "\\e").replace('-', "\\-").replace('\'', "\\*(Aq");
     let mut roff = String::from(".SH \"EXIT STATUS\"\n");
     for status in TABLE {
-        roff.push_str(&format!(".TP\n\\fB{}\\fR\n{}\n", status.code, escape(&status.text())));
+        roff.push_str(&format!(".TP\n\\fB{}\\fR\n{}\n", status.code, roff_text(&status.text())));
     }
     roff
 }
@@ -162,13 +174,23 @@ pub fn of_error(err: &anyhow::Error, streams_archive: bool) -> u8 {
     if is_broken_pipe(err) {
         return if streams_archive { BROKEN_PIPE } else { SUCCESS };
     }
-    if err.downcast_ref::<UsageError>().is_some() {
+    if err.downcast_ref::<UsageError>().is_some() || is_key_usage(err) {
         USAGE
     } else if library_error(err).is_some_and(Error::is_authentication) {
         AUTH
     } else {
         FAILURE
     }
+}
+
+/// A key given in a form lockbox refuses: the caller's input, as a bad
+/// recipient is.
+fn is_key_usage(err: &anyhow::Error) -> bool {
+    let key = find::<KeyError>(err).or_else(|| match library_error(err) {
+        Some(Error::Key(key)) => Some(key),
+        _ => None,
+    });
+    matches!(key, Some(KeyError::MixedRecipients { .. } | KeyError::InvalidKeyFile(_)))
 }
 
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
@@ -205,6 +227,10 @@ mod tests {
         let inside_io = io::Error::other(Error::ChecksumMismatch { path: b"a"[..].into() });
         assert_eq!(of_error(&anyhow::Error::new(inside_io).context("reading a"), true), AUTH);
         assert_eq!(of_error(&UsageError("no".into()).into(), true), USAGE);
+        let mixed = Error::Key(KeyError::MixedRecipients { pq: 1, classical: 1 });
+        assert_eq!(of_error(&anyhow::Error::new(mixed).context("creating a"), true), USAGE);
+        let bad_key_file = anyhow::Error::new(KeyError::InvalidKeyFile("no key line")).context("reading k");
+        assert_eq!(of_error(&bad_key_file, false), USAGE);
         assert_eq!(of_error(&Error::AlreadyExists { path: "x".into() }.into(), true), FAILURE);
         let pipe = Error::from(io::Error::from(io::ErrorKind::BrokenPipe));
         assert_eq!(of_error(&anyhow::Error::new(pipe).context("writing"), true), BROKEN_PIPE);

@@ -2,12 +2,13 @@
 //! `-i`, key files, and the password, turned into what locks a new archive
 //! or opens an existing one.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use revault_lockbox_api::error::KeyError;
 use revault_lockbox_api::keys::{parse_recipients, read_recipients_file, Identity, KeyFile, Recipient};
+use revault_lockbox_api::slots::{self, SlotInfo, SlotKind};
+use revault_lockbox_api::storage::ReadAt;
 use revault_lockbox_api::{Error, KeySet, Password, Quoted, Unlock};
 
 use crate::exit::UsageError;
@@ -15,15 +16,15 @@ use crate::flags::{LockArgs, RecipientArgs, UnlockArgs};
 use crate::output;
 use crate::password::{self, Purpose};
 
-/// What a new archive is locked with: the recipients given, else a
-/// password (asked twice on a terminal).
-pub fn lock(lock: &LockArgs, recipient_args: &RecipientArgs) -> Result<KeySet> {
+/// What the new archive `name` (as messages name it) is locked with: the
+/// recipients given, else a password (asked twice on a terminal).
+pub fn lock(lock: &LockArgs, recipient_args: &RecipientArgs, name: &str) -> Result<KeySet> {
     let keys = recipients(recipient_args)?;
     if let Some(path) = &lock.key_file {
         return Ok(keys.key_file(&key_file(path)?));
     }
     if !keys.has_keys() {
-        let password = password::get(lock.password.password_file.as_deref(), Purpose::Create)?;
+        let password = password::get(lock.password.password_file.as_deref(), Purpose::Create, name)?;
         return Ok(KeySet::new().password(&password));
     }
     Ok(keys)
@@ -67,35 +68,118 @@ fn warn_if_readable_by_others(path: &Path) {
     }
 }
 
-/// Runs `f` with the key that opens an existing archive: the key file, the
-/// identities of `-i`, else the password.
-pub fn with_key<T>(
-    unlock: &UnlockArgs,
-    f: impl FnOnce(Unlock<'_>) -> revault_lockbox_api::Result<T>,
-) -> Result<T> {
-    if let Some(path) = &unlock.key_file {
-        let key = key_file(path)?;
-        Ok(f(Unlock::KeyFile(&key))?)
-    } else if unlock.identities.is_empty() {
-        let password = password::get(unlock.password.password_file.as_deref(), Purpose::Open)?;
-        Ok(f(Unlock::Password(&password))?)
-    } else {
-        let ids = identities(&unlock.identities)?;
-        Ok(f(Unlock::Identities(&ids))?)
+/// The archive a key is for: how messages name it, and its slot table
+/// (not secret: read without a key; `None` where it cannot be read, and
+/// opening then reports why).
+pub struct Target<'a> {
+    pub name: &'a str,
+    pub slots: Box<dyn FnOnce() -> Option<Vec<SlotInfo>> + 'a>,
+}
+
+impl<'a> Target<'a> {
+    /// The archive file at `path`, named `name`.
+    pub fn file(path: &'a Path, name: &'a str) -> Target<'a> {
+        Target { name, slots: Box::new(move || slots::list(path).ok()) }
+    }
+
+    /// The archive whose bytes `src` reads, named `name`; its slot table is
+    /// read now, so that `src` can move on to open it.
+    pub fn bytes(src: &dyn ReadAt, name: &'a str) -> Target<'a> {
+        let table = slots::read(src).ok();
+        Target { name, slots: Box::new(move || table) }
     }
 }
 
+/// Runs `f` with the key that opens the archive `target`: the key file,
+/// the identities of `-i`, else the password. An unlock of a kind the
+/// archive has no slot for is refused first, with how it is locked.
+pub fn with_key<T>(
+    unlock: &UnlockArgs,
+    target: Target<'_>,
+    f: impl FnOnce(Unlock<'_>) -> revault_lockbox_api::Result<T>,
+) -> Result<T> {
+    let given = if unlock.key_file.is_some() {
+        Given::KeyFile
+    } else if unlock.identities.is_empty() {
+        Given::Password
+    } else {
+        Given::Identities
+    };
+    // A malformed key file is reported as such, whatever the archive holds.
+    let key = unlock.key_file.as_deref().map(key_file).transpose()?;
+    if let Some(slots) = (target.slots)() {
+        refuse_wrong_kind(given, &slots, target.name)?;
+    }
+    match (&key, given) {
+        (Some(key), _) => Ok(f(Unlock::KeyFile(key))?),
+        (None, Given::Password) => {
+            let password =
+                password::get(unlock.password.password_file.as_deref(), Purpose::Open, target.name)?;
+            Ok(f(Unlock::Password(&password))?)
+        }
+        (None, _) => {
+            let ids = identities(&unlock.identities)?;
+            Ok(f(Unlock::Identities(&ids))?)
+        }
+    }
+}
+
+/// The kind of unlock given on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Given {
+    Password,
+    Identities,
+    KeyFile,
+}
+
+/// A usage error when `slots` has no slot `given` can open, saying how the
+/// archive is locked and what opens it.
+fn refuse_wrong_kind(given: Given, slots: &[SlotInfo], name: &str) -> Result<()> {
+    let of = |g: Given| {
+        slots.iter().any(|s| match &s.kind {
+            SlotKind::Password(_) => g == Given::Password,
+            SlotKind::Recipient(_) => g == Given::Identities,
+            SlotKind::KeyFile => g == Given::KeyFile,
+            _ => false,
+        })
+    };
+    if slots.is_empty() || of(given) {
+        return Ok(());
+    }
+    let not = match given {
+        Given::Password => "a password",
+        Given::Identities => "a recipient (-i)",
+        Given::KeyFile => "a key file",
+    };
+    let mut ways = Vec::new();
+    if of(Given::Identities) {
+        ways.push("-i IDENTITY_FILE");
+    }
+    if of(Given::KeyFile) {
+        ways.push("--key-file FILE");
+    }
+    if of(Given::Password) {
+        ways.push("its password (--password-file, LOCKBOX_PASSWORD or the prompt)");
+    }
+    Err(UsageError(format!(
+        "{name} is locked with {}, not {not}: open it with {}",
+        output::locked_with(slots),
+        ways.join(" or ")
+    ))
+    .into())
+}
+
 /// The identities in `files`; a passphrase-protected file asks on the
-/// terminal.
+/// terminal (`/dev/tty`, whatever stdin is).
 fn identities(files: &[PathBuf]) -> Result<Vec<Identity>> {
     let mut all = Vec::new();
     for file in files {
         warn_if_readable_by_others(file);
-        let mut ask = |prompt: &str| -> Option<Password> {
-            if !std::io::stdin().is_terminal() {
+        let mut ask = |what: &str| -> Option<Password> {
+            if !password::have_terminal() {
                 return None;
             }
-            password::ask(prompt).ok()
+            password::ask(&format!("Passphrase for {what}")).ok()
         };
         all.extend(Identity::read_file(file, &mut ask).map_err(|e| identity_error(file, e))?);
     }

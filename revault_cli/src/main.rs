@@ -10,8 +10,8 @@
 //! # Passwords
 //!
 //! Taken from, in order: `--password-file FILE` (its first line), the
-//! environment variable `LOCKBOX_PASSWORD`, or a no-echo prompt when stdin
-//! is a terminal (`create` asks twice).
+//! environment variable `LOCKBOX_PASSWORD`, or a no-echo prompt on the
+//! terminal (`/dev/tty`, whatever stdin is; `create` asks twice).
 #![forbid(unsafe_code)]
 
 mod commands;

@@ -8,7 +8,7 @@
 //! from the block `/proc/PID/environ` shows. Nothing here prints a password.
 
 use std::fs::File;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::os::unix::ffi::OsStringExt;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard, OnceLock};
@@ -94,39 +94,40 @@ fn from_environment(name: &str) -> Option<Password> {
     }
 }
 
-/// Whether the password protects a new archive (asked twice, never empty)
-/// or opens an existing one.
+/// What the password is for: a new archive (asked twice, never empty), a
+/// new password for an existing one (`passwd`, `key add`: the same), or
+/// opening an existing one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Purpose {
     Create,
+    New,
     Open,
 }
 
-/// Gets the password: `file` (first line), then `$LOCKBOX_PASSWORD`, then a
-/// no-echo prompt when stdin is a terminal.
-pub fn get(file: Option<&Path>, purpose: Purpose) -> Result<Password> {
-    from(file, ENV_VAR, purpose)
+/// How often a new password is asked for when its repeat does not match.
+pub const TRIES: usize = 3;
+
+/// Gets the password of `archive` (as messages name it): `file` (first
+/// line), then `$LOCKBOX_PASSWORD`, then a no-echo prompt on the terminal.
+pub fn get(file: Option<&Path>, purpose: Purpose, archive: &str) -> Result<Password> {
+    from(file, ENV_VAR, purpose, archive)
 }
 
-/// Gets a new password: `file`, then `$LOCKBOX_NEW_PASSWORD`, then a prompt
-/// asked twice; never empty.
-pub fn get_new(file: Option<&Path>) -> Result<Password> {
-    from(file, NEW_ENV_VAR, Purpose::Create)
+/// Gets a new password for `archive`: `file`, then `$LOCKBOX_NEW_PASSWORD`,
+/// then a prompt asked twice; never empty.
+pub fn get_new(file: Option<&Path>, archive: &str) -> Result<Password> {
+    from(file, NEW_ENV_VAR, Purpose::New, archive)
 }
 
-fn from(file: Option<&Path>, env_var: &str, purpose: Purpose) -> Result<Password> {
+fn from(file: Option<&Path>, env_var: &str, purpose: Purpose, archive: &str) -> Result<Password> {
     let password = if let Some(path) = file {
         read_file(path)?
     } else if let Some(password) = from_environment(env_var) {
         password
-    } else if std::io::stdin().is_terminal() {
-        return prompt(purpose);
     } else {
-        return Err(
-            UsageError(format!("no password: use a password file, {env_var}, or run on a terminal")).into()
-        );
+        return prompt(purpose, archive, env_var);
     };
-    if password.is_empty() && purpose == Purpose::Create {
+    if password.is_empty() && purpose != Purpose::Open {
         return Err(UsageError("refusing an empty password".into()).into());
     }
     Ok(password)
@@ -139,19 +140,54 @@ fn read_file(path: &Path) -> Result<Password> {
     Password::read_line(&mut file, MAX_PASSWORD_LEN).with_context(reading)
 }
 
-fn prompt(purpose: Purpose) -> Result<Password> {
-    let password = ask("Password").context("reading the password from the terminal")?;
+/// Whether a prompt can be shown: the process has a controlling terminal,
+/// whatever its stdin is (as gpg and age: stdin may carry the archive).
+pub fn have_terminal() -> bool {
+    File::options().read(true).write(true).open("/dev/tty").is_ok()
+}
+
+/// Asks on the terminal; a new password twice, again when the two differ
+/// or it is empty, up to [`TRIES`] times.
+fn prompt(purpose: Purpose, archive: &str, env_var: &str) -> Result<Password> {
+    if !have_terminal() {
+        return Err(UsageError(format!(
+            "no password for {archive}: use --password-file, {env_var}, or run on a terminal"
+        ))
+        .into());
+    }
+    let reading = "reading the password from the terminal";
+    let (first, repeat) = match purpose {
+        Purpose::Open => (format!("Password for {archive}"), String::new()),
+        Purpose::Create => {
+            (format!("Password for new archive {archive}"), format!("Repeat password for {archive}"))
+        }
+        Purpose::New => (format!("New password for {archive}"), format!("Repeat new password for {archive}")),
+    };
     if purpose == Purpose::Open {
-        return Ok(password);
+        return ask(&first).context(reading);
     }
-    let repeat = ask("Repeat password").context("reading the password from the terminal")?;
-    if !password.ct_eq(&repeat) {
-        return Err(UsageError("the passwords do not match".into()).into());
+    let mut why = "";
+    for attempt in 1..=TRIES {
+        if attempt > 1 {
+            tell(&format!("{why}; try again")).context(reading)?;
+        }
+        let password = ask(&first).context(reading)?;
+        why = if password.is_empty() {
+            "an empty password is refused"
+        } else if password.ct_eq(&ask(&repeat).context(reading)?) {
+            return Ok(password);
+        } else {
+            "the passwords do not match"
+        };
     }
-    if password.is_empty() {
-        return Err(UsageError("refusing an empty password".into()).into());
-    }
-    Ok(password)
+    Err(UsageError(format!("no password for {archive} after {TRIES} tries: {why}")).into())
+}
+
+/// One line on the terminal, where the prompts are.
+fn tell(line: &str) -> std::io::Result<()> {
+    let mut tty = File::options().write(true).open("/dev/tty")?;
+    writeln!(tty, "{line}")?;
+    tty.flush()
 }
 
 /// Asks on the terminal (`/dev/tty`) with echo off: writes `label: `, reads

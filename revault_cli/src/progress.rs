@@ -13,16 +13,9 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use revault_lockbox_api::Progress;
 
-const POLL: Duration = Duration::from_millis(100);
+use crate::output;
 
-/// Which counters to show.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Job {
-    /// Bytes read from input files, entries archived.
-    Create,
-    /// Bytes written to extracted files, files restored.
-    Extract,
-}
+const POLL: Duration = Duration::from_millis(100);
 
 /// A running display; dropping it stops and clears the bar.
 pub struct Display {
@@ -39,7 +32,7 @@ impl Display {
     /// Starts drawing `counters`. `total` runs on a thread of its own (it
     /// may walk the input tree) and returns the expected content bytes;
     /// until it returns, a spinner shows.
-    pub fn start(job: Job, counters: Arc<Progress>, total: impl FnOnce() -> u64 + Send + 'static) -> Display {
+    pub fn start(counters: Arc<Progress>, total: impl FnOnce() -> u64 + Send + 'static) -> Display {
         let (tx, rx) = mpsc::channel::<bool>();
         let thread = std::thread::spawn(move || {
             let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
@@ -51,10 +44,8 @@ impl Display {
             let update = |bar: &ProgressBar| {
                 bar.set_position(counters.bytes_in.load(Ordering::Relaxed));
                 let entries = counters.entries.load(Ordering::Relaxed);
-                match job {
-                    Job::Create => bar.set_message(format!("{entries} entries")),
-                    Job::Extract => bar.set_message(format!("{entries} files")),
-                }
+                // One vocabulary for every job: entries, bytes, throughput, ETA.
+                bar.set_message(output::count(entries, "entry", "entries"));
             };
             // The total may take a while (a walk of the input tree): compute
             // it aside, so that stopping never waits for it.
@@ -116,14 +107,13 @@ fn bar_style() -> ProgressStyle {
 /// Starts a display when [`wanted`].
 pub fn maybe_start(
     quiet: bool,
-    job: Job,
     total: impl FnOnce() -> u64 + Send + 'static,
 ) -> Option<(Arc<Progress>, Display)> {
     if !wanted(quiet) {
         return None;
     }
     let counters = Arc::new(Progress::default());
-    let display = Display::start(job, Arc::clone(&counters), total);
+    let display = Display::start(Arc::clone(&counters), total);
     Some((counters, display))
 }
 

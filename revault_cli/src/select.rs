@@ -1,20 +1,21 @@
-//! Which entries `create` works on: the paths of `--files-from` and the
-//! library's [`Selection`] built from `--exclude`, `--exclude-from`,
-//! `--exclude-vcs` and `--one-file-system`. (The commands that take stored
-//! paths pass them as given: the library's `Subtrees` spells them as the
-//! archive does.)
+//! Which entries a command works on: for `create`, the paths of
+//! `--files-from` and the library's [`Selection`] built from `--exclude`,
+//! `--exclude-from`, `--exclude-vcs` and `--one-file-system`; for the
+//! commands that read, the library's [`Members`] built from their NAMEs
+//! and [`MemberArgs`] (the library spells names as the archive does).
 
 use std::ffi::OsString;
 use std::io::Read;
-use std::os::unix::ffi::OsStringExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use revault_lockbox_api::create::Selection;
+use revault_lockbox_api::read::{MatchRules, Members};
 use revault_lockbox_api::Quoted;
 
 use crate::exit::UsageError;
-use crate::flags::SelectArgs;
+use crate::flags::{MemberArgs, SelectArgs};
 use crate::source;
 
 /// The selection the flags ask for; a bad pattern is a usage error.
@@ -36,6 +37,24 @@ pub fn selection(a: &SelectArgs) -> Result<Selection> {
         selection = selection.exclude(p).map_err(|e| UsageError(e.to_string()))?;
     }
     Ok(selection)
+}
+
+/// How the flags match NAMEs: tar's member defaults, then the switches.
+pub fn name_rules(a: &MemberArgs) -> MatchRules {
+    MatchRules { wildcards: a.wildcards, anchored: !a.no_anchored }
+}
+
+/// The entries the NAMEs `names` and the exclude flags select; a bad
+/// pattern is a usage error.
+pub fn members(a: &MemberArgs, names: &[OsString]) -> Result<Members> {
+    let mut excludes: Vec<Vec<u8>> = a.exclude.iter().map(|p| p.as_bytes().to_vec()).collect();
+    for file in &a.exclude_from {
+        excludes.extend(read_list(file, "--exclude-from", false)?);
+    }
+    let names: Vec<Vec<u8>> = names.iter().map(|n| n.as_bytes().to_vec()).collect();
+    let usage = |e: revault_lockbox_api::Error| UsageError(e.to_string());
+    let members = Members::names(&names, name_rules(a)).map_err(usage)?;
+    Ok(members.exclude(&excludes, MatchRules::EXCLUDES).map_err(usage)?)
 }
 
 /// The PATH arguments followed by the paths of `--files-from`.

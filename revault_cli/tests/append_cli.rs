@@ -51,10 +51,10 @@ fn trailer_salts(bytes: &[u8]) -> Vec<[u8; 32]> {
     let mut salts = Vec::new();
     let mut end = bytes.len();
     while end > 0 {
-        let t = &bytes[end - 116..end];
+        let t = &bytes[end - 216..end];
         assert_eq!(&t[..8], b"LBOXTAIL");
         salts.push(t[28..60].try_into().unwrap());
-        end = u64::from_le_bytes(t[92..100].try_into().unwrap()) as usize;
+        end = u64::from_le_bytes(t[156..164].try_into().unwrap()) as usize;
     }
     salts
 }
@@ -333,4 +333,53 @@ fn a_writer_waiting_while_the_archive_is_replaced_appends_to_the_new_file() {
         "the add landed in the file at the path"
     );
     ok(&["verify", "-q", a]);
+}
+
+/// `-m TEXT` labels the session each command writes; `info` shows the last
+/// one's number, time and label; a label the format cannot hold is a usage
+/// error that writes nothing.
+#[test]
+fn sessions_carry_their_labels_and_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, archive) = archived(dir.path());
+    let a = s(&archive);
+    let info = |archive: &str| -> serde_json::Value {
+        serde_json::from_slice(&ok(&["info", "--json", archive]).stdout).unwrap()
+    };
+    assert_eq!(
+        (info(a)["last_session"].as_u64(), info(a)["last_session_label"].as_str()),
+        (Some(0), Some(""))
+    );
+    fs::write(src.join("d/new.txt"), b"new\n").unwrap();
+    ok(&["add", a, "-m", "nightly: new.txt", "-C", s(&src), "d/new.txt"]);
+    let after_add = info(a);
+    assert_eq!(after_add["last_session"], 1);
+    assert_eq!(after_add["last_session_label"], "nightly: new.txt");
+    let started = after_add["last_session_created_ns"].as_i64().unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as i64;
+    assert!((now - started).abs() < 600_000_000_000, "session time {started}, now {now}");
+    assert_eq!(after_add["commit_hash"].as_str().unwrap().len(), 64);
+    let text = String::from_utf8(ok(&["info", a]).stdout).unwrap();
+    assert!(
+        text.contains("last session") && text.contains("#1, ") && text.contains("nightly: new.txt"),
+        "{text}"
+    );
+    ok(&["rm", a, "--message", "drop top", "top.txt"]);
+    assert_eq!(
+        (info(a)["last_session"].as_u64(), info(a)["last_session_label"].as_str()),
+        (Some(2), Some("drop top"))
+    );
+    ok(&["compact", "-q", "-m", "squashed", a]);
+    let compacted = info(a);
+    assert_eq!((compacted["sessions"].as_u64(), compacted["last_session"].as_u64()), (Some(1), Some(3)));
+    assert_eq!(compacted["last_session_label"], "squashed");
+
+    let before = fs::read(&archive).unwrap();
+    let bad = run(&["add", a, "-m", "bell\u{7}", "-C", s(&src), "d/new.txt"]);
+    assert_eq!(code(&bad), 2, "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("control character"), "{}", stderr(&bad));
+    let long = "x".repeat(1025);
+    let bad = run(&["add", a, "-m", &long, "-C", s(&src), "d/new.txt"]);
+    assert_eq!(code(&bad), 2, "{}", stderr(&bad));
+    assert_eq!(fs::read(&archive).unwrap(), before, "a refused label writes nothing");
 }

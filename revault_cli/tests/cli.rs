@@ -232,7 +232,7 @@ fn archived_two_files() -> (TempDir, PathBuf) {
 }
 
 /// The trailer's length and where data pages start (FORMAT.md §2, §3).
-const TRAILER_LEN: u64 = 116;
+const TRAILER_LEN: u64 = 216;
 const DATA_START: u64 = 32 + 16 * 256;
 
 /// The middle of the data pages of an archive `len` bytes long.
@@ -407,11 +407,15 @@ fn info_json_reports_counts_and_the_stored_kdf_cost() {
     let json: serde_json::Value =
         serde_json::from_slice(&out.stdout).expect("info --json is one JSON object");
     let n = |key: &str| json[key].as_u64().unwrap_or_else(|| panic!("{key} in {json}"));
-    assert_eq!([n("version"), n("files"), n("dirs"), n("symlinks"), n("hardlinks")], [2, 5, 5, 1, 1]);
+    assert_eq!([n("version"), n("files"), n("dirs"), n("symlinks"), n("hardlinks")], [3, 5, 5, 1, 1]);
     let kdf = &json["kdf"][0];
     assert_eq!(kdf["algorithm"], "argon2id");
     assert_eq!([&kdf["memory_kib"], &kdf["passes"], &kdf["lanes"]], [1024, 1, 1]);
-    let parts = DATA_START + n("stored_page_bytes") + n("index_bytes") + TRAILER_LEN;
+    // The session header: 64 clear bytes ending with its sealed body's length.
+    let bytes = fs::read(&archive).unwrap();
+    let at = DATA_START as usize + 60;
+    let header = 64 + u64::from(u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()));
+    let parts = DATA_START + header + n("stored_page_bytes") + n("index_bytes") + TRAILER_LEN;
     assert_eq!(n("archive_bytes"), parts, "{json}");
     assert!(n("content_bytes") > 0 && n("pages") >= 1 && n("key_slots") == 1, "{json}");
     assert!(json["compression_ratio"].as_f64().is_some(), "{json}");

@@ -89,7 +89,8 @@ fn wrong_identity_and_mixed_recipients_fail_clearly() {
         .args(["-r", &recipient, "-r", &pq_recipient, "note.txt"])
         .output()
         .unwrap();
-    assert_ne!(mixed.status.code(), Some(0));
+    assert_eq!(mixed.status.code(), Some(2), "{}", String::from_utf8_lossy(&mixed.stderr));
+    assert!(String::from_utf8_lossy(&mixed.stderr).contains("--allow-mixed-recipients"));
     assert!(!work.path().join("m.lbox").exists(), "nothing written");
     let bad = lockbox().args(["create", "-o", "x.lbox", "-r", "age1notarecipient", "."]).output().unwrap();
     assert_eq!(bad.status.code(), Some(2), "{}", String::from_utf8_lossy(&bad.stderr));
@@ -125,6 +126,42 @@ fn keys_from_age_keygen_and_ssh_keygen_work() {
     assert_eq!(stdout(&read), "for your eyes only");
     assert!(String::from_utf8_lossy(&read.stderr).contains("readable by others"), "like ssh, a warning");
     assert_eq!(stdout(&ok(cat_with(&archive, &ssh_key))), "for your eyes only");
+}
+
+/// The wrong kind of unlock is refused before any prompt, saying how the
+/// archive is locked; an SSH key given to `--key-file` is a usage error.
+#[test]
+fn the_wrong_kind_of_key_is_told_how_the_archive_is_locked() {
+    let work = TempDir::new().unwrap();
+    let x = work.path().join("x");
+    let recipient = stdout(&ok(lockbox().args(["keygen", "-o"]).arg(&x).output().unwrap()));
+    let archive = create(work.path(), &["-r", &recipient]);
+    let refused = |out: Output, says: &str| {
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(says), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    };
+    let said = "a.lbox is locked with 1 recipient (X25519), not a password: open it with -i IDENTITY_FILE";
+    refused(lockbox().arg("list").arg(&archive).output().unwrap(), said);
+    let with_password = lockbox().env("LOCKBOX_PASSWORD", "pw").arg("list").arg(&archive).output();
+    refused(with_password.unwrap(), said);
+    let key = work.path().join("key");
+    ok(lockbox().args(["keygen", "--symmetric", "-o"]).arg(&key).output().unwrap());
+    refused(
+        lockbox().arg("--key-file").arg(&key).arg("list").arg(&archive).output().unwrap(),
+        "not a key file",
+    );
+    let by_password = work.path().join("p.lbox");
+    let mut made = lockbox();
+    made.env("LOCKBOX_PASSWORD", "pw").arg("create").args(CHEAP).arg("-o").arg(&by_password);
+    ok(made.arg(work.path().join("src")).output().unwrap());
+    let with_identity = lockbox().arg("-i").arg(&x).arg("list").arg(&by_password).output().unwrap();
+    refused(with_identity, "is locked with a password, not a recipient (-i): open it with its password");
+    let ssh_key = work.path().join("id_ed25519");
+    tool("ssh-keygen", &["-q", "-t", "ed25519", "-N", "", "-f"], &ssh_key);
+    let ssh_as_key_file = lockbox().arg("--key-file").arg(&ssh_key).arg("list").arg(&archive).output();
+    refused(ssh_as_key_file.unwrap(), "SSH and age keys go to -r and -i");
 }
 
 /// `key list/add/remove` and `passwd` rewrite slots in place; any slot's
@@ -194,7 +231,8 @@ fn key_slots_are_managed_from_the_command_line() {
         .unwrap()
         .to_string();
     ok(lockbox().arg("-i").arg(&key).args(["key", "remove"]).arg(&archive).arg(&slot).output().unwrap());
-    assert_eq!(cat_with(&archive, &key).status.code(), Some(3));
+    // No recipient slot is left: `-i` is the wrong kind of key now.
+    assert_eq!(cat_with(&archive, &key).status.code(), Some(2));
     let listed = stdout(&ok(lockbox().args(["key", "list"]).arg(&archive).output().unwrap()));
     let last = listed.split_whitespace().next().unwrap().to_string();
     let refused = lockbox()
@@ -242,7 +280,7 @@ fn key_files_lock_and_open_archives() {
     assert_eq!(listed.matches("key file").count(), 2, "{listed}");
     fs::write(work.path().join("bad"), "LOCKBOX-KEY-1 nothex\n").unwrap();
     let bad = cat(&work.path().join("bad"));
-    assert_eq!(bad.status.code(), Some(1), "{}", String::from_utf8_lossy(&bad.stderr));
+    assert_eq!(bad.status.code(), Some(2), "{}", String::from_utf8_lossy(&bad.stderr));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("invalid key file"));
 }
 

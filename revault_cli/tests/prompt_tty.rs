@@ -1,6 +1,7 @@
 //! The password prompt on a real terminal (a pseudo-terminal made the
 //! controlling terminal of `lockbox` by `setsid -c`): echo is off while it
-//! asks, and back on however the prompt ends, a signal included.
+//! asks, and back on however the prompt ends, a signal included; the
+//! prompt comes on the terminal also when stdin is a pipe carrying data.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -28,9 +29,103 @@ fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
     }
 }
 
-/// `lockbox list` of a fresh archive, on a new terminal, at its prompt
-/// with echo off: the child, the terminal, its master end (to type into)
-/// and what the prompt has written so far.
+/// A command run by `sh -c` on a new terminal (its controlling terminal,
+/// made so by `setsid -c`; the shell's pipes give `lockbox` a stdin of its
+/// own): the child, the terminal, its master end (to type into) and what
+/// the terminal has shown so far.
+struct OnTerminal {
+    child: std::process::Child,
+    slave: File,
+    master: File,
+    said: mpsc::Receiver<Vec<u8>>,
+    shown: Vec<u8>,
+}
+
+impl OnTerminal {
+    /// `None` (skipped, see `skip`) where no pseudo-terminal can be opened.
+    /// `script` runs in `dir` with `$LOCKBOX` the binary; stdout is kept.
+    fn start(dir: &Path, script: &str) -> Option<OnTerminal> {
+        let master = match openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY) {
+            Ok(master) => master,
+            Err(e) => {
+                skip(Need::Tty, format!("no pseudo-terminal can be opened here ({e})"));
+                return None;
+            }
+        };
+        grantpt(&master).unwrap();
+        unlockpt(&master).unwrap();
+        let name = ptsname(&master, Vec::new()).unwrap();
+        let slave = File::options().read(true).write(true).open(Path::new(name.to_str().unwrap())).unwrap();
+        assert!(echo_on(&slave), "a new terminal echoes");
+        // What the terminal shows, read off the master as it comes.
+        let (said_tx, said) = mpsc::channel();
+        let master = File::from(master);
+        let mut from_master = master.try_clone().unwrap();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 256];
+            while let Ok(n) = from_master.read(&mut buf) {
+                if n == 0 || said_tx.send(buf[..n].to_vec()).is_err() {
+                    return;
+                }
+            }
+        });
+        let child = Command::new("setsid")
+            .args(["-c", "sh", "-c", script])
+            .current_dir(dir)
+            .env("LOCKBOX", env!("CARGO_BIN_EXE_lockbox"))
+            .env_remove("LOCKBOX_PASSWORD")
+            .env_remove("LOCKBOX_NEW_PASSWORD")
+            .stdin(slave.try_clone().unwrap())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Some(OnTerminal { child, slave, master, said, shown: Vec::new() })
+    }
+
+    /// Waits until the terminal has shown `text` (since the last wait),
+    /// then for echo to be off when it is a prompt.
+    fn wait_for(&mut self, text: &str) {
+        let (said, shown) = (&self.said, &mut self.shown);
+        wait_for(text, || {
+            shown.extend(said.try_iter().flatten());
+            shown.windows(text.len()).any(|w| w == text.as_bytes())
+        });
+        let at = shown.windows(text.len()).position(|w| w == text.as_bytes()).unwrap();
+        shown.drain(..at + text.len());
+        if text.ends_with(": ") {
+            wait_for("echo off", || !echo_on(&self.slave));
+        }
+    }
+
+    fn type_line(&mut self, line: &str) {
+        self.master.write_all(format!("{line}\n").as_bytes()).unwrap();
+    }
+
+    /// The exit code and stdout, once the command ends.
+    fn finish(self) -> (Option<i32>, String) {
+        let out = self.child.wait_with_output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}
+
+/// A fresh archive `a.lbox` of one file `note`, with password `pw`.
+fn archive() -> tempfile::TempDir {
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("note"), b"x").unwrap();
+    let made = Command::new(env!("CARGO_BIN_EXE_lockbox"))
+        .env("LOCKBOX_PASSWORD", "pw")
+        .arg("create")
+        .args(CHEAP)
+        .args(["-o", "a.lbox", "note"])
+        .current_dir(work.path())
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    work
+}
+
+/// `lockbox list a.lbox` at its prompt, echo off.
 struct AtPrompt {
     child: std::process::Child,
     slave: File,
@@ -39,66 +134,11 @@ struct AtPrompt {
     _work: tempfile::TempDir,
 }
 
-/// `None` (skipped, see `skip`) where no pseudo-terminal can be opened.
 fn at_prompt() -> Option<AtPrompt> {
-    let work = tempfile::tempdir().unwrap();
-    let archive = work.path().join("a.lbox");
-    std::fs::write(work.path().join("note"), b"x").unwrap();
-    let made = Command::new(env!("CARGO_BIN_EXE_lockbox"))
-        .env("LOCKBOX_PASSWORD", "pw")
-        .arg("create")
-        .args(CHEAP)
-        .arg("-o")
-        .arg(&archive)
-        .arg("-C")
-        .arg(work.path())
-        .arg("note")
-        .output()
-        .unwrap();
-    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
-
-    let master = match openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY) {
-        Ok(master) => master,
-        Err(e) => {
-            skip(Need::Tty, format!("no pseudo-terminal can be opened here ({e})"));
-            return None;
-        }
-    };
-    grantpt(&master).unwrap();
-    unlockpt(&master).unwrap();
-    let name = ptsname(&master, Vec::new()).unwrap();
-    let slave = File::options().read(true).write(true).open(Path::new(name.to_str().unwrap())).unwrap();
-    assert!(echo_on(&slave), "a new terminal echoes");
-
-    // What the terminal shows, read off the master as it comes.
-    let (said_tx, said) = mpsc::channel();
-    let master = File::from(master);
-    let mut from_master = master.try_clone().unwrap();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 256];
-        while let Ok(n) = from_master.read(&mut buf) {
-            if n == 0 || said_tx.send(buf[..n].to_vec()).is_err() {
-                return;
-            }
-        }
-    });
-    let child = Command::new("setsid")
-        .arg("-c")
-        .arg(env!("CARGO_BIN_EXE_lockbox"))
-        .arg("list")
-        .arg(&archive)
-        .env_remove("LOCKBOX_PASSWORD")
-        .stdin(slave.try_clone().unwrap())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut shown = Vec::new();
-    wait_for("the prompt", || {
-        shown.extend(said.try_iter().flatten());
-        shown.windows(10).any(|w| w == b"Password: ")
-    });
-    wait_for("echo off", || !echo_on(&slave));
+    let work = archive();
+    let mut on = OnTerminal::start(work.path(), "exec \"$LOCKBOX\" list a.lbox")?;
+    on.wait_for("Password for a.lbox: ");
+    let OnTerminal { child, slave, master, said, .. } = on;
     Some(AtPrompt { child, slave, master, said, _work: work })
 }
 
@@ -124,4 +164,61 @@ fn echo_is_restored_when_the_prompt_is_interrupted() {
         assert!(status.signal().is_some(), "SIG{signal} ends the process as it did: {status:?}");
         assert!(echo_on(&at.slave), "echo left off after SIG{signal} at the prompt");
     }
+}
+
+/// README's `cat a.lbox | lockbox list -`: stdin carries the archive, the
+/// password comes from the terminal.
+#[test]
+fn the_password_of_an_archive_on_stdin_is_asked_on_the_terminal() {
+    let work = archive();
+    let Some(mut on) = OnTerminal::start(work.path(), "cat a.lbox | \"$LOCKBOX\" list -") else { return };
+    on.wait_for("Password for archive on stdin: ");
+    on.type_line("pw");
+    assert_eq!(on.finish(), (Some(0), "note\n".to_owned()));
+}
+
+/// `find … | lockbox create -T - …`: a new password asked twice on the
+/// terminal, again after a mismatch; the archive opens with it.
+#[test]
+fn a_mismatched_repeat_is_asked_again_with_the_list_on_stdin() {
+    let work = archive();
+    let script =
+        "printf 'note\\n' | \"$LOCKBOX\" create --kdf-memory 1 --kdf-passes 1 --kdf-lanes 1 -T - -o b.lbox";
+    let Some(mut on) = OnTerminal::start(work.path(), script) else { return };
+    on.wait_for("Password for new archive b.lbox: ");
+    on.type_line("first");
+    on.wait_for("Repeat password for b.lbox: ");
+    on.type_line("second");
+    on.wait_for("the passwords do not match; try again");
+    on.wait_for("Password for new archive b.lbox: ");
+    on.type_line("pw2");
+    on.wait_for("Repeat password for b.lbox: ");
+    on.type_line("pw2");
+    assert_eq!(on.finish().0, Some(0));
+    let listed = Command::new(env!("CARGO_BIN_EXE_lockbox"))
+        .env("LOCKBOX_PASSWORD", "pw2")
+        .args(["list", "b.lbox"])
+        .current_dir(work.path())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&listed.stdout), "note\n");
+}
+
+/// `tar -c … | lockbox create --from-tar - …` with three mismatched
+/// repeats: a usage error, and no archive left behind.
+#[test]
+fn three_mismatches_with_a_tar_stream_on_stdin_leave_nothing() {
+    let work = archive();
+    let script = "tar -cf - note | \"$LOCKBOX\" create --from-tar - -o c.lbox";
+    let Some(mut on) = OnTerminal::start(work.path(), script) else { return };
+    for round in 0..3 {
+        on.wait_for("Password for new archive c.lbox: ");
+        on.type_line(&format!("one{round}"));
+        on.wait_for("Repeat password for c.lbox: ");
+        on.type_line(&format!("two{round}"));
+    }
+    assert_eq!(on.finish().0, Some(2));
+    let mut names: Vec<_> = std::fs::read_dir(work.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    names.sort();
+    assert_eq!(names, ["a.lbox", "note"], "nothing left behind");
 }

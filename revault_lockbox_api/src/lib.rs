@@ -59,6 +59,7 @@ pub mod fuzz;
 mod index;
 pub mod keys;
 mod owners;
+mod pattern;
 mod pipeline;
 pub mod profile;
 mod progress;
@@ -91,6 +92,7 @@ pub use storage::s3;
 /// archive (or an export) is written through.
 pub mod create {
     pub use crate::file::{write_archive, AtomicFile};
+    pub use crate::format::check_label;
     pub use crate::session::{Metadata, Selection};
     pub use crate::walk::CreateReport;
     pub use crate::warning::{CreateWarning, WarningKind};
@@ -101,10 +103,12 @@ pub mod create {
 /// mount needs), and what an extraction did.
 pub mod read {
     pub use crate::archive::{
-        ArchiveInfo, Browser, Damage, Entries, EntryReader, Node, Place, Subtrees, VerifyReport,
+        ArchiveInfo, Browser, Damage, Entries, EntryReader, Members, Node, Place, Selected, Subtrees,
+        VerifyReport,
     };
     pub use crate::extract::ExtractReport;
-    pub use crate::format::{SparseMap, Xattr};
+    pub use crate::format::{SessionInfo, SessionKind, SparseMap, Xattr};
+    pub use crate::pattern::MatchRules;
 }
 
 /// What a change in place ([`ArchiveUpdater`]) did.
@@ -128,5 +132,5 @@ pub mod tar {
 /// The Argon2id cost limits every reader enforces; a writer refuses
 /// parameters above them.
 pub mod limits {
-    pub use crate::format::{MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES, MAX_KDF_WORK};
+    pub use crate::format::{MAX_KDF_LANES, MAX_KDF_MEMORY_KIB, MAX_KDF_PASSES, MAX_KDF_WORK, MAX_LABEL_LEN};
 }

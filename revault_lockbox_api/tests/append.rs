@@ -34,7 +34,7 @@ fn verified(archive: &Path) {
 }
 
 /// The session salts of every trailer in the chain, newest first: each
-/// trailer's salt (bytes 28..60) and where the previous one ends (92..100).
+/// trailer's salt (bytes 28..60) and where the previous one ends (156..164).
 pub fn trailer_salts(bytes: &[u8]) -> Vec<[u8; 32]> {
     let mut salts = Vec::new();
     let mut end = bytes.len();
@@ -42,7 +42,7 @@ pub fn trailer_salts(bytes: &[u8]) -> Vec<[u8; 32]> {
         let t = &bytes[end - TRAILER_LEN..end];
         assert_eq!(&t[..8], b"LBOXTAIL");
         salts.push(t[28..60].try_into().unwrap());
-        end = u64::from_le_bytes(t[92..100].try_into().unwrap()) as usize;
+        end = u64::from_le_bytes(t[156..164].try_into().unwrap()) as usize;
     }
     salts
 }

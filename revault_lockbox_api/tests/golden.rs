@@ -1,22 +1,23 @@
-//! Frozen archives: format version 2, one per workload profile plus one
-//! with small pages, made once by `write_golden_v2` (ignored) and read by
+//! Frozen archives: format version 3, one per workload profile plus one
+//! with small pages, made once by `write_golden_v3` (ignored) and read by
 //! every later build. A reader change that breaks them breaks users'
-//! backups.
+//! backups. One version-2 archive stays, to show it is refused clearly.
 
 use std::io::Read;
 use std::path::PathBuf;
 
 use revault_lockbox_api::create::Metadata;
+use revault_lockbox_api::read::SessionKind;
 use revault_lockbox_api::{
     Archive, ArchiveWriter, CreateOptions, EntryKind, KdfParams, Password, WorkloadProfile,
 };
 
-const PASSWORD: &str = "golden v2";
+const PASSWORD: &str = "golden v3";
 
 /// One entry: path, kind, mode, mtime, content or link target.
 type Expected = (&'static [u8], &'static str, u32, i64, Vec<u8>);
 
-/// What every v2 golden archive holds, in index order.
+/// What every v3 golden archive holds, in index order.
 fn expected() -> Vec<Expected> {
     let big: Vec<u8> = (0..10_000u32).flat_map(|i| i.to_le_bytes()).collect();
     vec![
@@ -26,7 +27,7 @@ fn expected() -> Vec<Expected> {
         (b"docs/empty", "file", 0o600, 1_700_000_002, vec![]),
         (b"docs/empty-dir", "dir", 0o700, 1_700_000_008, vec![]),
         (b"docs/link", "symlink", 0o777, 1_700_000_005, b"readme.txt".to_vec()),
-        (b"docs/readme.txt", "linked", 0o644, 1_700_000_001, b"lockbox golden archive v2\n".to_vec()),
+        (b"docs/readme.txt", "linked", 0o644, 1_700_000_001, b"lockbox golden archive v3\n".to_vec()),
         (b"docs/zz-hard", "hardlink", 0o644, 1_700_000_006, b"docs/readme.txt".to_vec()),
         (b"run.sh", "file", 0o755, 1_700_000_007, b"#!/bin/sh\necho golden\n".to_vec()),
     ]
@@ -37,9 +38,9 @@ fn goldens() -> Vec<(PathBuf, CreateOptions)> {
     let cheap = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS);
     let mut all: Vec<(PathBuf, CreateOptions)> = WorkloadProfile::ALL
         .iter()
-        .map(|p| (PathBuf::from(format!("tests/golden/v2-{}.lbox", p.name())), cheap.clone().profile(*p)))
+        .map(|p| (PathBuf::from(format!("tests/golden/v3-{}.lbox", p.name())), cheap.clone().profile(*p)))
         .collect();
-    all.push(("tests/golden/v2-16k-pages.lbox".into(), cheap.page_size(16 << 10)));
+    all.push(("tests/golden/v3-16k-pages.lbox".into(), cheap.page_size(16 << 10)));
     all
 }
 
@@ -48,10 +49,11 @@ fn meta(mode: u32, mtime: i64) -> Metadata {
 }
 
 #[test]
-#[ignore = "writes the frozen v2 archives; run once, by hand, when version 2 is defined"]
-fn write_golden_v2() {
+#[ignore = "writes the frozen v3 archives; run once, by hand, when version 3 is defined"]
+fn write_golden_v3() {
     for (path, options) in goldens() {
-        let mut w = ArchiveWriter::new(Vec::new(), &Password::from(PASSWORD), options.threads(1)).unwrap();
+        let options = options.threads(1).label("golden v3");
+        let mut w = ArchiveWriter::new(Vec::new(), &Password::from(PASSWORD), options).unwrap();
         for (path, kind, mode, mtime, data) in expected() {
             let m = meta(mode, mtime);
             match kind {
@@ -67,11 +69,17 @@ fn write_golden_v2() {
 }
 
 #[test]
-fn golden_v2_archives_still_read() {
+fn golden_v3_archives_still_read() {
     for (golden, _) in goldens() {
         let file = std::fs::File::open(&golden).expect("the golden archives are committed");
         let archive = Archive::open(file, &Password::from(PASSWORD)).unwrap();
         assert!(archive.verify().unwrap().is_ok(), "{}", golden.display());
+        let session = archive.last_session();
+        assert_eq!(
+            (session.number, session.kind, session.label.as_str()),
+            (0, SessionKind::Change, "golden v3")
+        );
+        assert!(session.tool.starts_with("revault_lockbox_api "), "{}", session.tool);
         let entries = archive.entries().unwrap().collect::<Result<Vec<_>, _>>().unwrap();
         assert_eq!(entries.len(), expected().len());
         for (entry, (path, kind, mode, mtime, data)) in entries.iter().zip(expected()) {
@@ -96,4 +104,18 @@ fn golden_v2_archives_still_read() {
             }
         }
     }
+}
+
+/// An archive of format version 2 (unreleased, no longer read) is refused
+/// with a message that says an earlier lockbox made it, whatever the key.
+#[test]
+fn a_version_2_archive_is_refused_clearly() {
+    let file = std::fs::File::open("tests/golden/v2-balanced.lbox").expect("the v2 sample is committed");
+    let err = Archive::open(file, &Password::from("golden v2")).unwrap_err();
+    assert!(
+        matches!(err, revault_lockbox_api::Error::UnsupportedVersion { found: 2, supported: 3 }),
+        "{err:?}"
+    );
+    let message = err.to_string();
+    assert!(message.contains("version 2: made by an earlier lockbox, not readable by this one"), "{message}");
 }

@@ -12,28 +12,31 @@ use revault_lockbox_api::{ArchiveUpdater, Quoted, UpdateOptions};
 
 use super::{in_place, Outcome};
 use crate::flags::{AddArgs, AppendArgs, RmArgs, UnlockArgs, UpdateArgs};
-use crate::progress::{self, input_bytes, Job};
+use crate::progress::{self, input_bytes};
 use crate::{keys, output};
 
 /// The options of `add` and `update`, and a progress display when asked.
 fn options(a: &AppendArgs) -> (UpdateOptions, Option<progress::Display>) {
-    let mut options = UpdateOptions::new().profile(a.input.profile).wait(a.lock.wait);
+    output::leading_slash_note(&a.paths, a.quiet.quiet);
+    let label = a.label.message.clone().unwrap_or_default();
+    let mut options = UpdateOptions::new().profile(a.input.profile).wait(a.lock.wait).label(label);
     if let Some(level) = a.input.level {
         options = options.zstd_level(level);
     }
     let roots: Vec<PathBuf> = a.paths.iter().map(|p| a.input.directory.join(p)).collect();
-    let display = progress::maybe_start(a.quiet.quiet, Job::Create, move || input_bytes(&roots, false)).map(
-        |(c, d)| {
-            options = options.clone().progress(Arc::clone(&c));
-            d
-        },
-    );
+    let display = progress::maybe_start(a.quiet.quiet, move || input_bytes(&roots, false)).map(|(c, d)| {
+        options = options.clone().progress(Arc::clone(&c));
+        d
+    });
     (options, display)
 }
 
 fn open(unlock: &UnlockArgs, archive: &std::path::Path, options: UpdateOptions) -> Result<ArchiveUpdater> {
-    keys::with_key(unlock, |key| ArchiveUpdater::open(archive, key, options))
-        .with_context(|| format!("opening {} to change it", Quoted::path(archive)))
+    let name = Quoted::path(archive).to_string();
+    keys::with_key(unlock, keys::Target::file(archive, &name), |key| {
+        ArchiveUpdater::open(archive, key, options)
+    })
+    .with_context(|| format!("opening {} to change it", Quoted::path(archive)))
 }
 
 fn done(report: &UpdateReport, display: Option<progress::Display>) -> Outcome {
@@ -74,7 +77,8 @@ pub fn rm(a: RmArgs) -> Result<Outcome> {
     use std::os::unix::ffi::OsStringExt;
     in_place(&a.archive, "rm")?;
     let paths: Vec<Vec<u8>> = a.paths.into_iter().map(|p| p.into_vec()).collect();
-    let report = open(&a.unlock, &a.archive, UpdateOptions::new().wait(a.lock.wait))?
+    let options = UpdateOptions::new().wait(a.lock.wait).label(a.label.message.unwrap_or_default());
+    let report = open(&a.unlock, &a.archive, options)?
         .remove(&paths)
         .with_context(|| format!("removing from {}", Quoted::path(&a.archive)))?;
     Ok(done(&report, None))

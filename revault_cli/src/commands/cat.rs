@@ -1,20 +1,29 @@
-//! `cat`: one stored file's content on stdout, checked against its SHA-256
-//! as it is read.
-
-use std::os::unix::ffi::OsStringExt;
+//! `cat`: stored files' contents on stdout, each checked against its
+//! SHA-256 as it is read.
 
 use anyhow::{Context, Result};
 use revault_lockbox_api::{Quoted, WorkloadProfile};
 
 use super::{open_archive, Outcome};
 use crate::flags::CatArgs;
-use crate::output;
+use crate::{output, select};
 
 pub fn run(a: CatArgs) -> Result<Outcome> {
+    // Each NAME on its own, so that files come out in the order given.
+    let each = a.paths.iter().map(|p| select::members(&a.members, std::slice::from_ref(p)));
+    let each = each.collect::<Result<Vec<_>>>()?;
     let (archive, name) = open_archive(&a.archive, &a.read, WorkloadProfile::RandomRead)?;
-    let path = a.path.into_vec();
-    let what = || format!("reading {} from {}", Quoted::bytes(&path), name);
-    let mut reader = archive.open_file(&path).with_context(what)?;
-    output::copy(&mut reader, what)?;
+    for (path, members) in a.paths.iter().zip(&each) {
+        let path = std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str());
+        let excludes = !a.members.exclude.is_empty() || !a.members.exclude_from.is_empty();
+        if members.has_patterns() || excludes {
+            super::write_contents(&archive, &name, members)?;
+            continue;
+        }
+        // A plain name must be a file: one lookup, only its pages read.
+        let what = || format!("reading {} from {}", Quoted::bytes(path), name);
+        let mut reader = archive.open_file(path).with_context(what)?;
+        output::copy(&mut reader, what)?;
+    }
     Ok(Outcome::Success)
 }

@@ -5,15 +5,19 @@ use anyhow::{Context, Result};
 use revault_lockbox_api::{ArchiveUpdater, Quoted, UpdateOptions};
 
 use super::{in_place, Outcome};
-use crate::flags::MaintainArgs;
+use crate::flags::CompactArgs;
 use crate::{keys, output};
 
-pub fn run(a: MaintainArgs) -> Result<Outcome> {
+pub fn run(c: CompactArgs) -> Result<Outcome> {
+    let a = c.maintain;
     in_place(&a.archive, "compact")?;
-    let options = UpdateOptions::new().wait(a.lock.wait);
+    let options = UpdateOptions::new().wait(a.lock.wait).label(c.label.message.unwrap_or_default());
     let before = std::fs::metadata(&a.archive).map(|m| m.len()).unwrap_or(0);
-    let after = keys::with_key(&a.unlock, |key| ArchiveUpdater::compact(&a.archive, key, options))
-        .with_context(|| format!("compacting {}", Quoted::path(&a.archive)))?;
+    let name = Quoted::path(&a.archive).to_string();
+    let after = keys::with_key(&a.unlock, keys::Target::file(&a.archive, &name), |key| {
+        ArchiveUpdater::compact(&a.archive, key, options)
+    })
+    .with_context(|| format!("compacting {}", Quoted::path(&a.archive)))?;
     output::note(
         a.quiet.quiet,
         format_args!("{}: {before} bytes before, {after} after", Quoted::path(&a.archive)),

@@ -15,7 +15,7 @@ use super::Outcome;
 use crate::exit::UsageError;
 use crate::flags::CreateArgs;
 use crate::location::{create_object, ArchiveLocation};
-use crate::progress::{self, input_bytes, Job};
+use crate::progress::{self, input_bytes};
 use crate::{keys, output, select, source};
 
 pub fn run(a: CreateArgs) -> Result<Outcome> {
@@ -33,6 +33,7 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
     let tar = a.from_tar.as_deref().map(|p| source::open_input(p, "--from-tar")).transpose()?;
     let selection = select::selection(&a.select)?;
     let paths = select::paths(&a.select, &a.paths)?;
+    output::leading_slash_note(&paths, a.quiet.quiet);
     let directory = &a.input.directory;
     for p in &paths {
         let full = if directory == Path::new(".") { p.clone() } else { directory.join(p) };
@@ -46,7 +47,7 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
         }
         ArchiveLocation::Local(_) => None,
     };
-    let lock = keys::lock(&a.lock, &a.recipients)?;
+    let lock = keys::lock(&a.lock, &a.recipients, &Quoted::path(&a.output).to_string())?;
     let mut options = CreateOptions::new()
         .profile(a.input.profile)
         .kdf(kdf)
@@ -54,6 +55,7 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
         .strict(a.strict)
         .overwrite(a.overwrite)
         .xattrs(a.xattrs)
+        .label(a.label.message.clone().unwrap_or_default())
         .selection(selection);
     if let Some(level) = a.input.level {
         options = options.zstd_level(level);
@@ -64,7 +66,7 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
     let display = if tar.is_some() {
         None
     } else {
-        progress::maybe_start(a.quiet.quiet, Job::Create, move || input_bytes(&roots, follow))
+        progress::maybe_start(a.quiet.quiet, move || input_bytes(&roots, follow))
     };
     if let Some((counters, _)) = &display {
         options = options.progress(Arc::clone(counters));

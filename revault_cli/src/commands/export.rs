@@ -3,7 +3,6 @@
 //! synced) or to stdout.
 
 use std::io::{self, BufWriter, Write};
-use std::os::unix::ffi::OsStringExt;
 
 use anyhow::{Context, Result};
 use revault_lockbox_api::create::AtomicFile;
@@ -11,27 +10,27 @@ use revault_lockbox_api::{Quoted, WorkloadProfile};
 
 use super::{open_archive, Outcome};
 use crate::flags::ExportArgs;
-use crate::source;
+use crate::{select, source};
 
 pub fn run(a: ExportArgs) -> Result<Outcome> {
+    let members = select::members(&a.members, &a.paths)?;
     let to_stdout = source::is_stdout(&a.output, "a tar stream")?;
     let writing = || format!("exporting to {}", Quoted::path(&a.output));
     if !to_stdout {
         AtomicFile::refuse_existing(&a.output, a.overwrite).with_context(writing)?;
     }
     let (archive, name) = open_archive(&a.archive, &a.read, WorkloadProfile::ExtractMany)?;
-    let only: Vec<Vec<u8>> = a.paths.into_iter().map(|p| p.into_vec()).collect();
     let exporting = || format!("exporting {name} to {}", Quoted::path(&a.output));
     if to_stdout {
         let out = BufWriter::with_capacity(1 << 20, io::stdout().lock());
-        let (out, _) = revault_lockbox_api::tar::export(out, &archive, &only).with_context(exporting)?;
+        let (out, _) = revault_lockbox_api::tar::export(out, &archive, &members).with_context(exporting)?;
         let mut out = out.into_inner().map_err(|e| e.into_error()).with_context(exporting)?;
         out.flush().with_context(exporting)?;
         return Ok(Outcome::Success);
     }
     let file = AtomicFile::create(&a.output, a.overwrite).with_context(writing)?;
     let out = BufWriter::with_capacity(1 << 20, file);
-    let (out, _) = revault_lockbox_api::tar::export(out, &archive, &only).with_context(exporting)?;
+    let (out, _) = revault_lockbox_api::tar::export(out, &archive, &members).with_context(exporting)?;
     let file = out.into_inner().map_err(|e| e.into_error()).with_context(writing)?;
     file.commit().with_context(writing)?;
     Ok(Outcome::Success)

@@ -1,6 +1,5 @@
 //! `extract`: restore entries under a directory, all or some.
 
-use std::os::unix::ffi::OsStringExt;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
@@ -9,8 +8,8 @@ use revault_lockbox_api::{ExtractOptions, Quoted, WorkloadProfile};
 use super::{open_archive, Outcome};
 use crate::exit::UsageError;
 use crate::flags::ExtractArgs;
-use crate::output;
-use crate::progress::{self, Job};
+use crate::progress;
+use crate::{output, select};
 
 pub fn run(a: ExtractArgs) -> Result<Outcome> {
     // Refused before anything is read or asked for, as GNU tar would fail
@@ -21,10 +20,14 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
             UsageError("--same-owner needs root: only root may give files to other users".into()).into()
         );
     }
+    let members = select::members(&a.members, &a.paths)?;
     raise_open_file_limit();
     let profile = a.profile.unwrap_or(WorkloadProfile::ExtractMany);
     let (archive, name) = open_archive(&a.archive, &a.read, profile)?;
-    let only: Vec<Vec<u8>> = a.paths.into_iter().map(|p| p.into_vec()).collect();
+    if a.to_stdout {
+        super::write_contents(&archive, &name, &members)?;
+        return Ok(Outcome::Success);
+    }
     let mut options = ExtractOptions::new()
         .overwrite(a.overwrite)
         .sync(!a.no_sync)
@@ -33,10 +36,10 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
         .same_owner(a.same_owner || (root && !a.no_same_owner))
         .numeric_owner(a.numeric_owner)
         .xattrs(a.xattrs)
-        .only(only);
+        .members(members);
     // All of the content for a whole extraction; at most that for a part.
     let total = archive.content_bytes();
-    let display = progress::maybe_start(a.quiet.quiet, Job::Extract, move || total);
+    let display = progress::maybe_start(a.quiet.quiet, move || total);
     if let Some((counters, _)) = &display {
         options = options.progress(Arc::clone(counters));
     }

@@ -22,9 +22,10 @@ pub fn list(a: KeyListArgs) -> Result<Outcome> {
 /// `key add`: new password and recipient slots.
 pub fn add(a: KeyAddArgs) -> Result<Outcome> {
     in_place(&a.archive, "key add")?;
+    let name = Quoted::path(&a.archive).to_string();
     let mut new = keys::recipients(&a.recipients)?;
     if a.password || a.new_password_file.is_some() {
-        new = new.password(&password::get_new(a.new_password_file.as_deref())?);
+        new = new.password(&password::get_new(a.new_password_file.as_deref(), &name)?);
     }
     if let Some(path) = &a.new_key_file {
         new = new.key_file(&keys::key_file(path)?);
@@ -32,8 +33,10 @@ pub fn add(a: KeyAddArgs) -> Result<Outcome> {
     if !new.has_keys() {
         return Err(UsageError("nothing to add: give --password, --new-key-file, -r or -R".into()).into());
     }
-    let written = keys::with_key(&a.unlock, |key| slots::add(&a.archive, key, &new, KdfParams::default()))
-        .with_context(|| format!("adding keys to {}", Quoted::path(&a.archive)))?;
+    let target = keys::Target::file(&a.archive, &name);
+    let written =
+        keys::with_key(&a.unlock, target, |key| slots::add(&a.archive, key, &new, KdfParams::default()))
+            .with_context(|| format!("adding keys to {}", Quoted::path(&a.archive)))?;
     let slots: Vec<String> = written.iter().map(usize::to_string).collect();
     output::say(format_args!("{}: added slot {}", Quoted::path(&a.archive), slots.join(", ")));
     Ok(Outcome::Success)
@@ -42,7 +45,10 @@ pub fn add(a: KeyAddArgs) -> Result<Outcome> {
 /// `key remove`: one slot, overwritten.
 pub fn remove(a: KeyRemoveArgs) -> Result<Outcome> {
     in_place(&a.archive, "key remove")?;
-    keys::with_key(&a.unlock, |key| slots::remove(&a.archive, key, a.slot))
-        .with_context(|| format!("removing slot {} of {}", a.slot, Quoted::path(&a.archive)))?;
+    let name = Quoted::path(&a.archive).to_string();
+    keys::with_key(&a.unlock, keys::Target::file(&a.archive, &name), |key| {
+        slots::remove(&a.archive, key, a.slot)
+    })
+    .with_context(|| format!("removing slot {} of {}", a.slot, Quoted::path(&a.archive)))?;
     Ok(Outcome::Success)
 }

@@ -1,6 +1,6 @@
 //! `keygen`: a new age identity (or, `--symmetric`, a key file), written to
 //! a file of mode 0600 (never over an existing one) or stdout, and its
-//! recipient printed.
+//! recipient printed. `--sign` keys are `keygen_sign`'s.
 
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -15,6 +15,9 @@ use crate::flags::KeygenArgs;
 use crate::output;
 
 pub fn run(a: KeygenArgs) -> Result<Outcome> {
+    if a.sign {
+        return super::keygen_sign::run(a);
+    }
     let (identity, recipient) = if a.symmetric {
         let key = KeyFile::generate().context("generating a key")?;
         (key.to_text(), String::new())

@@ -1,16 +1,20 @@
-//! `list`: the stored paths, quoted, long (`-l`), raw (`-0`) or as JSON.
+//! `list`: the stored paths, all or those NAMEs select, quoted, long
+//! (`-l`), raw (`-0`) or as JSON.
 
 use anyhow::{Context, Result};
 use revault_lockbox_api::WorkloadProfile;
 
 use super::{open_archive, Outcome};
 use crate::flags::ListArgs;
-use crate::output;
+use crate::{output, select};
 
 pub fn run(a: ListArgs) -> Result<Outcome> {
+    let members = select::members(&a.members, &a.names)?;
     let (archive, name) = open_archive(&a.archive, &a.read, WorkloadProfile::Balanced)?;
     let reading = || format!("reading the index of {name}");
-    let entries = archive.entries().with_context(reading)?.map(|e| e.with_context(reading));
-    output::entries(entries, a.format.json, a.long, a.null)?;
+    super::refuse_missing_names(&archive, &members).with_context(reading)?;
+    let mut selected = members.entries(&archive).with_context(reading)?;
+    output::entries(selected.by_ref().map(|e| e.with_context(reading)), a.format.json, a.long, a.null)?;
+    selected.all_matched().with_context(reading)?;
     Ok(Outcome::Success)
 }

@@ -14,8 +14,10 @@ pub mod extract;
 pub mod info;
 pub mod key;
 pub mod keygen;
+pub mod keygen_sign;
 pub mod list;
 pub mod man;
+mod man_text;
 pub mod mount;
 pub mod passwd;
 pub mod repair;
@@ -24,13 +26,14 @@ pub mod verify;
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use revault_lockbox_api::read::Members;
 use revault_lockbox_api::storage::ReadAt;
-use revault_lockbox_api::{Archive, OpenOptions, Quoted, WorkloadProfile};
+use revault_lockbox_api::{Archive, EntryKind, OpenOptions, Quoted, WorkloadProfile};
 
 pub use crate::exit::Outcome;
 use crate::flags::{ObjectStoreArgs, ReadArgs};
 use crate::location::ArchiveLocation;
-use crate::{keys, source};
+use crate::{keys, output, source};
 
 /// The bytes of the archive argument (a file, `-` or `s3://BUCKET/KEY`)
 /// for positioned reads, and how messages name it.
@@ -54,7 +57,8 @@ fn open_archive(
     let (src, name) = archive_bytes(arg, &read.s3)?;
     let options = OpenOptions::new().profile(profile);
     // A spooled copy may be deleted now: the open file keeps its bytes.
-    let archive = keys::with_key(&read.unlock, |key| Archive::open_with(src, key, options))
+    let target = keys::Target::bytes(&*src, &name);
+    let archive = keys::with_key(&read.unlock, target, |key| Archive::open_with(src, key, options))
         .with_context(|| format!("opening {name}"))?;
     Ok((archive, name))
 }
@@ -62,4 +66,31 @@ fn open_archive(
 /// The archive of a command that rewrites it in place: a local file only.
 fn in_place(archive: &Path, command: &str) -> Result<()> {
     ArchiveLocation::local_only(archive, command).map(drop)
+}
+
+/// The library's "not found" for the first plain NAME under which the
+/// archive holds nothing, found by lookups before any output.
+fn refuse_missing_names<S: ReadAt>(archive: &Archive<S>, members: &Members) -> Result<()> {
+    match members.first_missing_name(archive)? {
+        Some(missing) => Err(revault_lockbox_api::Error::NotFound { path: missing.into() }.into()),
+        None => Ok(()),
+    }
+}
+
+/// The contents of the files `members` selects, one after another in
+/// index order, on stdout (`extract -O`, `cat` of a pattern); every name
+/// must match an entry.
+fn write_contents<S: ReadAt>(archive: &Archive<S>, name: &str, members: &Members) -> Result<()> {
+    let reading = || format!("reading {name}");
+    refuse_missing_names(archive, members).with_context(reading)?;
+    let mut selected = members.entries(archive).with_context(reading)?;
+    for entry in selected.by_ref() {
+        let entry = entry.with_context(reading)?;
+        if matches!(entry.kind, EntryKind::File { .. } | EntryKind::Hardlink { .. }) {
+            let what = || format!("reading {} from {}", Quoted::bytes(&entry.path), name);
+            let mut reader = archive.open_file(&entry.path).with_context(what)?;
+            output::copy(&mut reader, what)?;
+        }
+    }
+    selected.all_matched().with_context(reading)
 }

@@ -10,8 +10,9 @@ use crate::password::{self, Purpose};
 
 pub fn run(a: PasswdArgs) -> Result<Outcome> {
     in_place(&a.archive, "passwd")?;
-    let old = password::get(a.password.password_file.as_deref(), Purpose::Open)?;
-    let new = password::get_new(a.new_password_file.as_deref())?;
+    let name = Quoted::path(&a.archive).to_string();
+    let old = password::get(a.password.password_file.as_deref(), Purpose::Open, &name)?;
+    let new = password::get_new(a.new_password_file.as_deref(), &name)?;
     slots::change_password(&a.archive, &old, &new, KdfParams::default())
         .with_context(|| format!("changing the password of {}", Quoted::path(&a.archive)))?;
     Ok(Outcome::Success)

@@ -10,7 +10,8 @@ use crate::{keys, output};
 
 pub fn run(a: MaintainArgs) -> Result<Outcome> {
     in_place(&a.archive, "repair")?;
-    let cut = keys::with_key(&a.unlock, |key| {
+    let name = Quoted::path(&a.archive).to_string();
+    let cut = keys::with_key(&a.unlock, keys::Target::file(&a.archive, &name), |key| {
         ArchiveUpdater::repair(&a.archive, key, UpdateOptions::new().wait(a.lock.wait))
     })
     .with_context(|| format!("repairing {}", Quoted::path(&a.archive)))?;

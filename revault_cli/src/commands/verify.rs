@@ -6,11 +6,12 @@ use revault_lockbox_api::WorkloadProfile;
 
 use super::{open_archive, Outcome};
 use crate::flags::VerifyArgs;
-use crate::output;
+use crate::{output, select};
 
 pub fn run(a: VerifyArgs) -> Result<Outcome> {
+    let members = select::members(&a.members, &a.names)?;
     let (archive, name) = open_archive(&a.archive, &a.read, WorkloadProfile::ExtractMany)?;
-    let report = archive.verify().with_context(|| format!("verifying {name}"))?;
+    let report = archive.verify_members(&members).with_context(|| format!("verifying {name}"))?;
     output::verified(&a.archive, &name, &report, a.format.json, a.quiet.quiet)?;
     Ok(if report.is_ok() { Outcome::Success } else { Outcome::Damaged })
 }

@@ -8,8 +8,8 @@ use clap::Args;
 use revault_lockbox_api::WorkloadProfile;
 
 use super::{
-    profile_parser, InputArgs, LockArgs, ObjectStoreArgs, PasswordArgs, QuietArgs, ReadArgs, RecipientArgs,
-    SelectArgs, UnlockArgs, WaitArgs,
+    profile_parser, InputArgs, LockArgs, MemberArgs, ObjectStoreArgs, PasswordArgs, QuietArgs, ReadArgs,
+    RecipientArgs, SelectArgs, UnlockArgs, WaitArgs,
 };
 
 /// `--json`: NDJSON on stdout instead of text.
@@ -38,6 +38,8 @@ pub struct CreateArgs {
     pub overwrite: bool,
     #[command(flatten)]
     pub input: InputArgs,
+    #[command(flatten)]
+    pub label: LabelArgs,
     /// Argon2id memory cost in MiB [default: 64]. Lowering any KDF cost makes
     /// guessing the password cheaper for whoever holds the archive.
     #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u32).range(1..))]
@@ -102,6 +104,12 @@ pub struct ListArgs {
     pub null: bool,
     #[command(flatten)]
     pub read: ReadArgs,
+    #[command(flatten)]
+    pub members: MemberArgs,
+    /// List only these stored paths and everything below them (with
+    /// --wildcards, patterns); each must match an entry.
+    #[arg(value_name = "NAME")]
+    pub names: Vec<OsString>,
 }
 
 #[derive(Debug, Args)]
@@ -114,8 +122,16 @@ pub struct ExtractArgs {
     #[arg(short = 'C', long = "directory", value_name = "DIR", default_value = ".")]
     pub directory: PathBuf,
     /// Replace existing files and links (never a directory).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "keep_old_files")]
     pub overwrite: bool,
+    /// An existing file is an error and nothing is written (tar -k); the
+    /// default, since lockbox never overwrites without --overwrite.
+    #[arg(short = 'k', long)]
+    pub keep_old_files: bool,
+    /// Write the selected files' contents to stdout, one after another in
+    /// index order, instead of creating anything (tar -O).
+    #[arg(short = 'O', long, conflicts_with_all = ["overwrite", "keep_going", "directory"])]
+    pub to_stdout: bool,
     /// Do not sync files to disk before renaming them into place (faster; a
     /// crash may then leave empty files behind).
     #[arg(long)]
@@ -152,8 +168,11 @@ pub struct ExtractArgs {
     pub read: ReadArgs,
     #[command(flatten)]
     pub quiet: QuietArgs,
-    /// Extract only these stored paths (and everything below directories).
-    #[arg(value_name = "PATH")]
+    #[command(flatten)]
+    pub members: MemberArgs,
+    /// Extract only these stored paths and everything below them (with
+    /// --wildcards, patterns); each must match an entry.
+    #[arg(value_name = "NAME")]
     pub paths: Vec<OsString>,
 }
 
@@ -161,10 +180,15 @@ pub struct ExtractArgs {
 pub struct CatArgs {
     /// The archive: a file, `-` (read from stdin) or s3://BUCKET/KEY.
     pub archive: PathBuf,
-    /// Stored path of a file (or hard link).
-    pub path: OsString,
+    /// Stored paths of files (or hard links), written in the order given;
+    /// with --wildcards a pattern writes every file it matches, in index
+    /// order.
+    #[arg(value_name = "NAME", required = true)]
+    pub paths: Vec<OsString>,
     #[command(flatten)]
     pub read: ReadArgs,
+    #[command(flatten)]
+    pub members: MemberArgs,
 }
 
 #[derive(Debug, Args)]
@@ -177,6 +201,12 @@ pub struct VerifyArgs {
     pub read: ReadArgs,
     #[command(flatten)]
     pub quiet: QuietArgs,
+    #[command(flatten)]
+    pub members: MemberArgs,
+    /// Verify only these stored paths and everything below them (with
+    /// --wildcards, patterns): their index records, contents and pages.
+    #[arg(value_name = "NAME")]
+    pub names: Vec<OsString>,
 }
 
 #[derive(Debug, Args)]
@@ -202,8 +232,11 @@ pub struct ExportArgs {
     pub overwrite: bool,
     #[command(flatten)]
     pub read: ReadArgs,
-    /// Export only these stored paths (and everything below directories).
-    #[arg(value_name = "PATH")]
+    #[command(flatten)]
+    pub members: MemberArgs,
+    /// Export only these stored paths and everything below them (with
+    /// --wildcards, patterns); each must match an entry.
+    #[arg(value_name = "NAME")]
     pub paths: Vec<OsString>,
 }
 
@@ -220,6 +253,8 @@ pub struct AppendArgs {
     pub unlock: UnlockArgs,
     #[command(flatten)]
     pub quiet: QuietArgs,
+    #[command(flatten)]
+    pub label: LabelArgs,
     /// Files and directories to store (directories recursively).
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
@@ -248,9 +283,33 @@ pub struct RmArgs {
     pub lock: WaitArgs,
     #[command(flatten)]
     pub unlock: UnlockArgs,
+    #[command(flatten)]
+    pub label: LabelArgs,
     /// Stored paths to remove (directories with everything below them).
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<OsString>,
+}
+
+/// `-m TEXT`: the label of the session a command writes.
+#[derive(Debug, Args)]
+pub struct LabelArgs {
+    /// Label the session this command writes (kept in the archive, sealed;
+    /// UTF-8 without control characters, at most 1024 bytes).
+    #[arg(short = 'm', long = "message", value_name = "TEXT", value_parser = label_parser)]
+    pub message: Option<String>,
+}
+
+fn label_parser(text: &str) -> Result<String, String> {
+    revault_lockbox_api::create::check_label(text).map(|()| text.to_owned()).map_err(str::to_owned)
+}
+
+/// `compact`: maintenance that writes a session.
+#[derive(Debug, Args)]
+pub struct CompactArgs {
+    #[command(flatten)]
+    pub maintain: MaintainArgs,
+    #[command(flatten)]
+    pub label: LabelArgs,
 }
 
 /// `compact` and `repair`.
@@ -333,6 +392,24 @@ pub struct KeygenArgs {
     /// age identity.
     #[arg(long)]
     pub symmetric: bool,
+    /// A signing key (Ed25519 + ML-DSA-65, for `--sign`) instead of an age
+    /// identity: needs `-o FILE`, writes the public key to `FILE.pub` and
+    /// prints the key's fingerprint (`lbsig1…`).
+    #[arg(long, conflicts_with_all = ["pq", "symmetric"])]
+    pub sign: bool,
+    /// With `--sign`: print the fingerprint of the signing key or `.pub`
+    /// file FILE and write nothing.
+    #[arg(short = 'y', value_name = "FILE", requires = "sign", conflicts_with = "output")]
+    pub fingerprint_of: Option<PathBuf>,
+    /// With `--sign -o`: protect the key with a passphrase (Argon2id at the
+    /// slot defaults), asked twice on the terminal or read from
+    /// `--passphrase-file`.
+    #[arg(long, requires = "sign")]
+    pub passphrase: bool,
+    /// With `--sign`: the signing key's passphrase is the first line of FILE
+    /// (`-o` then protects the key with it).
+    #[arg(long, value_name = "FILE", requires = "sign")]
+    pub passphrase_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -343,6 +420,12 @@ pub struct CompletionsArgs {
 
 #[derive(Debug, Args)]
 pub struct ManArgs {
-    /// The page of this command (`lockbox man create`) instead of lockbox's.
-    pub command: Option<String>,
+    /// The page of this command (`lockbox man create`, `lockbox man key
+    /// add`) instead of lockbox's.
+    #[arg(value_name = "COMMAND")]
+    pub command: Vec<String>,
+    /// Write every page to DIR/man1/ (`lockbox.1`, `lockbox-create.1`, …)
+    /// instead, for `man` to find under DIR (as `/usr/local/share/man`).
+    #[arg(long, value_name = "DIR")]
+    pub install: Option<std::path::PathBuf>,
 }

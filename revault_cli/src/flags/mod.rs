@@ -23,7 +23,7 @@ use revault_lockbox_api::WorkloadProfile;
 
 pub use commands::*;
 pub use mount::{MountArgs, UmountArgs};
-pub use select::{InputArgs, SelectArgs, WaitArgs};
+pub use select::{InputArgs, MemberArgs, SelectArgs, WaitArgs};
 pub use store::ObjectStoreArgs;
 pub use unlock::{LockArgs, PasswordArgs, QuietArgs, RecipientArgs, UnlockArgs};
 
@@ -101,7 +101,7 @@ pub enum Command {
     Rm(RmArgs),
     /// Rewrite the archive without what later sessions replaced or removed
     /// (to a temporary file, synced, renamed over it).
-    Compact(MaintainArgs),
+    Compact(CompactArgs),
     /// Cut off what an interrupted add/update/rm left after the last commit.
     Repair(MaintainArgs),
     /// Write an archive's entries (all, or some) as a pax tar stream.
@@ -132,7 +132,7 @@ pub enum KeyCommand {
 /// The command line, with the options given before the command name moved
 /// into the command's own (clap exits on bad flags, with code 2).
 pub fn parse() -> Cli {
-    let matches = Cli::command().get_matches();
+    let matches = Cli::command().try_get_matches().unwrap_or_else(|e| best_suggestion_first(e).exit());
     let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut Cli::command()).exit());
     let mut after = &matches;
     while let Some((_, sub)) = after.subcommand() {
@@ -141,6 +141,17 @@ pub fn parse() -> Cli {
     let before = Given { matches: &matches, after };
     cli.command.inherit(&cli.before, &before);
     cli
+}
+
+/// clap lists similar commands least similar first (`lockbox creat`:
+/// "'repair', 'create'"); the likeliest comes first here.
+fn best_suggestion_first(mut e: clap::Error) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue};
+    if let Some(ContextValue::Strings(names)) = e.get(ContextKind::SuggestedSubcommand) {
+        let names = names.iter().rev().cloned().collect();
+        e.insert(ContextKind::SuggestedSubcommand, ContextValue::Strings(names));
+    }
+    e
 }
 
 /// Which options the command line spelled out before and after the command
@@ -195,7 +206,7 @@ impl Command {
                 append.unlock.inherit(&b.read.unlock, given);
                 append.quiet.inherit(&b.quiet, given);
             }
-            Command::Compact(a) | Command::Repair(a) => {
+            Command::Compact(CompactArgs { maintain: a, .. }) | Command::Repair(a) => {
                 a.unlock.inherit(&b.read.unlock, given);
                 a.quiet.inherit(&b.quiet, given);
             }

@@ -1,6 +1,7 @@
 //! What goes into an archive and how: input paths and tuning, the
 //! selection flags of `create`, and waiting for another writer.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -58,4 +59,36 @@ pub struct SelectArgs {
     /// bytes, not newlines (as `find -print0` writes them).
     #[arg(long)]
     pub null: bool,
+}
+
+/// Which stored entries a reading command works on (`list`, `extract`,
+/// `export`, `cat`, `verify`): GNU tar's rules for member names and
+/// excludes. The four matching switches apply to the NAMEs; `--exclude`
+/// patterns always match as tar's excludes do by default (wildcards, not
+/// anchored).
+#[derive(Debug, Args)]
+pub struct MemberArgs {
+    /// Treat `*`, `?`, `[...]` and `\` in NAMEs as wildcards (`*` also
+    /// matching `/`), as tar's --wildcards.
+    #[arg(long, overrides_with = "no_wildcards")]
+    pub wildcards: bool,
+    /// NAMEs are plain names [default].
+    #[arg(long, overrides_with = "wildcards")]
+    pub no_wildcards: bool,
+    /// A NAME may also match after any `/` of a stored name (`c.txt`
+    /// selects `a/b/c.txt`).
+    #[arg(long, overrides_with = "anchored")]
+    pub no_anchored: bool,
+    /// A NAME matches from the start of a stored name [default].
+    #[arg(long, overrides_with = "no_anchored")]
+    pub anchored: bool,
+    /// Leave out entries whose stored name matches PATTERN (repeatable),
+    /// as `create --exclude` does: the whole name, a leading part or any
+    /// trailing part of it (`*.o`, `build`, `src/*.tmp`); a directory left
+    /// out with everything below it.
+    #[arg(long, value_name = "PATTERN")]
+    pub exclude: Vec<OsString>,
+    /// Leave out the patterns listed in FILE, one a line (`-`: stdin).
+    #[arg(long, value_name = "FILE")]
+    pub exclude_from: Vec<PathBuf>,
 }

@@ -2,6 +2,7 @@
 //! library says what went wrong; only the CLI knows its flags and
 //! commands, so every hint is chosen here, keyed on the error.
 
+use revault_lockbox_api::error::KeyError;
 use revault_lockbox_api::s3::S3Error;
 use revault_lockbox_api::Error;
 
@@ -28,7 +29,14 @@ pub fn for_error(err: &anyhow::Error, strict_extract: bool) -> Option<Hint> {
             return hint("--allow-http allows it", "--allow-http");
         }
     }
+    match find::<KeyError>(err) {
+        Some(KeyError::MixedRecipients { .. }) => return mixed(),
+        Some(KeyError::InvalidKeyFile(_)) => return key_file(),
+        _ => {}
+    }
     match library_error(err)? {
+        Error::Key(KeyError::MixedRecipients { .. }) => mixed(),
+        Error::Key(KeyError::InvalidKeyFile(_)) => key_file(),
         Error::AlreadyExists { .. } => hint("use --overwrite to replace it", "--overwrite"),
         Error::DamagedPage { .. } | Error::ChecksumMismatch { .. } if strict_extract => {
             hint("--keep-going restores the entries that are intact", "--keep-going")
@@ -37,8 +45,23 @@ pub fn for_error(err: &anyhow::Error, strict_extract: bool) -> Option<Hint> {
         Error::SlotNotInUse { .. } => hint("see `lockbox key list`", "key list"),
         Error::TooManySessions { .. } => hint("`lockbox compact` merges them", "lockbox compact"),
         Error::ParentInInput { .. } => hint("use -C to change directory instead", "use -C"),
+        // tar's warning: "Pattern matching characters used in file names".
+        Error::NotFound { path } if path.0.iter().any(|b| b"*?[".contains(b)) => {
+            hint("names are matched as patterns only with --wildcards", "--wildcards")
+        }
         _ => None,
     }
+}
+
+fn mixed() -> Option<Hint> {
+    hint("--allow-mixed-recipients allows it", "--allow-mixed-recipients")
+}
+
+fn key_file() -> Option<Hint> {
+    hint(
+        "a key file comes from `lockbox keygen --symmetric`; SSH and age keys go to -r and -i",
+        "keygen --symmetric",
+    )
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 
 mod hint;
 pub mod json;
+mod locks;
 pub mod text;
 
 use std::fmt::Display;
@@ -14,7 +15,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use revault_lockbox_api::create::CreateReport;
 use revault_lockbox_api::read::{ArchiveInfo, ExtractReport, VerifyReport};
-use revault_lockbox_api::slots::{SlotInfo, SlotKind};
+use revault_lockbox_api::slots::SlotInfo;
 use revault_lockbox_api::update::UpdateReport;
 use revault_lockbox_api::{Entry, Quoted};
 
@@ -36,6 +37,24 @@ pub fn warn(message: impl Display) {
 pub fn note(quiet: bool, message: impl Display) {
     if !quiet {
         eprintln!("{message}");
+    }
+}
+
+/// tar's note, once, when input PATHs are absolute: they are stored
+/// without their leading `/`. `-q` silences it.
+pub fn leading_slash_note(paths: &[std::path::PathBuf], quiet: bool) {
+    if !quiet && paths.iter().any(|p| p.is_absolute()) {
+        say("Removing leading `/' from member names");
+    }
+}
+
+pub use locks::locked_with;
+
+/// `n` things, `one` or `many`: "1 entry", "2 entries".
+pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
+    match n.into() {
+        1 => format!("1 {one}"),
+        n => format!("{n} {many}"),
     }
 }
 
@@ -228,15 +247,7 @@ pub fn slots(slots: &[SlotInfo], as_json: bool) -> Result<()> {
     }
     let mut out = io::stdout().lock();
     for slot in slots {
-        let what = match &slot.kind {
-            SlotKind::Password(k) => {
-                format!("password   Argon2id {} MiB, {} passes, {} lanes", k.m_kib as f64 / 1024.0, k.t, k.p)
-            }
-            SlotKind::Recipient(types) => format!("recipient  {}", types.join(", ")),
-            SlotKind::KeyFile => "key file".into(),
-            _ => "unknown".into(),
-        };
-        writeln!(out, "{:>2}  {what}", slot.index).context(STDOUT)?;
+        writeln!(out, "{:>2}  {}", slot.index, locks::slot_text(slot)).context(STDOUT)?;
     }
     Ok(())
 }

@@ -109,6 +109,13 @@ pub fn info_text(info: &ArchiveInfo) -> String {
     );
     line("index", format!("{} bytes", info.index_bytes));
     line("write sessions", format!("{} ({} index runs)", info.sessions, info.runs));
+    let started = utc(info.last_session_created_ns.div_euclid(1_000_000_000));
+    let label = match info.last_session_label.as_str() {
+        "" => String::new(),
+        label => format!(", {}", Quoted::bytes(label.as_bytes())),
+    };
+    line("last session", format!("#{}, {started} UTC{label}", info.last_session));
+    line("commit hash", info.commit_hash.iter().map(|b| format!("{b:02x}")).collect());
     line("dead bytes", format!("{} (lockbox compact reclaims them)", info.dead_bytes));
     if info.torn_tail_bytes > 0 {
         line(

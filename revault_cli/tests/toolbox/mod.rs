@@ -5,6 +5,7 @@
 //! Archives are made with the cheapest Argon2id cost (`CHEAP`).
 
 mod json;
+mod members;
 mod meta;
 mod pipes;
 mod select;

@@ -52,12 +52,12 @@ fn bad_patterns_and_unreadable_lists_fail_before_anything_is_written() {
     let work = tempfile::tempdir().unwrap();
     small_tree(work.path());
     let create = |args: &[&str]| create_in(work.path(), &[args, &["-o", "x.lbox", "tree"]].concat(), b"");
-    assert_fails(&create(&["--exclude", "[abc"]), 2, "invalid exclude pattern \"[abc\"");
+    assert_fails(&create(&["--exclude", "[abc"]), 2, "invalid pattern \"[abc\"");
     assert_fails(&create(&["--exclude-from", "nope"]), 1, "--exclude-from: opening nope");
     assert_fails(&create(&["-T", "nope"]), 1, "--files-from: opening nope");
     assert_fails(&create(&["--files-from", "tree"]), 1, "--files-from: tree is a directory");
     fs::write(work.path().join("bad-pats"), b"ok\n[x\n").unwrap();
-    assert_fails(&create(&["--exclude-from", "bad-pats"]), 2, "invalid exclude pattern \"[x\"");
+    assert_fails(&create(&["--exclude-from", "bad-pats"]), 2, "invalid pattern \"[x\"");
     assert_eq!(dir_names(work.path()), ["bad-pats", "tree"]);
 }
 
@@ -124,4 +124,23 @@ fn dash_given_twice_is_a_usage_error() {
     assert!(!work.path().join("x.lbox").exists());
     let out = create(&["-T", "-"]);
     assert_eq!(code(&out), 0, "one reader of stdin is fine: {}", stderr(&out));
+}
+
+#[test]
+fn absolute_inputs_get_tars_note_once() {
+    let work = tempfile::tempdir().unwrap();
+    let tree = small_tree(work.path());
+    let archive = work.path().join("abs.lbox");
+    let out =
+        run(lockbox().arg("create").args(CHEAP).arg("-o").arg(&archive).arg(&tree).arg(tree.join("a.txt")));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stderr(&out), "lockbox: Removing leading `/' from member names\n");
+    let stored = tree.strip_prefix("/").unwrap().join("a.txt");
+    assert!(listed(&archive).contains(&stored.to_string_lossy().into_owned()));
+    let out = run(lockbox().args(["-q", "add"]).arg(&archive).arg(tree.join("sub")));
+    assert_eq!((code(&out), stderr(&out)), (0, String::new()), "-q silences it");
+    let out = run(lockbox().arg("add").arg(&archive).arg(tree.join("sub")));
+    assert!(stderr(&out).contains("Removing leading `/'"), "{}", stderr(&out));
+    let out = run(lockbox().current_dir(work.path()).arg("add").arg(&archive).arg("tree/sub"));
+    assert!(!stderr(&out).contains("Removing"), "relative paths get no note: {}", stderr(&out));
 }

@@ -52,6 +52,14 @@ pub struct ArchiveInfo {
     pub hardlinks: u64,
     /// Total bytes of file content (hard links not counted again).
     pub content_bytes: u64,
+    /// The last session's number (0 for the create).
+    pub last_session: u32,
+    /// When the last session started: UTC nanoseconds since 1970.
+    pub last_session_created_ns: i64,
+    /// The last session's label (`-m TEXT`), empty when none.
+    pub last_session_label: String,
+    /// The last trailer's commit hash (FORMAT.md §3.8).
+    pub commit_hash: [u8; 32],
 }
 
 impl<S: ReadAt> Archive<S> {
@@ -64,6 +72,10 @@ impl<S: ReadAt> Archive<S> {
             sessions: self.root.sessions.len() as u64,
             runs: self.root.runs().count() as u64,
             torn_tail_bytes: self.torn_tail_bytes(),
+            last_session: self.last_session().number,
+            last_session_created_ns: self.last_session().created_ns,
+            last_session_label: self.last_session().label.clone(),
+            commit_hash: self.commit_hash(),
             ..ArchiveInfo::default()
         };
         for slot in &self.slots {
@@ -78,9 +90,9 @@ impl<S: ReadAt> Archive<S> {
             let mut leaves = tree.leaves(self.root.pages_of(session));
             for leaf in leaves.by_ref() {
                 let (id, child) = leaf?;
-                index_bytes += u64::from(child.stored_len);
+                index_bytes += u64::from(child.unit_len());
                 for p in PagesLeaf::decode(&tree.node(&id, &child)?)?.pages {
-                    info.stored_page_bytes += u64::from(p.stored_len);
+                    info.stored_page_bytes += u64::from(p.unit_len());
                     info.raw_pages += u64::from(p.codec == Codec::Raw);
                 }
             }
@@ -106,7 +118,7 @@ impl<S: ReadAt> Archive<S> {
                 EntryKind::Hardlink { .. } => info.hardlinks += 1,
             }
         }
-        let used = self.data_start + live.bytes + index_bytes + TRAILER_LEN as u64;
+        let used = self.data_start + live.bytes + index_bytes + self.session_overhead() + TRAILER_LEN as u64;
         info.dead_bytes = self.committed_len.saturating_sub(used);
         Ok(info)
     }
@@ -117,7 +129,7 @@ fn tree_bytes(tree: &crate::index::TreeReader<'_>, top: &TreeTop) -> Result<u64>
     let mut leaves = tree.leaves(top);
     let mut bytes = 0;
     for leaf in leaves.by_ref() {
-        bytes += u64::from(leaf?.1.stored_len);
+        bytes += u64::from(leaf?.1.unit_len());
     }
     Ok(bytes + leaves.internal_bytes)
 }
@@ -151,7 +163,7 @@ impl LivePages {
             };
             let next = &mut self.sessions.get_mut(&session).expect("inserted").1;
             if number >= *next {
-                self.bytes += u64::from(record.stored_len);
+                self.bytes += u64::from(record.unit_len());
                 *next = number + 1;
             }
             at = start + u64::from(record.plain_len);

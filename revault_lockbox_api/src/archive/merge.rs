@@ -65,7 +65,7 @@ impl RunCursor<'_> {
 
     fn submit(&mut self, id: IndexNodeId, child: Child) -> Result<()> {
         let bytes =
-            read_sealed(self.src, child.offset, child.stored_len, || format!("index leaf {}", id.seq))?;
+            read_sealed(self.src, child.offset, child.unit_len(), || format!("index leaf {}", id.seq))?;
         self.pool.submit((id, child, bytes));
         Ok(())
     }
@@ -193,7 +193,7 @@ impl<S: ReadAt> Archive<S> {
             };
             let (keys, archive_id) = (Arc::clone(&tree.keys), self.archive_id);
             let open = move |(id, child, bytes): LeafJob| {
-                let leaf = open_index_node(&keys, &archive_id, &id, child.codec, child.plain_len, bytes)
+                let leaf = open_index_node(&keys, &archive_id, &id, &child, bytes)
                     .and_then(|plain| EntriesLeaf::decode(&plain).map_err(Error::from));
                 (child, leaf)
             };

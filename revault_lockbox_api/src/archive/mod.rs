@@ -12,6 +12,7 @@ mod hostile_tests;
 mod info;
 mod merge;
 mod select;
+mod session;
 mod tail;
 mod verify;
 
@@ -24,8 +25,8 @@ use crate::crypto::SessionKeys;
 use crate::crypto::{open_data_page, open_root};
 use crate::error::{Error, Result};
 use crate::format::{
-    decode_slot, HeaderPrefix, KeySlot, PageRecord, PagesLeaf, Root, Table, ARCHIVE_ID_LEN,
-    HEADER_PREFIX_LEN, KEY_SLOTS, TRAILER_LEN, VERSION,
+    decode_slot, Hash, HeaderPrefix, KeySlot, PageRecord, PagesLeaf, Root, SessionInfo, Table,
+    ARCHIVE_ID_LEN, FRAME_LEN, HEADER_PREFIX_LEN, KEY_SLOTS, TRAILER_LEN, VERSION,
 };
 use crate::index::{page_key, read_sealed, TreeReader};
 use crate::keys::Unlock;
@@ -38,7 +39,8 @@ pub use entries::Entries;
 pub use file::EntryReader;
 pub use info::ArchiveInfo;
 pub(crate) use merge::Merged;
-pub use select::Subtrees;
+pub use select::{Members, Selected, Subtrees};
+use session::{check_session, SessionState};
 pub(crate) use tail::{find_committed, Committed};
 pub use verify::{Damage, VerifyReport};
 
@@ -108,6 +110,8 @@ pub struct Archive<S = File> {
     content_key: ContentKey,
     /// Offset of the first data page (after the key-slot table).
     data_start: u64,
+    /// The last session's header, commit hash and signatures.
+    last: SessionState,
 }
 
 impl<S> std::fmt::Debug for Archive<S> {
@@ -165,9 +169,10 @@ impl<S: ReadAt> Archive<S> {
     ) -> Result<Archive<S>> {
         let Committed { trailer, keys: last_keys, end: committed_len } =
             find_committed(&src, file_len, &header, &content_key)?;
-        let body = trailer.body();
-        let sealed = read_sealed(&src, trailer.root_offset, trailer.root_stored_len, || "index root".into())?;
-        let root = Root::decode(&open_root(&last_keys, &body, trailer.root_plain_len, sealed)?)?;
+        let last = check_session(&src, &header, &trailer, &last_keys)?;
+        let root_len = FRAME_LEN as u32 + trailer.root_stored_len;
+        let framed = read_sealed(&src, trailer.root_offset, root_len, || "index root".into())?;
+        let root = Root::decode(&open_root(&last_keys, &header.archive_id, &trailer, framed)?)?;
         let consistent = root.page_count == trailer.page_count
             && root.entry_count == trailer.entry_count
             && root.sessions.last().map(|s| s.salt) == Some(trailer.session_salt)
@@ -189,10 +194,38 @@ impl<S: ReadAt> Archive<S> {
             cache: Mutex::new(VecDeque::new()),
             file_len,
             committed_len,
-            root_stored_len: trailer.root_stored_len,
+            root_stored_len: root_len,
             session_offsets,
             content_key,
+            last,
         })
+    }
+
+    /// The last session's header: its number, time, kind, label and tool.
+    pub fn last_session(&self) -> &SessionInfo {
+        &self.last.info
+    }
+
+    /// The last trailer's commit hash (FORMAT.md §3.8): one value that
+    /// commits to every byte of this state a reader accepts.
+    pub fn commit_hash(&self) -> [u8; 32] {
+        self.last.commit
+    }
+
+    /// Signatures the last session carries (framing checked, not verified).
+    pub fn signature_count(&self) -> usize {
+        self.last.signatures.len()
+    }
+
+    /// Bytes of the last session's header and signature block.
+    pub(crate) fn session_overhead(&self) -> u64 {
+        self.last.overhead
+    }
+
+    /// What an appending session continues from: the last session's
+    /// number, and the committed length and commit hash it chains to.
+    pub(crate) fn chain_point(&self) -> (u32, u64, Hash) {
+        (self.last.info.number, self.committed_len, self.last.commit)
     }
 
     /// The reading knobs in effect.
@@ -299,7 +332,7 @@ impl<S: ReadAt> Archive<S> {
             return Ok(hit.1);
         }
         drop(cache);
-        let bytes = read_sealed(&self.src, record.offset, record.stored_len, || format!("page {number}"))?;
+        let bytes = read_sealed(&self.src, record.offset, record.unit_len(), || format!("page {number}"))?;
         let plain = Arc::new(open_data_page(self.keys_for(number), &self.archive_id, number, record, bytes)?);
         let mut cache = self.cache.lock().map_err(|_| Error::tampered("page cache"))?;
         cache.push_front((number, Arc::clone(&plain)));

@@ -1,12 +1,15 @@
-//! Subtree selection on read: which entries fall under the paths a caller
-//! asked for, and which asked-for path matched nothing. The one owner of
-//! that rule for every reader of a selection (extraction, tar export, the
-//! CLI's listing filters), so that `a/` and `./a` select what `a` does
-//! everywhere.
+//! Selection on read: which entries fall under the paths or patterns a
+//! caller asked for ([`Members`], GNU tar's member and exclude rules, in
+//! [`crate::pattern`]), and which asked-for name matched nothing. The one
+//! owner of that rule for every reader of a selection (list, extraction,
+//! tar export, cat, verify, rm's subtrees), so that `a/` and `./a` select
+//! what `a` does everywhere. Names and anchored patterns are read from
+//! their subtree's lookup on, never by a walk of the whole index.
 
 use super::Archive;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::{is_within, path_cmp, Entry};
+use crate::pattern::{self, MatchRules, Pattern};
 use crate::storage::ReadAt;
 
 /// The subtrees asked for, as the archive spells paths (no leading `./`,
@@ -34,14 +37,8 @@ impl Subtrees {
 
     /// A requested path as stored paths spell it: without leading `./` and
     /// trailing `/` (a lone `/` stays, and matches nothing).
-    pub fn spelling(mut path: &[u8]) -> &[u8] {
-        while path.len() > 1 && path.ends_with(b"/") {
-            path = &path[..path.len() - 1];
-        }
-        while let Some(rest) = path.strip_prefix(b"./") {
-            path = rest;
-        }
-        path
+    pub fn spelling(path: &[u8]) -> &[u8] {
+        pattern::spelling(path)
     }
 
     /// Whether every entry is selected (nothing was asked for).
@@ -91,6 +88,133 @@ impl Subtrees {
                 }
             },
         )))
+    }
+}
+
+/// The entries a reader selects: those matching one of the member names
+/// or patterns (every entry when none is given), less those matching an
+/// exclude. Default: every entry.
+#[derive(Debug, Clone, Default)]
+pub struct Members {
+    names: Vec<Pattern>,
+    excludes: Vec<Pattern>,
+    /// Where the matches can lie; everything when a name may match anywhere.
+    read: Subtrees,
+}
+
+impl Members {
+    /// Every entry.
+    pub fn all() -> Members {
+        Members::default()
+    }
+
+    /// The stored paths `paths` and everything below them (tar's default
+    /// for member names: no wildcards, anchored).
+    pub fn paths(paths: &[Vec<u8>]) -> Members {
+        Members::names(paths, MatchRules::MEMBERS).expect("names without wildcards always parse")
+    }
+
+    /// The entries matching one of `names` under `rules` (and everything
+    /// below a matching directory); [`Error::BadPattern`] for a pattern
+    /// that does not parse. No names: every entry.
+    pub fn names(names: &[Vec<u8>], rules: MatchRules) -> Result<Members> {
+        let names = names.iter().map(|n| Pattern::new(n, rules)).collect::<Result<Vec<_>>>()?;
+        let roots: Option<Vec<Vec<u8>>> = names.iter().map(|n| n.subtree().map(<[u8]>::to_vec)).collect();
+        let read = Subtrees::new(&roots.unwrap_or_default());
+        Ok(Members { names, excludes: Vec::new(), read })
+    }
+
+    /// Also leaves out the entries matching one of `patterns` under `rules`
+    /// (a matching directory with everything below it).
+    pub fn exclude(mut self, patterns: &[Vec<u8>], rules: MatchRules) -> Result<Members> {
+        for p in patterns {
+            self.excludes.push(Pattern::new(p, rules)?);
+        }
+        Ok(self)
+    }
+
+    /// Whether a name is a pattern (has wildcards under its rules).
+    pub fn has_patterns(&self) -> bool {
+        self.names.iter().any(|n| !n.is_literal())
+    }
+
+    /// Whether every entry is selected.
+    pub fn is_everything(&self) -> bool {
+        self.names.is_empty() && self.excludes.is_empty()
+    }
+
+    /// The first literal name (anchored, no wildcards) under which
+    /// `archive` holds no entry, found by lookups before anything is read;
+    /// patterns are judged by [`Selected::unmatched`] once read.
+    pub fn first_missing_name<S: ReadAt>(&self, archive: &Archive<S>) -> Result<Option<&[u8]>> {
+        for name in self.names.iter().filter(|n| n.is_literal()) {
+            let Some(root) = name.subtree() else { continue };
+            let first = archive.entries_from(root)?.next().transpose()?;
+            if !first.is_some_and(|e| is_within(root, &e.path)) {
+                return Ok(Some(name.given()));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The selected entries of `archive` in index order, read from the
+    /// subtrees the names lie in (the whole index only when one may match
+    /// anywhere).
+    pub fn entries<'a, S: ReadAt>(&'a self, archive: &'a Archive<S>) -> Result<Selected<'a>> {
+        Ok(Selected {
+            members: self,
+            inner: self.read.entries(archive)?,
+            hits: vec![false; self.names.len()],
+        })
+    }
+
+    /// Whether the entry at `path` is selected, marking the names it matches.
+    fn select(&self, path: &[u8], hits: &mut [bool]) -> bool {
+        let mut named = self.names.is_empty();
+        for (name, hit) in self.names.iter().zip(hits.iter_mut()) {
+            if name.matches(path) {
+                *hit = true;
+                named = true;
+            }
+        }
+        named && !self.excludes.iter().any(|x| x.matches(path))
+    }
+}
+
+/// The entries a [`Members`] selects, as they are read; afterwards, which
+/// name matched none.
+pub struct Selected<'a> {
+    members: &'a Members,
+    inner: Box<dyn Iterator<Item = Result<Entry>> + 'a>,
+    hits: Vec<bool>,
+}
+
+impl Selected<'_> {
+    /// The first name (as given) that no entry read so far matched: after
+    /// the whole selection was read, a name matching nothing in the archive.
+    pub fn unmatched(&self) -> Option<&[u8]> {
+        self.members.names.iter().zip(&self.hits).find(|(_, &hit)| !hit).map(|(n, _)| n.given())
+    }
+
+    /// [`Error::NotFound`] naming the first name that matched nothing.
+    pub fn all_matched(&self) -> Result<()> {
+        match self.unmatched() {
+            Some(name) => Err(Error::NotFound { path: name.into() }),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Iterator for Selected<'_> {
+    type Item = Result<Entry>;
+
+    fn next(&mut self) -> Option<Result<Entry>> {
+        loop {
+            match self.inner.next()? {
+                Ok(e) if !self.members.select(&e.path, &mut self.hits) => continue,
+                other => return Some(other),
+            }
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! [`Archive::verify`]: authenticate everything, write nothing.
 
-use super::{ContentVisitor, Entries, Span, SpanRequest};
+use super::{ContentVisitor, Members, Span, SpanRequest};
 use crate::archive::Archive;
 use crate::error::{EntryPath, Error, Result};
 use crate::format::DIGEST_LEN;
@@ -48,7 +48,7 @@ impl VerifyReport {
 /// Checks each file's digest (the walk hashes its bytes) as it ends; a
 /// few files at most are open at once, since spans arrive in order.
 struct Checker<'a> {
-    entries: Entries<'a>,
+    entries: Box<dyn Iterator<Item = Result<crate::format::Entry>> + 'a>,
     /// Files handed out and not yet ended: path, expected digest.
     open: std::collections::VecDeque<(usize, Vec<u8>, [u8; DIGEST_LEN])>,
     next_token: usize,
@@ -133,13 +133,29 @@ impl<S: ReadAt> Archive<S> {
     /// # Ok(()) }
     /// ```
     pub fn verify(&self) -> Result<VerifyReport> {
-        let mut checker = Checker {
-            entries: self.entries()?,
-            open: Default::default(),
-            next_token: 0,
-            report: VerifyReport { torn_tail_bytes: self.torn_tail_bytes(), ..VerifyReport::default() },
+        self.verify_members(&Members::all())
+    }
+
+    /// [`verify`](Self::verify) of the entries `members` selects: their
+    /// index records and contents, and only the pages their contents lie
+    /// in (every page when every entry is selected). A name that matches
+    /// no entry is [`Error::NotFound`].
+    pub fn verify_members(&self, members: &Members) -> Result<VerifyReport> {
+        if let Some(missing) = members.first_missing_name(self)? {
+            return Err(Error::NotFound { path: missing.into() });
+        }
+        let mut selected = members.entries(self)?;
+        let report = {
+            let mut checker = Checker {
+                entries: Box::new(selected.by_ref()),
+                open: Default::default(),
+                next_token: 0,
+                report: VerifyReport { torn_tail_bytes: self.torn_tail_bytes(), ..VerifyReport::default() },
+            };
+            self.walk_content(&mut checker, members.is_everything())?;
+            checker.report
         };
-        self.walk_content(&mut checker, true)?;
-        Ok(checker.report)
+        selected.all_matched()?;
+        Ok(report)
     }
 }

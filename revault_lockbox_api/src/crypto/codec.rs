@@ -5,7 +5,10 @@ use std::cell::RefCell;
 
 use super::{PageNonce, SessionKeys};
 use crate::error::{Error, Result};
-use crate::format::{Codec, IndexNodeId, PageAad, PageRecord, ARCHIVE_ID_LEN, TAG_LEN};
+use crate::format::{
+    unit_hash, Child, Codec, Frame, Hash, IndexNodeId, PageRecord, Trailer, ARCHIVE_ID_LEN, FRAME_LEN,
+    TAG_LEN,
+};
 
 /// Compression that saves less than 1/32 of a page is not worth the
 /// decompression time: such pages are stored raw.
@@ -94,18 +97,32 @@ pub(crate) fn to_seal(archive_id: &[u8; ARCHIVE_ID_LEN], what: Sealing, plain: V
     }
 }
 
-/// A page or node compressed (or not) and sealed, ready to write.
+/// A page or node compressed (or not) and sealed, ready to write: its
+/// frame, then its sealed bytes; `hash` is the unit hash of both.
 pub(crate) struct Sealed {
     pub(crate) plain_len: u32,
     pub(crate) codec: Codec,
+    pub(crate) frame: [u8; FRAME_LEN],
     pub(crate) bytes: Vec<u8>,
+    pub(crate) hash: Hash,
 }
 
 impl Sealed {
-    /// Compresses `plain` when it pays and seals it; `seal` gets the codec,
-    /// the lengths and the buffer to seal in place.
-    fn new(plain: Vec<u8>, level: i32, seal: impl FnOnce(Codec, u32, u32, &mut Vec<u8>)) -> Sealed {
-        Sealed::into_buffers(plain, Vec::new(), level, seal).0
+    /// Sealed length, tag included, frame not.
+    pub(crate) fn stored_len(&self) -> u32 {
+        self.bytes.len() as u32
+    }
+
+    /// Compresses `plain` when it pays and seals it; `frame_of` gives the
+    /// frame for the codec and lengths, `seal` seals the buffer in place
+    /// with that frame's associated data.
+    fn new(
+        plain: Vec<u8>,
+        level: i32,
+        frame_of: impl FnOnce(Codec, u32, u32) -> Frame,
+        seal: impl FnOnce(&Frame, &mut Vec<u8>),
+    ) -> Sealed {
+        Sealed::into_buffers(plain, Vec::new(), level, frame_of, seal).0
     }
 
     /// [`new`](Self::new) into recycled buffers: `plain` holds the
@@ -116,7 +133,8 @@ impl Sealed {
         plain: Vec<u8>,
         mut spare: Vec<u8>,
         level: i32,
-        seal: impl FnOnce(Codec, u32, u32, &mut Vec<u8>),
+        frame_of: impl FnOnce(Codec, u32, u32) -> Frame,
+        seal: impl FnOnce(&Frame, &mut Vec<u8>),
     ) -> (Sealed, Vec<u8>) {
         let plain_len = plain.len() as u32;
         let (codec, mut bytes, mut left) = if compress_into(&plain, level, &mut spare) {
@@ -125,10 +143,12 @@ impl Sealed {
             (Codec::Raw, plain, spare)
         };
         left.clear();
-        let stored_len = (bytes.len() + TAG_LEN) as u32;
+        let frame = frame_of(codec, plain_len, (bytes.len() + TAG_LEN) as u32);
         bytes.reserve(TAG_LEN);
-        seal(codec, plain_len, stored_len, &mut bytes);
-        (Sealed { plain_len, codec, bytes }, left)
+        seal(&frame, &mut bytes);
+        let frame = frame.encode();
+        let hash = unit_hash(&frame, &bytes);
+        (Sealed { plain_len, codec, frame, bytes, hash }, left)
     }
 }
 
@@ -153,45 +173,67 @@ pub(crate) fn seal_data_page(
     level: i32,
 ) -> (Sealed, Vec<u8>) {
     let plain = to_seal(archive_id, Sealing::Page(number), plain);
-    Sealed::into_buffers(plain, spare, level, |codec, plain_len, stored_len, buf| {
-        let aad = PageAad::data(archive_id, number, codec, plain_len, stored_len);
-        keys.seal_page(PageNonce::data(number), &aad, buf)
+    let frame_of = |codec, plain_len, stored_len| Frame::page(number, codec, plain_len, stored_len);
+    Sealed::into_buffers(plain, spare, level, frame_of, |frame, buf| {
+        keys.seal_page(PageNonce::data(number), &frame.aad(archive_id), buf)
     })
 }
 
-/// Opens and decompresses data page `number` read from the archive.
+/// Checks a unit read from the file (`framed`: frame, then sealed bytes)
+/// against what points to it: the frame it must have and its hash.
+fn check_unit(framed: &[u8], expected: &Frame, hash: &Hash) -> bool {
+    framed.len() >= FRAME_LEN
+        && framed[..FRAME_LEN] == expected.encode()
+        && unit_hash(&framed[..FRAME_LEN], &framed[FRAME_LEN..]) == *hash
+}
+
+/// Opens and decompresses data page `number` read from the archive
+/// (`framed`: its frame and sealed bytes).
 pub(crate) fn open_data_page(
     keys: &SessionKeys,
     archive_id: &[u8; ARCHIVE_ID_LEN],
     number: u64,
     record: &PageRecord,
-    bytes: Vec<u8>,
+    framed: Vec<u8>,
 ) -> Result<Vec<u8>> {
-    open_data_page_into(keys, archive_id, number, record, bytes, Vec::new()).0
+    open_data_page_into(keys, archive_id, number, record, framed, Vec::new()).0
 }
 
-/// [`open_data_page`] into recycled buffers: opens `sealed` in place and,
-/// for a zstd page, decompresses it into `spare` (which grows only when it
-/// has less room than the page). Returns the plaintext's buffer, or the
-/// error, and the buffer not needed.
+/// [`open_data_page`] into recycled buffers: checks the frame and hash,
+/// then opens a raw page straight into `spare`, or a zstd page in place
+/// and decompresses it into `spare` (which grows only when it has less
+/// room than the page). Returns the plaintext's buffer, or the error, and
+/// the buffer not needed.
 pub(crate) fn open_data_page_into(
     keys: &SessionKeys,
     archive_id: &[u8; ARCHIVE_ID_LEN],
     number: u64,
     record: &PageRecord,
-    mut sealed: Vec<u8>,
+    mut framed: Vec<u8>,
     mut spare: Vec<u8>,
 ) -> (Result<Vec<u8>>, Vec<u8>) {
     let damaged = || Error::DamagedPage { number };
-    let aad = PageAad::data(archive_id, number, record.codec, record.plain_len, record.stored_len);
-    if keys.open_page(PageNonce::data(number), &aad, &mut sealed).is_err() {
+    let frame = Frame::page(number, record.codec, record.plain_len, record.stored_len);
+    if !check_unit(&framed, &frame, &record.hash) {
         return (Err(damaged()), spare);
     }
+    let aad = frame.aad(archive_id);
     let len = record.plain_len as usize;
+    let sealed = &mut framed[FRAME_LEN..];
     match record.codec {
-        Codec::Raw if sealed.len() == len => (Ok(sealed), spare),
-        Codec::Zstd if decompress_into(&sealed, len, &mut spare) => (Ok(spare), sealed),
-        _ => (Err(damaged()), spare),
+        Codec::Raw if sealed.len() == len + TAG_LEN => {
+            spare.clear();
+            spare.resize(len, 0);
+            match keys.open_page_to(PageNonce::data(number), &aad, sealed, &mut spare) {
+                Ok(()) => (Ok(spare), framed),
+                Err(_) => (Err(damaged()), framed),
+            }
+        }
+        Codec::Zstd => match keys.open_page_in_place(PageNonce::data(number), &aad, sealed) {
+            Ok(body) if decompress_into(&sealed[..body], len, &mut spare) => (Ok(spare), framed),
+            _ => (Err(damaged()), spare),
+        },
+        Codec::Raw => (Err(damaged()), spare),
     }
 }
 
@@ -219,31 +261,39 @@ pub(crate) fn seal_index_node(
     plain: Vec<u8>,
 ) -> Sealed {
     let plain = to_seal(archive_id, Sealing::Node(*id), plain);
-    Sealed::new(plain, INDEX_LEVEL, |codec, plain_len, stored_len, buf| {
-        let aad = id.aad(archive_id, codec, plain_len, stored_len);
-        keys.seal_index(PageNonce::index_node(id), &aad, buf)
+    let frame_of = |codec, plain_len, stored_len| Frame::node(id, codec, plain_len, stored_len);
+    Sealed::new(plain, INDEX_LEVEL, frame_of, |frame, buf| {
+        keys.seal_index(PageNonce::index_node(id), &frame.aad(archive_id), buf)
     })
 }
 
-/// Opens and decompresses index node `id`, stored as `codec` with the
-/// lengths its parent gives.
+/// Opens and decompresses index node `id` read from the archive
+/// (`framed`), after checking its frame and hash against `child`.
 pub(crate) fn open_index_node(
     keys: &SessionKeys,
     archive_id: &[u8; ARCHIVE_ID_LEN],
     id: &IndexNodeId,
-    codec: Codec,
-    plain_len: u32,
-    mut bytes: Vec<u8>,
+    child: &Child,
+    mut framed: Vec<u8>,
 ) -> Result<Vec<u8>> {
     let what = || format!("index node {:?} level {} #{}", id.table, id.level, id.seq);
-    let aad = id.aad(archive_id, codec, plain_len, bytes.len() as u32);
-    keys.open_index(PageNonce::index_node(id), &aad, &mut bytes).map_err(|_| Error::tampered(what()))?;
-    expand(codec, bytes, plain_len).ok_or_else(|| Error::tampered(what()))
+    let frame = Frame::node(id, child.codec, child.plain_len, child.stored_len);
+    if !check_unit(&framed, &frame, &child.hash) {
+        return Err(Error::tampered(format!("{} (frame or hash differs from its parent's record)", what())));
+    }
+    framed.drain(..FRAME_LEN);
+    keys.open_index(PageNonce::index_node(id), &frame.aad(archive_id), &mut framed)
+        .map_err(|_| Error::tampered(what()))?;
+    expand(child.codec, framed, child.plain_len).ok_or_else(|| Error::tampered(what()))
 }
 
-/// Compresses the root into one zstd frame: always, so that its length
-/// needs no codec field.
-pub(crate) fn compress_root(plain: &[u8]) -> Result<Vec<u8>> {
+/// Compresses and seals the root: always one zstd frame, so that its
+/// length needs no codec field.
+pub(crate) fn seal_root(
+    keys: &SessionKeys,
+    archive_id: &[u8; ARCHIVE_ID_LEN],
+    plain: &[u8],
+) -> Result<Sealed> {
     let mut frame = Vec::new();
     if !zstd_compress_into(plain, INDEX_LEVEL, &mut frame) {
         return Err(Error::Stream {
@@ -251,26 +301,46 @@ pub(crate) fn compress_root(plain: &[u8]) -> Result<Vec<u8>> {
             source: std::io::Error::other("zstd failed"),
         });
     }
-    Ok(frame)
-}
-
-/// Seals the compressed root with the trailer body as associated data.
-pub(crate) fn seal_root(keys: &SessionKeys, mut frame: Vec<u8>, trailer_body: &[u8]) -> Vec<u8> {
+    let unit = Frame::root(plain.len() as u32, (frame.len() + TAG_LEN) as u32);
     frame.reserve_exact(TAG_LEN);
-    keys.seal_index(PageNonce::single(), trailer_body, &mut frame);
-    frame
+    keys.seal_index(PageNonce::single(), &unit.aad(archive_id), &mut frame);
+    let encoded = unit.encode();
+    let hash = unit_hash(&encoded, &frame);
+    Ok(Sealed { plain_len: plain.len() as u32, codec: Codec::Zstd, frame: encoded, bytes: frame, hash })
 }
 
-/// Opens and decompresses the root.
+/// Opens and decompresses the root read from the archive (`framed`),
+/// after checking its frame and hash against the trailer's.
 pub(crate) fn open_root(
     keys: &SessionKeys,
-    trailer_body: &[u8],
-    plain_len: u32,
-    mut bytes: Vec<u8>,
+    archive_id: &[u8; ARCHIVE_ID_LEN],
+    trailer: &Trailer,
+    mut framed: Vec<u8>,
 ) -> Result<Vec<u8>> {
-    keys.open_index(PageNonce::single(), trailer_body, &mut bytes)
+    let frame = Frame::root(trailer.root_plain_len, trailer.root_stored_len);
+    if !check_unit(&framed, &frame, &trailer.root_hash) {
+        return Err(Error::tampered("index root (frame or hash differs from the trailer's)"));
+    }
+    framed.drain(..FRAME_LEN);
+    keys.open_index(PageNonce::single(), &frame.aad(archive_id), &mut framed)
         .map_err(|_| Error::tampered("index root"))?;
-    expand(Codec::Zstd, bytes, plain_len).ok_or_else(|| Error::tampered("index root (bad zstd frame)"))
+    expand(Codec::Zstd, framed, trailer.root_plain_len)
+        .ok_or_else(|| Error::tampered("index root (bad zstd frame)"))
+}
+
+/// Seals a session header's body under the session's index key, with
+/// the header's clear part as associated data.
+pub(crate) fn seal_session_body(keys: &SessionKeys, clear: &[u8], mut body: Vec<u8>) -> Vec<u8> {
+    body.reserve_exact(TAG_LEN);
+    keys.seal_index(PageNonce::session_header(), clear, &mut body);
+    body
+}
+
+/// Opens a session header's sealed body.
+pub(crate) fn open_session_body(keys: &SessionKeys, clear: &[u8], mut sealed: Vec<u8>) -> Result<Vec<u8>> {
+    keys.open_index(PageNonce::session_header(), clear, &mut sealed)
+        .map_err(|_| Error::tampered("session header"))?;
+    Ok(sealed)
 }
 
 /// The plaintext of an opened unit: as is, or decompressed to exactly

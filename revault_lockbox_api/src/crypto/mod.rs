@@ -23,8 +23,8 @@ mod spool;
 #[cfg(feature = "fuzzing")]
 pub(crate) use codec::decompress;
 pub(crate) use codec::{
-    compress_root, open_data_page, open_data_page_into, open_index_node, open_root, page_buffer_capacity,
-    seal_data_page, seal_index_node, seal_root, to_seal, Sealed, Sealing,
+    open_data_page, open_data_page_into, open_index_node, open_root, open_session_body, page_buffer_capacity,
+    seal_data_page, seal_index_node, seal_root, seal_session_body, to_seal, Sealed, Sealing,
 };
 pub use kdf::KdfParams;
 pub(crate) use keyslot::{

@@ -7,6 +7,7 @@
 //! nonce repeats under a key even when an archive is copied and both copies
 //! are appended to.
 
+use chacha20poly1305::aead::inout::InOutBuf;
 use chacha20poly1305::aead::{AeadInOut, KeyInit};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce, Tag};
 use hkdf::Hkdf;
@@ -36,6 +37,11 @@ impl PageNonce {
         n[1] = id.level;
         n[4..].copy_from_slice(&id.seq.to_le_bytes());
         PageNonce(n)
+    }
+
+    /// The session header's body (index key): no table is numbered 0xfe.
+    pub(crate) fn session_header() -> PageNonce {
+        PageNonce([0xfe; NONCE_LEN])
     }
 
     /// The one root (index key) or trailer (trailer key) a session seals.
@@ -74,6 +80,7 @@ impl SessionKeys {
     }
 
     /// Opens a data page in place, removing the tag.
+    #[cfg(test)]
     pub(crate) fn open_page(
         &self,
         nonce: PageNonce,
@@ -81,6 +88,38 @@ impl SessionKeys {
         buf: &mut Vec<u8>,
     ) -> Result<(), AuthFailed> {
         open(&self.page, nonce, aad, buf)
+    }
+
+    /// Opens the sealed page `sealed` (stored form and tag) into `out`,
+    /// which has the stored form's length: no copy beyond the decryption.
+    pub(crate) fn open_page_to(
+        &self,
+        nonce: PageNonce,
+        aad: &[u8],
+        sealed: &[u8],
+        out: &mut [u8],
+    ) -> Result<(), AuthFailed> {
+        let body_len = sealed.len().checked_sub(TAG_LEN).ok_or(AuthFailed)?;
+        let tag = Tag::try_from(&sealed[body_len..]).map_err(|_| AuthFailed)?;
+        let buf = InOutBuf::new(&sealed[..body_len], out).map_err(|_| AuthFailed)?;
+        self.page.decrypt_inout_detached(&Nonce::from(nonce.0), aad, buf, &tag).map_err(|_| AuthFailed)
+    }
+
+    /// Opens the sealed page `sealed` in place; returns the stored form's
+    /// length (the bytes before the tag).
+    pub(crate) fn open_page_in_place(
+        &self,
+        nonce: PageNonce,
+        aad: &[u8],
+        sealed: &mut [u8],
+    ) -> Result<usize, AuthFailed> {
+        let body_len = sealed.len().checked_sub(TAG_LEN).ok_or(AuthFailed)?;
+        let (body, tag) = sealed.split_at_mut(body_len);
+        let tag = Tag::try_from(&*tag).map_err(|_| AuthFailed)?;
+        self.page
+            .decrypt_inout_detached(&Nonce::from(nonce.0), aad, body.into(), &tag)
+            .map_err(|_| AuthFailed)?;
+        Ok(body_len)
     }
 
     /// Seals an index node or the root in place, appending the tag.

@@ -15,6 +15,26 @@ pub enum KeyError {
     /// A key file is malformed (the text never appears in the message).
     #[error("invalid key file: {0}")]
     InvalidKeyFile(&'static str),
+    /// A signing key file is malformed (the key never appears in the message).
+    #[error("invalid signing key file: {0}")]
+    InvalidSigningKey(&'static str),
+    /// A signing public key (or its `.pub` file) is malformed.
+    #[error("invalid signing public key: {0}")]
+    InvalidSigningPublicKey(&'static str),
+    /// A signer's fingerprint (`lbsig1…`) is malformed.
+    #[error("invalid signer fingerprint {shown}: {reason}")]
+    InvalidFingerprint {
+        /// The start of the string, for the message.
+        shown: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// A session signature is not well formed.
+    #[error("invalid session signature: {0}")]
+    InvalidSignature(&'static str),
+    /// Argon2id could not derive the key of a passphrase-protected signing key.
+    #[error("deriving the key from the passphrase")]
+    Kdf(#[source] std::io::Error),
     /// A recipient string is not one of the supported kinds or is malformed.
     #[error("invalid recipient {shown}: {reason}")]
     InvalidRecipient {

@@ -135,7 +135,14 @@ pub enum Error {
     #[error("archive is corrupted or not a lockbox archive: {0}")]
     Malformed(DecodeError),
     /// The archive was written in a format version this library does not read.
-    #[error("unsupported archive format version {found} (this lockbox reads version {supported})")]
+    #[error(
+        "{}",
+        if *found < *supported {
+            format!("archive format version {found}: made by an earlier lockbox, not readable by this one (it reads version {supported})")
+        } else {
+            format!("unsupported archive format version {found} (this lockbox reads version {supported}; written by a newer lockbox?)")
+        }
+    )]
     UnsupportedVersion {
         /// Version found in the file.
         found: u16,
@@ -189,8 +196,8 @@ pub enum Error {
     /// met something it would otherwise skip with a warning.
     #[error("{0}; stopping (strict)")]
     Strict(CreateWarning),
-    /// An exclude pattern does not parse.
-    #[error("invalid exclude pattern {pattern:?}: {reason}")]
+    /// A member or exclude pattern does not parse.
+    #[error("invalid pattern {pattern:?}: {reason}")]
     BadPattern {
         /// The pattern.
         pattern: String,
@@ -216,6 +223,12 @@ pub enum Error {
         previous: EntryPath,
         /// The entry refused.
         path: EntryPath,
+    },
+    /// A session label (`-m TEXT`) the format cannot hold.
+    #[error("invalid session label: {reason}")]
+    BadLabel {
+        /// What is wrong.
+        reason: &'static str,
     },
     /// A hard link names something that is not a file added earlier.
     #[error("hard link {path} points to {target}, which is not a file added earlier")]

@@ -40,7 +40,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::archive::Damage;
-use crate::archive::{Archive, Subtrees};
+use crate::archive::{Archive, Members};
 use crate::error::{EntryPath, Error, Result};
 use crate::progress::Progress;
 use crate::storage::ReadAt;
@@ -56,7 +56,7 @@ pub struct ExtractOptions {
     same_owner: Option<bool>,
     numeric_owner: bool,
     xattrs: bool,
-    only: Vec<Vec<u8>>,
+    members: Members,
     progress: Option<Arc<Progress>>,
 }
 
@@ -70,7 +70,7 @@ impl Default for ExtractOptions {
             same_owner: None,
             numeric_owner: false,
             xattrs: false,
-            only: Vec::new(),
+            members: Members::all(),
             progress: None,
         }
     }
@@ -149,8 +149,15 @@ impl ExtractOptions {
 
     /// Extract only these stored paths, and everything below those that are
     /// directories. Each must match an entry. Default: everything.
-    pub fn only(mut self, paths: Vec<Vec<u8>>) -> Self {
-        self.only = paths;
+    pub fn only(self, paths: Vec<Vec<u8>>) -> Self {
+        self.members(Members::paths(&paths))
+    }
+
+    /// Extract only the entries `members` selects (names or patterns, and
+    /// excludes); each name must match an entry, else [`Error::NotFound`]
+    /// naming it before anything is written. Default: everything.
+    pub fn members(mut self, members: Members) -> Self {
+        self.members = members;
         self
     }
 
@@ -181,22 +188,24 @@ impl<S: ReadAt> Archive<S> {
     /// See the module's security rules.
     pub fn extract(&self, dest: &Path, options: &ExtractOptions) -> Result<ExtractReport> {
         let mut x = Extraction::new(dest, options, self.tuning().threads)?;
-        let subtrees = Subtrees::new(&options.only);
-        self.check_before_writing(&mut x, &subtrees)?;
-        let copies = x.write_files(self, subtrees.entries(self)?)?;
+        let members = &options.members;
+        self.check_before_writing(&mut x, members)?;
+        let copies = x.write_files(self, Box::new(members.entries(self)?))?;
         x.copy_links(self, copies)?;
         x.finish()
     }
 
     /// The first pass: every named path found, then every selected entry
     /// checked (by the index walk) and no existing target unless
-    /// overwriting.
-    fn check_before_writing(&self, x: &mut Extraction<'_>, subtrees: &Subtrees) -> Result<()> {
-        if let Some(missing) = subtrees.first_missing(self)? {
+    /// overwriting, and every pattern seen to match.
+    fn check_before_writing(&self, x: &mut Extraction<'_>, members: &Members) -> Result<()> {
+        if let Some(missing) = members.first_missing_name(self)? {
             return Err(Error::NotFound { path: EntryPath(missing.to_vec()) });
         }
         // This walk of the selection (the whole index when nothing was
         // named) runs every index check before anything is written.
-        x.check_targets(subtrees.entries(self)?)
+        let mut selected = members.entries(self)?;
+        x.check_targets(selected.by_ref())?;
+        selected.all_matched()
     }
 }

@@ -13,7 +13,7 @@ use super::lock::open_locked;
 use super::{ArchiveUpdater, UpdateOptions};
 use crate::archive::Archive;
 use crate::error::{Error, Result};
-use crate::format::EntryKind;
+use crate::format::{EntryKind, SessionKind};
 use crate::keys::Unlock;
 use crate::session::{ArchiveWriter, CreateOptions, SessionStart};
 use crate::sparse::DataOnly;
@@ -81,7 +81,10 @@ fn copy_live(
     options: &CreateOptions,
 ) -> Result<(ArchiveFile, u64)> {
     let (archive_id, content_key, _) = archive.append_point();
-    let start = SessionStart { archive_id, position, next_page: 0, stream_len: 0 };
+    // A new archive of one session, numbered on from the old one's.
+    let number = archive.chain_point().0.saturating_add(1);
+    let start =
+        SessionStart { number, kind: SessionKind::Compaction, ..SessionStart::first(archive_id, position) };
     let mut writer = ArchiveWriter::session(out, content_key, start, options.clone())?;
     let mut leaf = None;
     for entry in archive.entries()? {

@@ -45,6 +45,14 @@ impl UpdateOptions {
         self
     }
 
+    /// The session's label (`-m TEXT`), kept in its session header (see
+    /// [`CreateOptions::label`]); `compact` gives it to the new archive's
+    /// one session. Default: none.
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.create = self.create.label(label);
+        self
+    }
+
     /// Overrides the worker threads. Default: the profile's (all cores).
     pub fn threads(mut self, threads: usize) -> Self {
         self.create = self.create.threads(threads);

@@ -21,7 +21,7 @@ use super::{UpdateOptions, UpdateReport};
 use crate::archive::{Archive, Subtrees};
 use crate::crypto::ContentKey;
 use crate::error::{EntryPath, Error, Result};
-use crate::format::{Root, Run, Session, Table, TreeTop, MAX_RUNS, MAX_SESSIONS};
+use crate::format::{Root, Run, Session, SessionKind, Table, TreeTop, MAX_RUNS, MAX_SESSIONS};
 use crate::index::TreeReader;
 use crate::keys::Unlock;
 use crate::session::{ArchiveWriter, Selection, SessionStart};
@@ -232,7 +232,7 @@ impl ArchiveUpdater {
         let archive = &self.archive;
         let (archive_id, _, end) = archive.append_point();
         let root = archive.root();
-        let mut writer = body(self.start_session()?, archive, report)?;
+        let mut writer = body(self.start_session(SessionKind::Change)?, archive, report)?;
         let (stored, first, last) = writer.run_span();
         let (Some(first), Some(last)) = (first.map(<[u8]>::to_vec), last.map(<[u8]>::to_vec)) else {
             return Ok(None);
@@ -254,19 +254,24 @@ impl ArchiveUpdater {
             ..next_root(root, writer.session_salt(), entries, pages, true)
         };
         report.entries = entry_count;
-        let (_, len) = writer.commit(&new_root, end, &mut |out| sync(out, &self.path))?;
+        let (_, len) = writer.commit(&new_root, &mut |out| sync(out, &self.path))?;
         Ok(Some(len - end))
     }
 
-    /// A writer of a new session after the committed end.
-    fn start_session(&self) -> Result<ArchiveWriter<SessionOut>> {
+    /// A writer of a new session of `kind` after the committed end.
+    fn start_session(&self, kind: SessionKind) -> Result<ArchiveWriter<SessionOut>> {
         let (archive_id, content_key, end) = self.archive.append_point();
+        let (last, _, commit) = self.archive.chain_point();
         let root = self.archive.root();
+        let number = last.checked_add(1).ok_or_else(|| Error::TooManySessions { path: self.path.clone() })?;
         let start = SessionStart {
             archive_id,
             position: end,
             next_page: root.page_count,
             stream_len: root.stream_len,
+            number,
+            kind,
+            previous: (end, commit),
         };
         let mut out = self.file.try_clone().map_err(Error::io("opening", &self.path))?;
         out.seek(SeekFrom::Start(end)).map_err(Error::io("seeking in", &self.path))?;
@@ -275,7 +280,12 @@ impl ArchiveUpdater {
         // as the sync thread lives.
         let syncs = File::open(&self.path).map_err(Error::io("opening", &self.path))?;
         let out = BufWriter::with_capacity(1 << 20, SyncingWriter::over(out, syncs)?);
-        ArchiveWriter::session(out, content_key, start, self.options.create.clone())
+        let mut options = self.options.create.clone();
+        if kind == SessionKind::Merge {
+            // The label names the change that follows, not the merge.
+            options = options.label("");
+        }
+        ArchiveWriter::session(out, content_key, start, options)
     }
 
     /// Merges every entries run into one, in a session of its own that
@@ -283,9 +293,8 @@ impl ArchiveUpdater {
     fn merge_runs(&mut self) -> Result<()> {
         let merged = (|| {
             let archive = &self.archive;
-            let (_, _, end) = archive.append_point();
             let root = archive.root();
-            let mut writer = self.start_session()?;
+            let mut writer = self.start_session(SessionKind::Merge)?;
             for entry in archive.merged_from(None)? {
                 writer.copy_entry(entry?)?;
             }
@@ -294,7 +303,7 @@ impl ArchiveUpdater {
             }
             let (entries, pages) = writer.finish_trees()?;
             let new_root = next_root(root, writer.session_salt(), entries, pages, false);
-            writer.commit(&new_root, end, &mut |out| sync(out, &self.path))
+            writer.commit(&new_root, &mut |out| sync(out, &self.path))
         })();
         if let Err(e) = merged {
             let _ = self.cut_back();

@@ -115,8 +115,11 @@ const FILE_LINKED: u8 = 1;
 
 /// Fixed part of every entry: kind, path length, mode, owner, mtime.
 const MIN_ENTRY_LEN: usize = 1 + 4 + 4 * 3 + 8 + 4;
-/// Shortest record: a deletion, kind and path length.
+/// Fixed part of a deletion: kind and path length.
 pub(crate) const MIN_RECORD_LEN: usize = 1 + 4;
+/// Shortest record on disk: a deletion of a one-byte path (paths are
+/// never empty), which bounds a leaf's count.
+pub(crate) const SHORTEST_RECORD_LEN: usize = MIN_RECORD_LEN + 1;
 
 /// One record of an entries run: an entry stored, or a path deleted. A
 /// later run's record hides what older runs hold at its path; a deletion

@@ -4,7 +4,8 @@
 //! header_prefix = MAGIC[8] || version u16 || flags u16 || archive_id[16]
 //!                 || slot_count u16 || slot_len u16                       (32 bytes)
 //! slot_table    = slot[16]                                           (16 × slot_len bytes)
-//! slot          = kind u8 || body_len u16 || body || zero padding    (slot_len: 256 to 4096)
+//! slot          = kind u8 || body_len u16 || body || [label_len u8 || label] || zero padding
+//!                                                                   (slot_len: 256 to 4096)
 //! password body = m_kib u32 || t u32 || p u32 || salt[16] || nonce[12]
 //!                 || wrapped_key[32] || tag[16]                          (88 bytes)
 //! ```
@@ -264,8 +265,9 @@ pub(crate) fn decode_slot(bytes: &[u8]) -> Result<KeySlot, DecodeError> {
         return Err(malformed("key slot", "length over its limit"));
     }
     let body = d.bytes(len)?;
-    if d.rest().iter().any(|&b| b != 0) {
-        return Err(malformed("key slot", "padding is not zero"));
+    let label = slot_label(d.rest())?;
+    if kind == SLOT_EMPTY && !label.is_empty() {
+        return Err(malformed("key slot", "empty slot with a label"));
     }
     Ok(match kind {
         SLOT_EMPTY if len == 0 => KeySlot::Empty,
@@ -295,6 +297,26 @@ pub(crate) fn decode_slot(bytes: &[u8]) -> Result<KeySlot, DecodeError> {
         // skipped: a changed byte anywhere in the table is noticed.
         _ => return Err(malformed("key slot", "unknown kind (written by a newer lockbox?)")),
     })
+}
+
+/// The label after a slot's body (FORMAT.md §3.2): `label_len u8 ||
+/// label`, then zeros; empty when the body fills the slot or the padding
+/// is all zero. The writer sets none yet; `key list` will show it.
+pub(crate) fn slot_label(after_body: &[u8]) -> Result<&str, DecodeError> {
+    let Some((&len, rest)) = after_body.split_first() else { return Ok("") };
+    let len = usize::from(len);
+    if len > rest.len() {
+        return Err(malformed("key slot", "label longer than the slot"));
+    }
+    let (label, padding) = rest.split_at(len);
+    if padding.iter().any(|&b| b != 0) {
+        return Err(malformed("key slot", "padding is not zero"));
+    }
+    let label = std::str::from_utf8(label).map_err(|_| malformed("key slot", "label not UTF-8"))?;
+    if label.chars().any(char::is_control) {
+        return Err(malformed("key slot", "label holds a control character"));
+    }
+    Ok(label)
 }
 
 #[cfg(test)]

@@ -8,6 +8,8 @@
 mod codec;
 mod entry;
 mod extra;
+mod frame;
+mod hash;
 mod header;
 mod links;
 mod metadata;
@@ -15,6 +17,8 @@ mod node;
 mod page;
 mod path;
 mod root;
+mod session_header;
+mod signature;
 mod trailer;
 
 pub use codec::DecodeError;
@@ -22,15 +26,20 @@ pub(crate) use entry::{encoded_record_len, Extent, Record};
 pub use entry::{Entry, EntryKind};
 pub use extra::SparseMap;
 pub(crate) use extra::{check_name, check_xattr, check_xattr_list};
+pub(crate) use frame::{Frame, FRAME_LEN};
+pub(crate) use hash::{session_header_hash, unit_hash, Hash};
 pub(crate) use header::{
     decode_slot, encode_slot, recipient_slot_aad, HeaderPrefix, KeyFileSlot, KeySlot, PasswordSlot,
 };
 pub(crate) use links::FirstLinks;
 pub use metadata::{Metadata, Xattr};
 pub(crate) use node::{Child, EntriesLeaf, Internal, PageRecord, PagesLeaf, PAGE_RECORD_LEN};
-pub(crate) use page::{Codec, IndexNodeId, PageAad, Table};
+pub(crate) use page::{Codec, IndexNodeId, Table};
 pub(crate) use path::{check_entry_path, check_symlink_target, is_within, path_cmp};
 pub(crate) use root::{History, Root, Run, Session, TreeTop};
+pub use session_header::{check_label, SessionInfo, SessionKind};
+pub(crate) use session_header::{HeaderClear, SESSION_HEADER_CLEAR_LEN};
+pub(crate) use signature::{decode_signatures, Signature};
 pub(crate) use trailer::{Trailer, TRAILER_LEN};
 
 /// First bytes of every archive. The high byte and CR LF SUB catch text-mode
@@ -38,8 +47,26 @@ pub(crate) use trailer::{Trailer, TRAILER_LEN};
 pub(crate) const MAGIC: [u8; 8] = *b"\x89LBOX\r\n\x1a";
 /// First bytes of the fixed-size trailer at the end of every archive.
 pub(crate) const TRAILER_MAGIC: [u8; 8] = *b"LBOXTAIL";
+/// First bytes of every session header.
+pub(crate) const SESSION_MAGIC: [u8; 8] = *b"LBOXSESS";
+/// First bytes of a signature block.
+pub(crate) const SIGNATURE_MAGIC: [u8; 8] = *b"LBOXSIGN";
 /// The format version this library writes, and the only one it reads.
-pub(crate) const VERSION: u16 = 2;
+pub(crate) const VERSION: u16 = 3;
+/// Length of a BLAKE3 commitment.
+pub(crate) const HASH_LEN: usize = 32;
+/// Longest session label (`-m TEXT`), in bytes of UTF-8.
+pub const MAX_LABEL_LEN: usize = 1024;
+/// Longest tool name and version in a session header.
+pub(crate) const MAX_TOOL_LEN: usize = 64;
+/// Longest signature block a trailer may point to.
+pub(crate) const MAX_SIGNATURE_BLOCK_LEN: u32 = 64 << 10;
+/// Most signatures in one signature block.
+pub(crate) const MAX_SIGNATURES: usize = 16;
+
+// BLAKE3 contexts and the other fixed strings of format version 3 live
+// beside their structures (`hash`, `signature`); the HKDF labels below
+// keep their version-2 text (FORMAT.md §4).
 
 /// Length of the fixed header prefix at offset 0.
 pub(crate) const HEADER_PREFIX_LEN: usize = 32;
@@ -148,35 +175,4 @@ pub(crate) mod labels {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn hex(bytes: &[u8]) -> String {
-        bytes.iter().map(|b| format!("{b:02x}")).collect()
-    }
-
-    /// The vectors of docs/FORMAT.md §10.
-    #[test]
-    fn known_answers() {
-        let id: [u8; ARCHIVE_ID_LEN] = std::array::from_fn(|i| i as u8);
-        let id_hex = "000102030405060708090a0b0c0d0e0f";
-        let aad = PageAad::data(&id, 3, Codec::Zstd, 4096, 1000);
-        assert_eq!(hex(&aad), format!("{id_hex}01{}01{}{}", "0300000000000000", "00100000", "e8030000"));
-        let node = IndexNodeId { table: Table::Entries, level: 0, seq: 7 };
-        assert_eq!(
-            hex(&node.aad(&id, Codec::Raw, 100, 116)),
-            format!("{id_hex}020100{}00{}{}", "0700000000000000", "64000000", "74000000")
-        );
-        let mut paths: Vec<&[u8]> = vec![b"b", b"a.txt", b"\xff", b"a/b.c", b"a", b"a-b", b"a/b/c", b"a/b"];
-        paths.sort_by(|x, y| path_cmp(x, y));
-        assert_eq!(paths, [&b"a"[..], b"a/b", b"a/b/c", b"a/b.c", b"a-b", b"a.txt", b"b", b"\xff"]);
-        let golden =
-            std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/v2-balanced.lbox")).unwrap();
-        let prefix: &[u8; HEADER_PREFIX_LEN] = golden[..HEADER_PREFIX_LEN].try_into().unwrap();
-        assert_eq!(hex(prefix), "894c424f580d0a1a02000000fa44f016826a0de41ea9d17a4a32cc2010000010");
-        let decoded = HeaderPrefix::decode(prefix).unwrap();
-        assert_eq!(decoded.encode(), *prefix);
-        assert_eq!(MIN_DATA_START, 4128);
-        assert_eq!(trailer::TRAILER_LEN, 116);
-    }
-}
+mod known_answers;

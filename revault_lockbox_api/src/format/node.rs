@@ -6,18 +6,23 @@
 //! ```text
 //! entries_leaf = count u32 || record[count]               (entries and deletions in path order)
 //! pages_leaf   = first_page u64 || first_offset u64 || count u32 || page_record[count]
-//! page_record  = offset u64 || stored_len u32 || plain_len u32 || codec u8      (17 bytes)
+//! page_record  = offset u64 || stored_len u32 || plain_len u32 || codec u8 || hash[32]  (49 bytes)
 //! internal     = first_child_seq u64 || count u32 || child[count]
 //! child        = first_key var(16384) || offset u64 || stored_len u32 || plain_len u32 || codec u8
+//!                || hash[32]
 //! ```
+//! An offset is where the unit's frame starts; a hash is its unit hash
+//! (frame and sealed bytes), checked before the unit is opened.
 //! A page record's key is the data-stream offset of its first byte, written
 //! big-endian in `first_key` so that keys of both trees compare bytewise.
 
 use super::codec::{malformed, Decoder, Encoder};
-use super::entry::{decode_record, encode_record, Record, MIN_RECORD_LEN};
+use super::entry::{decode_record, encode_record, Record, SHORTEST_RECORD_LEN};
+use super::frame::FRAME_LEN;
+use super::hash::Hash;
 use super::page::Codec;
 use super::{
-    DecodeError, MAX_INDEX_NODE_LEN, MAX_PAGE_PLAIN_LEN, MAX_PAGE_STORED_LEN, MAX_PATH_LEN, TAG_LEN,
+    DecodeError, HASH_LEN, MAX_INDEX_NODE_LEN, MAX_PAGE_PLAIN_LEN, MAX_PAGE_STORED_LEN, MAX_PATH_LEN, TAG_LEN,
 };
 
 /// Where a sealed node lies, and the first key below it.
@@ -28,9 +33,11 @@ pub(crate) struct Child {
     pub(crate) stored_len: u32,
     pub(crate) plain_len: u32,
     pub(crate) codec: Codec,
+    /// The node's unit hash.
+    pub(crate) hash: Hash,
 }
 
-const MIN_CHILD_LEN: usize = 4 + 8 + 4 + 4 + 1;
+const MIN_CHILD_LEN: usize = 4 + 8 + 4 + 4 + 1 + HASH_LEN;
 
 impl Child {
     fn encode(&self, e: &mut Encoder) {
@@ -38,7 +45,8 @@ impl Child {
             .u64(self.offset)
             .u32(self.stored_len)
             .u32(self.plain_len)
-            .u8(self.codec as u8);
+            .u8(self.codec as u8)
+            .bytes(&self.hash);
     }
 
     fn decode(d: &mut Decoder<'_>) -> Result<Child, DecodeError> {
@@ -48,14 +56,21 @@ impl Child {
             stored_len: d.u32()?,
             plain_len: d.u32()?,
             codec: Codec::decode(d.u8()?)?,
+            hash: d.array()?,
         };
         if child.plain_len > MAX_INDEX_NODE_LEN || child.stored_len > MAX_INDEX_NODE_LEN + TAG_LEN as u32 {
             return Err(malformed("index node", "child length over its limit"));
         }
-        if child.offset.checked_add(u64::from(child.stored_len)).is_none() {
+        if child.offset.checked_add(FRAME_LEN as u64 + u64::from(child.stored_len)).is_none() {
             return Err(malformed("index node", "child offset out of range"));
         }
         Ok(child)
+    }
+
+    /// Bytes the node takes in the file: its frame and sealed bytes (the
+    /// stored length is checked against its limit when decoded).
+    pub(crate) fn unit_len(&self) -> u32 {
+        FRAME_LEN as u32 + self.stored_len
     }
 
     /// Encoded length, for writers filling a node up to its target size.
@@ -137,7 +152,7 @@ impl EntriesLeaf {
 
     pub(crate) fn decode(bytes: &[u8]) -> Result<EntriesLeaf, DecodeError> {
         let mut d = Decoder::new(bytes, "index leaf");
-        let count = checked_count(d.u32()?.into(), MIN_RECORD_LEN, &d)?;
+        let count = checked_count(d.u32()?.into(), SHORTEST_RECORD_LEN, &d)?;
         let mut entries: Vec<Record> = Vec::with_capacity(count);
         for _ in 0..count {
             let entry = decode_record(&mut d)?;
@@ -164,10 +179,24 @@ pub(crate) struct PageRecord {
     /// Plaintext length.
     pub(crate) plain_len: u32,
     pub(crate) codec: Codec,
+    /// The page's unit hash.
+    pub(crate) hash: Hash,
+}
+
+impl PageRecord {
+    /// Bytes the page takes in the file: its frame and sealed bytes.
+    pub(crate) fn unit_len(&self) -> u32 {
+        FRAME_LEN as u32 + self.stored_len
+    }
+
+    /// Where the page's bytes (frame and sealed) end in the file.
+    pub(crate) fn end(&self) -> u64 {
+        self.offset + FRAME_LEN as u64 + u64::from(self.stored_len)
+    }
 }
 
 /// Encoded length of one page record.
-pub(crate) const PAGE_RECORD_LEN: usize = 8 + 4 + 4 + 1;
+pub(crate) const PAGE_RECORD_LEN: usize = 8 + 4 + 4 + 1 + HASH_LEN;
 
 /// A leaf of the pages tree: consecutive page records.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -184,7 +213,7 @@ impl PagesLeaf {
         let mut e = Encoder::default();
         e.u64(self.first_page).u64(self.first_offset).u32(self.pages.len() as u32);
         for p in &self.pages {
-            e.u64(p.offset).u32(p.stored_len).u32(p.plain_len).u8(p.codec as u8);
+            e.u64(p.offset).u32(p.stored_len).u32(p.plain_len).u8(p.codec as u8).bytes(&p.hash);
         }
         e.buf
     }
@@ -201,16 +230,16 @@ impl PagesLeaf {
                 stored_len: d.u32()?,
                 plain_len: d.u32()?,
                 codec: Codec::decode(d.u8()?)?,
+                hash: d.array()?,
             };
             if p.plain_len == 0 || p.plain_len > MAX_PAGE_PLAIN_LEN || p.stored_len > MAX_PAGE_STORED_LEN {
                 return Err(malformed("page record", "length out of range"));
             }
-            let prev_end = pages.last().map(|q| q.offset + u64::from(q.stored_len));
-            if prev_end.is_some_and(|end| p.offset < end) {
-                return Err(malformed("page record", "pages overlap or are out of order"));
-            }
-            if p.offset.checked_add(u64::from(p.stored_len)).is_none() {
+            if p.offset.checked_add(FRAME_LEN as u64 + u64::from(p.stored_len)).is_none() {
                 return Err(malformed("page record", "offset out of range"));
+            }
+            if pages.last().is_some_and(|q: &PageRecord| p.offset < q.end()) {
+                return Err(malformed("page record", "pages overlap or are out of order"));
             }
             pages.push(p);
         }
@@ -227,7 +256,7 @@ impl PagesLeaf {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::format::{
         Entry, EntryKind, Extent, Metadata, SparseMap, Xattr, MAX_SPARSE_SEGMENTS, MAX_XATTRS_LEN,
@@ -304,8 +333,16 @@ mod tests {
         assert_eq!(EntriesLeaf::decode(&leaf).unwrap().entries, [Record::Put(big)]);
     }
 
-    fn child(key: &[u8]) -> Child {
-        Child { first_key: key.to_vec(), offset: 100, stored_len: 50, plain_len: 60, codec: Codec::Zstd }
+    /// A child record for round-trip tests (root's too).
+    pub(crate) fn child(key: &[u8]) -> Child {
+        Child {
+            first_key: key.to_vec(),
+            offset: 100,
+            stored_len: 50,
+            plain_len: 60,
+            codec: Codec::Zstd,
+            hash: [3; 32],
+        }
     }
 
     #[test]
@@ -316,8 +353,20 @@ mod tests {
             first_page: 3,
             first_offset: 1 << 20,
             pages: vec![
-                PageRecord { offset: 100, stored_len: 50, plain_len: 1000, codec: Codec::Zstd },
-                PageRecord { offset: 150, stored_len: 1016, plain_len: 1000, codec: Codec::Raw },
+                PageRecord {
+                    offset: 100,
+                    stored_len: 50,
+                    plain_len: 1000,
+                    codec: Codec::Zstd,
+                    hash: [1; 32],
+                },
+                PageRecord {
+                    offset: 170,
+                    stored_len: 1016,
+                    plain_len: 1000,
+                    codec: Codec::Raw,
+                    hash: [2; 32],
+                },
             ],
         };
         assert_eq!(PagesLeaf::decode(&pages.encode()).unwrap(), pages);
@@ -337,9 +386,10 @@ mod tests {
 
     #[test]
     fn overlapping_pages_are_refused() {
-        let rec = PageRecord { offset: 100, stored_len: 50, plain_len: 1000, codec: Codec::Zstd };
+        let rec =
+            PageRecord { offset: 100, stored_len: 50, plain_len: 1000, codec: Codec::Zstd, hash: [1; 32] };
         let leaf =
-            PagesLeaf { first_page: 0, first_offset: 0, pages: vec![rec, PageRecord { offset: 120, ..rec }] };
+            PagesLeaf { first_page: 0, first_offset: 0, pages: vec![rec, PageRecord { offset: 169, ..rec }] };
         assert!(PagesLeaf::decode(&leaf.encode()).is_err());
         let leaf = PagesLeaf {
             first_page: 0,

@@ -175,11 +175,7 @@ fn decode_tree(d: &mut Decoder<'_>) -> Result<TreeTop, DecodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::Codec;
-
-    fn child(key: &[u8]) -> Child {
-        Child { first_key: key.to_vec(), offset: 100, stored_len: 50, plain_len: 60, codec: Codec::Zstd }
-    }
+    use crate::format::node::tests::child;
 
     #[test]
     fn roots_round_trip() {

@@ -1,24 +1,32 @@
-//! The fixed-size trailer: the last bytes of every archive version.
+//! The fixed-size trailer at the end of every session.
 //!
 //! ```text
-//! trailer = TRAILER_MAGIC[8] || version u16 || flags u16 || archive_id[16]
-//!           || session_salt[32] || root_offset u64 || root_stored_len u32
-//!           || root_plain_len u32 || page_count u64 || entry_count u64
-//!           || previous_trailer u64 || tag[16]
+//! trailer_core = TRAILER_MAGIC[8] || version u16 || flags u16 || archive_id[16]
+//!                || session_salt[32] || header_hash[32]
+//!                || root_offset u64 || root_stored_len u32 || root_plain_len u32 || root_hash[32]
+//!                || page_count u64 || entry_count u64
+//!                || previous_trailer u64 || previous_hash[32]                  (196 bytes)
+//! trailer      = trailer_core || signature_len u32 || tag[16]                  (216 bytes)
 //! ```
-//! The tag is ChaCha20-Poly1305 over an empty message with the trailer body
-//! as associated data. The body is also the root's associated data, so it
-//! commits to the page count and the root's position: dropping pages or
-//! truncating the file is detected.
+//! The tag is ChaCha20-Poly1305 over an empty message with everything
+//! before it as associated data. The commit hash covers the core: the
+//! root's, the session header's and the previous trailer's hashes, so one
+//! value commits to the whole state; a signature block before the trailer
+//! signs it.
 
 use super::codec::{malformed, Decoder, Encoder};
+use super::frame::FRAME_LEN;
+use super::hash::{commit_hash, Hash};
 use super::{
-    DecodeError, ARCHIVE_ID_LEN, MAX_ROOT_LEN, MIN_DATA_START, SESSION_SALT_LEN, TAG_LEN, TRAILER_MAGIC,
-    VERSION,
+    DecodeError, ARCHIVE_ID_LEN, HASH_LEN, MAX_ROOT_LEN, MAX_SIGNATURE_BLOCK_LEN, MIN_DATA_START,
+    SESSION_SALT_LEN, TAG_LEN, TRAILER_MAGIC, VERSION,
 };
 
+/// Length of the trailer's core: what its commit hash covers.
+pub(crate) const TRAILER_CORE_LEN: usize =
+    8 + 2 + 2 + ARCHIVE_ID_LEN + SESSION_SALT_LEN + HASH_LEN + 8 + 4 + 4 + HASH_LEN + 8 * 3 + HASH_LEN;
 /// Length of the trailer body, before its tag.
-pub(crate) const TRAILER_BODY_LEN: usize = 8 + 2 + 2 + ARCHIVE_ID_LEN + SESSION_SALT_LEN + 8 + 4 + 4 + 8 * 3;
+pub(crate) const TRAILER_BODY_LEN: usize = TRAILER_CORE_LEN + 4;
 /// Length of the whole trailer.
 pub(crate) const TRAILER_LEN: usize = TRAILER_BODY_LEN + TAG_LEN;
 
@@ -29,37 +37,60 @@ pub(crate) struct Trailer {
     pub(crate) archive_id: [u8; ARCHIVE_ID_LEN],
     /// Salt of the write session that wrote this trailer and its root.
     pub(crate) session_salt: [u8; SESSION_SALT_LEN],
+    /// Hash of the session's header.
+    pub(crate) header_hash: Hash,
+    /// Where the root's frame starts.
     pub(crate) root_offset: u64,
-    /// Sealed root length, tag included.
+    /// Sealed root length, tag included, frame not.
     pub(crate) root_stored_len: u32,
     pub(crate) root_plain_len: u32,
+    pub(crate) root_hash: Hash,
     /// Data pages the root describes.
     pub(crate) page_count: u64,
     /// Entries the root describes.
     pub(crate) entry_count: u64,
     /// Where the previous session's trailer ends (the archive's length
-    /// before this session); 0 for the first session.
+    /// before this session, where its header starts); 0 for the first.
     pub(crate) previous_trailer: u64,
+    /// The previous trailer's commit hash; zeros for the first session.
+    pub(crate) previous_hash: Hash,
+    /// Bytes of the signature block between the root and the trailer.
+    pub(crate) signature_len: u32,
     pub(crate) tag: [u8; TAG_LEN],
 }
 
 impl Trailer {
-    /// The body: everything but the tag; the associated data of both the
-    /// trailer tag and the root.
-    pub(crate) fn body(&self) -> [u8; TRAILER_BODY_LEN] {
+    /// The core: what the commit hash covers.
+    pub(crate) fn core(&self) -> [u8; TRAILER_CORE_LEN] {
         let mut e = Encoder::default();
         e.bytes(&TRAILER_MAGIC)
             .u16(VERSION)
             .u16(0)
             .bytes(&self.archive_id)
             .bytes(&self.session_salt)
+            .bytes(&self.header_hash)
             .u64(self.root_offset)
             .u32(self.root_stored_len)
             .u32(self.root_plain_len)
+            .bytes(&self.root_hash)
             .u64(self.page_count)
             .u64(self.entry_count)
-            .u64(self.previous_trailer);
+            .u64(self.previous_trailer)
+            .bytes(&self.previous_hash);
         e.buf.try_into().expect("fixed layout")
+    }
+
+    /// The body: everything but the tag; the tag's associated data.
+    pub(crate) fn body(&self) -> [u8; TRAILER_BODY_LEN] {
+        let mut out = [0u8; TRAILER_BODY_LEN];
+        out[..TRAILER_CORE_LEN].copy_from_slice(&self.core());
+        out[TRAILER_CORE_LEN..].copy_from_slice(&self.signature_len.to_le_bytes());
+        out
+    }
+
+    /// The one value that commits to this state (FORMAT.md §3.8).
+    pub(crate) fn commit_hash(&self) -> Hash {
+        commit_hash(&self.core())
     }
 
     pub(crate) fn encode(&self) -> [u8; TRAILER_LEN] {
@@ -67,6 +98,21 @@ impl Trailer {
         out[..TRAILER_BODY_LEN].copy_from_slice(&self.body());
         out[TRAILER_BODY_LEN..].copy_from_slice(&self.tag);
         out
+    }
+
+    /// Where the signature block starts (the root's end).
+    pub(crate) fn signature_offset(&self) -> u64 {
+        self.root_offset + (FRAME_LEN as u64) + u64::from(self.root_stored_len)
+    }
+
+    /// Where this session starts: its header's offset, given the first
+    /// session's (`data_start`).
+    pub(crate) fn session_start(&self, data_start: u64) -> u64 {
+        if self.previous_trailer == 0 {
+            data_start
+        } else {
+            self.previous_trailer
+        }
     }
 
     /// Decodes a trailer found at `trailer_offset` and checks its lengths
@@ -85,26 +131,38 @@ impl Trailer {
         let t = Trailer {
             archive_id: d.array()?,
             session_salt: d.array()?,
+            header_hash: d.array()?,
             root_offset: d.u64()?,
             root_stored_len: d.u32()?,
             root_plain_len: d.u32()?,
+            root_hash: d.array()?,
             page_count: d.u64()?,
             entry_count: d.u64()?,
             previous_trailer: d.u64()?,
+            previous_hash: d.array()?,
+            signature_len: d.u32()?,
             tag: d.array()?,
         };
         d.finish()?;
         if t.root_plain_len > MAX_ROOT_LEN || t.root_stored_len > MAX_ROOT_LEN + TAG_LEN as u32 {
             return Err(malformed("trailer", "root length over its limit"));
         }
-        let previous_fits = t.previous_trailer == 0
-            || (t.previous_trailer >= MIN_DATA_START + TRAILER_LEN as u64
-                && t.previous_trailer <= t.root_offset);
+        if t.signature_len > MAX_SIGNATURE_BLOCK_LEN {
+            return Err(malformed("trailer", "signature block over its limit"));
+        }
+        let first = t.previous_trailer == 0;
+        let previous_fits = if first {
+            t.previous_hash == [0; HASH_LEN]
+        } else {
+            t.previous_trailer >= MIN_DATA_START + TRAILER_LEN as u64 && t.previous_trailer <= t.root_offset
+        };
         if !previous_fits {
             return Err(malformed("trailer", "previous trailer out of range"));
         }
-        let root_end = t.root_offset.checked_add(u64::from(t.root_stored_len));
-        if root_end != Some(trailer_offset) || t.root_offset < MIN_DATA_START {
+        let end = t
+            .root_offset
+            .checked_add(FRAME_LEN as u64 + u64::from(t.root_stored_len) + u64::from(t.signature_len));
+        if end != Some(trailer_offset) || t.root_offset < MIN_DATA_START {
             return Err(malformed("trailer", "offsets do not fit the file"));
         }
         Ok(t)
@@ -115,27 +173,54 @@ impl Trailer {
 mod tests {
     use super::*;
 
-    #[test]
-    fn trailer_round_trips_and_checks_offsets() {
-        let t = Trailer {
+    pub(crate) fn sample() -> Trailer {
+        Trailer {
             archive_id: [1; ARCHIVE_ID_LEN],
             session_salt: [2; SESSION_SALT_LEN],
+            header_hash: [3; HASH_LEN],
             root_offset: MIN_DATA_START + 1000,
             root_stored_len: 200,
             root_plain_len: 900,
+            root_hash: [4; HASH_LEN],
             page_count: 3,
             entry_count: 7,
             previous_trailer: 0,
+            previous_hash: [0; HASH_LEN],
+            signature_len: 0,
             tag: [7; TAG_LEN],
+        }
+    }
+
+    #[test]
+    fn trailer_round_trips_and_checks_offsets() {
+        let t = sample();
+        let at = MIN_DATA_START + 1220;
+        assert_eq!(Trailer::decode(&t.encode(), at).unwrap(), t);
+        assert!(Trailer::decode(&t.encode(), at + 1).is_err());
+        let appended = Trailer {
+            previous_trailer: MIN_DATA_START + TRAILER_LEN as u64,
+            previous_hash: [9; 32],
+            ..t.clone()
         };
-        let bytes = t.encode();
-        assert_eq!(Trailer::decode(&bytes, MIN_DATA_START + 1200).unwrap(), t);
-        assert!(Trailer::decode(&bytes, MIN_DATA_START + 1201).is_err());
-        let appended = Trailer { previous_trailer: MIN_DATA_START + 116, ..t.clone() };
-        assert_eq!(Trailer::decode(&appended.encode(), MIN_DATA_START + 1200).unwrap(), appended);
+        assert_eq!(Trailer::decode(&appended.encode(), at).unwrap(), appended);
         for bad in [1, MIN_DATA_START + 1001] {
             let t = Trailer { previous_trailer: bad, ..t.clone() };
-            assert!(Trailer::decode(&t.encode(), MIN_DATA_START + 1200).is_err());
+            assert!(Trailer::decode(&t.encode(), at).is_err());
         }
+        let no_chain = Trailer { previous_hash: [9; 32], ..t.clone() };
+        assert!(Trailer::decode(&no_chain.encode(), at).is_err(), "a first session with a previous hash");
+        let signed = Trailer { signature_len: 100, ..t.clone() };
+        assert_eq!(Trailer::decode(&signed.encode(), at + 100).unwrap(), signed);
+        assert!(Trailer::decode(&signed.encode(), at).is_err());
+        let huge = Trailer { signature_len: MAX_SIGNATURE_BLOCK_LEN + 1, ..t };
+        assert!(Trailer::decode(&huge.encode(), at + u64::from(MAX_SIGNATURE_BLOCK_LEN) + 1).is_err());
+    }
+
+    #[test]
+    fn the_commit_hash_ignores_only_the_signature_length_and_tag() {
+        let t = sample();
+        let signed = Trailer { signature_len: 64, tag: [0; TAG_LEN], ..t.clone() };
+        assert_eq!(t.commit_hash(), signed.commit_hash());
+        assert_ne!(t.commit_hash(), Trailer { entry_count: 8, ..t }.commit_hash());
     }
 }

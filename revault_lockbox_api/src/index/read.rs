@@ -55,8 +55,8 @@ impl<'a> TreeReader<'a> {
     /// Reads, opens and decompresses node `id`.
     pub(crate) fn node(&self, id: &IndexNodeId, child: &Child) -> Result<Vec<u8>> {
         let bytes =
-            read_sealed(self.src, child.offset, child.stored_len, || format!("index node {}", id.seq))?;
-        open_index_node(&self.keys, &self.archive_id, id, child.codec, child.plain_len, bytes)
+            read_sealed(self.src, child.offset, child.unit_len(), || format!("index node {}", id.seq))?;
+        open_index_node(&self.keys, &self.archive_id, id, child, bytes)
     }
 
     fn internal(&self, id: &IndexNodeId, child: &Child) -> Result<Internal> {
@@ -72,7 +72,7 @@ impl<'a> TreeReader<'a> {
     /// source fetches them ahead); nothing for children above the leaves.
     fn will_read(&self, level: u8, children: &[Child]) {
         if level == 0 {
-            let ranges: Vec<(u64, u32)> = children.iter().map(|c| (c.offset, c.stored_len)).collect();
+            let ranges: Vec<(u64, u32)> = children.iter().map(|c| (c.offset, c.unit_len())).collect();
             self.src.will_read(&ranges);
         }
     }
@@ -215,7 +215,7 @@ impl LeafCursor<'_> {
                 return Ok(Some((id, child)));
             }
             let node = self.reader.internal(&id, &child)?;
-            self.internal_bytes += u64::from(child.stored_len);
+            self.internal_bytes += u64::from(child.unit_len());
             self.stack.push(Frame {
                 level: id.level - 1,
                 first_seq: node.first_child_seq,

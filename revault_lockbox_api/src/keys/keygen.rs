@@ -23,9 +23,14 @@ pub fn keygen(pq: bool) -> Result<(Zeroizing<String>, String), KeyError> {
         let id = age::x25519::Identity::generate();
         (Zeroizing::new(id.to_string().expose_secret().to_owned()), id.to_public().to_string())
     };
-    let created = rfc3339_utc(SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0));
+    let created = created_now();
     let text = Zeroizing::new(format!("# created: {created}\n# public key: {public}\n{}\n", secret.as_str()));
     Ok((text, public))
+}
+
+/// The time now, for a key file's `# created:` line.
+pub(super) fn created_now() -> String {
+    rfc3339_utc(SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0))
 }
 
 /// `YYYY-MM-DDThh:mm:ssZ` for seconds since the Unix epoch.

@@ -9,6 +9,9 @@
 //! file key, and the content key sealed under a key derived from it, with
 //! the archive's AAD and the stanza text bound by the seal.
 //!
+//! Signing keys (`sign`): hybrid Ed25519 + ML-DSA-65 keys that sign a
+//! session, their public keys, fingerprints and key files.
+//!
 //! # Mixing rule
 //!
 //! Any one slot opens the whole archive, so an archive is only as
@@ -39,6 +42,7 @@ mod identity;
 mod keyfile;
 mod keygen;
 mod recipient;
+mod sign;
 mod slot;
 mod table;
 #[cfg(test)]
@@ -49,6 +53,10 @@ pub use identity::{Identity, PassphraseFn};
 pub use keyfile::KeyFile;
 pub use keygen::keygen;
 pub use recipient::{parse_recipients, read_recipients_file, Recipient, RecipientKind};
+pub use sign::{
+    Fingerprint, SessionSignature, SigningKey, VerifyingKey, FINGERPRINT_LABEL, FINGERPRINT_LEN,
+    PUBLIC_KEY_LEN, SIGNATURE_LABEL, SIGNATURE_LEN,
+};
 pub(crate) use slot::stanza_types;
 pub(crate) use slot::{unwrap_content_key, wrap_content_key};
 pub use table::{KeySet, Unlock};

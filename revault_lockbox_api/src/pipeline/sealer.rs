@@ -152,11 +152,13 @@ mod tests {
         let mut check = |sealed: Sealed, number: u64| {
             let record = PageRecord {
                 offset: 0,
-                stored_len: sealed.bytes.len() as u32,
+                stored_len: sealed.stored_len(),
                 plain_len: sealed.plain_len,
                 codec: sealed.codec,
+                hash: sealed.hash,
             };
-            let plain = open_data_page(&keys, &archive_id, number, &record, sealed.bytes).unwrap();
+            let framed = [&sealed.frame[..], &sealed.bytes].concat();
+            let plain = open_data_page(&keys, &archive_id, number, &record, framed).unwrap();
             assert_eq!(plain, page(number));
             opened.push(number);
         };

@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use super::ArchiveWriter;
 use crate::crypto::SessionKeys;
-use crate::crypto::{compress_root, seal_root, to_seal, Sealing};
+use crate::crypto::{seal_root, to_seal, Sealing};
 use crate::error::{Error, Result};
 use crate::format::{
-    History, Root, Session, Table, Trailer, TreeTop, ARCHIVE_ID_LEN, MAX_ROOT_LEN, SESSION_SALT_LEN, TAG_LEN,
-    TRAILER_LEN,
+    Hash, History, Root, Session, SessionKind, Table, Trailer, TreeTop, ARCHIVE_ID_LEN, FRAME_LEN, HASH_LEN,
+    MAX_ROOT_LEN, SESSION_SALT_LEN, TAG_LEN, TRAILER_LEN,
 };
 use crate::index::TreeBuilder;
 
@@ -34,7 +34,7 @@ impl<W: Write> ArchiveWriter<W> {
             pages,
             history: History::default(),
         };
-        self.commit(&root, 0, &mut |_| Ok(()))
+        self.commit(&root, &mut |_| Ok(()))
     }
 
     /// Writes the last page and the rest of both trees of this session;
@@ -60,7 +60,6 @@ impl<W: Write> ArchiveWriter<W> {
     pub(crate) fn commit(
         mut self,
         root: &Root,
-        previous_trailer: u64,
         sync: &mut dyn FnMut(&mut W) -> Result<()>,
     ) -> Result<(W, u64)> {
         let plain = to_seal(&self.output.archive_id, Sealing::Root, root.encode());
@@ -68,30 +67,34 @@ impl<W: Write> ArchiveWriter<W> {
             // The session knows no path; an append names its archive.
             return Err(Error::TooManySessions { path: std::path::PathBuf::new() });
         }
-        let frame = compress_root(&plain)?;
-        let stored_len = (frame.len() + TAG_LEN) as u32;
         let out = &mut self.output;
+        let sealed = seal_root(&out.keys, &out.archive_id, &plain)?;
+        let (previous_trailer, previous_hash) = self.previous;
         let mut trailer = Trailer {
             archive_id: out.archive_id,
             session_salt: self.session_salt,
+            header_hash: self.header_hash,
             root_offset: out.position,
-            root_stored_len: stored_len,
-            root_plain_len: plain.len() as u32,
+            root_stored_len: sealed.stored_len(),
+            root_plain_len: sealed.plain_len,
+            root_hash: sealed.hash,
             page_count: root.page_count,
             entry_count: root.entry_count,
             previous_trailer,
+            previous_hash,
+            signature_len: 0,
             tag: [0; TAG_LEN],
         };
-        let body = trailer.body();
-        let sealed = seal_root(&out.keys, frame, &body);
-        trailer.tag = out.keys.trailer_tag(&body);
-        out.write(&sealed, "writing the index root")?;
+        trailer.tag = out.keys.trailer_tag(&trailer.body());
+        out.write(&sealed.frame, "writing the index root")?;
+        out.write(&sealed.bytes, "writing the index root")?;
         out.out.flush().map_err(Error::stream("flushing the archive"))?;
         sync(&mut out.out)?;
         out.write(&trailer.encode(), "writing the trailer")?;
         out.out.flush().map_err(Error::stream("flushing the archive"))?;
         sync(&mut out.out)?;
-        debug_assert_eq!(trailer.root_offset + u64::from(stored_len) + TRAILER_LEN as u64, out.position);
+        let root_end = trailer.root_offset + (FRAME_LEN as u64) + u64::from(trailer.root_stored_len);
+        debug_assert_eq!(root_end + TRAILER_LEN as u64, out.position);
         Ok((self.output.out, self.output.position))
     }
 
@@ -123,10 +126,32 @@ impl<W: Write> ArchiveWriter<W> {
 }
 
 /// Where a write session begins: the archive's id, the offset of its first
-/// byte, and the page number and stream offset it continues from.
+/// byte, the page number and stream offset it continues from, its number
+/// and kind, and the trailer it follows.
 pub(crate) struct SessionStart {
     pub(crate) archive_id: [u8; ARCHIVE_ID_LEN],
     pub(crate) position: u64,
     pub(crate) next_page: u64,
     pub(crate) stream_len: u64,
+    pub(crate) number: u32,
+    pub(crate) kind: SessionKind,
+    /// The previous trailer's end and commit hash: `(0, zeros)` for the
+    /// first session of an archive.
+    pub(crate) previous: (u64, Hash),
+}
+
+impl SessionStart {
+    /// The first session of a new archive, after its `header_len` bytes of
+    /// header and slot table.
+    pub(crate) fn first(archive_id: [u8; ARCHIVE_ID_LEN], header_len: u64) -> SessionStart {
+        SessionStart {
+            archive_id,
+            position: header_len,
+            next_page: 0,
+            stream_len: 0,
+            number: 0,
+            kind: SessionKind::Change,
+            previous: (0, [0; HASH_LEN]),
+        }
+    }
 }

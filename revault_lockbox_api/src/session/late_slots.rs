@@ -90,8 +90,7 @@ impl<W: Write> ArchiveWriter<W> {
         options: CreateOptions,
     ) -> Result<Self> {
         out.write_all(header).map_err(Error::stream("writing the archive header"))?;
-        let start = SessionStart { archive_id, position: header.len() as u64, next_page: 0, stream_len: 0 };
-        Self::session(out, content_key, start, options)
+        Self::session(out, content_key, SessionStart::first(archive_id, header.len() as u64), options)
     }
 }
 

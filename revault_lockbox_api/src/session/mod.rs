@@ -10,6 +10,7 @@
 //! files on disk beyond the `Write` it is given.
 
 mod commit;
+mod header;
 mod late_slots;
 mod options;
 mod output;

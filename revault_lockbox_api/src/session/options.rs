@@ -21,6 +21,7 @@ pub struct CreateOptions {
     pub(crate) overwrite: bool,
     pub(crate) selection: Selection,
     pub(crate) xattrs: bool,
+    pub(crate) label: String,
 }
 
 impl Default for CreateOptions {
@@ -42,6 +43,7 @@ impl CreateOptions {
             overwrite: false,
             selection: Selection::new(),
             xattrs: false,
+            label: String::new(),
         }
     }
 
@@ -135,6 +137,15 @@ impl CreateOptions {
     /// and [`write_archive`](crate::create::write_archive) takes. Default: all.
     pub fn selection(mut self, selection: Selection) -> Self {
         self.selection = selection;
+        self
+    }
+
+    /// The session's label (`-m TEXT`), kept in its session header: UTF-8
+    /// without control characters, at most 1024 bytes; the writer refuses
+    /// others with [`Error::BadLabel`](crate::error::Error::BadLabel).
+    /// Default: none.
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.label = label.into();
         self
     }
 

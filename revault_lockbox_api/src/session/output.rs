@@ -37,13 +37,15 @@ impl<W: Write> NodeSink for Output<W> {
     fn write_node(&mut self, id: IndexNodeId, plain: Vec<u8>) -> Result<Child> {
         let sealed = seal_index_node(&self.keys, &self.archive_id, &id, plain);
         let offset = self.position;
+        self.write(&sealed.frame, "writing an index node")?;
         self.write(&sealed.bytes, "writing an index node")?;
         Ok(Child {
             first_key: Vec::new(),
             offset,
-            stored_len: sealed.bytes.len() as u32,
+            stored_len: sealed.stored_len(),
             plain_len: sealed.plain_len,
             codec: sealed.codec,
+            hash: sealed.hash,
         })
     }
 }

@@ -98,12 +98,14 @@ impl<W: Write> ArchiveWriter<W> {
     pub(super) fn write_oldest(&mut self) -> Result<()> {
         let Some(sealed) = self.sealer.pop() else { return Ok(()) };
         let offset = self.output.position;
+        self.output.write(&sealed.frame, "writing a page")?;
         self.output.write(&sealed.bytes, "writing a page")?;
         self.page_records.pages.push(PageRecord {
             offset,
-            stored_len: sealed.bytes.len() as u32,
+            stored_len: sealed.stored_len(),
             plain_len: sealed.plain_len,
             codec: sealed.codec,
+            hash: sealed.hash,
         });
         self.sealer.recycle(sealed.bytes);
         if (self.page_records.pages.len() + 1) * PAGE_RECORD_LEN > INDEX_NODE_TARGET_LEN {

@@ -14,7 +14,7 @@ use crate::crypto::{random_bytes, ContentKey, SessionKeys};
 use crate::error::{Error, Result};
 use crate::format::{
     check_entry_path, check_name, check_symlink_target, check_xattr_list, encoded_record_len, is_within,
-    path_cmp, EntriesLeaf, Entry, EntryKind, Extent, PagesLeaf, Record, SparseMap, Table,
+    path_cmp, EntriesLeaf, Entry, EntryKind, Extent, Hash, PagesLeaf, Record, SparseMap, Table,
     INDEX_NODE_TARGET_LEN, SESSION_SALT_LEN,
 };
 use crate::index::TreeBuilder;
@@ -54,6 +54,10 @@ type LinkTarget = (Extent, [u8; 32], u64, Option<SparseMap>);
 pub struct ArchiveWriter<W: Write> {
     pub(super) output: Output<W>,
     pub(super) session_salt: [u8; SESSION_SALT_LEN],
+    /// Hash of this session's header, for its trailer.
+    pub(super) header_hash: Hash,
+    /// The previous trailer's end and commit hash.
+    pub(super) previous: (u64, Hash),
     pub(super) tuning: CreateTuning,
     pub(super) page: Vec<u8>,
     /// Data-stream offset of the current page's first byte.
@@ -95,6 +99,7 @@ impl<W: Write> ArchiveWriter<W> {
         options: CreateOptions,
     ) -> Result<Self> {
         options.tuning.validate()?;
+        super::header::checked_label(&options.label)?;
         let mut session_salt = [0u8; SESSION_SALT_LEN];
         random_bytes(&mut session_salt).map_err(Error::stream("drawing random bytes"))?;
         let keys = Arc::new(SessionKeys::derive(content_key, &session_salt));
@@ -105,16 +110,19 @@ impl<W: Write> ArchiveWriter<W> {
             zstd_level: tuning.zstd_level,
         };
         let mut sealer = PageSealer::new(sealing, tuning.page_size, tuning.threads, tuning.pages_in_flight)?;
-        let output = Output {
+        let mut output = Output {
             out,
             position: start.position,
             archive_id: start.archive_id,
             keys,
             progress: options.progress.clone(),
         };
+        let header_hash = super::header::write_header(&mut output, &start, &session_salt, &options.label)?;
         Ok(ArchiveWriter {
             output,
             session_salt,
+            header_hash,
+            previous: start.previous,
             page: sealer.buffer(),
             page_start: start.stream_len,
             next_page: start.next_page,

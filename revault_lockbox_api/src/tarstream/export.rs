@@ -3,7 +3,7 @@
 use std::io::{self, Read, Write};
 
 use super::import::PAX_XATTR;
-use crate::archive::{Archive, Subtrees};
+use crate::archive::{Archive, Members};
 use crate::error::{Error, Result};
 use crate::format::{Entry, EntryKind, FirstLinks};
 use crate::storage::ReadAt;
@@ -28,10 +28,11 @@ const USTAR_MAX_SIZE: u64 = 0o77_777_777_777;
 /// The length of a ustar name or link-name field.
 const USTAR_NAME_LEN: usize = 100;
 
-/// Writes the entries of `archive` as a pax tar stream to `out`: all of
-/// them, or with `only` non-empty those at or below one of its paths, as
-/// [`Subtrees`] selects them (each must name an entry or have entries below
-/// it, else [`Error::NotFound`] before anything is written). Names, link targets and nanosecond mtimes that a ustar header
+/// Writes the entries of `archive` that `members` selects as a pax tar
+/// stream to `out` ([`Members::all`]: every one). A name (no wildcards)
+/// that matches no entry is [`Error::NotFound`] before anything is
+/// written; a pattern that matched none is that error after the last
+/// entry, before the end-of-archive blocks. Names, link targets and nanosecond mtimes that a ustar header
 /// cannot hold go in pax records (`hdrcharset=BINARY` for names that are not
 /// UTF-8), modes and owner ids in the header. A hard link whose target is
 /// not exported is written as a file. Each file's content is authenticated
@@ -40,17 +41,17 @@ const USTAR_NAME_LEN: usize = 100;
 pub fn export<W: Write, S: ReadAt>(
     out: W,
     archive: &Archive<S>,
-    only: &[Vec<u8>],
+    members: &Members,
 ) -> Result<(W, ExportReport)> {
-    let subtrees = Subtrees::new(only);
-    if let Some(missing) = subtrees.first_missing(archive)? {
+    if let Some(missing) = members.first_missing_name(archive)? {
         return Err(Error::NotFound { path: missing.into() });
     }
     let mut tar = tar::Builder::new(out);
     let mut report = ExportReport::default();
     // By the stored file's path: the name its content went out under.
     let mut written = FirstLinks::new();
-    for entry in subtrees.entries(archive)? {
+    let mut selected = members.entries(archive)?;
+    for entry in selected.by_ref() {
         let entry = entry?;
         let (kind, size, link) = match &entry.kind {
             EntryKind::Dir => (tar::EntryType::Directory, 0, None),
@@ -81,6 +82,7 @@ pub fn export<W: Write, S: ReadAt>(
         }
         report.entries += 1;
     }
+    selected.all_matched()?;
     let out = tar.into_inner().map_err(Error::stream("writing the tar stream"))?;
     Ok((out, report))
 }

@@ -25,8 +25,16 @@ pub const DATA_START: usize = 32 + 16 * 256;
 pub fn data_start(bytes: &[u8]) -> usize {
     32 + 16 * usize::from(u16::from_le_bytes([bytes[30], bytes[31]]))
 }
+/// Offset of the first unit (data page or index node) of the archive
+/// `bytes`: after its first session's header, whose clear part (64 bytes)
+/// ends with the sealed body's length (FORMAT.md §3.9).
+pub fn first_unit(bytes: &[u8]) -> usize {
+    let s = data_start(bytes);
+    s + 64 + u32::from_le_bytes(bytes[s + 60..s + 64].try_into().unwrap()) as usize
+}
+
 /// The fixed trailer at the end of every archive (FORMAT.md §3).
-pub const TRAILER_LEN: usize = 116;
+pub const TRAILER_LEN: usize = 216;
 
 /// Entries of an open archive, in index order.
 pub fn entries<S: revault_lockbox_api::storage::ReadAt>(a: &Archive<S>) -> Vec<revault_lockbox_api::Entry> {

@@ -1,0 +1,97 @@
+//! The written sections of the manual pages, which clap's definitions do
+//! not hold: examples per command, the environment and the files lockbox
+//! reads. Each example is (what it does, the command line).
+
+/// The examples of the page of `path` (`[]` for lockbox's).
+pub fn examples(path: &[String]) -> &'static [(&'static str, &'static str)] {
+    let path: Vec<&str> = path.iter().map(String::as_str).collect();
+    match path.as_slice() {
+        [] => &[
+            ("Archive a directory, asking for a password twice.", "lockbox create -o home.lbox -C ~ docs"),
+            (
+                "List it, then pull one file out.",
+                "lockbox list home.lbox; lockbox cat home.lbox docs/todo.txt",
+            ),
+            ("Extract everything into a directory.", "lockbox extract home.lbox -C restored"),
+            (
+                "Read an archive from a pipe; the password is asked on the terminal.",
+                "cat home.lbox | lockbox list -",
+            ),
+            ("Install the manual pages.", "lockbox man --install ~/.local/share/man"),
+        ],
+        ["create"] => &[
+            ("Archive two directories under DIR.", "lockbox create -o a.lbox -C DIR src docs"),
+            ("Lock to an age recipient instead of a password.", "lockbox create -r age1... -o a.lbox dir"),
+            ("Convert a tar stream.", "tar -cf - dir | lockbox create --from-tar - -o a.lbox"),
+            ("Archive the files a list names.", "find . -name '*.c' | lockbox create -T - -o src.lbox"),
+            ("Write to an object store.", "lockbox create -o s3://bucket/a.lbox dir"),
+        ],
+        ["list"] => &[
+            ("Long listing, as tar -tv.", "lockbox list -l a.lbox"),
+            ("An archive on stdin.", "cat a.lbox | lockbox list -"),
+        ],
+        ["extract"] => &[
+            ("Extract into a directory.", "lockbox extract a.lbox -C out"),
+            ("Open with an age identity.", "lockbox extract -i key.txt a.lbox -C out"),
+            ("Keep what is intact of a damaged archive.", "lockbox extract --keep-going a.lbox -C out"),
+        ],
+        ["cat"] => &[("One file's content to stdout.", "lockbox cat a.lbox notes/todo.txt | less")],
+        ["info"] => &[("Facts as JSON.", "lockbox info --json a.lbox")],
+        ["verify"] => &[("Check every page and file; exit 3 on damage.", "lockbox verify a.lbox")],
+        ["keygen"] => &[
+            ("An age identity; its recipient on stdout.", "lockbox keygen -o key.txt"),
+            ("A post-quantum hybrid identity.", "lockbox keygen --pq -o pq.txt"),
+            ("A key file for scripts.", "lockbox keygen --symmetric -o lockbox.key"),
+        ],
+        ["key"] | ["key", "list"] => &[("Show the slots.", "lockbox key list a.lbox")],
+        ["key", "add"] => &[
+            ("Add a recipient, unlocking with the password.", "lockbox key add a.lbox -r age1..."),
+            ("Add a second password.", "lockbox key add a.lbox --password"),
+        ],
+        ["key", "remove"] => &[("Remove slot 2 (see key list).", "lockbox key remove a.lbox 2")],
+        ["passwd"] => &[("Change the password.", "lockbox passwd a.lbox")],
+        ["add"] => &[("Store new and replaced files.", "lockbox add a.lbox -C DIR newdir")],
+        ["update"] => &[(
+            "Store what changed; remove what vanished.",
+            "lockbox update a.lbox -C DIR --delete-missing src",
+        )],
+        ["rm"] => &[("Remove a directory and all below it.", "lockbox rm a.lbox old/")],
+        ["compact"] => &[("Drop what later sessions replaced.", "lockbox compact a.lbox")],
+        ["repair"] => &[("Cut off an interrupted update.", "lockbox repair a.lbox")],
+        ["export"] => &[("As a tar stream.", "lockbox export a.lbox -o - | tar -tvf -")],
+        ["completions"] => &[(
+            "Bash completion.",
+            "lockbox completions bash > ~/.local/share/bash-completion/completions/lockbox",
+        )],
+        ["man"] => &[
+            ("Read a command's page.", "lockbox man key add | man -l -"),
+            ("Install every page.", "lockbox man --install /usr/local/share/man"),
+        ],
+        _ => &[],
+    }
+}
+
+/// The variables lockbox reads.
+pub const ENVIRONMENT: &[(&str, &str)] = &[
+    (
+        "LOCKBOX_PASSWORD",
+        "The password, when --password-file is not given; removed from the environment at start.",
+    ),
+    ("LOCKBOX_NEW_PASSWORD", "The new password of passwd and key add --password."),
+    ("TMPDIR", "Where an archive read from stdin is spooled (the file is unnamed at exit)."),
+    (
+        "AWS_ENDPOINT_URL, AWS_PROFILE, AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE",
+        "The object store of s3:// archives and its credentials, as the AWS tools read them.",
+    ),
+    ("AWS_ALLOW_HTTP", "Allow a plain-HTTP endpoint, as --allow-http."),
+];
+
+/// The files lockbox reads besides its arguments.
+pub const FILES: &[(&str, &str)] = &[
+    ("/dev/tty", "Passwords and passphrases are asked here, also when stdin carries data."),
+    ("~/.aws/config, ~/.aws/credentials", "Object-store settings and credentials of s3:// archives."),
+    (
+        "ARCHIVE.lbox",
+        "A new archive is written under a temporary name beside it, synced and renamed when complete.",
+    ),
+];

@@ -1,0 +1,40 @@
+//! The progress bar as a terminal shows it (`script` gives lockbox a
+//! pseudo-terminal for stdout and stderr): one vocabulary for every job,
+//! "1 entry" not "1 entries", and none with `-q`.
+
+use std::process::Command;
+
+use crate::util::{skip, Need, CHEAP, PASSWORD};
+
+/// What the terminal showed while `lockbox ARGS` ran under `script` in `dir`.
+fn on_terminal(dir: &std::path::Path, args: &str) -> Option<String> {
+    let line = format!("\"$LOCKBOX\" {args}");
+    let out = Command::new("script")
+        .args(["-q", "-e", "-c", &line, "/dev/null"])
+        .current_dir(dir)
+        .env("LOCKBOX", env!("CARGO_BIN_EXE_lockbox"))
+        .env("LOCKBOX_PASSWORD", PASSWORD)
+        .output();
+    match out {
+        Ok(out) if out.status.success() => Some(String::from_utf8_lossy(&out.stdout).into_owned()),
+        Ok(out) => panic!("lockbox {args}: {}", String::from_utf8_lossy(&out.stdout)),
+        Err(e) => {
+            skip(Need::Tty, format!("script (util-linux) cannot run here ({e})"));
+            None
+        }
+    }
+}
+
+#[test]
+fn create_and_extract_count_entries_alike_and_quiet_shows_none() {
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("note"), b"x").unwrap();
+    let create = format!("create {} -o a.lbox note", CHEAP.join(" "));
+    let Some(shown) = on_terminal(work.path(), &create) else { return };
+    assert!(shown.contains("1 entry") && !shown.contains("1 entries"), "{shown:?}");
+    std::fs::create_dir(work.path().join("out")).unwrap();
+    let Some(shown) = on_terminal(work.path(), "extract a.lbox -C out") else { return };
+    assert!(shown.contains("1 entry") && !shown.contains("1 files"), "{shown:?}");
+    let Some(shown) = on_terminal(work.path(), "extract -q --overwrite a.lbox -C out") else { return };
+    assert!(!shown.contains("entry"), "-q draws no bar: {shown:?}");
+}

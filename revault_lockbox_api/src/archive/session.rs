@@ -1,0 +1,81 @@
+//! What opening checks of the committed session beyond its root: its
+//! header (hash, salt, sealed body), the link to the previous trailer (its
+//! commit hash), and the signature block's framing (FORMAT.md §6.1).
+
+use crate::crypto::{open_session_body, SessionKeys};
+use crate::error::{Error, Result};
+use crate::format::{
+    decode_signatures, session_header_hash, Hash, HeaderClear, HeaderPrefix, SessionInfo, Signature, Trailer,
+    SESSION_HEADER_CLEAR_LEN, TRAILER_LEN,
+};
+use crate::index::read_sealed;
+use crate::storage::ReadAt;
+
+/// The committed session as opening found it.
+pub(crate) struct SessionState {
+    /// Its header's sealed body.
+    pub(crate) info: SessionInfo,
+    /// Its trailer's commit hash: what the next session chains to.
+    pub(crate) commit: Hash,
+    /// Its signatures, framing checked, not verified.
+    pub(crate) signatures: Vec<Signature>,
+    /// Bytes of its header and signature block.
+    pub(crate) overhead: u64,
+}
+
+/// Checks the session that `trailer` (authenticated under `keys`) commits.
+pub(crate) fn check_session(
+    src: &dyn ReadAt,
+    header: &HeaderPrefix,
+    trailer: &Trailer,
+    keys: &SessionKeys,
+) -> Result<SessionState> {
+    let (info, header_len) =
+        read_session_header(src, trailer.session_start(header.data_start()), trailer, keys)?;
+    if trailer.previous_trailer != 0 {
+        check_previous(src, header, trailer)?;
+    }
+    let signatures = match trailer.signature_len {
+        0 => Vec::new(),
+        len => decode_signatures(&read_sealed(src, trailer.signature_offset(), len, || {
+            "signature block".into()
+        })?)?,
+    };
+    let overhead = header_len + u64::from(trailer.signature_len);
+    Ok(SessionState { info, commit: trailer.commit_hash(), signatures, overhead })
+}
+
+/// Reads the session header at `offset`, checks it against the trailer and
+/// opens its body; returns it and the header's length.
+fn read_session_header(
+    src: &dyn ReadAt,
+    offset: u64,
+    trailer: &Trailer,
+    keys: &SessionKeys,
+) -> Result<(SessionInfo, u64)> {
+    let clear_bytes = read_sealed(src, offset, SESSION_HEADER_CLEAR_LEN as u32, || "session header".into())?;
+    let clear_bytes: [u8; SESSION_HEADER_CLEAR_LEN] = clear_bytes.try_into().expect("read exactly");
+    let clear = HeaderClear::decode(&clear_bytes)?;
+    if clear.archive_id != trailer.archive_id || clear.salt != trailer.session_salt {
+        return Err(Error::tampered("session header (not the trailer's session)"));
+    }
+    let body_at = offset + SESSION_HEADER_CLEAR_LEN as u64;
+    let sealed = read_sealed(src, body_at, clear.body_stored_len, || "session header".into())?;
+    if session_header_hash(&[&clear_bytes[..], &sealed].concat()) != trailer.header_hash {
+        return Err(Error::tampered("session header (hash differs from the trailer's)"));
+    }
+    let len = (SESSION_HEADER_CLEAR_LEN + sealed.len()) as u64;
+    Ok((SessionInfo::decode(&open_session_body(keys, &clear_bytes, sealed)?)?, len))
+}
+
+/// The previous trailer must decode where this one says it ended, name
+/// this archive and have the commit hash this one records.
+fn check_previous(src: &dyn ReadAt, header: &HeaderPrefix, trailer: &Trailer) -> Result<()> {
+    let at = trailer.previous_trailer - TRAILER_LEN as u64;
+    let raw = read_sealed(src, at, TRAILER_LEN as u32, || "previous trailer".into())?;
+    let previous = Trailer::decode(raw.as_slice().try_into().expect("read exactly"), at)?;
+    if previous.archive_id != header.archive_id || previous.commit_hash() != trailer.previous_hash {
+        return Err(Error::tampered("previous trailer (its commit hash differs from the chain's)"));
+    }
+    Ok(())
+}

@@ -1,0 +1,126 @@
+//! The known-answer vectors of docs/FORMAT.md §10, checked against the
+//! code. The hashes were computed independently (Python's `blake3`
+//! package, derive-key mode) from the bytes the spec gives.
+
+use super::*;
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+const ID: [u8; ARCHIVE_ID_LEN] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+const ID_HEX: &str = "000102030405060708090a0b0c0d0e0f";
+
+/// The first trailer of `trailer_and_chain`, all 216 bytes.
+const TRAILER_HEX: &str = concat!(
+    "4c424f585441494c03000000000102030405060708090a0b0c0d0e0f2020202020202020202020202020202020202020",
+    "202020202020202020202020111111111111111111111111111111111111111111111111111111111111111168100000",
+    "000000003c00000064000000222222222222222222222222222222222222222222222222222222222222222201000000",
+    "000000000200000000000000000000000000000000000000000000000000000000000000000000000000000000000000",
+    "0000000000000000eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee",
+);
+
+#[test]
+fn index_order() {
+    let mut paths: Vec<&[u8]> = vec![b"b", b"a.txt", b"\xff", b"a/b.c", b"a", b"a-b", b"a/b/c", b"a/b"];
+    paths.sort_by(|x, y| path_cmp(x, y));
+    assert_eq!(paths, [&b"a"[..], b"a/b", b"a/b/c", b"a/b.c", b"a-b", b"a.txt", b"b", b"\xff"]);
+}
+
+#[test]
+fn frames_and_unit_hashes() {
+    let page = Frame::page(3, Codec::Zstd, 4096, 1000);
+    assert_eq!(hex(&page.encode()), "01000001030000000000000000100000e8030000");
+    assert_eq!(hex(&page.aad(&ID)), format!("{ID_HEX}01000001030000000000000000100000e8030000"));
+    let node = Frame::node(&IndexNodeId { table: Table::Entries, level: 0, seq: 7 }, Codec::Raw, 100, 116);
+    assert_eq!(hex(&node.encode()), "0201000007000000000000006400000074000000");
+    assert_eq!(hex(&Frame::root(100, 60).encode()), "030000010000000000000000640000003c000000");
+    assert_eq!(
+        hex(&unit_hash(&page.encode(), b"abc")),
+        "68c0d46bb141a2b81e6a3a5ae3ec1de2675f3eb775388256f8b9bf1ecd76e58b"
+    );
+}
+
+#[test]
+fn session_header() {
+    let clear =
+        HeaderClear { archive_id: ID, salt: std::array::from_fn(|i| 0x20 + i as u8), body_stored_len: 52 };
+    assert_eq!(hex(&clear.encode()), format!("4c424f585345535303000000{ID_HEX}{}34000000", hex(&clear.salt)));
+    let info = SessionInfo {
+        number: 1,
+        created_ns: 1_764_633_600_000_000_000,
+        kind: SessionKind::Merge,
+        label: "nightly".into(),
+        tool: "lockbox 0.1.0".into(),
+    };
+    assert_eq!(
+        hex(&info.encode()),
+        "010000000000b8e6e83c7d180100070000006e696768746c790d0000006c6f636b626f7820302e312e30"
+    );
+    assert_eq!(
+        hex(&session_header_hash(b"abc")),
+        "e1357b4310b72810f085f92e5a2a65a2d8351e36da09f8590a008000a2906f5b"
+    );
+}
+
+#[test]
+fn trailer_and_chain() {
+    let first = Trailer {
+        archive_id: ID,
+        session_salt: [0x20; SESSION_SALT_LEN],
+        header_hash: [0x11; HASH_LEN],
+        root_offset: 4200,
+        root_stored_len: 60,
+        root_plain_len: 100,
+        root_hash: [0x22; HASH_LEN],
+        page_count: 1,
+        entry_count: 2,
+        previous_trailer: 0,
+        previous_hash: [0; HASH_LEN],
+        signature_len: 0,
+        tag: [0xee; TAG_LEN],
+    };
+    assert_eq!(hex(&first.encode()), TRAILER_HEX);
+    assert_eq!(hex(&first.commit_hash()), "a92f431baf90c0849c58f4e88ba3b4bf081d72bfb279af97761f7b0d090208ce");
+    let at = 4200 + FRAME_LEN as u64 + 60;
+    assert_eq!(Trailer::decode(&first.encode(), at).unwrap(), first);
+    let second = Trailer {
+        root_offset: 5000,
+        previous_trailer: at + TRAILER_LEN as u64,
+        previous_hash: first.commit_hash(),
+        ..first.clone()
+    };
+    assert_eq!(
+        hex(&second.commit_hash()),
+        "cee3c063dac06f2460d877d6385487877f6c5fc59abf195540faddddff768a7d"
+    );
+}
+
+#[test]
+fn slot_with_a_label() {
+    let mut slot = vec![0u8; MIN_KEY_SLOT_LEN];
+    slot[0] = 2; // a recipient slot with a 4-byte body
+    slot[1] = 4;
+    slot[3..7].copy_from_slice(b"body");
+    slot[7] = 6;
+    slot[8..14].copy_from_slice(b"laptop");
+    assert_eq!(decode_slot(&slot).unwrap(), KeySlot::Recipient(b"body".to_vec()));
+    assert_eq!(header::slot_label(&slot[7..]).unwrap(), "laptop");
+    slot[8] = 0x1b;
+    assert!(decode_slot(&slot).is_err(), "a control character in a label");
+    slot[8] = b'l';
+    slot[7] = 250;
+    assert!(decode_slot(&slot).is_err(), "a label past the slot's end");
+}
+
+#[test]
+fn golden_header_prefix_and_sizes() {
+    let golden =
+        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/v3-balanced.lbox")).unwrap();
+    let prefix: &[u8; HEADER_PREFIX_LEN] = golden[..HEADER_PREFIX_LEN].try_into().unwrap();
+    assert_eq!(hex(prefix), "894c424f580d0a1a030000003f4211c5bbbf9e1edeff6c2e97bdaa2f10000001");
+    assert_eq!(HeaderPrefix::decode(prefix).unwrap().encode(), *prefix);
+    assert_eq!(MIN_DATA_START, 4128);
+    assert_eq!((FRAME_LEN, TRAILER_LEN, trailer::TRAILER_CORE_LEN), (20, 216, 196));
+    assert_eq!(SESSION_HEADER_CLEAR_LEN, 64);
+}

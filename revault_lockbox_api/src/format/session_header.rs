@@ -1,0 +1,166 @@
+//! The session header: the first bytes of every write session. Its salt is
+//! in the clear, so the session's keys derive without its trailer; its
+//! number, time, kind, label and the writing tool are sealed after it.
+//!
+//! ```text
+//! header_clear   = SESSION_MAGIC[8] || version u16 || flags u16 || archive_id[16]
+//!                  || session_salt[32] || body_stored_len u32              (64 bytes)
+//! session_header = header_clear || sealed_body[body_stored_len]
+//! body           = session u32 || created_ns i64 || kind u16 || label var(1024) || tool var(64)
+//! ```
+
+use super::codec::{malformed, Decoder, Encoder};
+use super::{
+    DecodeError, ARCHIVE_ID_LEN, MAX_LABEL_LEN, MAX_TOOL_LEN, SESSION_MAGIC, SESSION_SALT_LEN, TAG_LEN,
+    VERSION,
+};
+
+/// Length of a session header's clear part.
+pub(crate) const SESSION_HEADER_CLEAR_LEN: usize = 64;
+/// Largest sealed body: the largest label and tool, and the tag.
+pub(crate) const MAX_SESSION_BODY_STORED_LEN: u32 =
+    (4 + 8 + 2 + 4 + MAX_LABEL_LEN + 4 + MAX_TOOL_LEN + TAG_LEN) as u32;
+
+const KIND_MERGE: u16 = 1;
+const KIND_COMPACTION: u16 = 2;
+
+/// What kind of session wrote a state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum SessionKind {
+    /// A create or an append (add, update, rm).
+    #[default]
+    Change,
+    /// A session that only merged the entries runs into one.
+    Merge,
+    /// The one session of a compacted archive.
+    Compaction,
+}
+
+/// The clear part of a session header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct HeaderClear {
+    pub(crate) archive_id: [u8; ARCHIVE_ID_LEN],
+    pub(crate) salt: [u8; SESSION_SALT_LEN],
+    pub(crate) body_stored_len: u32,
+}
+
+impl HeaderClear {
+    pub(crate) fn encode(&self) -> [u8; SESSION_HEADER_CLEAR_LEN] {
+        let mut e = Encoder::default();
+        e.bytes(&SESSION_MAGIC)
+            .u16(VERSION)
+            .u16(0)
+            .bytes(&self.archive_id)
+            .bytes(&self.salt)
+            .u32(self.body_stored_len);
+        e.buf.try_into().expect("fixed layout")
+    }
+
+    pub(crate) fn decode(bytes: &[u8; SESSION_HEADER_CLEAR_LEN]) -> Result<HeaderClear, DecodeError> {
+        let mut d = Decoder::new(bytes, "session header");
+        if d.array::<8>()? != SESSION_MAGIC {
+            return Err(malformed("session header", "missing"));
+        }
+        if d.u16()? != VERSION || d.u16()? != 0 {
+            return Err(malformed("session header", "unsupported version or flags"));
+        }
+        let clear = HeaderClear { archive_id: d.array()?, salt: d.array()?, body_stored_len: d.u32()? };
+        d.finish()?;
+        if clear.body_stored_len < TAG_LEN as u32 || clear.body_stored_len > MAX_SESSION_BODY_STORED_LEN {
+            return Err(malformed("session header", "body length out of range"));
+        }
+        Ok(clear)
+    }
+}
+
+/// The sealed body of a session header: what `log` shows of a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SessionInfo {
+    /// The session's number: 0 for the create, then one more per session.
+    pub number: u32,
+    /// When the session started: UTC nanoseconds since 1970.
+    pub created_ns: i64,
+    /// A change, a merge of runs, or a compaction.
+    pub kind: SessionKind,
+    /// The `-m` label, empty when none was given.
+    pub label: String,
+    /// The writing tool's name and version.
+    pub tool: String,
+}
+
+impl SessionInfo {
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let kind = match self.kind {
+            SessionKind::Change => 0,
+            SessionKind::Merge => KIND_MERGE,
+            SessionKind::Compaction => KIND_COMPACTION,
+        };
+        let mut e = Encoder::default();
+        e.u32(self.number)
+            .i64(self.created_ns)
+            .u16(kind)
+            .var_bytes(self.label.as_bytes())
+            .var_bytes(self.tool.as_bytes());
+        e.buf
+    }
+
+    pub(crate) fn decode(bytes: &[u8]) -> Result<SessionInfo, DecodeError> {
+        let bad = |why| malformed("session header", why);
+        let mut d = Decoder::new(bytes, "session header");
+        let (number, created_ns) = (d.u32()?, d.i64()?);
+        let kind = match d.u16()? {
+            0 => SessionKind::Change,
+            KIND_MERGE => SessionKind::Merge,
+            KIND_COMPACTION => SessionKind::Compaction,
+            _ => return Err(bad("unknown session kind")),
+        };
+        let label = std::str::from_utf8(d.var_bytes(MAX_LABEL_LEN)?).map_err(|_| bad("label not UTF-8"))?;
+        check_label(label).map_err(bad)?;
+        let tool = std::str::from_utf8(d.var_bytes(MAX_TOOL_LEN)?).map_err(|_| bad("tool not ASCII"))?;
+        if !tool.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+            return Err(bad("tool not printable ASCII"));
+        }
+        d.finish()?;
+        Ok(SessionInfo { number, created_ns, kind, label: label.into(), tool: tool.into() })
+    }
+}
+
+/// A session label's rules: at most `MAX_LABEL_LEN` bytes of UTF-8 text
+/// without control characters (it is shown on terminals).
+pub fn check_label(label: &str) -> Result<(), &'static str> {
+    if label.len() > MAX_LABEL_LEN {
+        return Err("label longer than 1024 bytes");
+    }
+    if label.chars().any(char::is_control) {
+        return Err("label holds a control character");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_round_trip_and_refuse_bad_fields() {
+        let info = SessionInfo {
+            number: 3,
+            created_ns: 1_764_633_600_000_000_000,
+            kind: SessionKind::Merge,
+            label: "nightly €".into(),
+            tool: "lockbox 0.1.0".into(),
+        };
+        assert_eq!(SessionInfo::decode(&info.encode()).unwrap(), info);
+        let bad = SessionInfo { label: "a\u{1b}[2J".into(), ..info.clone() };
+        assert!(SessionInfo::decode(&bad.encode()).is_err());
+        let clear = HeaderClear { archive_id: [1; 16], salt: [2; 32], body_stored_len: 60 };
+        assert_eq!(HeaderClear::decode(&clear.encode()).unwrap(), clear);
+        let huge = HeaderClear { body_stored_len: MAX_SESSION_BODY_STORED_LEN + 1, ..clear };
+        assert!(HeaderClear::decode(&huge.encode()).is_err());
+        for len in 0..info.encode().len() {
+            assert!(SessionInfo::decode(&info.encode()[..len]).is_err(), "len {len}");
+        }
+    }
+}
