@@ -17,6 +17,8 @@
 mod commands;
 mod exit;
 mod flags;
+#[cfg(feature = "mount")]
+mod fuse;
 mod keys;
 mod location;
 mod output;
@@ -29,7 +31,7 @@ mod source;
 use std::process::ExitCode;
 
 use commands::{append, cat, compact, completions, create, export, extract, info, key, keygen, list, man};
-use commands::{passwd, repair, verify};
+use commands::{mount, passwd, repair, verify};
 use flags::{Command, KeyCommand};
 
 fn main() -> ExitCode {
@@ -62,6 +64,8 @@ fn main() -> ExitCode {
         Command::Rm(args) => append::rm(args),
         Command::Compact(args) => compact::run(args),
         Command::Repair(args) => repair::run(args),
+        Command::Mount(args) => mount::run(args),
+        Command::Umount(args) => mount::umount(args),
     };
     match result {
         Ok(outcome) => outcome.into(),

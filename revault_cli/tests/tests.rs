@@ -12,6 +12,7 @@ mod hostile_tree;
 mod keys_cli;
 mod late_slots;
 mod man_pages;
+mod mount_cli;
 mod progress_tty;
 mod prompt_tty;
 mod s3;

@@ -100,10 +100,12 @@ pub mod create {
 }
 
 /// Reading an archive in detail: listing, reading one file, verifying,
-/// describing, choosing subtrees, and what an extraction did.
+/// describing, choosing subtrees, browsing by path and place (what a
+/// mount needs), and what an extraction did.
 pub mod read {
     pub use crate::archive::{
-        ArchiveInfo, Damage, Entries, EntryReader, Members, Selected, Subtrees, VerifyReport,
+        ArchiveInfo, Browser, Damage, Entries, EntryReader, Members, Node, Place, Selected, Subtrees,
+        VerifyReport,
     };
     pub use crate::extract::ExtractReport;
     pub use crate::format::{SessionInfo, SessionKind, SparseMap, Xattr};

@@ -8,6 +8,7 @@ mod util;
 
 mod append;
 mod bad_input;
+mod browse;
 mod extract_safety;
 mod golden;
 mod keys;

@@ -18,6 +18,7 @@ pub mod keygen_sign;
 pub mod list;
 pub mod man;
 mod man_text;
+pub mod mount;
 pub mod passwd;
 pub mod repair;
 pub mod verify;

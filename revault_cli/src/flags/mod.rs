@@ -11,6 +11,7 @@
 //! option given after the command name wins.
 
 mod commands;
+mod mount;
 mod select;
 mod store;
 mod unlock;
@@ -21,6 +22,7 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand}
 use revault_lockbox_api::WorkloadProfile;
 
 pub use commands::*;
+pub use mount::{MountArgs, UmountArgs};
 pub use select::{InputArgs, MemberArgs, SelectArgs, WaitArgs};
 pub use store::ObjectStoreArgs;
 pub use unlock::{LockArgs, PasswordArgs, QuietArgs, RecipientArgs, UnlockArgs};
@@ -108,6 +110,11 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the manual page (roff): `lockbox man | man -l -`.
     Man(ManArgs),
+    /// Mount an archive read-only (FUSE) and serve it in the foreground
+    /// until it is unmounted or interrupted (Ctrl-C, SIGTERM unmount it).
+    Mount(MountArgs),
+    /// Unmount an archive mounted by `lockbox mount`.
+    Umount(UmountArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -183,7 +190,8 @@ impl Command {
             Command::List(ListArgs { read, .. })
             | Command::Cat(CatArgs { read, .. })
             | Command::Info(InfoArgs { read, .. })
-            | Command::Export(ExportArgs { read, .. }) => read.inherit(&b.read, given),
+            | Command::Export(ExportArgs { read, .. })
+            | Command::Mount(MountArgs { read, .. }) => read.inherit(&b.read, given),
             Command::Extract(ExtractArgs { read, quiet, .. })
             | Command::Verify(VerifyArgs { read, quiet, .. }) => {
                 read.inherit(&b.read, given);
@@ -202,7 +210,7 @@ impl Command {
                 a.unlock.inherit(&b.read.unlock, given);
                 a.quiet.inherit(&b.quiet, given);
             }
-            Command::Keygen(_) | Command::Completions(_) | Command::Man(_) => {}
+            Command::Keygen(_) | Command::Completions(_) | Command::Man(_) | Command::Umount(_) => {}
         }
     }
 }

@@ -3,6 +3,7 @@
 //! keys, refusals, and faults (the server stopped mid-create and
 //! mid-extract, a flipped byte in the stored object).
 
+mod mount;
 mod server;
 
 use std::fs;

@@ -3,6 +3,7 @@
 //! a listing streams the index leaves, and file content is read page by
 //! page.
 
+mod browse;
 mod checks;
 #[cfg(test)]
 mod commit_tests;
@@ -35,6 +36,7 @@ use crate::keys::Unlock;
 use crate::profile::{ReadTuning, WorkloadProfile};
 use crate::storage::ReadAt;
 
+pub use browse::{Browser, Node, Place};
 pub(crate) use content::{ContentVisitor, Span, SpanRequest};
 pub use entries::Entries;
 pub use file::EntryReader;

@@ -26,6 +26,8 @@ pub enum Need {
     Tty,
     /// A real S3-compatible server, moto (`LOCKBOX_REQUIRE_S3_SERVER`).
     S3Server,
+    /// A real FUSE mount: `/dev/fuse` and root (`LOCKBOX_REQUIRE_FUSE`).
+    Fuse,
 }
 
 impl Need {
@@ -38,6 +40,7 @@ impl Need {
             Need::Mounts => "LOCKBOX_REQUIRE_MOUNTS",
             Need::Tty => "LOCKBOX_REQUIRE_TTY",
             Need::S3Server => "LOCKBOX_REQUIRE_S3_SERVER",
+            Need::Fuse => "LOCKBOX_REQUIRE_FUSE",
         }
     }
 

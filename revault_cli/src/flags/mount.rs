@@ -1,0 +1,29 @@
+//! The flags of `mount` and `umount`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::ReadArgs;
+
+#[derive(Debug, Args)]
+pub struct MountArgs {
+    /// The archive: a file or s3://BUCKET/KEY.
+    pub archive: PathBuf,
+    /// An existing directory to mount it on.
+    pub mountpoint: PathBuf,
+    /// Show every entry as owned by this user id instead of the stored one.
+    #[arg(long, value_name = "UID")]
+    pub uid: Option<u32>,
+    /// Show every entry as owned by this group id instead of the stored one.
+    #[arg(long, value_name = "GID")]
+    pub gid: Option<u32>,
+    #[command(flatten)]
+    pub read: ReadArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct UmountArgs {
+    /// Where an archive is mounted (by `lockbox mount`).
+    pub mountpoint: PathBuf,
+}

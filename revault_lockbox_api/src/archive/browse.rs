@@ -1,0 +1,299 @@
+//! [`Browser`]: an archive read the way a file system is (what a FUSE
+//! mount needs): one path looked up, one directory listed a part at a
+//! time, one file's bytes read at any offset, each entry named by a
+//! stable [`Place`], its position in the index, so that a caller needs no
+//! table of what it has seen. Everything is read on demand; the only state
+//! is a bounded cache of opened index leaves and of page-table leaves.
+//!
+//! Entries come from the same lookup and walk as every other reader
+//! ([`Archive::find`], the checked walk), so a browser refuses what
+//! extraction refuses.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use crate::archive::Archive;
+use crate::error::{Error, Result};
+use crate::format::{is_within, EntriesLeaf, Entry, EntryKind, PagesLeaf, Record, Table};
+use crate::storage::ReadAt;
+
+mod place;
+
+pub use place::Place;
+
+/// One entry as a file system shows it: where it is, and what it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Node {
+    /// The inode's place: for a hard link, its file's (one inode, several
+    /// names), else the entry's own.
+    pub place: Place,
+    /// The entry stored at the path looked up.
+    pub entry: Entry,
+    /// Whether hard links share this content (a linked file or a link):
+    /// its link count is then above one.
+    pub shared: bool,
+}
+
+/// An archive browsed by path and by [`Place`]; see the module docs.
+///
+/// ```
+/// use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, KdfParams, Password};
+/// use revault_lockbox_api::create::Metadata;
+/// use revault_lockbox_api::read::Browser;
+/// # fn main() -> Result<(), revault_lockbox_api::Error> {
+/// # let pw = Password::from("pw");
+/// # let mut w = ArchiveWriter::new(Vec::new(), &pw, CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS))?;
+/// # let meta = Metadata::new(0o644, 0, 0, 0, 0);
+/// # w.add_dir("d", &meta)?;
+/// # w.add_file("d/a.txt", &meta, 5, &b"hello"[..])?;
+/// # let bytes = w.finish()?;
+/// let browser = Browser::new(Archive::open(std::io::Cursor::new(bytes), &pw)?);
+/// let listed = browser.children(b"d", None, 100)?;
+/// assert_eq!(listed[0].entry.path, b"d/a.txt");
+/// let again = browser.node(listed[0].place)?;
+/// let mut buf = [0u8; 3];
+/// assert_eq!(browser.read_at(&again.entry, 2, &mut buf)?, 3);
+/// assert_eq!(&buf, b"llo");
+/// # Ok(()) }
+/// ```
+pub struct Browser<S> {
+    archive: Archive<S>,
+    /// Opened entries leaves by (run, seq), most recent first.
+    leaves: Mutex<VecDeque<CachedLeaf>>,
+    /// Page-table leaves last used by reads, most recent first.
+    pages: Mutex<VecDeque<PagesLeaf>>,
+    capacity: usize,
+}
+
+impl<S> std::fmt::Debug for Browser<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Browser").field("archive", &self.archive).finish_non_exhaustive()
+    }
+}
+
+/// An opened entries leaf and its (run, seq).
+type CachedLeaf = ((usize, u64), Arc<EntriesLeaf>);
+
+/// Entries read past in a listing below one child before the walk jumps
+/// over that child's subtree (a jump restarts the walk, which costs a
+/// descent; a few entries cost less).
+const SKIP_BEFORE_JUMP: usize = 32;
+
+impl<S: ReadAt> Browser<S> {
+    /// Browses `archive`; the caches hold as many index leaves and
+    /// page-table leaves as its read profile caches pages (at least 8):
+    /// memory stays bounded whatever the archive's size.
+    pub fn new(archive: Archive<S>) -> Browser<S> {
+        let capacity = archive.tuning().page_cache.max(8);
+        Browser { archive, leaves: Mutex::default(), pages: Mutex::default(), capacity }
+    }
+
+    /// The archive browsed.
+    pub fn archive(&self) -> &Archive<S> {
+        &self.archive
+    }
+
+    /// The entry at `path` (as stored: no leading `./` or trailing `/`),
+    /// if the merged view holds one; reads the index nodes on the way.
+    pub fn lookup(&self, path: &[u8]) -> Result<Option<Node>> {
+        match self.archive.find(path)? {
+            Some(entry) => self.node_of(entry).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The entry at `place`, as a lookup of its path gives it now.
+    /// [`Error::NotFound`] when the place holds no entry of the view.
+    pub fn node(&self, place: Place) -> Result<Node> {
+        let (run, seq, slot) = place.parts();
+        let leaf = self.leaf_by_seq(run, seq)?;
+        let Some(Record::Put(stored)) = leaf.entries.get(slot) else {
+            return Err(bad_place("it holds no entry"));
+        };
+        let path = stored.path.clone();
+        self.lookup(&path)?.ok_or(Error::NotFound { path: path.as_slice().into() })
+    }
+
+    /// The entries directly inside directory `dir` (`b""` for the top), in
+    /// index order, from the first whose name sorts after `after` (all
+    /// when `None`), at most `limit`: a listing goes on from its last name.
+    /// Deeper entries are read past or jumped over, never returned.
+    pub fn children(&self, dir: &[u8], after: Option<&[u8]>, limit: usize) -> Result<Vec<Node>> {
+        let prefix_len = if dir.is_empty() { 0 } else { dir.len() + 1 };
+        let mut start = after.map(|name| past_subtree(&join(dir, name)));
+        let mut found = Vec::new();
+        'restart: loop {
+            let mut entries = match (&start, dir.is_empty()) {
+                (Some(key), _) => self.archive.entries_from(key)?,
+                (None, true) => self.archive.entries()?,
+                (None, false) => self.archive.entries_from(dir)?,
+            };
+            let mut deeper = 0;
+            while found.len() < limit {
+                let Some(entry) = entries.next().transpose()? else { break 'restart };
+                if !dir.is_empty() && !is_within(dir, &entry.path) {
+                    break 'restart;
+                }
+                if entry.path.len() <= prefix_len {
+                    continue; // `dir` itself
+                }
+                let name = &entry.path[prefix_len..];
+                match name.iter().position(|&b| b == b'/') {
+                    Some(end) => {
+                        deeper += 1;
+                        if deeper > SKIP_BEFORE_JUMP {
+                            start = Some(past_subtree(&entry.path[..prefix_len + end]));
+                            continue 'restart;
+                        }
+                    }
+                    None => {
+                        deeper = 0;
+                        found.push(self.node_of(entry)?);
+                    }
+                }
+            }
+            break;
+        }
+        Ok(found)
+    }
+
+    /// Fills `buf` from byte `offset` of `entry`'s content (a file or hard
+    /// link this browser returned); returns how many bytes it read, 0 at
+    /// the end. Reads only the pages that hold them, each authenticated
+    /// first: a damaged page is an error, however few of its bytes are
+    /// asked for.
+    pub fn read_at(&self, entry: &Entry, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        use std::io::{Read, Seek, SeekFrom};
+        let hint = entry.extent.and_then(|x| self.pages_leaf_for(x.offset));
+        let mut reader = self.archive.content_reader(entry, hint)?;
+        if offset >= reader.len() {
+            return Ok(0);
+        }
+        reader.seek(SeekFrom::Start(offset)).map_err(Error::stream("seeking in a file"))?;
+        let mut filled = 0;
+        while filled < buf.len() {
+            match reader.read(&mut buf[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) => return Err(into_error(e)),
+            }
+        }
+        if let Some(leaf) = reader.into_leaf() {
+            self.keep_pages_leaf(leaf);
+        }
+        Ok(filled)
+    }
+
+    /// `entry` with its inode's place.
+    fn node_of(&self, entry: Entry) -> Result<Node> {
+        let shared =
+            entry.extent.is_some_and(|x| x.linked) || matches!(entry.kind, EntryKind::Hardlink { .. });
+        let own = || self.place_of(&entry.path);
+        let place = match &entry.kind {
+            // The link's inode is its file's, when the view still holds it.
+            EntryKind::Hardlink { target, .. } => match self.archive.find(target)? {
+                Some(file)
+                    if file.extent.map(|x| (x.offset, x.size))
+                        == entry.extent.map(|x| (x.offset, x.size)) =>
+                {
+                    self.place_of(target)?
+                }
+                _ => own()?,
+            },
+            _ => own()?,
+        };
+        Ok(Node { place, entry, shared })
+    }
+
+    /// The place of the record the merged view takes at `path`: the
+    /// newest run's (the rule of `find_merged`).
+    fn place_of(&self, path: &[u8]) -> Result<Place> {
+        let runs: Vec<_> = self.archive.root().runs().collect();
+        for (run, (session, top)) in runs.iter().enumerate().rev() {
+            let tree = self.archive.tree_of(*session, Table::Entries);
+            let Some((id, child)) = tree.find_leaf(top, path)? else { continue };
+            let leaf = self.cached_leaf(run, id.seq, || tree.node(&id, &child))?;
+            if let Some(slot) = leaf.entries.iter().position(|r| r.path() == path) {
+                return Place::new(run, id.seq, slot);
+            }
+        }
+        Err(Error::NotFound { path: path.into() })
+    }
+
+    /// Entries leaf `seq` of run `run` (oldest 0), through the cache.
+    fn leaf_by_seq(&self, run: usize, seq: u64) -> Result<Arc<EntriesLeaf>> {
+        let runs: Vec<_> = self.archive.root().runs().collect();
+        let &(session, top) = runs.get(run).ok_or_else(|| bad_place("no such run"))?;
+        let tree = self.archive.tree_of(session, Table::Entries);
+        self.cached_leaf(run, seq, || {
+            let (id, child) = place::find_leaf_by_seq(&tree, top, seq)?;
+            tree.node(&id, &child)
+        })
+    }
+
+    fn cached_leaf(
+        &self,
+        run: usize,
+        seq: u64,
+        read: impl FnOnce() -> Result<Vec<u8>>,
+    ) -> Result<Arc<EntriesLeaf>> {
+        let key = (run, seq);
+        if let Some(hit) = take_cached(&self.leaves, |(k, _)| *k == key) {
+            let leaf = Arc::clone(&hit.1);
+            put_cached(&self.leaves, hit, self.capacity);
+            return Ok(leaf);
+        }
+        let leaf = Arc::new(EntriesLeaf::decode(&read()?)?);
+        put_cached(&self.leaves, (key, Arc::clone(&leaf)), self.capacity);
+        Ok(leaf)
+    }
+
+    fn pages_leaf_for(&self, at: u64) -> Option<PagesLeaf> {
+        take_cached(&self.pages, |leaf| super::page_in(leaf, at).is_some())
+    }
+
+    fn keep_pages_leaf(&self, leaf: PagesLeaf) {
+        put_cached(&self.pages, leaf, self.capacity);
+    }
+}
+
+/// Removes and returns the first cached item `matches` accepts.
+fn take_cached<T>(cache: &Mutex<VecDeque<T>>, matches: impl Fn(&T) -> bool) -> Option<T> {
+    let mut cache = cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let pos = cache.iter().position(matches)?;
+    cache.remove(pos)
+}
+
+/// Puts `item` first, dropping the least recently used past `capacity`.
+fn put_cached<T>(cache: &Mutex<VecDeque<T>>, item: T, capacity: usize) {
+    let mut cache = cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    cache.push_front(item);
+    cache.truncate(capacity);
+}
+
+/// The library error inside an I/O error from an entry reader.
+fn into_error(e: std::io::Error) -> Error {
+    if !e.get_ref().is_some_and(|inner| inner.is::<Error>()) {
+        return Error::Stream { action: "reading a file", source: e };
+    }
+    *e.into_inner().and_then(|inner| inner.downcast::<Error>().ok()).expect("checked the type")
+}
+
+fn bad_place(why: &'static str) -> Error {
+    Error::malformed("browse place", why)
+}
+
+/// `dir/name` (`name` at the top).
+fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
+    if dir.is_empty() {
+        return name.to_vec();
+    }
+    [dir, b"/", name].concat()
+}
+
+/// A key sorting after `path` and everything below it and before the
+/// next sibling: a NUL is below every byte of a name but above `/`.
+fn past_subtree(path: &[u8]) -> Vec<u8> {
+    [path, b"\0"].concat()
+}
