@@ -72,14 +72,14 @@ pub struct MemberArgs {
     /// matching `/`), as tar's --wildcards.
     #[arg(long, overrides_with = "no_wildcards")]
     pub wildcards: bool,
-    /// NAMEs are plain names [default].
+    /// NAMEs are plain names (the default).
     #[arg(long, overrides_with = "wildcards")]
     pub no_wildcards: bool,
     /// A NAME may also match after any `/` of a stored name (`c.txt`
     /// selects `a/b/c.txt`).
     #[arg(long, overrides_with = "anchored")]
     pub no_anchored: bool,
-    /// A NAME matches from the start of a stored name [default].
+    /// A NAME matches from the start of a stored name (the default).
     #[arg(long, overrides_with = "no_anchored")]
     pub anchored: bool,
     /// Leave out entries whose stored name matches PATTERN (repeatable),
