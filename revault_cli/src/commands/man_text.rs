@@ -38,6 +38,11 @@ pub fn examples(path: &[String]) -> &'static [(&'static str, &'static str)] {
         ["cat"] => &[("One file's content to stdout.", "lockbox cat a.lbox notes/todo.txt | less")],
         ["info"] => &[("Facts as JSON.", "lockbox info --json a.lbox")],
         ["verify"] => &[("Check every page and file; exit 3 on damage.", "lockbox verify a.lbox")],
+        ["mount"] => &[
+            ("Browse an archive read-only until Ctrl-C.", "lockbox mount a.lbox /mnt/a"),
+            ("Compare it with the tree it came from.", "diff -r /mnt/a src"),
+        ],
+        ["umount"] => &[("Unmount what lockbox mount serves there.", "lockbox umount /mnt/a")],
         ["keygen"] => &[
             ("An age identity; its recipient on stdout.", "lockbox keygen -o key.txt"),
             ("A post-quantum hybrid identity.", "lockbox keygen --pq -o pq.txt"),
