@@ -10,7 +10,6 @@
 //! unit_aad = archive_id[16] || frame                                   (36 bytes)
 //! ```
 
-use super::codec::Encoder;
 #[cfg(test)]
 use super::codec::{malformed, Decoder};
 #[cfg(test)]
@@ -75,16 +74,18 @@ impl Frame {
         }
     }
 
+    /// The frame's bytes, written in place: this runs for every page, and
+    /// the page path allocates nothing per page.
     pub(crate) fn encode(&self) -> [u8; FRAME_LEN] {
-        let mut e = Encoder::default();
-        e.u8(self.kind as u8)
-            .u8(self.table)
-            .u8(self.level)
-            .u8(self.codec as u8)
-            .u64(self.number)
-            .u32(self.plain_len)
-            .u32(self.stored_len);
-        e.buf.try_into().expect("fixed layout")
+        let mut out = [0u8; FRAME_LEN];
+        out[0] = self.kind as u8;
+        out[1] = self.table;
+        out[2] = self.level;
+        out[3] = self.codec as u8;
+        out[4..12].copy_from_slice(&self.number.to_le_bytes());
+        out[12..16].copy_from_slice(&self.plain_len.to_le_bytes());
+        out[16..20].copy_from_slice(&self.stored_len.to_le_bytes());
+        out
     }
 
     /// Decodes a frame read from the file (a scanner's view: nothing to
