@@ -290,16 +290,14 @@ impl ArchiveUpdater {
         ArchiveWriter::session(out, content_key, start, options)
     }
 
-    /// Merges every entries run into one, in a session of its own that
-    /// writes no data page, and re-reads the archive.
+    /// Merges every entries run into one, in a session of its own whose
+    /// state is valid alone (FORMAT.md §5.1), and re-reads the archive.
     fn merge_runs(&mut self) -> Result<()> {
         let merged = (|| {
             let archive = &self.archive;
             let root = archive.root();
             let mut writer = self.start_session(SessionKind::Merge)?;
-            for entry in archive.merged_from(None)? {
-                writer.copy_entry(entry?)?;
-            }
+            super::merge::write_merged(&mut writer, archive, &self.path)?;
             if writer.run_span().0 != root.entry_count {
                 return Err(inconsistent());
             }
