@@ -32,7 +32,7 @@ mod source;
 use std::process::ExitCode;
 
 use commands::{append, cat, compact, completions, create, export, extract, info, key, keygen, list, man};
-use commands::{mount, passwd, repair, verify};
+use commands::{log, mount, passwd, repair, verify};
 use flags::{Command, KeyCommand};
 
 fn main() -> ExitCode {
@@ -51,6 +51,7 @@ fn main() -> ExitCode {
         Command::Extract(args) => extract::run(args),
         Command::Cat(args) => cat::run(args),
         Command::Info(args) => info::run(args),
+        Command::Log(args) => log::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Keygen(args) => keygen::run(args),
         Command::Key(KeyCommand::List(args)) => key::list(args),

@@ -82,3 +82,47 @@ fn every_cut_at_a_trailer_reads_the_merge_sessions_state_included() {
         assert_eq!(listed.lines().count(), 3 + added, "state {session}: {listed}");
     }
 }
+
+#[test]
+fn log_shows_every_session_oldest_first_merges_marked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, archive) = linked_then_replaced(dir.path());
+    ok(&["rm", "-m", "drop f00", s(&archive), "f00"]);
+    let text = String::from_utf8(ok(&["log", "--utc", s(&archive)]).stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 19, "{text}");
+    assert!(lines[0].starts_with("   1  ") && lines[0].contains("stored 3, removed 0, 3 entries"), "{text}");
+    assert!(lines[0].contains("+00:00"), "--utc: {}", lines[0]);
+    assert!(
+        lines[16].starts_with("   -  ") && lines[16].contains("merge of index runs (session 16)"),
+        "{text}"
+    );
+    assert!(lines[18].starts_with("  18  ") && lines[18].contains("removed 1, 17 entries"), "{text}");
+    assert!(lines[18].ends_with("bytes  drop f00"), "{}", lines[18]);
+
+    let json = String::from_utf8(ok(&["log", "--json", s(&archive)]).stdout).unwrap();
+    let values: Vec<serde_json::Value> = json.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(values.len(), 20);
+    assert_eq!(values[16]["kind"], "merge");
+    assert!(values[16]["state"].is_null());
+    assert_eq!(values[18]["state"], 18);
+    assert_eq!(values[18]["label"], "drop f00");
+    let summary = &values[19];
+    assert_eq!((summary["type"].as_str(), summary["sessions"].as_u64()), (Some("summary"), Some(19)));
+    assert_eq!(summary["states"], 18);
+    let written: u64 = values[..19].iter().map(|v| v["bytes_written"].as_u64().unwrap()).sum();
+    assert_eq!(written + 4128, fs::metadata(&archive).unwrap().len(), "every byte after the slots");
+
+    // A torn tail is shown as such; a damaged archive or wrong password
+    // is exit 3 as everywhere.
+    let mut bytes = fs::read(&archive).unwrap();
+    bytes.extend_from_slice(&[7; 100]);
+    fs::write(&archive, &bytes).unwrap();
+    let text = String::from_utf8(ok(&["log", s(&archive)]).stdout).unwrap();
+    assert!(text.ends_with("torn tail: 100 bytes after the last commit (`lockbox repair` cuts them off)\n"));
+    let wrong = lockbox().env("LOCKBOX_PASSWORD", "wrong").args(["log", s(&archive)]).output().unwrap();
+    assert_eq!(code(&wrong), 3, "{}", stderr(&wrong));
+    let missing = lockbox().args(["log", s(&src.join("nope.lbox"))]).output().unwrap();
+    assert_ne!(code(&missing), 0);
+    assert_eq!(stderr(&missing).lines().count(), 1, "{}", stderr(&missing));
+}

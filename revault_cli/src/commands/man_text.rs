@@ -42,6 +42,10 @@ pub fn examples(path: &[String]) -> &'static [(&'static str, &'static str)] {
         ],
         ["cat"] => &[("One file's content to stdout.", "lockbox cat a.lbox notes/todo.txt | less")],
         ["info"] => &[("Facts as JSON.", "lockbox info --json a.lbox")],
+        ["log"] => &[
+            ("Every session: when, label, what it stored and removed.", "lockbox log a.lbox"),
+            ("The same in UTC, as JSON lines.", "lockbox log --utc --json a.lbox"),
+        ],
         ["verify"] => &[("Check every page and file; exit 3 on damage.", "lockbox verify a.lbox")],
         ["mount"] => &[
             ("Browse an archive read-only until Ctrl-C.", "lockbox mount a.lbox /mnt/a"),

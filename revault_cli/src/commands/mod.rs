@@ -16,6 +16,7 @@ pub mod key;
 pub mod keygen;
 pub mod keygen_sign;
 pub mod list;
+pub mod log;
 pub mod man;
 mod man_text;
 pub mod mount;

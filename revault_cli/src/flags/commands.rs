@@ -230,6 +230,19 @@ pub struct InfoArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct LogArgs {
+    /// The archive: a file or s3://BUCKET/KEY.
+    pub archive: PathBuf,
+    /// Show times in UTC instead of the local time zone (TZ).
+    #[arg(long)]
+    pub utc: bool,
+    #[command(flatten)]
+    pub format: JsonArgs,
+    #[command(flatten)]
+    pub read: ReadArgs,
+}
+
+#[derive(Debug, Args)]
 pub struct ExportArgs {
     /// The archive (`-`: stdin).
     pub archive: PathBuf,

@@ -84,6 +84,10 @@ pub enum Command {
     Cat(CatArgs),
     /// Show facts about an archive: format version, KDF cost, counts, sizes.
     Info(InfoArgs),
+    /// Show every write session, oldest first: when, its label, what it
+    /// stored and removed, the bytes it wrote; merges of index runs and
+    /// compactions marked as such.
+    Log(LogArgs),
     /// Run every check extract runs, authenticate every page and check every
     /// file's SHA-256; write nothing.
     Verify(VerifyArgs),
@@ -194,6 +198,7 @@ impl Command {
             Command::List(ListArgs { read, .. })
             | Command::Cat(CatArgs { read, .. })
             | Command::Info(InfoArgs { read, .. })
+            | Command::Log(LogArgs { read, .. })
             | Command::Export(ExportArgs { read, .. })
             | Command::Mount(MountArgs { read, .. }) => read.inherit(&b.read, given),
             Command::Extract(ExtractArgs { read, quiet, .. })

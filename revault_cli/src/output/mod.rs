@@ -4,6 +4,7 @@
 //! `lockbox: `. Commands hand their results here and never print.
 
 mod hint;
+mod history;
 pub mod json;
 mod locks;
 pub mod text;
@@ -13,6 +14,8 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result};
+
+pub use history::log;
 use revault_lockbox_api::create::CreateReport;
 use revault_lockbox_api::read::{ArchiveInfo, ExtractReport, VerifyReport};
 use revault_lockbox_api::slots::SlotInfo;

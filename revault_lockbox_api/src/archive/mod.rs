@@ -45,6 +45,7 @@ pub use info::ArchiveInfo;
 pub(crate) use merge::Merged;
 pub use select::{Members, Selected, Subtrees};
 use session::{check_chain, check_session, SessionState};
+pub use sessions::SessionSummary;
 pub(crate) use tail::{find_committed, Committed};
 pub use verify::{Damage, VerifyReport};
 

@@ -2,15 +2,46 @@
 //! (its salt, first page, stream offset and pages tree), read from the
 //! sessions tree the first time content or a session's history is asked
 //! for, and checked as a whole then. Opening reads only the root.
+//! [`Archive::history`] describes them for `log`.
 
 use std::sync::Arc;
 
 use super::Archive;
 use crate::crypto::SessionKeys;
 use crate::error::{Error, Result};
-use crate::format::{SessionRecord, Table, TreeTop};
+use crate::format::{SessionKind, SessionRecord, Table, TreeTop};
 use crate::index::{read_sessions, TreeReader};
 use crate::storage::ReadAt;
+
+/// One write session of an archive, as its record in the sessions tree
+/// describes it (FORMAT.md §3.7): read without any entry or page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SessionSummary {
+    /// The session's number: 0 for the create, one more per session
+    /// (merges and compactions included; a compaction carries it on).
+    pub number: u32,
+    /// Its place among the states a user made, from 1: changes (create,
+    /// add, update, rm) only; `None` for a merge of index runs or a
+    /// compaction, which change nothing a reader sees.
+    pub state: Option<u64>,
+    /// When it started: UTC nanoseconds since 1970.
+    pub created_ns: i64,
+    /// A change, a merge of index runs, or a compaction.
+    pub kind: SessionKind,
+    /// The `-m` label, empty when none was given.
+    pub label: String,
+    /// Entries it stored (for a merge or compaction: every entry).
+    pub stored: u64,
+    /// Paths it removed (deletion records; a directory's covers its subtree).
+    pub removed: u64,
+    /// Entries of the archive right after it.
+    pub entries: u64,
+    /// Bytes it added to the file, from its header to its trailer's end.
+    pub bytes_written: u64,
+    /// Key ids of the keys that signed it.
+    pub signers: Vec<Vec<u8>>,
+}
 
 /// Every session's record, oldest first, and its keys.
 pub(crate) struct SessionTable {
@@ -88,6 +119,35 @@ impl SessionTable {
 }
 
 impl<S: ReadAt> Archive<S> {
+    /// Every write session, oldest first: reads the root's sessions tree
+    /// (about 150 bytes a session), no entry, page or session header.
+    pub fn history(&self) -> Result<Vec<SessionSummary>> {
+        let records = &self.sessions_table()?.records;
+        let mut state = 0;
+        let ends = records.iter().skip(1).map(|r| r.header_offset).chain([self.committed_len]);
+        Ok(records
+            .iter()
+            .zip(ends)
+            .map(|(r, end)| {
+                let s = &r.summary;
+                let change = s.kind == SessionKind::Change;
+                state += u64::from(change);
+                SessionSummary {
+                    number: r.number,
+                    state: change.then_some(state),
+                    created_ns: s.created_ns,
+                    kind: s.kind,
+                    label: s.label.clone(),
+                    stored: s.stored,
+                    removed: s.removed,
+                    entries: s.entries,
+                    bytes_written: end - r.header_offset,
+                    signers: s.signers.clone(),
+                }
+            })
+            .collect())
+    }
+
     /// The sessions, read on first use.
     pub(crate) fn sessions_table(&self) -> Result<&SessionTable> {
         if let Some(table) = self.sessions.get() {

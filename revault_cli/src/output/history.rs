@@ -1,0 +1,94 @@
+//! `log`: one line (or JSON object) per write session, oldest first, then
+//! a torn tail if there is one.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use anyhow::{Context, Result};
+use revault_lockbox_api::read::{SessionKind, SessionSummary};
+use revault_lockbox_api::Quoted;
+use serde_json::{json, Value};
+
+use super::{json::Lines, STDOUT};
+use crate::dates::Clock;
+
+/// Prints `sessions` and the archive's torn tail (`torn` bytes), as text
+/// with times in local time (`utc`: in UTC) or as JSON lines.
+pub fn log(sessions: &[SessionSummary], torn: u64, as_json: bool, utc: bool) -> Result<()> {
+    let clock = Clock::new(utc, true);
+    let time = |s: &SessionSummary| clock.show(s.created_ns.div_euclid(1_000_000_000));
+    if as_json {
+        let mut lines = Lines::stdout();
+        for s in sessions {
+            lines.write(&session(s, &time(s))).context(STDOUT)?;
+        }
+        let states = sessions.iter().filter(|s| s.state.is_some()).count();
+        let summary = json!({
+            "type": "summary",
+            "command": "log",
+            "sessions": sessions.len(),
+            "states": states,
+            "torn_tail_bytes": torn,
+        });
+        return lines.write(&summary).and_then(|()| lines.flush()).context(STDOUT);
+    }
+    let mut text = String::new();
+    for s in sessions {
+        let _ = writeln!(text, "{}", line(s, &time(s)));
+    }
+    if torn > 0 {
+        let _ =
+            writeln!(text, "torn tail: {torn} bytes after the last commit (`lockbox repair` cuts them off)");
+    }
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes()).and_then(|()| out.flush()).context(STDOUT)
+}
+
+fn kind(kind: SessionKind) -> &'static str {
+    match kind {
+        SessionKind::Merge => "merge",
+        SessionKind::Compaction => "compaction",
+        _ => "change",
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `   3  2026-12-02T03:04:05+01:00  stored 1, removed 0, 40 entries, 2812 bytes  "nightly"`;
+/// a merge or compaction has `-` for its state and says what it was.
+fn line(s: &SessionSummary, time: &str) -> String {
+    let state = s.state.map_or_else(|| "-".to_string(), |n| n.to_string());
+    let what = match s.kind {
+        SessionKind::Merge => format!("merge of index runs (session {})", s.number),
+        SessionKind::Compaction => format!("compaction (session {}), {} entries", s.number, s.entries),
+        _ => format!("stored {}, removed {}, {} entries", s.stored, s.removed, s.entries),
+    };
+    let mut line = format!("{state:>4}  {time}  {what}, {} bytes", s.bytes_written);
+    if !s.signers.is_empty() {
+        let ids: Vec<String> = s.signers.iter().map(|id| hex(id)).collect();
+        let _ = write!(line, ", signed by {}", ids.join(", "));
+    }
+    if !s.label.is_empty() {
+        let _ = write!(line, "  {}", Quoted::bytes(s.label.as_bytes()));
+    }
+    line
+}
+
+fn session(s: &SessionSummary, time: &str) -> Value {
+    json!({
+        "type": "session",
+        "number": s.number,
+        "state": s.state,
+        "kind": kind(s.kind),
+        "created_ns": s.created_ns,
+        "time": time,
+        "label": s.label,
+        "stored": s.stored,
+        "removed": s.removed,
+        "entries": s.entries,
+        "bytes_written": s.bytes_written,
+        "signers": s.signers.iter().map(|id| hex(id)).collect::<Vec<_>>(),
+    })
+}
