@@ -126,3 +126,50 @@ fn log_shows_every_session_oldest_first_merges_marked() {
     assert_ne!(code(&missing), 0);
     assert_eq!(stderr(&missing).lines().count(), 1, "{}", stderr(&missing));
 }
+
+#[test]
+fn session_n_reads_each_state_as_the_cut_at_its_trailer_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, archive) = linked_then_replaced(dir.path());
+    let bytes = fs::read(&archive).unwrap();
+    let ends = trailer_ends(&bytes);
+    // States 1 to 16 are sessions 0 to 15; session 16 merged runs; state
+    // 17 is session 17.
+    let state_ends: Vec<usize> = ends[..16].iter().chain(&ends[17..]).copied().collect();
+    for (i, &end) in state_ends.iter().enumerate() {
+        let cut = dir.path().join("cut.lbox");
+        fs::write(&cut, &bytes[..end]).unwrap();
+        let n = (i + 1).to_string();
+        let back = (i as i64 - 17).to_string();
+        let expected = ok(&["list", "-l", s(&cut)]).stdout;
+        assert_eq!(ok(&["list", "-l", "--session", &n, s(&archive)]).stdout, expected, "state {n}");
+        assert_eq!(ok(&["list", "-l", "--session", &back, s(&archive)]).stdout, expected, "state {back}");
+        let info = |path: &Path, extra: &[&str]| {
+            let mut args = vec!["info", "--json"];
+            args.extend(extra);
+            args.push(s(path));
+            let v: serde_json::Value = serde_json::from_slice(&ok(&args).stdout).unwrap();
+            (v["files"].clone(), v["sessions"].clone(), v["commit_hash"].clone())
+        };
+        assert_eq!(info(&archive, &["--session", &n]), info(&cut, &[]), "state {n}");
+    }
+    let cat = |state: &str| ok(&["cat", "--session", state, s(&archive), "d/a"]).stdout;
+    assert_eq!(cat("1"), b"orig\n");
+    assert_eq!(cat("2"), b"replaced\n");
+    ok(&["verify", "-q", "--session", "1", s(&archive)]);
+    let out = dir.path().join("out");
+    fs::create_dir(&out).unwrap();
+    ok(&["extract", "-q", "--session", "1", s(&archive), "-C", s(&out)]);
+    assert_eq!(fs::read(out.join("d/a")).unwrap(), b"orig\n");
+    assert!(!out.join("f00").exists(), "state 1 is the create's");
+    let log = String::from_utf8(ok(&["log", "--session", "3", s(&archive)]).stdout).unwrap();
+    assert_eq!(log.lines().count(), 3, "{log}");
+
+    for bad in ["0", "18", "-18"] {
+        let out = lockbox().args(["list", "--session", bad, s(&archive)]).output().unwrap();
+        assert_eq!(code(&out), 1, "--session {bad}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(&format!("no state {bad}: the archive holds states 1 to 17")), "{err}");
+    }
+}

@@ -56,7 +56,10 @@ fn open_archive(
     profile: WorkloadProfile,
 ) -> Result<(Archive<Box<dyn ReadAt>>, String)> {
     let (src, name) = archive_bytes(arg, &read.s3)?;
-    let options = OpenOptions::new().profile(profile).kdf_budget(read.unlock.kdf_budget());
+    let mut options = OpenOptions::new().profile(profile).kdf_budget(read.unlock.kdf_budget());
+    if let Some(state) = read.session {
+        options = options.session(state);
+    }
     // A spooled copy may be deleted now: the open file keeps its bytes.
     let target = keys::Target::bytes(&*src, &name);
     let archive = keys::with_key(&read.unlock, target, |key| Archive::open_with(src, key, options))

@@ -60,10 +60,15 @@ pub struct ReadArgs {
     pub unlock: UnlockArgs,
     #[command(flatten)]
     pub s3: ObjectStoreArgs,
+    /// Read the archive as it was right after state N, numbered as `lockbox
+    /// log` shows them: 1 is the create, -1 the last, -2 the one before.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub session: Option<i64>,
 }
 
 impl ReadArgs {
     fn inherit(&mut self, before: &ReadArgs, given: &Given<'_>) {
+        self.session = self.session.or(before.session);
         self.unlock.inherit(&before.unlock, given);
         self.s3.inherit(&before.s3, given);
     }

@@ -54,6 +54,7 @@ pub use verify::{Damage, VerifyReport};
 pub struct OpenOptions {
     tuning: ReadTuning,
     kdf_budget: u64,
+    state: Option<i64>,
 }
 
 impl Default for OpenOptions {
@@ -65,7 +66,20 @@ impl Default for OpenOptions {
 impl OpenOptions {
     /// The [`WorkloadProfile::Balanced`] reading knobs.
     pub fn new() -> OpenOptions {
-        OpenOptions { tuning: WorkloadProfile::Balanced.read_tuning(), kdf_budget: DEFAULT_KDF_BUDGET }
+        OpenOptions {
+            tuning: WorkloadProfile::Balanced.read_tuning(),
+            kdf_budget: DEFAULT_KDF_BUDGET,
+            state: None,
+        }
+    }
+
+    /// Opens the archive as it was right after state `state` (numbered as
+    /// [`Archive::history`] numbers them, from 1; `-1` is the last, `-2`
+    /// the one before): its trailer is taken as the end, so every read
+    /// costs what it cost then. Default: the last committed state.
+    pub fn session(mut self, state: i64) -> Self {
+        self.state = Some(state);
+        self
     }
 
     /// The Argon2id work (memory in KiB × passes) an open with a password
@@ -201,7 +215,8 @@ impl<S: ReadAt> Archive<S> {
         }
         let run_keys =
             root.runs.iter().map(|r| Arc::new(SessionKeys::derive(&content_key, &r.salt))).collect();
-        Ok(Archive {
+        let at_state = options.state.map(|state| (state, header, slots.clone()));
+        let archive = Archive {
             src,
             archive_id: header.archive_id,
             data_start: header.data_start(),
@@ -216,7 +231,16 @@ impl<S: ReadAt> Archive<S> {
             root_stored_len: root_len,
             content_key,
             last,
-        })
+        };
+        match at_state {
+            None => Ok(archive),
+            Some((state, header, slots)) => {
+                let end = archive.state_end(state)?;
+                let key = ContentKey::from_bytes(archive.content_key.bytes());
+                let options = OpenOptions { state: None, ..options };
+                Archive::open_unlocked(archive.src, header, slots, key, end, options)
+            }
+        }
     }
 
     /// The last session's header: its number, time, kind, label and tool.

@@ -148,6 +148,25 @@ impl<S: ReadAt> Archive<S> {
             .collect())
     }
 
+    /// Where state `state` (from 1, or counted back from -1) ends: its
+    /// session's trailer's end.
+    pub(super) fn state_end(&self, state: i64) -> Result<u64> {
+        let history = self.history()?;
+        let states: Vec<&SessionSummary> = history.iter().filter(|s| s.state.is_some()).collect();
+        let count = states.len() as u64;
+        let index = match state {
+            1.. => Some(state.unsigned_abs() - 1),
+            ..=-1 => count.checked_sub(state.unsigned_abs()),
+            0 => None,
+        };
+        let Some(chosen) = index.and_then(|i| states.get(i as usize)) else {
+            return Err(Error::NoSuchState { asked: state, states: count });
+        };
+        let at =
+            self.sessions_table()?.records.iter().position(|r| r.number == chosen.number).expect("listed");
+        Ok(self.sessions_table()?.records.get(at + 1).map_or(self.committed_len, |next| next.header_offset))
+    }
+
     /// The sessions, read on first use.
     pub(crate) fn sessions_table(&self) -> Result<&SessionTable> {
         if let Some(table) = self.sessions.get() {

@@ -4,7 +4,6 @@
 //! bottom so every layer can raise them; [`Error::Strict`] carries a
 //! create's warning.
 
-use std::fmt;
 use std::io;
 use std::ops::RangeInclusive;
 use std::path::PathBuf;
@@ -16,42 +15,14 @@ use crate::warning::CreateWarning;
 
 mod kdf;
 mod key;
+mod path;
 mod tar;
 
 pub use kdf::KdfError;
 pub use key::KeyError;
+pub use path::EntryPath;
 use tar::tar_entry;
 pub use tar::TarReason;
-
-/// A path as stored in an archive: raw bytes, shown quoted ([`Quoted`]), so
-/// that a hostile name cannot send control sequences to a terminal.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct EntryPath(pub Vec<u8>);
-
-impl EntryPath {
-    /// The stored bytes.
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.0
-    }
-}
-
-impl From<&[u8]> for EntryPath {
-    fn from(bytes: &[u8]) -> EntryPath {
-        EntryPath(bytes.to_vec())
-    }
-}
-
-impl fmt::Display for EntryPath {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        Quoted::bytes(&self.0).fmt(f)
-    }
-}
-
-impl fmt::Debug for EntryPath {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "\"{self}\"")
-    }
-}
 
 /// Everything that can go wrong creating, opening or extracting an archive.
 ///
@@ -331,6 +302,14 @@ pub enum Error {
         /// The archive.
         path: PathBuf,
     },
+    /// A state asked for (`--session N`) that the archive does not hold.
+    #[error("no state {asked}: the archive holds states 1 to {states} (-1 is the last)")]
+    NoSuchState {
+        /// The state asked for.
+        asked: i64,
+        /// States the archive holds.
+        states: u64,
+    },
     /// A key slot asked for holds no key.
     #[error("slot {index} is not in use")]
     SlotNotInUse {
@@ -434,17 +413,5 @@ impl From<DecodeError> for Error {
 impl From<io::Error> for Error {
     fn from(source: io::Error) -> Error {
         Error::Stream { action: "I/O", source }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_are_shown_without_control_bytes() {
-        let p = EntryPath(b"a\x1b]0;x\x07\xff/b\\".to_vec());
-        assert_eq!(p.to_string(), "a\\033]0;x\\a\\377/b\\\\");
-        assert_eq!(EntryPath(b"caf\xc3\xa9".to_vec()).to_string(), "café");
     }
 }
