@@ -76,7 +76,7 @@ mod xattrs;
 pub use archive::{Archive, OpenOptions};
 pub use crypto::{KdfParams, Password};
 pub use error::{Error, Result};
-pub use extract::ExtractOptions;
+pub use extract::{ExistingFiles, ExtractOptions};
 pub use file::{create_archive, ArchiveUpdater, UpdateOptions};
 pub use format::{Entry, EntryKind};
 pub use keys::{KeySet, Unlock};

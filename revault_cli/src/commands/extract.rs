@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use revault_lockbox_api::{ExtractOptions, Quoted, WorkloadProfile};
+use revault_lockbox_api::{ExistingFiles, ExtractOptions, Quoted, WorkloadProfile};
 
 use super::{open_archive, Outcome};
 use crate::exit::UsageError;
@@ -28,8 +28,15 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
         super::write_contents(&archive, &name, &members)?;
         return Ok(Outcome::Success);
     }
+    let existing = match (a.overwrite, a.existing.skip_old_files, a.existing.keep_newer_files) {
+        (true, _, _) => ExistingFiles::Replace,
+        (_, true, _) => ExistingFiles::Skip,
+        (_, _, true) => ExistingFiles::KeepNewer,
+        _ => ExistingFiles::Refuse,
+    };
     let mut options = ExtractOptions::new()
-        .overwrite(a.overwrite)
+        .existing(existing)
+        .strip_components(a.existing.strip_components)
         .sync(!a.no_sync)
         .keep_going(a.keep_going)
         .same_permissions(a.same_permissions)

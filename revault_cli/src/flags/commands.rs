@@ -8,8 +8,8 @@ use clap::Args;
 use revault_lockbox_api::WorkloadProfile;
 
 use super::{
-    profile_parser, FilterArgs, InputArgs, LockArgs, MemberArgs, ObjectStoreArgs, PasswordArgs, QuietArgs,
-    ReadArgs, RecipientArgs, SelectArgs, TimeArgs, UnlockArgs, WaitArgs,
+    profile_parser, ExistingArgs, FilterArgs, InputArgs, LockArgs, MemberArgs, ObjectStoreArgs, PasswordArgs,
+    QuietArgs, ReadArgs, RecipientArgs, SelectArgs, TimeArgs, UnlockArgs, WaitArgs,
 };
 
 /// `--json`: NDJSON on stdout instead of text.
@@ -137,6 +137,8 @@ pub struct ExtractArgs {
     /// index order, instead of creating anything (tar -O).
     #[arg(short = 'O', long, conflicts_with_all = ["overwrite", "keep_going", "directory"])]
     pub to_stdout: bool,
+    #[command(flatten)]
+    pub existing: ExistingArgs,
     /// Do not sync files to disk before renaming them into place (faster; a
     /// crash may then leave empty files behind).
     #[arg(long)]

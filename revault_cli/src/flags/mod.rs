@@ -11,6 +11,7 @@
 //! option given after the command name wins.
 
 mod commands;
+mod existing;
 mod filters;
 mod mount;
 mod select;
@@ -24,6 +25,7 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand}
 use revault_lockbox_api::WorkloadProfile;
 
 pub use commands::*;
+pub use existing::ExistingArgs;
 pub use filters::FilterArgs;
 pub use mount::{MountArgs, UmountArgs};
 pub use select::{InputArgs, MemberArgs, SelectArgs, WaitArgs};

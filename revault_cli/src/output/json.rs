@@ -11,7 +11,7 @@ use std::io::{self, BufWriter, StdoutLock, Write};
 
 use base64::Engine as _;
 use revault_lockbox_api::create::CreateReport;
-use revault_lockbox_api::read::{ArchiveInfo, Damage, VerifyReport};
+use revault_lockbox_api::read::{ArchiveInfo, Damage, ExtractReport, VerifyReport};
 use revault_lockbox_api::slots::{SlotInfo, SlotKind};
 use revault_lockbox_api::{Entry, EntryKind, KdfParams};
 use serde_json::{json, Map, Value};
@@ -172,14 +172,15 @@ pub fn verify_summary(r: &VerifyReport) -> Value {
     })
 }
 
-pub fn extract_summary(entries: u64, bytes: u64, damaged: usize) -> Value {
+pub fn extract_summary(report: &ExtractReport) -> Value {
     json!({
         "type": "summary",
         "command": "extract",
-        "ok": damaged == 0,
-        "entries": entries,
-        "bytes": bytes,
-        "damaged_entries": damaged,
+        "ok": report.damaged.is_empty(),
+        "entries": report.entries,
+        "bytes": report.bytes,
+        "damaged_entries": report.damaged.len(),
+        "skipped_entries": report.skipped,
     })
 }
 

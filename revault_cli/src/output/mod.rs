@@ -161,7 +161,7 @@ pub fn extracted(name: &str, report: &ExtractReport, as_json: bool) -> Result<()
         for w in &report.warnings {
             lines.write(&json::extract_warning(w)).context(STDOUT)?;
         }
-        let summary = json::extract_summary(report.entries, report.bytes, report.damaged.len());
+        let summary = json::extract_summary(report);
         lines.write(&summary).and_then(|()| lines.flush()).context(STDOUT)?;
     } else {
         for w in &report.warnings {

@@ -19,12 +19,6 @@ fn tar(args: &[&str], cwd: &Path, tz: &str) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// Sets a path's modification time with `touch -d` (GNU date syntax, UTC).
-fn touch(path: &Path, when: &str) {
-    let ok = Process::new("touch").arg("-h").arg("-d").arg(when).arg(path).status().unwrap().success();
-    assert!(ok, "touch -d {when} {}", path.display());
-}
-
 /// The names GNU tar stores for `args` on `work/tree`, sorted, without
 /// the trailing `/` it writes after directories.
 fn tar_names(work: &Path, args: &[&str]) -> Vec<String> {

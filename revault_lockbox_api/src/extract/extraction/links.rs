@@ -59,7 +59,7 @@ impl<'a> Extraction<'a> {
     /// Removes what is at `name` in `dir` (never a directory), when
     /// overwriting.
     fn clear(&self, dir: &Dir, name: &[u8], shown: &Path) -> Result<()> {
-        if !self.options.overwrite {
+        if !self.options.replaces() {
             return Ok(());
         }
         match rustix::fs::unlinkat(&dir.fd, name, AtFlags::empty()) {
