@@ -50,6 +50,7 @@
 mod archive;
 pub mod civil;
 mod crypto;
+mod entry_log;
 pub mod error;
 mod extract;
 mod file;
@@ -75,8 +76,9 @@ mod xattrs;
 
 pub use archive::{Archive, OpenOptions};
 pub use crypto::{KdfParams, Password};
+pub use entry_log::EntryLog;
 pub use error::{Error, Result};
-pub use extract::{ExistingFiles, ExtractOptions};
+pub use extract::ExtractOptions;
 pub use file::{create_archive, ArchiveUpdater, UpdateOptions};
 pub use format::{Entry, EntryKind};
 pub use keys::{KeySet, Unlock};
@@ -107,7 +109,7 @@ pub mod read {
         ArchiveInfo, Browser, Damage, Entries, EntryReader, Members, Node, Place, Selected, Subtrees,
         VerifyReport,
     };
-    pub use crate::extract::ExtractReport;
+    pub use crate::extract::{ExistingFiles, ExtractReport};
     pub use crate::format::{SessionInfo, SessionKind, SparseMap, Xattr};
     pub use crate::pattern::MatchRules;
 }

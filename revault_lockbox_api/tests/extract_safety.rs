@@ -172,7 +172,7 @@ fn stripped_names_that_meet_at_a_symlink_never_write_outside() {
 /// older files and warns about the others.
 #[test]
 fn existing_files_are_skipped_or_replaced_by_age() {
-    use revault_lockbox_api::ExistingFiles;
+    use revault_lockbox_api::read::ExistingFiles;
     let tmp = tempfile::tempdir().unwrap();
     let mut w = ArchiveWriter::new(Vec::new(), &password(), cheap()).unwrap();
     let dated = |secs| revault_lockbox_api::create::Metadata::new(0o644, 0, 0, secs, 0);

@@ -3,11 +3,13 @@
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use revault_lockbox_api::{ExistingFiles, ExtractOptions, Quoted, WorkloadProfile};
+use revault_lockbox_api::read::ExistingFiles;
+use revault_lockbox_api::{EntryLog, ExtractOptions, Quoted, WorkloadProfile};
 
 use super::{open_archive, Outcome};
 use crate::exit::UsageError;
 use crate::flags::ExtractArgs;
+use crate::output::verbose::Verbose;
 use crate::progress;
 use crate::{output, select};
 
@@ -47,9 +49,13 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
     if let Some(limit) = a.max_implicit_dirs {
         options = options.implicit_dirs(limit);
     }
+    let verbose = Verbose::start(a.verbose.verbose, a.format.json);
+    if let Some(log) = &verbose {
+        options = options.log(Arc::clone(log) as Arc<dyn EntryLog>);
+    }
     // All of the content for a whole extraction; at most that for a part.
     let total = archive.content_bytes();
-    let display = progress::maybe_start(a.quiet.quiet, move || total);
+    let display = progress::maybe_start(a.quiet.quiet || verbose.is_some(), move || total);
     if let Some((counters, _)) = &display {
         options = options.progress(Arc::clone(counters));
     }
@@ -58,6 +64,9 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
         .with_context(|| format!("extracting {} into {}", name, Quoted::path(&a.directory)))?;
     if let Some((_, display)) = display {
         display.finish();
+    }
+    if let Some(log) = &verbose {
+        log.finish()?;
     }
     output::extracted(&name, &report, a.format.json)?;
     Ok(if report.damaged.is_empty() { Outcome::Success } else { Outcome::Damaged })

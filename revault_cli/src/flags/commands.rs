@@ -9,7 +9,7 @@ use revault_lockbox_api::WorkloadProfile;
 
 use super::{
     profile_parser, ExistingArgs, FilterArgs, InputArgs, LockArgs, MemberArgs, ObjectStoreArgs, PasswordArgs,
-    QuietArgs, ReadArgs, RecipientArgs, SelectArgs, TimeArgs, UnlockArgs, WaitArgs,
+    QuietArgs, ReadArgs, RecipientArgs, SelectArgs, TimeArgs, UnlockArgs, VerboseArgs, WaitArgs,
 };
 
 /// `--json`: NDJSON on stdout instead of text.
@@ -82,6 +82,8 @@ pub struct CreateArgs {
     #[command(flatten)]
     pub filters: FilterArgs,
     #[command(flatten)]
+    pub verbose: VerboseArgs,
+    #[command(flatten)]
     pub quiet: QuietArgs,
     #[command(flatten)]
     pub s3: ObjectStoreArgs,
@@ -139,6 +141,8 @@ pub struct ExtractArgs {
     pub to_stdout: bool,
     #[command(flatten)]
     pub existing: ExistingArgs,
+    #[command(flatten)]
+    pub verbose: VerboseArgs,
     /// Do not sync files to disk before renaming them into place (faster; a
     /// crash may then leave empty files behind).
     #[arg(long)]
@@ -267,6 +271,8 @@ pub struct AppendArgs {
     pub quiet: QuietArgs,
     #[command(flatten)]
     pub label: LabelArgs,
+    #[command(flatten)]
+    pub verbose: VerboseArgs,
     /// Files and directories to store (directories recursively).
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
@@ -291,6 +297,8 @@ pub struct UpdateArgs {
 pub struct RmArgs {
     /// The archive, changed in place.
     pub archive: PathBuf,
+    #[command(flatten)]
+    pub verbose: VerboseArgs,
     #[command(flatten)]
     pub lock: WaitArgs,
     #[command(flatten)]

@@ -18,6 +18,7 @@ mod select;
 mod store;
 mod times;
 mod unlock;
+mod verbose;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::parser::ValueSource;
@@ -32,6 +33,7 @@ pub use select::{InputArgs, MemberArgs, SelectArgs, WaitArgs};
 pub use store::ObjectStoreArgs;
 pub use times::TimeArgs;
 pub use unlock::{LockArgs, PasswordArgs, QuietArgs, RecipientArgs, UnlockArgs};
+pub use verbose::VerboseArgs;
 
 /// Encrypted, compressed, page-oriented archives (.lbox).
 #[derive(Debug, Parser)]

@@ -7,6 +7,7 @@ mod hint;
 pub mod json;
 mod locks;
 pub mod text;
+pub mod verbose;
 
 use std::fmt::Display;
 use std::io::{self, BufWriter, Write};

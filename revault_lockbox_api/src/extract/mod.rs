@@ -47,6 +47,7 @@ use std::sync::Arc;
 
 use crate::archive::Damage;
 use crate::archive::{Archive, Members};
+use crate::entry_log::{EntryLog, Log};
 use crate::error::{EntryPath, Error, Result};
 use crate::progress::Progress;
 use crate::storage::ReadAt;
@@ -66,6 +67,7 @@ pub struct ExtractOptions {
     xattrs: bool,
     members: Members,
     progress: Option<Arc<Progress>>,
+    log: Option<Log>,
     implicit_dirs: Option<u64>,
 }
 
@@ -82,6 +84,7 @@ impl Default for ExtractOptions {
             xattrs: false,
             members: Members::all(),
             progress: None,
+            log: None,
             implicit_dirs: None,
         }
     }
@@ -204,6 +207,13 @@ impl ExtractOptions {
         self
     }
 
+    /// Told of each entry as its restoring begins, in index order (tar's
+    /// `-v`). Default: none.
+    pub fn log(mut self, log: Arc<dyn EntryLog>) -> Self {
+        self.log = Some(Log(log));
+        self
+    }
+
     /// Counters updated as files are written. Default: none.
     pub fn progress(mut self, progress: Arc<Progress>) -> Self {
         self.progress = Some(progress);
@@ -262,7 +272,7 @@ impl<S: ReadAt> Archive<S> {
             let kept = x.take_kept();
             let entries = strip::entries(members.entries(self)?, strip)
                 .filter(move |e| e.as_ref().map_or(true, |e| !kept.contains(&e.path)));
-            let copies = x.write_files(self, Box::new(entries))?;
+            let copies = x.write_files(self, Box::new(entries), true)?;
             x.copy_links(self, copies)
         })();
         if let Err(e) = written {

@@ -116,6 +116,7 @@ impl<W: Write> ArchiveWriter<W> {
             archive_id: start.archive_id,
             keys,
             progress: options.progress.clone(),
+            log: options.log.clone(),
         };
         let header_hash = super::header::write_header(&mut output, &start, &session_salt, &options.label)?;
         Ok(ArchiveWriter {
@@ -274,13 +275,20 @@ impl<W: Write> ArchiveWriter<W> {
             xattrs,
             ..meta.clone()
         };
-        self.push_checked(Entry { path: path.to_vec(), kind, meta, extent, sparse })
+        let entry = Entry { path: path.to_vec(), kind, meta, extent, sparse };
+        if let Some(log) = &self.output.log {
+            log.0.entry(&entry);
+        }
+        self.push_checked(entry)
     }
 
     /// Records that `path` and everything below it are deleted: older runs'
     /// entries there are hidden (an append session).
     pub(crate) fn delete(&mut self, path: &[u8]) -> Result<()> {
         self.check_next_path(path)?;
+        if let Some(log) = &self.output.log {
+            log.0.removed(path);
+        }
         self.push_record(Record::Delete(path.to_vec()))
     }
 

@@ -52,7 +52,7 @@ impl<'a> Extraction<'a> {
             e.extent = e.extent.map(|x| Extent { linked: true, ..x });
             Ok(e)
         });
-        self.write_files(archive, Box::new(as_files))?;
+        self.write_files(archive, Box::new(as_files), false)?;
         Ok(())
     }
 

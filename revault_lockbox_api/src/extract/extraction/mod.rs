@@ -189,6 +189,7 @@ impl<'a> Extraction<'a> {
         &mut self,
         archive: &Archive<S>,
         entries: Box<dyn Iterator<Item = Result<Entry>> + '_>,
+        logs: bool,
     ) -> Result<Vec<Entry>> {
         let mut visitor = FileWriter {
             x: self,
@@ -197,6 +198,7 @@ impl<'a> Extraction<'a> {
             files: HashMap::new(),
             next_token: 0,
             copies: Vec::new(),
+            logs,
         };
         archive.walk_content(&mut visitor, false)?;
         let copies = std::mem::take(&mut visitor.copies);
