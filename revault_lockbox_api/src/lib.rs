@@ -50,6 +50,7 @@
 mod archive;
 pub mod civil;
 mod crypto;
+mod entry_log;
 pub mod error;
 mod extract;
 mod file;
@@ -75,6 +76,7 @@ mod xattrs;
 
 pub use archive::{Archive, OpenOptions};
 pub use crypto::{KdfParams, Password};
+pub use entry_log::EntryLog;
 pub use error::{Error, Result};
 pub use extract::ExtractOptions;
 pub use file::{create_archive, ArchiveUpdater, UpdateOptions};
@@ -104,17 +106,17 @@ pub mod create {
 /// mount needs), and what an extraction did.
 pub mod read {
     pub use crate::archive::{
-        ArchiveInfo, Browser, Damage, Entries, EntryReader, Members, Node, Place, Selected, SessionSummary,
-        Subtrees, VerifyReport,
+        is_salvageable, ArchiveInfo, Browser, Damage, Entries, EntryReader, Members, Node, Place, Salvage,
+        Selected, SessionSummary, Subtrees, VerifyReport,
     };
-    pub use crate::extract::ExtractReport;
+    pub use crate::extract::{ExistingFiles, ExtractReport};
     pub use crate::format::{SessionInfo, SessionKind, SparseMap, Xattr};
     pub use crate::pattern::MatchRules;
 }
 
 /// What a change in place ([`ArchiveUpdater`]) did.
 pub mod update {
-    pub use crate::file::UpdateReport;
+    pub use crate::file::{RepairReport, UpdateReport};
 }
 
 /// Key slots of an archive file, changed in place: list, add, remove, and

@@ -147,3 +147,52 @@ fn modes_follow_the_umask_without_special_bits_unless_same_permissions() {
         assert_eq!(mode_of(exact.path(), path), mode, "{path} with same_permissions");
     }
 }
+
+/// `--strip-components` shortens names only after they are checked: two
+/// names that meet after stripping (a symbolic link and a path through
+/// it) still cannot write outside the destination.
+#[test]
+fn stripped_names_that_meet_at_a_symlink_never_write_outside() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dest, outside) = (tmp.path().join("dest"), tmp.path().join("outside"));
+    fs::create_dir_all(&dest).unwrap();
+    fs::create_dir_all(&outside).unwrap();
+    let mut w = ArchiveWriter::new(Vec::new(), &password(), cheap()).unwrap();
+    w.add_symlink("a/link", &meta(0o777), outside.to_str().unwrap()).unwrap();
+    w.add_file("b/link/planted", &meta(0o644), 4, &b"evil"[..]).unwrap();
+    let bytes = w.finish().unwrap();
+    let archive = Archive::open(Cursor::new(bytes), &password()).unwrap();
+    let result = archive.extract(&dest, &ExtractOptions::new().strip_components(1));
+    assert!(matches!(result, Err(Error::AlreadyExists { .. })), "{result:?}");
+    assert_eq!(fs::read_dir(&outside).unwrap().count(), 0, "nothing written outside");
+    assert!(fs::symlink_metadata(dest.join("link")).unwrap().is_dir(), "the file's directory, not the link");
+}
+
+/// `ExistingFiles::Skip` leaves what exists; `KeepNewer` replaces only
+/// older files and warns about the others.
+#[test]
+fn existing_files_are_skipped_or_replaced_by_age() {
+    use revault_lockbox_api::read::ExistingFiles;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut w = ArchiveWriter::new(Vec::new(), &password(), cheap()).unwrap();
+    let dated = |secs| revault_lockbox_api::create::Metadata::new(0o644, 0, 0, secs, 0);
+    w.add_file("old", &dated(1_000), 3, &b"new"[..]).unwrap();
+    w.add_file("young", &dated(2_000_000_000), 3, &b"new"[..]).unwrap();
+    let archive = Archive::open(Cursor::new(w.finish().unwrap()), &password()).unwrap();
+    for (policy, old, young, skipped) in
+        [(ExistingFiles::Skip, "mine", "mine", 2), (ExistingFiles::KeepNewer, "mine", "new", 1)]
+    {
+        let dest = tmp.path().join(format!("{policy:?}"));
+        fs::create_dir(&dest).unwrap();
+        for name in ["old", "young"] {
+            fs::write(dest.join(name), b"mine").unwrap();
+            filetime::set_file_mtime(dest.join(name), filetime::FileTime::from_unix_time(1_500_000_000, 0))
+                .unwrap();
+        }
+        let report = archive.extract(&dest, &ExtractOptions::new().existing(policy)).unwrap();
+        assert_eq!(fs::read_to_string(dest.join("old")).unwrap(), old, "{policy:?}");
+        assert_eq!(fs::read_to_string(dest.join("young")).unwrap(), young, "{policy:?}");
+        assert_eq!(report.skipped, skipped, "{policy:?}");
+        assert_eq!(report.warnings.len(), usize::from(policy == ExistingFiles::KeepNewer), "{policy:?}");
+    }
+}

@@ -8,26 +8,45 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use revault_lockbox_api::update::UpdateReport;
-use revault_lockbox_api::{ArchiveUpdater, Quoted, UpdateOptions};
+use revault_lockbox_api::{ArchiveUpdater, EntryLog, Quoted, UpdateOptions};
 
 use super::{in_place, Outcome};
 use crate::flags::{AddArgs, AppendArgs, RmArgs, UnlockArgs, UpdateArgs};
+use crate::output::verbose::Verbose;
 use crate::progress::{self, input_bytes};
 use crate::{keys, output};
 
-/// The options of `add` and `update`, and a progress display when asked.
-fn options(a: &AppendArgs) -> (UpdateOptions, Option<progress::Display>) {
+/// What shows an append's work: a progress bar or `-v` lines.
+struct Shown {
+    display: Option<progress::Display>,
+    verbose: Option<Arc<Verbose>>,
+}
+
+/// The options of `add` and `update`, and a progress display or `-v`
+/// lines when asked.
+fn options(a: &AppendArgs) -> (UpdateOptions, Shown) {
     let label = a.label.message.clone().unwrap_or_default();
     let mut options = UpdateOptions::new().profile(a.input.profile).wait(a.lock.wait).label(label);
     if let Some(level) = a.input.level {
         options = options.zstd_level(level);
     }
+    let (options, verbose) = logged(options, a.verbose.verbose);
+    let mut options = options;
     let roots: Vec<PathBuf> = a.paths.iter().map(|p| a.input.directory.join(p)).collect();
-    let display = progress::maybe_start(a.quiet.quiet, move || input_bytes(&roots, false)).map(|(c, d)| {
+    let quiet = a.quiet.quiet || verbose.is_some();
+    let display = progress::maybe_start(quiet, move || input_bytes(&roots, false)).map(|(c, d)| {
         options = options.clone().progress(Arc::clone(&c));
         d
     });
-    (options, display)
+    (options, Shown { display, verbose })
+}
+
+/// `options` telling `-v`'s lines of each entry, when asked.
+fn logged(options: UpdateOptions, count: u8) -> (UpdateOptions, Option<Arc<Verbose>>) {
+    match Verbose::start(count, false) {
+        Some(log) => (options.log(Arc::clone(&log) as Arc<dyn EntryLog>), Some(log)),
+        None => (options, None),
+    }
 }
 
 fn open(unlock: &UnlockArgs, archive: &std::path::Path, options: UpdateOptions) -> Result<ArchiveUpdater> {
@@ -39,18 +58,17 @@ fn open(unlock: &UnlockArgs, archive: &std::path::Path, options: UpdateOptions) 
     .with_context(|| format!("opening {} to change it", Quoted::path(archive)))
 }
 
-fn done(report: &UpdateReport, display: Option<progress::Display>) -> Outcome {
-    if let Some(display) = display {
+fn done(report: &UpdateReport, shown: Shown) -> Result<Outcome> {
+    if let Some(display) = shown.display {
         display.finish();
+    }
+    if let Some(log) = shown.verbose {
+        log.finish()?;
     }
     output::updated(report);
     // As tar and `create`: the change is committed, but misses or holds a
     // changed copy of something asked for.
-    if report.warnings.iter().any(|w| w.is_failure()) {
-        Outcome::Incomplete
-    } else {
-        Outcome::Success
-    }
+    Ok(if report.warnings.iter().any(|w| w.is_failure()) { Outcome::Incomplete } else { Outcome::Success })
 }
 
 pub fn add(a: AddArgs) -> Result<Outcome> {
@@ -61,7 +79,7 @@ pub fn add(a: AddArgs) -> Result<Outcome> {
         .add(&a.input.directory, &a.paths)
         .with_context(|| format!("adding to {}", Quoted::path(&a.archive)))?;
     output::leading_slash_note(&a.paths, a.quiet.quiet);
-    Ok(done(&report, display))
+    done(&report, display)
 }
 
 pub fn update(u: UpdateArgs) -> Result<Outcome> {
@@ -72,7 +90,7 @@ pub fn update(u: UpdateArgs) -> Result<Outcome> {
         .update(&a.input.directory, &a.paths, u.delete_missing)
         .with_context(|| format!("updating {}", Quoted::path(&a.archive)))?;
     output::leading_slash_note(&a.paths, a.quiet.quiet);
-    Ok(done(&report, display))
+    done(&report, display)
 }
 
 pub fn rm(a: RmArgs) -> Result<Outcome> {
@@ -80,8 +98,9 @@ pub fn rm(a: RmArgs) -> Result<Outcome> {
     in_place(&a.archive, "rm")?;
     let paths: Vec<Vec<u8>> = a.paths.into_iter().map(|p| p.into_vec()).collect();
     let options = UpdateOptions::new().wait(a.lock.wait).label(a.label.message.unwrap_or_default());
+    let (options, verbose) = logged(options, a.verbose.verbose);
     let report = open(&a.unlock, &a.archive, options)?
         .remove(&paths)
         .with_context(|| format!("removing from {}", Quoted::path(&a.archive)))?;
-    Ok(done(&report, None))
+    done(&report, Shown { display: None, verbose })
 }

@@ -9,12 +9,13 @@ use anyhow::{Context, Result};
 use revault_lockbox_api::create::AtomicFile;
 use revault_lockbox_api::create::{write_archive, CreateReport};
 use revault_lockbox_api::error::KdfError;
-use revault_lockbox_api::{create_archive, CreateOptions, KdfParams, Quoted};
+use revault_lockbox_api::{create_archive, CreateOptions, EntryLog, KdfParams, Quoted};
 
 use super::Outcome;
 use crate::exit::UsageError;
 use crate::flags::CreateArgs;
 use crate::location::{create_object, ArchiveLocation};
+use crate::output::verbose::Verbose;
 use crate::progress::{self, input_bytes};
 use crate::{keys, output, select, source};
 
@@ -59,13 +60,17 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
     if let Some(level) = a.input.level {
         options = options.zstd_level(level);
     }
+    let verbose = Verbose::start(a.verbose.verbose, to_stdout || a.format.json);
+    if let Some(log) = &verbose {
+        options = options.log(Arc::clone(log) as Arc<dyn EntryLog>);
+    }
     // A tar stream's size is not known before it is read: no progress bar.
     let roots: Vec<PathBuf> = paths.iter().map(|p| directory.join(p)).collect();
     let follow = a.dereference;
     let display = if tar.is_some() {
         None
     } else {
-        progress::maybe_start(a.quiet.quiet, move || input_bytes(&roots, follow))
+        progress::maybe_start(a.quiet.quiet || verbose.is_some(), move || input_bytes(&roots, follow))
     };
     if let Some((counters, _)) = &display {
         options = options.progress(Arc::clone(counters));
@@ -106,6 +111,9 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
     };
     if let Some((_, display)) = display {
         display.finish();
+    }
+    if let Some(log) = &verbose {
+        log.finish()?;
     }
     // After the work, so that a failure stays one line.
     output::leading_slash_note(&paths, a.quiet.quiet);

@@ -3,11 +3,13 @@
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use revault_lockbox_api::{ExtractOptions, Quoted, WorkloadProfile};
+use revault_lockbox_api::read::ExistingFiles;
+use revault_lockbox_api::{EntryLog, ExtractOptions, Quoted, WorkloadProfile};
 
-use super::{open_archive, Outcome};
+use super::{open_archive, open_or_salvage, Outcome, Readable};
 use crate::exit::UsageError;
 use crate::flags::ExtractArgs;
+use crate::output::verbose::Verbose;
 use crate::progress;
 use crate::{output, select};
 
@@ -23,13 +25,20 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
     let members = select::members(&a.members, &a.paths)?;
     raise_open_file_limit();
     let profile = a.profile.unwrap_or(WorkloadProfile::ExtractMany);
-    let (archive, name) = open_archive(&a.archive, &a.read, profile)?;
     if a.to_stdout {
+        let (archive, name) = open_archive(&a.archive, &a.read, profile)?;
         super::write_contents(&archive, &name, &members)?;
         return Ok(Outcome::Success);
     }
+    let existing = match (a.overwrite, a.existing.skip_old_files, a.existing.keep_newer_files) {
+        (true, _, _) => ExistingFiles::Replace,
+        (_, true, _) => ExistingFiles::Skip,
+        (_, _, true) => ExistingFiles::KeepNewer,
+        _ => ExistingFiles::Refuse,
+    };
     let mut options = ExtractOptions::new()
-        .overwrite(a.overwrite)
+        .existing(existing)
+        .strip_components(a.existing.strip_components)
         .sync(!a.no_sync)
         .keep_going(a.keep_going)
         .same_permissions(a.same_permissions)
@@ -40,20 +49,34 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
     if let Some(limit) = a.max_implicit_dirs {
         options = options.implicit_dirs(limit);
     }
+    let verbose = Verbose::start(a.verbose.verbose, a.format.json);
+    if let Some(log) = &verbose {
+        options = options.log(Arc::clone(log) as Arc<dyn EntryLog>);
+    }
+    // Only --keep-going salvages: without it, damage stops the extraction.
+    let (readable, name) = open_or_salvage(&a.archive, &a.read, profile, a.keep_going)?;
     // All of the content for a whole extraction; at most that for a part.
-    let total = archive.content_bytes();
-    let display = progress::maybe_start(a.quiet.quiet, move || total);
+    let total = match &readable {
+        Readable::Indexed(archive) => archive.content_bytes(),
+        Readable::Salvaged(..) => 0,
+    };
+    let display = progress::maybe_start(a.quiet.quiet || verbose.is_some(), move || total);
     if let Some((counters, _)) = &display {
         options = options.progress(Arc::clone(counters));
     }
-    let report = archive
-        .extract(&a.directory, &options)
-        .with_context(|| format!("extracting {} into {}", name, Quoted::path(&a.directory)))?;
+    let report = match &readable {
+        Readable::Indexed(archive) => archive.extract(&a.directory, &options),
+        Readable::Salvaged(salvage, _) => salvage.extract(&a.directory, &options),
+    }
+    .with_context(|| format!("extracting {} into {}", name, Quoted::path(&a.directory)))?;
     if let Some((_, display)) = display {
         display.finish();
     }
+    if let Some(log) = &verbose {
+        log.finish()?;
+    }
     output::extracted(&name, &report, a.format.json)?;
-    Ok(if report.damaged.is_empty() { Outcome::Success } else { Outcome::Damaged })
+    Ok(if report.damaged.is_empty() && report.lost.is_empty() { Outcome::Success } else { Outcome::Damaged })
 }
 
 /// Lifts the soft open-file limit to the hard one: extraction keeps each

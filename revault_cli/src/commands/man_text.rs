@@ -39,6 +39,8 @@ pub fn examples(path: &[String]) -> &'static [(&'static str, &'static str)] {
             ("Extract into a directory.", "lockbox extract a.lbox -C out"),
             ("Open with an age identity.", "lockbox extract -i key.txt a.lbox -C out"),
             ("Keep what is intact of a damaged archive.", "lockbox extract --keep-going a.lbox -C out"),
+            ("Finish an interrupted extract.", "lockbox extract --skip-old-files a.lbox -C out"),
+            ("Drop the top directory of each name.", "lockbox extract --strip-components 1 a.lbox -C out"),
         ],
         ["cat"] => &[("One file's content to stdout.", "lockbox cat a.lbox notes/todo.txt | less")],
         ["info"] => &[("Facts as JSON.", "lockbox info --json a.lbox")],

@@ -8,8 +8,8 @@ use clap::Args;
 use revault_lockbox_api::WorkloadProfile;
 
 use super::{
-    profile_parser, FilterArgs, InputArgs, LockArgs, MemberArgs, ObjectStoreArgs, PasswordArgs, QuietArgs,
-    ReadArgs, RecipientArgs, SelectArgs, TimeArgs, UnlockArgs, WaitArgs,
+    profile_parser, ExistingArgs, FilterArgs, InputArgs, LockArgs, MemberArgs, ObjectStoreArgs, PasswordArgs,
+    QuietArgs, ReadArgs, RecipientArgs, SelectArgs, TimeArgs, UnlockArgs, VerboseArgs, WaitArgs,
 };
 
 /// `--json`: NDJSON on stdout instead of text.
@@ -82,6 +82,8 @@ pub struct CreateArgs {
     #[command(flatten)]
     pub filters: FilterArgs,
     #[command(flatten)]
+    pub verbose: VerboseArgs,
+    #[command(flatten)]
     pub quiet: QuietArgs,
     #[command(flatten)]
     pub s3: ObjectStoreArgs,
@@ -137,6 +139,10 @@ pub struct ExtractArgs {
     /// index order, instead of creating anything (tar -O).
     #[arg(short = 'O', long, conflicts_with_all = ["overwrite", "keep_going", "directory"])]
     pub to_stdout: bool,
+    #[command(flatten)]
+    pub existing: ExistingArgs,
+    #[command(flatten)]
+    pub verbose: VerboseArgs,
     /// Do not sync files to disk before renaming them into place (faster; a
     /// crash may then leave empty files behind).
     #[arg(long)]
@@ -278,6 +284,8 @@ pub struct AppendArgs {
     pub quiet: QuietArgs,
     #[command(flatten)]
     pub label: LabelArgs,
+    #[command(flatten)]
+    pub verbose: VerboseArgs,
     /// Files and directories to store (directories recursively).
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
@@ -302,6 +310,8 @@ pub struct UpdateArgs {
 pub struct RmArgs {
     /// The archive, changed in place.
     pub archive: PathBuf,
+    #[command(flatten)]
+    pub verbose: VerboseArgs,
     #[command(flatten)]
     pub lock: WaitArgs,
     #[command(flatten)]

@@ -11,12 +11,14 @@
 //! option given after the command name wins.
 
 mod commands;
+mod existing;
 mod filters;
 mod mount;
 mod select;
 mod store;
 mod times;
 mod unlock;
+mod verbose;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::parser::ValueSource;
@@ -24,12 +26,14 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand}
 use revault_lockbox_api::WorkloadProfile;
 
 pub use commands::*;
+pub use existing::ExistingArgs;
 pub use filters::FilterArgs;
 pub use mount::{MountArgs, UmountArgs};
 pub use select::{InputArgs, MemberArgs, SelectArgs, WaitArgs};
 pub use store::ObjectStoreArgs;
 pub use times::TimeArgs;
 pub use unlock::{LockArgs, PasswordArgs, QuietArgs, RecipientArgs, UnlockArgs};
+pub use verbose::VerboseArgs;
 
 /// Encrypted, compressed, page-oriented archives (.lbox).
 #[derive(Debug, Parser)]

@@ -11,7 +11,7 @@ use std::io::{self, BufWriter, StdoutLock, Write};
 
 use base64::Engine as _;
 use revault_lockbox_api::create::CreateReport;
-use revault_lockbox_api::read::{ArchiveInfo, Damage, VerifyReport};
+use revault_lockbox_api::read::{ArchiveInfo, Damage, ExtractReport, VerifyReport};
 use revault_lockbox_api::slots::{SlotInfo, SlotKind};
 use revault_lockbox_api::{Entry, EntryKind, KdfParams};
 use serde_json::{json, Map, Value};
@@ -146,6 +146,11 @@ pub fn damaged(d: &Damage) -> Value {
     Value::Object(map)
 }
 
+/// Something a salvage scan could not prove (no entry to name).
+pub fn lost(what: &str) -> Value {
+    json!({ "type": "lost", "what": what })
+}
+
 /// An entry `extract` restored without some of its metadata.
 pub fn extract_warning(d: &Damage) -> Value {
     let mut map = object(json!({ "type": "warning", "reason": d.reason }));
@@ -169,17 +174,19 @@ pub fn verify_summary(r: &VerifyReport) -> Value {
         "pages": r.pages,
         "damaged_entries": r.damaged.len(),
         "damaged_pages": r.damaged_pages.len(),
+        "lost": r.lost.len(),
     })
 }
 
-pub fn extract_summary(entries: u64, bytes: u64, damaged: usize) -> Value {
+pub fn extract_summary(report: &ExtractReport) -> Value {
     json!({
         "type": "summary",
         "command": "extract",
-        "ok": damaged == 0,
-        "entries": entries,
-        "bytes": bytes,
-        "damaged_entries": damaged,
+        "ok": report.damaged.is_empty() && report.lost.is_empty(),
+        "entries": report.entries,
+        "bytes": report.bytes,
+        "damaged_entries": report.damaged.len() + report.lost.len(),
+        "skipped_entries": report.skipped,
     })
 }
 

@@ -19,12 +19,6 @@ fn tar(args: &[&str], cwd: &Path, tz: &str) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// Sets a path's modification time with `touch -d` (GNU date syntax, UTC).
-fn touch(path: &Path, when: &str) {
-    let ok = Process::new("touch").arg("-h").arg("-d").arg(when).arg(path).status().unwrap().success();
-    assert!(ok, "touch -d {when} {}", path.display());
-}
-
 /// The names GNU tar stores for `args` on `work/tree`, sorted, without
 /// the trailing `/` it writes after directories.
 fn tar_names(work: &Path, args: &[&str]) -> Vec<String> {
@@ -193,4 +187,38 @@ fn a_date_that_names_no_time_is_a_usage_error_naming_it() {
         assert!(err.contains(&format!("invalid date '{bad}'")), "{err}");
         assert!(!archive.exists(), "nothing written");
     }
+}
+
+#[test]
+fn verbose_names_each_entry_as_list_does_and_vv_as_list_l() {
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    small_tree(w);
+    let archive = w.join("v.lbox");
+    let made = create_tree(w, &archive, &["-v"]);
+    assert_eq!(code(&made), 0, "{}", stderr(&made));
+    let listed = run(lockbox().arg("list").arg(&archive));
+    assert_eq!(String::from_utf8_lossy(&made.stdout), String::from_utf8_lossy(&listed.stdout), "create -v");
+    assert!(!listed.stdout.is_empty());
+
+    let long = run(lockbox().env("TZ", KOLKATA).args(["list", "-l"]).arg(&archive));
+    let dest = w.join("out");
+    fs::create_dir(&dest).unwrap();
+    let out = run(lockbox().env("TZ", KOLKATA).args(["extract", "-vv"]).arg(&archive).arg("-C").arg(&dest));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&long.stdout), "extract -vv");
+
+    fs::write(w.join("tree/new.txt"), b"new\n").unwrap();
+    let added = run(lockbox().args(["add", "-v"]).arg(&archive).arg("-C").arg(w).arg("tree/new.txt"));
+    assert_eq!(code(&added), 0, "{}", stderr(&added));
+    assert_eq!(String::from_utf8_lossy(&added.stdout), "tree/new.txt\n");
+    let removed = run(lockbox().args(["rm", "-v"]).arg(&archive).arg("tree/sub"));
+    assert_eq!(code(&removed), 0, "{}", stderr(&removed));
+    assert_eq!(String::from_utf8_lossy(&removed.stdout), "removed tree/sub\n");
+
+    // With -o - the archive owns stdout: the names go to stderr.
+    let streamed =
+        run(lockbox().arg("create").args(CHEAP).args(["-v", "-o", "-", "-C"]).arg(w).arg("tree/a.txt"));
+    assert_eq!(code(&streamed), 0, "{}", stderr(&streamed));
+    assert_eq!(stderr(&streamed), "tree/a.txt\n");
 }

@@ -5,6 +5,7 @@
 //! Archives are made with the cheapest Argon2id cost (`CHEAP`).
 
 mod everyday;
+mod existing;
 mod json;
 mod members;
 mod meta;
@@ -30,6 +31,13 @@ pub fn assert_fails(out: &Output, expected: i32, needle: &str) {
     assert!(err.starts_with("lockbox: ") && err.lines().count() == 1, "not one line: {err}");
     assert!(err.contains(needle), "{needle:?} not in {err}");
     assert!(!err.contains("panicked"), "{err}");
+}
+
+/// Sets a path's modification time (not a link's target's) with `touch
+/// -d`, in GNU date's syntax.
+pub fn touch(path: &Path, when: &str) {
+    let touched = std::process::Command::new("touch").arg("-h").arg("-d").arg(when).arg(path).status();
+    assert!(touched.unwrap().success(), "touch -d {when} {}", path.display());
 }
 
 /// `work/tree` with a few files, a subdirectory and a symbolic link.

@@ -132,9 +132,10 @@ impl Walker {
         Ok((self.dir(dir, create)?, name))
     }
 
-    /// What is at stored path `path`, if anything, creating nothing and
-    /// following no symbolic link (a parent that is one is an error).
-    pub(super) fn existing(&mut self, path: &[u8]) -> Result<Option<FileType>> {
+    /// What is at stored path `path`, if anything, and its modification
+    /// time, creating nothing and following no symbolic link (a parent that
+    /// is one is an error).
+    pub(super) fn existing(&mut self, path: &[u8]) -> Result<Option<(FileType, (i64, i64))>> {
         let (dir, name) = match self.parent(path, false) {
             Ok(found) => found,
             Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
@@ -143,7 +144,10 @@ impl Walker {
             Err(e) => return Err(e),
         };
         match rustix::fs::statat(&dir.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(st) => Ok(Some(FileType::from_raw_mode(st.st_mode))),
+            #[allow(clippy::unnecessary_cast)] // field types differ between targets
+            Ok(st) => {
+                Ok(Some((FileType::from_raw_mode(st.st_mode), (st.st_mtime as i64, st.st_mtime_nsec as i64))))
+            }
             Err(Errno::NOENT) => Ok(None),
             Err(e) => Err(Error::io("inspecting", self.display(path))(e.into())),
         }

@@ -5,7 +5,8 @@
 //!   over the index: its path (no absolute path, `..`, `.` or empty
 //!   component), no entry below a symbolic link or file of the archive,
 //!   hard links naming an earlier file, and no existing target unless
-//!   overwriting was asked for.
+//!   overwriting was asked for ([`ExistingFiles`]). `--strip-components`
+//!   only shortens checked names, so what it gives is as safe.
 //! - The destination is opened once and everything below it is reached
 //!   through directory descriptors (`openat` with `O_NOFOLLOW`), never by
 //!   path: a symbolic link in the destination, whether there before or
@@ -39,12 +40,14 @@ mod implicit;
 mod owner;
 mod place;
 mod policy;
+mod strip;
 
 use std::path::Path;
 use std::sync::Arc;
 
 use crate::archive::Damage;
-use crate::archive::{Archive, Members};
+use crate::archive::{Archive, Members, Salvage};
+use crate::entry_log::{EntryLog, Log};
 use crate::error::{EntryPath, Error, Result};
 use crate::progress::Progress;
 use crate::storage::ReadAt;
@@ -54,7 +57,8 @@ use implicit::ImplicitDirs;
 /// How to extract. Every setter's doc states its default.
 #[derive(Debug, Clone)]
 pub struct ExtractOptions {
-    overwrite: bool,
+    existing: ExistingFiles,
+    strip_components: usize,
     sync: bool,
     keep_going: bool,
     same_permissions: bool,
@@ -63,13 +67,15 @@ pub struct ExtractOptions {
     xattrs: bool,
     members: Members,
     progress: Option<Arc<Progress>>,
+    log: Option<Log>,
     implicit_dirs: Option<u64>,
 }
 
 impl Default for ExtractOptions {
     fn default() -> Self {
         ExtractOptions {
-            overwrite: false,
+            existing: ExistingFiles::Refuse,
+            strip_components: 0,
             sync: true,
             keep_going: false,
             same_permissions: false,
@@ -78,6 +84,7 @@ impl Default for ExtractOptions {
             xattrs: false,
             members: Members::all(),
             progress: None,
+            log: None,
             implicit_dirs: None,
         }
     }
@@ -90,11 +97,33 @@ impl ExtractOptions {
         ExtractOptions::default()
     }
 
-    /// Replace existing files and links (never a directory with a file).
+    /// Replace existing files and links (never a directory with a file):
+    /// [`ExistingFiles::Replace`] when `yes`, else [`ExistingFiles::Refuse`].
     /// Default: off; an existing path is an error and nothing is written.
-    pub fn overwrite(mut self, yes: bool) -> Self {
-        self.overwrite = yes;
+    pub fn overwrite(self, yes: bool) -> Self {
+        self.existing(if yes { ExistingFiles::Replace } else { ExistingFiles::Refuse })
+    }
+
+    /// What to do where a file, link or other non-directory entry would
+    /// land on something that exists. Default: [`ExistingFiles::Refuse`].
+    pub fn existing(mut self, policy: ExistingFiles) -> Self {
+        self.existing = policy;
         self
+    }
+
+    /// Drop this many leading components from each stored name (and from
+    /// each hard link's target) before extracting, as tar's
+    /// `--strip-components`; an entry with no component left is not
+    /// extracted. NAMEs still match the stored names. Default: 0.
+    pub fn strip_components(mut self, n: usize) -> Self {
+        self.strip_components = n;
+        self
+    }
+
+    /// Whether existing targets may be replaced (those the policy keeps are
+    /// left out before writing).
+    pub(crate) fn replaces(&self) -> bool {
+        matches!(self.existing, ExistingFiles::Replace | ExistingFiles::KeepNewer)
     }
 
     /// Sync files to disk before renaming them into place, so that a crash
@@ -178,11 +207,75 @@ impl ExtractOptions {
         self
     }
 
+    /// Told of each entry as its restoring begins, in index order (tar's
+    /// `-v`). Default: none.
+    pub fn log(mut self, log: Arc<dyn EntryLog>) -> Self {
+        self.log = Some(Log(log));
+        self
+    }
+
     /// Counters updated as files are written. Default: none.
     pub fn progress(mut self, progress: Arc<Progress>) -> Self {
         self.progress = Some(progress);
         self
     }
+}
+
+impl<S: ReadAt> Salvage<S> {
+    /// Restores what the salvage scan proved under `dest`, which must
+    /// exist, with the same rules as [`Archive::extract`]: every entry
+    /// checked before anything is written, each file's SHA-256 checked
+    /// before it gets its name. Entries that were lost, and files whose
+    /// content fails, are in [`ExtractReport::damaged`]; everything else
+    /// that could not be proven in [`ExtractReport::lost`]. `options`'
+    /// member selection picks among the proven entries; `keep_going` is
+    /// implied.
+    pub fn extract(&self, dest: &Path, options: &ExtractOptions) -> Result<ExtractReport> {
+        let options = options.clone().keep_going(true);
+        let strip = options.strip_components;
+        let selected = || {
+            let proven = self.entries().iter().filter(|e| options.members.selects(&e.path)).cloned().map(Ok);
+            strip::entries(proven, strip)
+        };
+        let mut x = Extraction::new(dest, &options, self.tuning().threads)?;
+        let written = (|| {
+            let limit = options.implicit_dirs.unwrap_or_else(|| implicit::default_limit(self.stored_len()));
+            let mut implicit = ImplicitDirs::new(limit);
+            x.check_targets(selected().map(|e| e.and_then(|e| implicit.entry(&e).map(|()| e))))?;
+            let kept = x.take_kept();
+            let entries = selected().filter(move |e| e.as_ref().map_or(true, |e| !kept.contains(&e.path)));
+            let copies = x.write_files(self, Box::new(entries), true)?;
+            x.copy_links(self, copies)
+        })();
+        if let Err(e) = written {
+            x.remove_made_dirs();
+            return Err(e);
+        }
+        let mut report = x.finish()?;
+        report.damaged.extend(self.lost_entries().into_iter().filter(|d| options.members.selects(&d.path.0)));
+        report.lost = self.lost().to_vec();
+        Ok(report)
+    }
+}
+
+/// What extraction does where an entry other than a directory would land
+/// on an existing path. A directory entry always merges with an existing
+/// directory, and a symbolic link where a directory goes is always refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ExistingFiles {
+    /// [`Error::AlreadyExists`] before anything is written (tar's
+    /// `--keep-old-files`).
+    Refuse,
+    /// Replace files and links; a directory in the way is still an error.
+    Replace,
+    /// Leave whatever exists alone and extract the rest, counted in
+    /// [`ExtractReport::skipped`] (tar's `--skip-old-files`).
+    Skip,
+    /// Replace only files and links older than the archive's entry; keep
+    /// one as new or newer, with a warning in [`ExtractReport::warnings`]
+    /// (tar's `--keep-newer-files`).
+    KeepNewer,
 }
 
 /// What an extraction did.
@@ -195,9 +288,16 @@ pub struct ExtractReport {
     pub bytes: u64,
     /// With `keep_going`: entries not restored, with the reason.
     pub damaged: Vec<Damage>,
+    /// From a salvage ([`Salvage::extract`]): what could not be proven,
+    /// one line each (FORMAT.md §6.6).
+    pub lost: Vec<String>,
     /// Entries restored without some of their metadata (an extended
-    /// attribute the target refused), with the reason.
+    /// attribute the target refused), or kept because the existing file is
+    /// newer ([`ExistingFiles::KeepNewer`]), with the reason.
     pub warnings: Vec<Damage>,
+    /// Entries left out because something existed where they go
+    /// ([`ExistingFiles::Skip`], [`ExistingFiles::KeepNewer`]).
+    pub skipped: u64,
 }
 
 impl<S: ReadAt> Archive<S> {
@@ -206,9 +306,13 @@ impl<S: ReadAt> Archive<S> {
     pub fn extract(&self, dest: &Path, options: &ExtractOptions) -> Result<ExtractReport> {
         let mut x = Extraction::new(dest, options, self.tuning().threads)?;
         let members = &options.members;
+        let strip = options.strip_components;
         let written = (|| {
             self.check_before_writing(&mut x, members, options)?;
-            let copies = x.write_files(self, Box::new(members.entries(self)?))?;
+            let kept = x.take_kept();
+            let entries = strip::entries(members.entries(self)?, strip)
+                .filter(move |e| e.as_ref().map_or(true, |e| !kept.contains(&e.path)));
+            let copies = x.write_files(self, Box::new(entries), true)?;
             x.copy_links(self, copies)
         })();
         if let Err(e) = written {
@@ -237,7 +341,8 @@ impl<S: ReadAt> Archive<S> {
         let limit = options.implicit_dirs.unwrap_or_else(|| implicit::default_limit(stored_len));
         let mut implicit = ImplicitDirs::new(limit);
         let mut selected = members.entries(self)?;
-        x.check_targets(selected.by_ref().map(|e| e.and_then(|e| implicit.entry(&e).map(|()| e))))?;
+        let stripped = strip::entries(selected.by_ref(), options.strip_components);
+        x.check_targets(stripped.map(|e| e.and_then(|e| implicit.entry(&e).map(|()| e))))?;
         selected.all_matched()
     }
 }

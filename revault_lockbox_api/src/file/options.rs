@@ -73,6 +73,13 @@ impl UpdateOptions {
         self
     }
 
+    /// Told of each entry stored and each path removed (tar's `-v`).
+    /// Default: none.
+    pub fn log(mut self, log: Arc<dyn crate::EntryLog>) -> Self {
+        self.create = self.create.log(log);
+        self
+    }
+
     /// Counters updated as data is archived. Default: none.
     pub fn progress(mut self, progress: Arc<Progress>) -> Self {
         self.create = self.create.progress(progress);

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::Selection;
 use crate::crypto::KdfParams;
+use crate::entry_log::{EntryLog, Log};
 use crate::profile::{CreateTuning, WorkloadProfile};
 use crate::progress::Progress;
 
@@ -15,6 +16,7 @@ pub struct CreateOptions {
     pub(crate) tuning: CreateTuning,
     pub(crate) kdf: KdfParams,
     pub(crate) progress: Option<Arc<Progress>>,
+    pub(crate) log: Option<Log>,
     pub(crate) skip_files: Vec<(u64, u64)>,
     pub(crate) dereference: bool,
     pub(crate) strict: bool,
@@ -37,6 +39,7 @@ impl CreateOptions {
             tuning: WorkloadProfile::Balanced.create_tuning(),
             kdf: KdfParams::default(),
             progress: None,
+            log: None,
             skip_files: Vec::new(),
             dereference: false,
             strict: false,
@@ -78,6 +81,13 @@ impl CreateOptions {
     /// Lower costs make password guessing cheaper for whoever holds the file.
     pub fn kdf(mut self, params: KdfParams) -> Self {
         self.kdf = params;
+        self
+    }
+
+    /// Told of each entry stored and each path removed, as it goes (tar's
+    /// `-v`). Default: none.
+    pub fn log(mut self, log: Arc<dyn EntryLog>) -> Self {
+        self.log = Some(Log(log));
         self
     }
 

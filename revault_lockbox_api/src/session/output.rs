@@ -20,6 +20,8 @@ pub(super) struct Output<W> {
     pub(super) archive_id: [u8; ARCHIVE_ID_LEN],
     pub(super) keys: Arc<SessionKeys>,
     pub(super) progress: Option<Arc<Progress>>,
+    /// Told of each entry as it is stored (`-v`).
+    pub(super) log: Option<crate::entry_log::Log>,
 }
 
 impl<W: Write> Output<W> {

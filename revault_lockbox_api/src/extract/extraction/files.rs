@@ -58,12 +58,17 @@ pub(super) struct FileWriter<'x, 'a, 'e> {
     pub(super) next_token: usize,
     /// Hard links whose target is not extracted: written as copies later.
     pub(super) copies: Vec<Entry>,
+    /// Tells the options' log of each entry (not again for those copies).
+    pub(super) logs: bool,
 }
 
 impl ContentVisitor for FileWriter<'_, '_, '_> {
     fn next_span(&mut self) -> Result<Option<SpanRequest>> {
         for entry in self.selected.by_ref() {
             let entry = entry?;
+            if let Some(log) = self.x.options.log.as_ref().filter(|_| self.logs) {
+                log.0.entry(&entry);
+            }
             let extent = match &entry.kind {
                 EntryKind::Dir => {
                     self.x.make_dir(&entry)?;

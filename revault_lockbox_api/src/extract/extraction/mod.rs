@@ -17,14 +17,13 @@ use super::place::{
     SYNC_BATCH_BYTES, SYNC_BATCH_MIN_FILES,
 };
 use super::policy::Modes;
-use super::{ExtractOptions, ExtractReport};
-use crate::archive::Archive;
+use super::{ExistingFiles, ExtractOptions, ExtractReport};
+use crate::archive::ContentSource;
 use crate::archive::Damage;
 use crate::error::{EntryPath, Error, Result};
 use crate::format::{is_within, Entry, EntryKind, Xattr, DIGEST_LEN};
 use crate::pipeline::OrderedWorkers;
 use crate::sparse::Expander;
-use crate::storage::ReadAt;
 
 mod files;
 mod links;
@@ -69,6 +68,8 @@ pub(super) struct Extraction<'a> {
     extracted_files: HashSet<Vec<u8>>,
     /// Files not restored because their content was damaged.
     lost: HashSet<Vec<u8>>,
+    /// Paths the existing-files policy leaves alone (found by the check).
+    kept: HashSet<Vec<u8>>,
     placing: OrderedWorkers<Vec<Placement>, Result<Vec<Written>>>,
     /// Checked files not yet handed to the placing threads, and their bytes.
     job: Vec<Placement>,
@@ -112,13 +113,14 @@ impl<'a> Extraction<'a> {
             walker: Walker::open(dest)?,
             modes: Modes::for_process(options.same_permissions),
             owners: options.restores_owners().then(|| Owners::new(options.numeric_owner)),
-            placer: Arc::new(Placer::new(options.overwrite)),
+            placer: Arc::new(Placer::new(options.replaces())),
             report: ExtractReport::default(),
             dirs: Vec::new(),
             symlinks: Vec::new(),
             links: Vec::new(),
             extracted_files: HashSet::new(),
             lost: HashSet::new(),
+            kept: HashSet::new(),
             placing: OrderedWorkers::new("lockbox-placer", threads, PLACING_IN_FLIGHT, place)?,
             pending: Vec::new(),
             syncing: OrderedWorkers::new("lockbox-sync", 1, 1, sync_batch)?,
@@ -131,8 +133,9 @@ impl<'a> Extraction<'a> {
         })
     }
 
-    /// No existing target unless overwriting (and never a directory
-    /// replaced by something else), for every entry of `entries`.
+    /// No existing target unless the policy replaces or keeps it (and
+    /// never a directory replaced by something else), for every entry of
+    /// `entries`; the targets kept are remembered for [`Self::take_kept`].
     pub(super) fn check_targets(&mut self, entries: impl Iterator<Item = Result<Entry>>) -> Result<()> {
         // Below a directory that does not exist yet nothing exists either.
         let mut missing: Option<Vec<u8>> = None;
@@ -141,33 +144,51 @@ impl<'a> Extraction<'a> {
             if missing.as_ref().is_some_and(|m| is_within(m, &e.path)) {
                 continue;
             }
-            let Some(kind) = self.walker.existing(&e.path)? else {
+            let Some((kind, mtime)) = self.walker.existing(&e.path)? else {
                 missing = Some(e.path);
                 continue;
             };
-            let ok = if matches!(e.kind, EntryKind::Dir) {
+            if matches!(e.kind, EntryKind::Dir) {
                 if kind.is_symlink() {
                     // Never followed, never replaced: unsafe, overwriting or not.
                     let path = EntryPath(e.path);
                     return Err(Error::UnsafePath { path, reason: LINK_WHERE_A_DIR_GOES });
                 }
-                kind.is_dir()
-            } else {
-                self.options.overwrite && !kind.is_dir()
-            };
-            if !ok {
-                return Err(Error::AlreadyExists { path: self.walker.display(&e.path) });
+                if kind.is_dir() {
+                    continue;
+                }
             }
+            let in_the_way = kind.is_dir() || matches!(e.kind, EntryKind::Dir);
+            match self.options.existing {
+                ExistingFiles::Skip => {}
+                ExistingFiles::Replace if !in_the_way => continue,
+                ExistingFiles::KeepNewer if !in_the_way => {
+                    if mtime < (e.meta.mtime_secs, i64::from(e.meta.mtime_nanos)) {
+                        continue;
+                    }
+                    let reason = "kept: the existing file is newer or the same age".to_string();
+                    self.report.warnings.push(Damage { path: EntryPath(e.path.clone()), reason });
+                }
+                _ => return Err(Error::AlreadyExists { path: self.walker.display(&e.path) }),
+            }
+            self.report.skipped += 1;
+            self.kept.insert(e.path);
         }
         Ok(())
     }
 
+    /// The paths [`Self::check_targets`] found to leave alone.
+    pub(super) fn take_kept(&mut self) -> HashSet<Vec<u8>> {
+        std::mem::take(&mut self.kept)
+    }
+
     /// Writes every file of `entries` as its bytes arrive and makes their
     /// directories; returns the hard links whose target is not extracted.
-    pub(super) fn write_files<S: ReadAt>(
+    pub(super) fn write_files(
         &mut self,
-        archive: &Archive<S>,
+        archive: &dyn ContentSource,
         entries: Box<dyn Iterator<Item = Result<Entry>> + '_>,
+        logs: bool,
     ) -> Result<Vec<Entry>> {
         let mut visitor = FileWriter {
             x: self,
@@ -176,6 +197,7 @@ impl<'a> Extraction<'a> {
             files: HashMap::new(),
             next_token: 0,
             copies: Vec::new(),
+            logs,
         };
         archive.walk_content(&mut visitor, false)?;
         let copies = std::mem::take(&mut visitor.copies);
