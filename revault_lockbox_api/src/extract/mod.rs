@@ -68,6 +68,7 @@ pub struct ExtractOptions {
     members: Members,
     progress: Option<Arc<Progress>>,
     log: Option<Log>,
+    dry_run: bool,
     implicit_dirs: Option<u64>,
 }
 
@@ -85,6 +86,7 @@ impl Default for ExtractOptions {
             members: Members::all(),
             progress: None,
             log: None,
+            dry_run: false,
             implicit_dirs: None,
         }
     }
@@ -214,6 +216,15 @@ impl ExtractOptions {
         self
     }
 
+    /// Run every check of the first pass (names found, entries valid,
+    /// existing targets), tell the log of each entry that would be
+    /// restored and count it in the report, but create nothing. Default:
+    /// off.
+    pub fn dry_run(mut self, yes: bool) -> Self {
+        self.dry_run = yes;
+        self
+    }
+
     /// Counters updated as files are written. Default: none.
     pub fn progress(mut self, progress: Arc<Progress>) -> Self {
         self.progress = Some(progress);
@@ -272,12 +283,18 @@ impl<S: ReadAt> Archive<S> {
             let kept = x.take_kept();
             let entries = strip::entries(members.entries(self)?, strip)
                 .filter(move |e| e.as_ref().map_or(true, |e| !kept.contains(&e.path)));
+            if options.dry_run {
+                return x.count_only(entries);
+            }
             let copies = x.write_files(self, Box::new(entries), true)?;
             x.copy_links(self, copies)
         })();
         if let Err(e) = written {
             x.remove_made_dirs();
             return Err(e);
+        }
+        if options.dry_run {
+            return Ok(x.into_report());
         }
         x.finish()
     }
