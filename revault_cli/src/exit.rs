@@ -113,6 +113,7 @@ pub const TABLE: &[Status] = &[
             "a checksum mismatch",
             "an unsafe path in the archive",
             "damaged entries reported by `extract --keep-going` or `verify`",
+            "a salvaged archive (`extract --keep-going`, `verify`, `repair` of one cut or whose trailer, root or index is damaged), what could not be proven listed",
         ],
     },
     Status { code: HANGUP, short: "hang-up", meaning: "ended by SIGHUP", cases: ENDED_BY_A_SIGNAL },
@@ -171,7 +172,8 @@ pub enum Outcome {
     /// The archive was written and is valid, but misses or holds a changed
     /// copy of something asked for (as tar).
     Incomplete,
-    /// Damaged entries were reported (`verify`, `extract --keep-going`).
+    /// Damaged entries were reported (`verify`, `extract --keep-going`),
+    /// or an archive was salvaged (those and `repair`).
     Damaged,
 }
 

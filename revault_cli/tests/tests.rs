@@ -16,6 +16,7 @@ mod mount_cli;
 mod progress_tty;
 mod prompt_tty;
 mod s3;
+mod salvage_cli;
 mod secrets_cli;
 mod sessions_cli;
 mod signing_keys_cli;

@@ -150,3 +150,88 @@ fn implicit_parents_are_bounded_by_the_archive_size() {
         .arg(work.path())));
     assert_eq!(fs::read_dir(work.path()).unwrap().count(), 8, "t0 to t7");
 }
+
+/// A few-KB archive declaring a sparse file of `size` bytes with 4 KiB of
+/// data at each end, written with the library as a hostile author (or
+/// anyone) can.
+fn huge_sparse(work: &TempDir, size: u64) -> std::path::PathBuf {
+    use revault_lockbox_api::create::Metadata;
+    use revault_lockbox_api::read::SparseMap;
+    use revault_lockbox_api::{ArchiveWriter, CreateOptions, KdfParams, Password};
+    let password = Password::from(crate::util::PASSWORD);
+    let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS);
+    let mut w = ArchiveWriter::new(Vec::new(), &password, options).unwrap();
+    let map = SparseMap::new(vec![(0, 4096), (size - 4096, 4096)], size).unwrap();
+    let data: Vec<u8> = (0..8192u32).map(|i| (i * 7 % 251) as u8).collect();
+    w.add_sparse_file("huge", &Metadata::new(0o644, 0, 0, 0, 0), map, size, false, &data[..]).unwrap();
+    let archive = work.path().join("huge.lbox");
+    fs::write(&archive, w.finish().unwrap()).unwrap();
+    archive
+}
+
+/// Issue 27 case 2: verify, extract and cat of a small archive declaring a
+/// 1 PiB sparse file cost what it stores (the digest covers the map and
+/// the stored bytes, not the holes); cat still emits the logical bytes.
+/// Before, each hashed 1 PiB of zeros (weeks at 0.7 GB/s).
+#[test]
+fn a_small_archive_declaring_a_1_pib_sparse_file_costs_what_it_stores() {
+    let work = TempDir::new().unwrap();
+    const PIB: u64 = 1 << 50;
+    let archive = huge_sparse(&work, PIB);
+    let len = fs::metadata(&archive).unwrap().len();
+    assert!(len < 16 << 10, "{len} bytes");
+    let started = std::time::Instant::now();
+    ok(run(lockbox().arg("verify").arg(&archive)));
+    // cat emits the logical bytes: the first 4 KiB of data, then zeros.
+    let script = format!(
+        "LOCKBOX_PASSWORD='{}' {} cat {} huge | head -c 1048576 | od -An -tx1 | sort -u | wc -l",
+        crate::util::PASSWORD,
+        env!("CARGO_BIN_EXE_lockbox"),
+        archive.display()
+    );
+    let out = std::process::Command::new("sh").arg("-c").arg(&script).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let distinct: usize = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    assert!(distinct > 2, "data then zeros: {distinct} distinct lines");
+    // Extract writes holes as holes: a 1 PiB file where the file system
+    // takes one (tmpfs), else one clear line ("File too large") and
+    // nothing left behind.
+    let dest = work.path().join("dest");
+    fs::create_dir(&dest).unwrap();
+    let out = run(lockbox().arg("extract").arg("-C").arg(&dest).arg(&archive));
+    if code(&out) == 0 {
+        assert_eq!(fs::metadata(dest.join("huge")).unwrap().len(), PIB);
+    } else {
+        assert_eq!(code(&out), 1, "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("File too large") && stderr(&out).lines().count() == 1,
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(fs::read_dir(&dest).unwrap().count(), 0, "nothing left behind");
+    }
+    let elapsed = started.elapsed();
+    assert!(elapsed.as_secs() < 60, "{elapsed:?}: in proportion to what is stored");
+}
+
+/// Extraction of a sparse file an ordinary file system holds (8 TiB):
+/// holes stay holes, the data lands at its offsets, and the stored
+/// digest is not `sha256sum` of the file (README says so).
+#[test]
+fn an_8_tib_sparse_file_extracts_as_holes_at_once() {
+    let work = TempDir::new().unwrap();
+    const SIZE: u64 = 8 << 40;
+    let archive = huge_sparse(&work, SIZE);
+    let dest = work.path().join("dest");
+    fs::create_dir(&dest).unwrap();
+    ok(run(lockbox().arg("extract").arg("-C").arg(&dest).arg(&archive)));
+    let file = dest.join("huge");
+    let md = fs::metadata(&file).unwrap();
+    assert_eq!(md.len(), SIZE);
+    assert!(std::os::unix::fs::MetadataExt::blocks(&md) * 512 < 1 << 20, "holes written as holes");
+    let mut tail = [0u8; 4096];
+    std::os::unix::fs::FileExt::read_exact_at(&fs::File::open(&file).unwrap(), &mut tail, SIZE - 4096)
+        .unwrap();
+    let want: Vec<u8> = (4096..8192u32).map(|i| (i * 7 % 251) as u8).collect();
+    assert_eq!(&tail[..], &want[..]);
+}

@@ -106,8 +106,8 @@ pub mod create {
 /// mount needs), and what an extraction did.
 pub mod read {
     pub use crate::archive::{
-        ArchiveInfo, Browser, Damage, Entries, EntryReader, Members, Node, Place, Selected, Subtrees,
-        VerifyReport,
+        is_salvageable, ArchiveInfo, Browser, Damage, Entries, EntryReader, Members, Node, Place, Salvage,
+        Selected, Subtrees, VerifyReport,
     };
     pub use crate::extract::{ExistingFiles, ExtractReport};
     pub use crate::format::{SessionInfo, SessionKind, SparseMap, Xattr};
@@ -116,7 +116,7 @@ pub mod read {
 
 /// What a change in place ([`ArchiveUpdater`]) did.
 pub mod update {
-    pub use crate::file::UpdateReport;
+    pub use crate::file::{RepairReport, UpdateReport};
 }
 
 /// Key slots of an archive file, changed in place: list, add, remove, and

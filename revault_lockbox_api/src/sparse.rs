@@ -2,8 +2,8 @@
 //! reading them back to back, and turning stored bytes back into the
 //! logical content (holes as zeros) for hashing, writing and reading.
 //!
-//! The content hash of every file covers its logical content, holes
-//! included, so a sparse file hashes as it reads.
+//! A sparse file's content digest covers its map and stored bytes, not
+//! its holes (FORMAT.md §3.5b), so checking it costs what is stored.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -76,18 +76,24 @@ impl Expander {
     }
 }
 
-/// SHA-256 of a file's logical content, fed its stored bytes.
+/// Domain separator of a sparse file's digest (FORMAT.md §3.5b).
+const SPARSE_DIGEST_CONTEXT: &[u8] = b"revault-lockbox v3 sparse";
+
+/// A file's content digest, fed its stored bytes: SHA-256 of them for a
+/// file stored whole; for a sparse file, SHA-256 over its logical size,
+/// its map and the SHA-256 of its stored bytes, so that checking it costs
+/// what is stored, never the holes (FORMAT.md §3.5b).
 #[derive(Debug, Clone)]
 pub(crate) struct ContentHasher {
     hasher: Sha256,
-    expander: Expander,
+    sparse: Option<SparseMap>,
     /// The logical size, when known from the start (reading an entry).
     size: u64,
 }
 
 impl ContentHasher {
     pub(crate) fn new(map: Option<&SparseMap>) -> ContentHasher {
-        ContentHasher { hasher: Sha256::new(), expander: Expander::new(map), size: 0 }
+        ContentHasher { hasher: Sha256::new(), sparse: map.cloned(), size: 0 }
     }
 
     /// A hasher for the content of `entry`, a file or hard link.
@@ -96,43 +102,48 @@ impl ContentHasher {
         ContentHasher { size, ..ContentHasher::new(entry.sparse_map()) }
     }
 
-    /// The digest of the entry's logical content ([`for_entry`](Self::for_entry)).
+    /// The digest of the entry's content ([`for_entry`](Self::for_entry)).
     pub(crate) fn finish_entry(self) -> [u8; DIGEST_LEN] {
         let size = self.size;
         self.finish(size)
     }
 
+    /// Takes the next stored bytes (a sparse file's segments, back to back).
     pub(crate) fn update(&mut self, stored: &[u8]) {
-        let hasher = &mut self.hasher;
-        let _ = self.expander.feed::<()>(stored, &mut |piece| {
-            hash_piece(hasher, piece);
-            Ok(())
-        });
+        self.hasher.update(stored);
     }
 
-    /// The digest of the logical content, `size` bytes.
-    pub(crate) fn finish(mut self, size: u64) -> [u8; DIGEST_LEN] {
-        let hasher = &mut self.hasher;
-        let _ = self.expander.finish::<()>(size, &mut |piece| {
-            hash_piece(hasher, piece);
-            Ok(())
-        });
-        self.hasher.finalize().into()
+    /// The digest of a file of logical `size` bytes, with the map given at
+    /// the start.
+    pub(crate) fn finish(self, size: u64) -> [u8; DIGEST_LEN] {
+        let map = self.sparse.clone();
+        self.finish_with(size, map.as_ref())
+    }
+
+    /// The digest of a file of logical `size` bytes whose map is `map`
+    /// (a writer's map, cut short when the data ended early).
+    pub(crate) fn finish_with(self, size: u64, map: Option<&SparseMap>) -> [u8; DIGEST_LEN] {
+        let data: [u8; DIGEST_LEN] = self.hasher.finalize().into();
+        match map {
+            None => data,
+            Some(map) => sparse_digest(size, map, &data),
+        }
     }
 }
 
-pub(crate) fn hash_piece(hasher: &mut Sha256, piece: Piece<'_>) {
-    match piece {
-        Piece::Data(_, bytes) => hasher.update(bytes),
-        Piece::Zeros(mut n) => {
-            static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
-            while n > 0 {
-                let k = n.min(ZEROS.len() as u64) as usize;
-                hasher.update(&ZEROS[..k]);
-                n -= k as u64;
-            }
-        }
+/// `SHA-256("revault-lockbox v3 sparse" || size u64 || count u32 ||
+/// segment[count] || data_sha256)`, each segment `offset u64 || len u64`.
+pub(crate) fn sparse_digest(size: u64, map: &SparseMap, data_sha256: &[u8; DIGEST_LEN]) -> [u8; DIGEST_LEN] {
+    let mut h = Sha256::new();
+    h.update(SPARSE_DIGEST_CONTEXT);
+    h.update(size.to_le_bytes());
+    h.update((map.segments().len() as u32).to_le_bytes());
+    for &(offset, len) in map.segments() {
+        h.update(offset.to_le_bytes());
+        h.update(len.to_le_bytes());
     }
+    h.update(data_sha256);
+    h.finalize().into()
 }
 
 /// The data segments of `file` (of `size` bytes, `blocks` 512-byte blocks
@@ -288,10 +299,31 @@ mod tests {
         assert_eq!(pieces(Some(&map), &[b"abcde"], 12), want);
         assert_eq!(pieces(Some(&map), &[b"a", b"bcd", b"e"], 12), want);
         assert_eq!(pieces(None, &[b"ab", b"c"], 3), b"abc");
+    }
+
+    /// FORMAT.md §10's vector (computed with Python's hashlib): the map
+    /// `(2, 3), (8, 2)` of a 12-byte file whose stored bytes are `abcde`.
+    #[test]
+    fn a_sparse_digest_covers_size_map_and_stored_bytes_not_the_holes() {
+        let map = SparseMap::new(vec![(2, 3), (8, 2)], 12).unwrap();
         let mut h = ContentHasher::new(Some(&map));
         h.update(b"ab");
         h.update(b"cde");
-        assert_eq!(h.finish(12), <[u8; 32]>::from(Sha256::digest(&want)));
+        let digest = h.finish(12);
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex, "bb687aebcb0887c6e45648630e0a21102d354a58e621e01b815dcb95402f7519");
+        // The logical size and the map are bound: either changed, the digest does.
+        let mut other = ContentHasher::new(Some(&map));
+        other.update(b"abcde");
+        assert_ne!(other.finish(13), digest);
+        let moved = SparseMap::new(vec![(1, 3), (8, 2)], 12).unwrap();
+        let mut other = ContentHasher::new(Some(&moved));
+        other.update(b"abcde");
+        assert_ne!(other.finish(12), digest);
+        // A file stored whole hashes as `sha256sum` does.
+        let mut whole = ContentHasher::new(None);
+        whole.update(b"abc");
+        assert_eq!(whole.finish(3), <[u8; 32]>::from(Sha256::digest(b"abc")));
     }
 
     #[test]

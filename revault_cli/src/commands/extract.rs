@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use revault_lockbox_api::read::ExistingFiles;
 use revault_lockbox_api::{EntryLog, ExtractOptions, Quoted, WorkloadProfile};
 
-use super::{open_archive, Outcome};
+use super::{open_archive, open_or_salvage, Outcome, Readable};
 use crate::exit::UsageError;
 use crate::flags::ExtractArgs;
 use crate::output::verbose::Verbose;
@@ -25,8 +25,8 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
     let members = select::members(&a.members, &a.paths)?;
     raise_open_file_limit();
     let profile = a.profile.unwrap_or(WorkloadProfile::ExtractMany);
-    let (archive, name) = open_archive(&a.archive, &a.read, profile)?;
     if a.to_stdout {
+        let (archive, name) = open_archive(&a.archive, &a.read, profile)?;
         super::write_contents(&archive, &name, &members)?;
         return Ok(Outcome::Success);
     }
@@ -54,16 +54,23 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
     if let Some(log) = &verbose {
         options = options.log(Arc::clone(log) as Arc<dyn EntryLog>);
     }
+    // Only --keep-going salvages: without it, damage stops the extraction.
+    let (readable, name) = open_or_salvage(&a.archive, &a.read, profile, a.keep_going)?;
     // All of the content for a whole extraction; at most that for a part.
-    let total = archive.content_bytes();
+    let total = match &readable {
+        Readable::Indexed(archive) => archive.content_bytes(),
+        Readable::Salvaged(..) => 0,
+    };
     let quiet = a.quiet.quiet || verbose.is_some() || a.dry_run.dry_run;
     let display = progress::maybe_start(quiet, move || total);
     if let Some((counters, _)) = &display {
         options = options.progress(Arc::clone(counters));
     }
-    let report = archive
-        .extract(&a.directory, &options)
-        .with_context(|| format!("extracting {} into {}", name, Quoted::path(&a.directory)))?;
+    let report = match &readable {
+        Readable::Indexed(archive) => archive.extract(&a.directory, &options),
+        Readable::Salvaged(salvage, _) => salvage.extract(&a.directory, &options),
+    }
+    .with_context(|| format!("extracting {} into {}", name, Quoted::path(&a.directory)))?;
     if let Some((_, display)) = display {
         display.finish();
     }
@@ -75,7 +82,7 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
         let would = output::count(report.entries, "entry", "entries");
         eprintln!("dry run: {would} would be restored from {name}; nothing written");
     }
-    Ok(if report.damaged.is_empty() { Outcome::Success } else { Outcome::Damaged })
+    Ok(if report.damaged.is_empty() && report.lost.is_empty() { Outcome::Success } else { Outcome::Damaged })
 }
 
 /// Lifts the soft open-file limit to the hard one: extraction keeps each

@@ -24,9 +24,10 @@ pub mod repair;
 pub mod verify;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use revault_lockbox_api::read::Members;
+use revault_lockbox_api::read::{is_salvageable, Members, Salvage};
 use revault_lockbox_api::storage::ReadAt;
 use revault_lockbox_api::{Archive, EntryKind, OpenOptions, Quoted, WorkloadProfile};
 
@@ -61,6 +62,49 @@ fn open_archive(
     let archive = keys::with_key(&read.unlock, target, |key| Archive::open_with(src, key, options))
         .with_context(|| format!("opening {name}"))?;
     Ok((archive, name))
+}
+
+/// An archive as `verify` and `extract --keep-going` read it: through its
+/// index, or, when its trailer, root or index is damaged or it was cut
+/// with no commit left, what a salvage scan proves (FORMAT.md §6.6).
+enum Readable {
+    Indexed(Box<Archive<Arc<dyn ReadAt>>>),
+    /// The scan, and the damage that made the index unreadable.
+    Salvaged(Box<Salvage<Arc<dyn ReadAt>>>, String),
+}
+
+/// Opens the archive argument; with `salvage`, also reads its whole index
+/// and, on damage there or in the trailer or root, scans it instead (one
+/// more unlock with the same key).
+fn open_or_salvage(
+    arg: &Path,
+    read: &ReadArgs,
+    profile: WorkloadProfile,
+    salvage: bool,
+) -> Result<(Readable, String)> {
+    let (src, name) = archive_bytes(arg, &read.s3)?;
+    let src: Arc<dyn ReadAt> = Arc::from(src);
+    let options = OpenOptions::new().profile(profile).kdf_budget(read.unlock.kdf_budget());
+    let target = keys::Target::bytes(&*src, &name);
+    let readable = keys::with_key(&read.unlock, target, |key| {
+        let damage = match Archive::open_with(Arc::clone(&src), key, options.clone()) {
+            Ok(archive) if !salvage => return Ok(Readable::Indexed(Box::new(archive))),
+            Ok(archive) => match archive.check_index() {
+                Ok(()) => return Ok(Readable::Indexed(Box::new(archive))),
+                Err(e) if is_salvageable(&e) => e,
+                Err(e) => return Err(e),
+            },
+            Err(e) if salvage && is_salvageable(&e) => e,
+            Err(e) => return Err(e),
+        };
+        let salvage = Salvage::scan(Arc::clone(&src), key, options)?;
+        Ok(Readable::Salvaged(Box::new(salvage), damage.to_string()))
+    })
+    .with_context(|| format!("opening {name}"))?;
+    if let Readable::Salvaged(_, damage) = &readable {
+        output::say(format_args!("{name}: {damage}: salvaging what a scan of its sessions proves"));
+    }
+    Ok((readable, name))
 }
 
 /// The archive of a command that rewrites it in place: a local file only.

@@ -146,6 +146,11 @@ pub fn damaged(d: &Damage) -> Value {
     Value::Object(map)
 }
 
+/// Something a salvage scan could not prove (no entry to name).
+pub fn lost(what: &str) -> Value {
+    json!({ "type": "lost", "what": what })
+}
+
 /// An entry `extract` restored without some of its metadata.
 pub fn extract_warning(d: &Damage) -> Value {
     let mut map = object(json!({ "type": "warning", "reason": d.reason }));
@@ -169,6 +174,7 @@ pub fn verify_summary(r: &VerifyReport) -> Value {
         "pages": r.pages,
         "damaged_entries": r.damaged.len(),
         "damaged_pages": r.damaged_pages.len(),
+        "lost": r.lost.len(),
     })
 }
 
@@ -176,10 +182,10 @@ pub fn extract_summary(report: &ExtractReport) -> Value {
     json!({
         "type": "summary",
         "command": "extract",
-        "ok": report.damaged.is_empty(),
+        "ok": report.damaged.is_empty() && report.lost.is_empty(),
         "entries": report.entries,
         "bytes": report.bytes,
-        "damaged_entries": report.damaged.len(),
+        "damaged_entries": report.damaged.len() + report.lost.len(),
         "skipped_entries": report.skipped,
     })
 }

@@ -186,6 +186,9 @@ pub fn extracted(name: &str, report: &ExtractReport, as_json: bool) -> Result<()
         for w in &report.warnings {
             lines.write(&json::extract_warning(w)).context(STDOUT)?;
         }
+        for l in &report.lost {
+            lines.write(&json::lost(l)).context(STDOUT)?;
+        }
         let summary = json::extract_summary(report);
         lines.write(&summary).and_then(|()| lines.flush()).context(STDOUT)?;
     } else {
@@ -193,16 +196,23 @@ pub fn extracted(name: &str, report: &ExtractReport, as_json: bool) -> Result<()
             warn(format_args!("{}: {}", w.path, w.reason));
         }
     }
-    if report.damaged.is_empty() {
+    if report.damaged.is_empty() && report.lost.is_empty() {
         return Ok(());
     }
     if !as_json {
+        for l in &report.lost {
+            say(format_args!("lost: {l}"));
+        }
         for d in &report.damaged {
             say(format_args!("damaged, not restored: {}: {}", d.path, d.reason));
         }
     }
+    let lost = match report.lost.len() {
+        0 => String::new(),
+        n => format!(", {n} other losses listed"),
+    };
     say(format_args!(
-        "extracting {name}: {} damaged entries not restored, {} restored",
+        "extracting {name}: {} damaged entries not restored, {} restored{lost}",
         report.damaged.len(),
         report.entries
     ));
@@ -220,8 +230,14 @@ pub fn verified(archive: &Path, name: &str, report: &VerifyReport, as_json: bool
         for p in &report.damaged_pages {
             lines.write(&json::damaged_page(p)).context(STDOUT)?;
         }
+        for l in &report.lost {
+            lines.write(&json::lost(l)).context(STDOUT)?;
+        }
         lines.write(&json::verify_summary(report)).and_then(|()| lines.flush()).context(STDOUT)?;
     } else {
+        for l in &report.lost {
+            say(format_args!("lost: {l}"));
+        }
         for d in &report.damaged {
             say(format_args!("damaged: {}: {}", d.path, d.reason));
         }
@@ -244,8 +260,12 @@ pub fn verified(archive: &Path, name: &str, report: &VerifyReport, as_json: bool
         );
         return Ok(());
     }
+    let lost = match report.lost.len() {
+        0 => String::new(),
+        n => format!(", {n} other losses; {} files proven", report.files),
+    };
     say(format_args!(
-        "verifying {name}: {} damaged entries, {} damaged pages",
+        "verifying {name}: {} damaged entries, {} damaged pages{lost}",
         report.damaged.len(),
         report.damaged_pages.len()
     ));

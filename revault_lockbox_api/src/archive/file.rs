@@ -4,12 +4,11 @@
 use std::io::{self, Read, Seek, SeekFrom};
 use std::sync::Arc;
 
-use sha2::{Digest, Sha256};
-
 use super::{no_page, page_in};
 use crate::archive::Archive;
 use crate::error::{EntryPath, Error, Result};
 use crate::format::{Entry, PageRecord, PagesLeaf, DIGEST_LEN};
+use crate::sparse::ContentHasher;
 use crate::storage::ReadAt;
 
 impl<S: ReadAt> Archive<S> {
@@ -70,7 +69,7 @@ impl<S: ReadAt> Archive<S> {
             size,
             segments,
             pos: 0,
-            hasher: Some(Sha256::new()),
+            hasher: Some(ContentHasher::for_entry(entry)),
             sha256: *sha256,
             leaf,
             page: None,
@@ -90,8 +89,9 @@ pub struct EntryReader<'a, S> {
     /// among the stored bytes.
     segments: Option<Vec<(u64, u64, u64)>>,
     pos: u64,
-    /// Hashes bytes read sequentially from 0; dropped on the first seek.
-    hasher: Option<Sha256>,
+    /// Hashes the stored bytes read sequentially from 0 (not the holes);
+    /// dropped on the first seek.
+    hasher: Option<ContentHasher>,
     sha256: [u8; DIGEST_LEN],
     /// The page-table leaf last used, so that a sequential read looks up
     /// the table once per leaf, not once per page.
@@ -118,7 +118,7 @@ impl<S> EntryReader<'_, S> {
 
     fn check_digest(&mut self) -> io::Result<()> {
         if let Some(h) = self.hasher.take() {
-            if h.finalize()[..] != self.sha256 {
+            if h.finish_entry() != self.sha256 {
                 return Err(io::Error::other(Error::ChecksumMismatch { path: EntryPath(self.path.clone()) }));
             }
         }
@@ -187,7 +187,8 @@ impl<S: ReadAt> Read for EntryReader<'_, S> {
             Located::Hole(len) => {
                 let n = len.min(buf.len() as u64) as usize;
                 buf[..n].fill(0);
-                n
+                self.pos += n as u64;
+                return Ok(n);
             }
             Located::Data(stored, len) => {
                 let at = self.start + stored;

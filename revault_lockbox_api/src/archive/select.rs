@@ -168,6 +168,12 @@ impl Members {
         })
     }
 
+    /// Whether the entry at `path` is selected (a salvage's entries are
+    /// in memory, and filtered one by one).
+    pub(crate) fn selects(&self, path: &[u8]) -> bool {
+        self.select(path, &mut vec![false; self.names.len()])
+    }
+
     /// Whether the entry at `path` is selected, marking the names it matches.
     fn select(&self, path: &[u8], hits: &mut [bool]) -> bool {
         let mut named = self.names.is_empty();

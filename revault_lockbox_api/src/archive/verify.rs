@@ -36,26 +36,34 @@ pub struct VerifyReport {
     /// bytes appended by someone else). Readers ignore them, so they do not
     /// count against [`is_ok`](Self::is_ok); `repair` cuts them off.
     pub torn_tail_bytes: u64,
+    /// What a salvage scan could not prove (FORMAT.md §6.6), one line
+    /// each: empty for an archive read through its trailer and index.
+    pub lost: Vec<String>,
 }
 
 impl VerifyReport {
     /// Whether the committed state verified.
     pub fn is_ok(&self) -> bool {
-        self.damaged.is_empty() && self.damaged_pages.is_empty()
+        self.damaged.is_empty() && self.damaged_pages.is_empty() && self.lost.is_empty()
     }
 }
 
 /// Checks each file's digest (the walk hashes its bytes) as it ends; a
 /// few files at most are open at once, since spans arrive in order.
-struct Checker<'a> {
+pub(super) struct Checker<'a> {
     entries: Box<dyn Iterator<Item = Result<crate::format::Entry>> + 'a>,
     /// Files handed out and not yet ended: path, expected digest.
     open: std::collections::VecDeque<(usize, Vec<u8>, [u8; DIGEST_LEN])>,
     next_token: usize,
-    report: VerifyReport,
+    pub(super) report: VerifyReport,
 }
 
-impl Checker<'_> {
+impl<'a> Checker<'a> {
+    /// A checker of the files among `entries`.
+    pub(super) fn new(entries: Box<dyn Iterator<Item = Result<crate::format::Entry>> + 'a>) -> Checker<'a> {
+        Checker { entries, open: Default::default(), next_token: 0, report: VerifyReport::default() }
+    }
+
     fn take(&mut self, token: usize) -> (Vec<u8>, [u8; DIGEST_LEN]) {
         let i = self.open.iter().position(|f| f.0 == token).expect("span handed out");
         let (_, path, digest) = self.open.remove(i).expect("position is valid");
@@ -147,12 +155,8 @@ impl<S: ReadAt> Archive<S> {
         }
         let mut selected = members.entries(self)?;
         let report = {
-            let mut checker = Checker {
-                entries: Box::new(selected.by_ref()),
-                open: Default::default(),
-                next_token: 0,
-                report: VerifyReport { torn_tail_bytes: self.torn_tail_bytes(), ..VerifyReport::default() },
-            };
+            let mut checker = Checker::new(Box::new(selected.by_ref()));
+            checker.report.torn_tail_bytes = self.torn_tail_bytes();
             self.walk_content(&mut checker, members.is_everything())?;
             checker.report
         };

@@ -46,7 +46,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::archive::Damage;
-use crate::archive::{Archive, Members};
+use crate::archive::{Archive, Members, Salvage};
 use crate::entry_log::{EntryLog, Log};
 use crate::error::{EntryPath, Error, Result};
 use crate::progress::Progress;
@@ -232,6 +232,46 @@ impl ExtractOptions {
     }
 }
 
+impl<S: ReadAt> Salvage<S> {
+    /// Restores what the salvage scan proved under `dest`, which must
+    /// exist, with the same rules as [`Archive::extract`]: every entry
+    /// checked before anything is written, each file's SHA-256 checked
+    /// before it gets its name. Entries that were lost, and files whose
+    /// content fails, are in [`ExtractReport::damaged`]; everything else
+    /// that could not be proven in [`ExtractReport::lost`]. `options`'
+    /// member selection picks among the proven entries; `keep_going` is
+    /// implied.
+    pub fn extract(&self, dest: &Path, options: &ExtractOptions) -> Result<ExtractReport> {
+        let options = options.clone().keep_going(true);
+        let strip = options.strip_components;
+        let selected = || {
+            let proven = self.entries().iter().filter(|e| options.members.selects(&e.path)).cloned().map(Ok);
+            strip::entries(proven, strip)
+        };
+        let mut x = Extraction::new(dest, &options, self.tuning().threads)?;
+        let written = (|| {
+            let limit = options.implicit_dirs.unwrap_or_else(|| implicit::default_limit(self.stored_len()));
+            let mut implicit = ImplicitDirs::new(limit);
+            x.check_targets(selected().map(|e| e.and_then(|e| implicit.entry(&e).map(|()| e))))?;
+            let kept = x.take_kept();
+            let entries = selected().filter(move |e| e.as_ref().map_or(true, |e| !kept.contains(&e.path)));
+            if options.dry_run {
+                return x.count_only(entries);
+            }
+            let copies = x.write_files(self, Box::new(entries), true)?;
+            x.copy_links(self, copies)
+        })();
+        if let Err(e) = written {
+            x.remove_made_dirs();
+            return Err(e);
+        }
+        let mut report = if options.dry_run { x.into_report() } else { x.finish()? };
+        report.damaged.extend(self.lost_entries().into_iter().filter(|d| options.members.selects(&d.path.0)));
+        report.lost = self.lost().to_vec();
+        Ok(report)
+    }
+}
+
 /// What extraction does where an entry other than a directory would land
 /// on an existing path. A directory entry always merges with an existing
 /// directory, and a symbolic link where a directory goes is always refused.
@@ -262,6 +302,9 @@ pub struct ExtractReport {
     pub bytes: u64,
     /// With `keep_going`: entries not restored, with the reason.
     pub damaged: Vec<Damage>,
+    /// From a salvage ([`Salvage::extract`]): what could not be proven,
+    /// one line each (FORMAT.md §6.6).
+    pub lost: Vec<String>,
     /// Entries restored without some of their metadata (an extended
     /// attribute the target refused), or kept because the existing file is
     /// newer ([`ExistingFiles::KeepNewer`]), with the reason.

@@ -1,8 +1,10 @@
 //! Maintenance of an archive file, beside the updater's add, update and
 //! remove: [`ArchiveUpdater::compact`] rewrites it without what later
-//! sessions superseded, [`ArchiveUpdater::repair`] cuts off a torn tail.
+//! sessions superseded, [`ArchiveUpdater::repair`] cuts off a torn tail
+//! or, when the index cannot be read, rewrites what a salvage scan proves.
 //! Both hold the writer lock throughout.
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::path::Path;
@@ -11,7 +13,7 @@ use super::atomic::{replace_atomically, ArchiveFile};
 use super::changes::inconsistent;
 use super::lock::open_locked;
 use super::{ArchiveUpdater, UpdateOptions};
-use crate::archive::Archive;
+use crate::archive::{is_salvageable, Archive, Damage, Salvage};
 use crate::error::{Error, Result};
 use crate::format::{Entry, EntryKind, PagesLeaf, SessionKind};
 use crate::keys::Unlock;
@@ -36,23 +38,131 @@ impl ArchiveUpdater {
         Ok(len)
     }
 
-    /// Cuts off the torn tail of the archive at `path` (what an interrupted
-    /// session left after the last committed trailer), after checking with
-    /// `key` which trailer is committed (of `options`, only
-    /// [`wait`](UpdateOptions::wait) and [`kdf_budget`](UpdateOptions::kdf_budget)
-    /// count). Returns the bytes cut (0 when the archive was whole).
-    pub fn repair<'k>(path: &Path, key: impl Into<Unlock<'k>>, options: UpdateOptions) -> Result<u64> {
+    /// Makes the archive at `path` (opened with `key`) valid again. An
+    /// archive whose last commit reads, index included, only loses its
+    /// torn tail (what an interrupted session left after the last
+    /// committed trailer), cut off in place. One whose trailer, root or
+    /// index is damaged, or that was cut with no commit left, is salvaged
+    /// (FORMAT.md §6.6): a new archive of one session holding what the
+    /// scan proves, each file's SHA-256 checked, is written beside it,
+    /// synced and renamed over it (the original is untouched until the
+    /// new one is complete). Of `options`, the create options, `wait` and
+    /// `kdf_budget` count.
+    pub fn repair<'k>(
+        path: &Path,
+        key: impl Into<Unlock<'k>>,
+        options: UpdateOptions,
+    ) -> Result<RepairReport> {
+        let key = key.into();
         let file = open_locked(path, options.wait)?;
         let reader = file.try_clone().map_err(Error::io("opening", path))?;
-        let archive = Archive::open_with(reader, key, options.open_options())?;
-        let torn = archive.torn_tail_bytes();
-        if torn > 0 {
-            let (_, _, end) = archive.append_point();
-            file.set_len(end).map_err(Error::io("truncating", path))?;
-            file.sync_all().map_err(Error::io("syncing", path))?;
-        }
-        Ok(torn)
+        let damage = match Archive::open_with(reader, key, options.open_options()) {
+            Ok(archive) => match archive.check_index() {
+                Ok(()) => {
+                    let torn = archive.torn_tail_bytes();
+                    if torn > 0 {
+                        let (_, _, end) = archive.append_point();
+                        file.set_len(end).map_err(Error::io("truncating", path))?;
+                        file.sync_all().map_err(Error::io("syncing", path))?;
+                    }
+                    return Ok(RepairReport { torn_tail_bytes: torn, ..RepairReport::default() });
+                }
+                Err(e) if is_salvageable(&e) => e,
+                Err(e) => return Err(e),
+            },
+            Err(e) if is_salvageable(&e) => e,
+            Err(e) => return Err(e),
+        };
+        let reader = file.try_clone().map_err(Error::io("opening", path))?;
+        let salvage = Salvage::scan(reader, key, options.open_options())?;
+        let checked = salvage.verify()?;
+        let bad: HashSet<Vec<u8>> = checked.damaged.iter().map(|d| d.path.0.clone()).collect();
+        let (_, _, data_start, _) = salvage.rewrite_point();
+        let mut head = vec![0u8; data_start as usize];
+        std::os::unix::fs::FileExt::read_exact_at(&file, &mut head, 0).map_err(Error::io("reading", path))?;
+        let mut report = RepairReport {
+            salvaged: Some(damage.to_string()),
+            damaged: checked.damaged,
+            lost: checked.lost,
+            ..RepairReport::default()
+        };
+        replace_atomically(path, |mut out| {
+            out.write_all(&head).map_err(Error::io("writing", path))?;
+            copy_salvaged(&salvage, &bad, head.len() as u64, out, &options.create)
+        })
+        .map(|kept| report.entries = kept)?;
+        drop(file);
+        Ok(report)
     }
+}
+
+/// What [`ArchiveUpdater::repair`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RepairReport {
+    /// Bytes cut off after the last committed trailer (0 when there were
+    /// none, or when the archive was salvaged).
+    pub torn_tail_bytes: u64,
+    /// When the archive was salvaged and rewritten: the damage that made
+    /// its index unreadable.
+    pub salvaged: Option<String>,
+    /// Entries the rewritten archive holds.
+    pub entries: u64,
+    /// Entries left out: lost with their content or link target, or whose
+    /// content failed its SHA-256.
+    pub damaged: Vec<Damage>,
+    /// What the scan could not prove, one line each.
+    pub lost: Vec<String>,
+}
+
+/// Writes the proven entries of `salvage` but those in `bad` (and hard
+/// links to them) into `out` after the header (its first `position`
+/// bytes), as one compaction session numbered on from the sessions found.
+fn copy_salvaged(
+    salvage: &Salvage<File>,
+    bad: &HashSet<Vec<u8>>,
+    position: u64,
+    out: ArchiveFile,
+    options: &CreateOptions,
+) -> Result<(ArchiveFile, u64)> {
+    let (archive_id, content_key, _, last) = salvage.rewrite_point();
+    let number = last.map_or(0, |n| n.saturating_add(1));
+    let start =
+        SessionStart { number, kind: SessionKind::Compaction, ..SessionStart::first(archive_id, position) };
+    let mut writer = ArchiveWriter::session(out, content_key, start, options.clone())?;
+    let mut kept = 0;
+    for entry in salvage.entries() {
+        let meta = &entry.meta;
+        match &entry.kind {
+            _ if bad.contains(&entry.path) => continue,
+            EntryKind::Dir => writer.add_dir(&entry.path, meta)?,
+            EntryKind::Symlink { target } => writer.add_symlink(&entry.path, meta, target)?,
+            EntryKind::Hardlink { target, .. } if bad.contains(target) => continue,
+            EntryKind::Hardlink { target, .. } => writer.add_hardlink(&entry.path, meta, target)?,
+            EntryKind::File { size, .. } => {
+                let mut content = salvage.content(entry);
+                let linked = entry.extent.is_some_and(|x| x.linked);
+                let stored = entry.extent.map_or(0, |x| x.size);
+                let n = match entry.sparse_map() {
+                    Some(map) => {
+                        writer.add_sparse_file(&entry.path, meta, map.clone(), *size, linked, &mut content)?
+                    }
+                    None if linked => writer.add_linked_file(&entry.path, meta, *size, &mut content)?,
+                    None => writer.add_file(&entry.path, meta, *size, &mut content)?,
+                };
+                // Read to the end once more: the digest is checked there.
+                content
+                    .read(&mut [0u8; 1])
+                    .map_err(|e| Error::Stream { action: "reading salvaged content", source: e })?;
+                if n != stored {
+                    return Err(inconsistent());
+                }
+            }
+        }
+        kept += 1;
+    }
+    let (out, _) = writer.finish_counted()?;
+    Ok((out, kept))
 }
 
 /// Writes the live state of `archive` (read from `path`, whose writer lock

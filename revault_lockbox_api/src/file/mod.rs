@@ -18,5 +18,6 @@ mod update;
 
 pub use atomic::AtomicFile;
 pub use create::{create_archive, create_archive_from_tar, write_archive};
+pub use maintain::RepairReport;
 pub use options::{UpdateOptions, UpdateReport};
 pub use update::ArchiveUpdater;

@@ -10,14 +10,13 @@
 //! unit_aad = archive_id[16] || frame                                   (36 bytes)
 //! ```
 
-#[cfg(test)]
 use super::codec::{malformed, Decoder};
-#[cfg(test)]
-use super::page::Table;
-use super::page::{Codec, IndexNodeId};
-#[cfg(test)]
+use super::page::{Codec, IndexNodeId, Table};
 use super::DecodeError;
-use super::ARCHIVE_ID_LEN;
+use super::{
+    ARCHIVE_ID_LEN, MAX_INDEX_NODE_LEN, MAX_PAGE_PLAIN_LEN, MAX_PAGE_STORED_LEN, MAX_ROOT_LEN,
+    MAX_TREE_LEVELS, TAG_LEN,
+};
 
 /// Length of a frame.
 pub(crate) const FRAME_LEN: usize = 20;
@@ -90,9 +89,8 @@ impl Frame {
 
     /// Decodes a frame read from the file (a scanner's view: nothing to
     /// compare it with but its own rules). Readers that come through an
-    /// index record compare the bytes instead; salvage (FORMAT.md §11.4)
-    /// will call this, the tests do now.
-    #[cfg(test)]
+    /// index record compare the bytes instead; salvage (FORMAT.md §6.6)
+    /// calls this.
     pub(crate) fn decode(bytes: &[u8; FRAME_LEN]) -> Result<Frame, DecodeError> {
         let mut d = Decoder::new(bytes, "frame");
         let kind = match d.u8()? {
@@ -115,6 +113,19 @@ impl Frame {
             return Err(malformed("frame", "fields do not fit the unit kind"));
         }
         Ok(frame)
+    }
+
+    /// Whether the lengths are within the limits of the unit's kind
+    /// (FORMAT.md §7), so that a scanner may read that many bytes.
+    pub(crate) fn within_limits(&self) -> bool {
+        let (plain, stored) = match self.kind {
+            UnitKind::Page => (MAX_PAGE_PLAIN_LEN, MAX_PAGE_STORED_LEN),
+            UnitKind::Node => (MAX_INDEX_NODE_LEN, MAX_INDEX_NODE_LEN + TAG_LEN as u32),
+            UnitKind::Root => (MAX_ROOT_LEN, MAX_ROOT_LEN + TAG_LEN as u32),
+        };
+        self.plain_len <= plain
+            && (TAG_LEN as u32..=stored).contains(&self.stored_len)
+            && self.level < MAX_TREE_LEVELS
     }
 
     /// The unit's associated data: the archive id, then the frame.

@@ -27,7 +27,7 @@ pub(crate) use entry::{encoded_record_len, Extent, Record};
 pub use entry::{Entry, EntryKind};
 pub use extra::SparseMap;
 pub(crate) use extra::{check_name, check_xattr, check_xattr_list};
-pub(crate) use frame::{Frame, FRAME_LEN};
+pub(crate) use frame::{Frame, UnitKind, FRAME_LEN};
 pub(crate) use hash::{session_header_hash, unit_hash, Hash};
 pub(crate) use header::{
     decode_slot, encode_slot, recipient_slot_aad, HeaderPrefix, KeyFileSlot, KeySlot, PasswordSlot,

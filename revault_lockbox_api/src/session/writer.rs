@@ -22,6 +22,9 @@ use crate::keys::KeySet;
 use crate::pipeline::{PageSealer, SealingKeys};
 use crate::profile::CreateTuning;
 
+/// Data pages after which an entries leaf is sealed even when not full.
+const LEAF_SPAN_PAGES: usize = 4;
+
 /// What a hard link repeats of its file: extent, digest, logical size and
 /// sparse map.
 type LinkTarget = (Extent, [u8; 32], u64, Option<SparseMap>);
@@ -79,6 +82,8 @@ pub struct ArchiveWriter<W: Write> {
     /// Records waiting for their leaf, and their encoded size.
     pub(super) leaf: Vec<Record>,
     pub(super) leaf_bytes: usize,
+    /// Data-stream offset when the current leaf's first record came.
+    pub(super) leaf_stream_start: u64,
     pub(super) entries: TreeBuilder,
     /// Entries stored (deletions not counted).
     pub(super) entry_count: u64,
@@ -150,6 +155,7 @@ impl<W: Write> ArchiveWriter<W> {
             pages: TreeBuilder::new(Table::Pages),
             leaf: Vec::new(),
             leaf_bytes: 0,
+            leaf_stream_start: start.stream_len,
             entries: TreeBuilder::new(Table::Entries),
             entry_count: 0,
             first_path: None,
@@ -325,8 +331,17 @@ impl<W: Write> ArchiveWriter<W> {
 
     pub(super) fn push_record(&mut self, record: Record) -> Result<()> {
         let len = encoded_record_len(&record);
-        if self.leaf_bytes + len > INDEX_NODE_TARGET_LEN {
+        // A leaf is also sealed once the data stream has grown by
+        // LEAF_SPAN_PAGES pages since its first record, so that a cut
+        // archive keeps the names of all but its last few pages' files
+        // (FORMAT.md §5, §6.6).
+        let stream = self.page_start + self.page.len() as u64;
+        let span = (LEAF_SPAN_PAGES * self.tuning.page_size) as u64;
+        if self.leaf_bytes + len > INDEX_NODE_TARGET_LEN || stream - self.leaf_stream_start >= span {
             self.flush_leaf()?;
+        }
+        if self.leaf.is_empty() {
+            self.leaf_stream_start = stream;
         }
         let path = record.path().to_vec();
         if record.hides_below() {

@@ -55,19 +55,29 @@ impl<T: AsRef<[u8]> + Send + Sync> ReadAt for Cursor<T> {
     }
 }
 
-impl<T: ReadAt + ?Sized> ReadAt for Box<T> {
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        (**self).read_exact_at(buf, offset)
-    }
+/// A pointer to a source reads as the source: `Box<dyn ReadAt>` for a
+/// source chosen at run time, `Arc<dyn ReadAt>` for one read twice (an
+/// open, then a salvage scan).
+macro_rules! read_at_through {
+    ($($pointer:ident)::+) => {
+        impl<T: ReadAt + ?Sized> ReadAt for $($pointer)::+<T> {
+            fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+                (**self).read_exact_at(buf, offset)
+            }
 
-    fn len(&self) -> io::Result<u64> {
-        (**self).len()
-    }
+            fn len(&self) -> io::Result<u64> {
+                (**self).len()
+            }
 
-    fn will_read(&self, ranges: &[(u64, u32)]) {
-        (**self).will_read(ranges)
-    }
+            fn will_read(&self, ranges: &[(u64, u32)]) {
+                (**self).will_read(ranges)
+            }
+        }
+    };
 }
+
+read_at_through!(Box);
+read_at_through!(std::sync::Arc);
 
 /// Any `Read + Seek` as a [`ReadAt`], one read at a time.
 #[derive(Debug)]

@@ -61,6 +61,38 @@ pub(crate) trait ContentVisitor {
     fn page(&mut self, _number: u64, _error: Option<&Error>) {}
 }
 
+impl<S: ReadAt> Archive<S> {
+    /// Reads and checks the whole index without any data page: every
+    /// entries leaf (the walk's checks) and every pages leaf (following on,
+    /// covering the root's counts). What `extract --keep-going` and
+    /// `repair` run to choose between the index and a salvage scan.
+    pub fn check_index(&self) -> Result<()> {
+        for entry in self.entries()? {
+            entry?;
+        }
+        let mut pages = self.page_records_from(0)?;
+        while pages.next()?.is_some() {}
+        if pages.position().unwrap_or((0, 0)) != (self.root.page_count, self.root.stream_len) {
+            return Err(Error::malformed("page table", "does not cover the data stream"));
+        }
+        Ok(())
+    }
+}
+
+/// Where a content walk reads from: an archive through its index, or
+/// what a salvage scan proved (`salvage/`). Extraction takes either.
+pub(crate) trait ContentSource {
+    /// Delivers the bytes of every span `visitor` hands out (see
+    /// [`Archive::walk_content`]).
+    fn walk_content(&self, visitor: &mut dyn ContentVisitor, every_page: bool) -> Result<()>;
+}
+
+impl<S: ReadAt> ContentSource for Archive<S> {
+    fn walk_content(&self, visitor: &mut dyn ContentVisitor, every_page: bool) -> Result<()> {
+        Archive::walk_content(self, visitor, every_page)
+    }
+}
+
 /// A span waiting for its bytes.
 struct Pending {
     token: usize,

@@ -9,20 +9,19 @@ use rustix::fs::{AtFlags, Gid, Uid};
 use rustix::io::Errno;
 
 use super::{refused_xattrs, Extraction};
-use crate::archive::{Archive, Damage};
+use crate::archive::{ContentSource, Damage};
 use crate::error::{EntryPath, Error, Result};
 use crate::extract::dirs::{mtime_only, timespec, Dir};
 use crate::format::{Entry, EntryKind, Extent, FirstLinks};
-use crate::storage::ReadAt;
 use crate::xattrs::{self, Target};
 
 impl<'a> Extraction<'a> {
     /// Hard links whose target was not extracted become copies of its
     /// content, so that `extract ARCHIVE some/path` gives whole files;
     /// links sharing one target share the first copy.
-    pub(in crate::extract) fn copy_links<S: ReadAt>(
+    pub(in crate::extract) fn copy_links(
         &mut self,
-        archive: &Archive<S>,
+        archive: &dyn ContentSource,
         mut copies: Vec<Entry>,
     ) -> Result<()> {
         copies.sort_by_key(|e| e.extent.map(|x| x.offset));

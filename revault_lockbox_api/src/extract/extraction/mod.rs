@@ -18,13 +18,12 @@ use super::place::{
 };
 use super::policy::Modes;
 use super::{ExistingFiles, ExtractOptions, ExtractReport};
-use crate::archive::Archive;
+use crate::archive::ContentSource;
 use crate::archive::Damage;
 use crate::error::{EntryPath, Error, Result};
 use crate::format::{is_within, Entry, EntryKind, Xattr, DIGEST_LEN};
 use crate::pipeline::OrderedWorkers;
 use crate::sparse::Expander;
-use crate::storage::ReadAt;
 
 mod files;
 mod links;
@@ -204,9 +203,9 @@ impl<'a> Extraction<'a> {
 
     /// Writes every file of `entries` as its bytes arrive and makes their
     /// directories; returns the hard links whose target is not extracted.
-    pub(super) fn write_files<S: ReadAt>(
+    pub(super) fn write_files(
         &mut self,
-        archive: &Archive<S>,
+        archive: &dyn ContentSource,
         entries: Box<dyn Iterator<Item = Result<Entry>> + '_>,
         logs: bool,
     ) -> Result<Vec<Entry>> {

@@ -1,0 +1,216 @@
+//! Salvage (FORMAT.md §6.6) through the real binary: archives cut at many
+//! points, a flipped byte in the trailer, the root or one entries leaf.
+//! `extract --keep-going` restores what the scan proves, every restored
+//! byte equal to the source; `verify` lists what is lost and exits 3;
+//! `repair` writes a valid archive of what was proven.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use tempfile::TempDir;
+
+use crate::util::{code, create_cmd, lockbox, ok, run, stderr};
+
+/// `count` files under `d/` of about 20-50 KB of seeded bytes that do not
+/// compress, so that a 64 KiB-page archive (`random-read`) spreads them
+/// over many pages and entries leaves.
+fn tree(root: &Path, prefix: &str, count: usize, seed: u64) -> Vec<PathBuf> {
+    fs::create_dir_all(root.join("d")).unwrap();
+    let mut state = seed;
+    (0..count)
+        .map(|i| {
+            let len = 20_000 + (i * 977) % 30_000;
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| {
+                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    (state >> 33) as u8
+                })
+                .collect();
+            let rel = PathBuf::from(format!("d/{prefix}{i:03}"));
+            fs::write(root.join(&rel), bytes).unwrap();
+            rel
+        })
+        .collect()
+}
+
+fn create(work: &TempDir, files: usize) -> (PathBuf, PathBuf, Vec<PathBuf>) {
+    let src = work.path().join("src");
+    let names = tree(&src, "f", files, 7);
+    let archive = work.path().join("a.lbox");
+    ok(run(&mut create_cmd(&archive, &src, "d", &["--profile", "random-read"])));
+    (archive, src, names)
+}
+
+/// Runs `extract --keep-going` of `archive` into a fresh directory; returns
+/// the exit code, stderr, and how many of `names` were restored, after
+/// checking that every restored file equals its source byte for byte and
+/// that nothing else was written.
+fn salvage_extract(archive: &Path, src: &Path, names: &[PathBuf], out: &Path) -> (i32, String, usize) {
+    fs::create_dir_all(out).unwrap();
+    let result = run(lockbox().args(["extract", "--keep-going", "-C"]).arg(out).arg(archive));
+    let mut restored = 0;
+    for name in names {
+        let path = out.join(name);
+        if path.exists() {
+            assert_eq!(fs::read(&path).unwrap(), fs::read(src.join(name)).unwrap(), "{}", path.display());
+            restored += 1;
+        }
+    }
+    let written = walk(out).into_iter().filter(|p| p.is_file()).count();
+    assert_eq!(written, restored, "only files of the source are written");
+    (code(&result), stderr(&result), restored)
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut all = Vec::new();
+    for e in fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            all.extend(walk(&p));
+        }
+        all.push(p);
+    }
+    all
+}
+
+/// Where each unit of the first session starts, with its frame's kind,
+/// table, level and number (FORMAT.md §3.4, §3.9), read from the bytes.
+fn units(bytes: &[u8]) -> Vec<(usize, u8, u8, u8, u64)> {
+    let slot_len = usize::from(u16::from_le_bytes([bytes[30], bytes[31]]));
+    let header = 32 + 16 * slot_len;
+    let body = u32::from_le_bytes(bytes[header + 60..header + 64].try_into().unwrap()) as usize;
+    let mut at = header + 64 + body;
+    let mut found = Vec::new();
+    while !bytes[at..].starts_with(b"LBOXTAIL") {
+        let f = &bytes[at..at + 20];
+        let number = u64::from_le_bytes(f[4..12].try_into().unwrap());
+        found.push((at, f[0], f[1], f[2], number));
+        at += 20 + u32::from_le_bytes(f[16..20].try_into().unwrap()) as usize;
+    }
+    found
+}
+
+#[test]
+fn cuts_at_many_points_restore_every_file_before_the_cut_and_nothing_else() {
+    let work = TempDir::new().unwrap();
+    let (archive, src, mut names) = create(&work, 60);
+    let first_len = fs::metadata(&archive).unwrap().len() as usize;
+    // A second session: more files, appended.
+    names.extend(tree(&src, "g", 10, 11));
+    ok(run(lockbox().args(["add", "--profile", "random-read"]).arg(&archive).arg("-C").arg(&src).arg("d")));
+    let bytes = fs::read(&archive).unwrap();
+    let first_units = units(&bytes);
+    let leaves = first_units.iter().filter(|u| (u.1, u.2, u.3) == (2, 1, 0)).count();
+    assert!(leaves >= 4, "the first session's entries are spread over {leaves} leaves");
+    let data_start = first_units[0].0;
+    let mut last = 0;
+    for i in 1..=16 {
+        let cut = data_start + (bytes.len() - data_start) * i / 17;
+        let cut_file = work.path().join(format!("cut{i}.lbox"));
+        fs::write(&cut_file, &bytes[..cut]).unwrap();
+        let (status, err, restored) =
+            salvage_extract(&cut_file, &src, &names, &work.path().join(format!("out{i}")));
+        if cut < first_len {
+            // No commit left: salvaged, what lies before the cut restored.
+            assert_eq!(status, 3, "cut at {cut}: {err}");
+            assert!(err.contains("salvaging") && err.contains("lost: "), "cut at {cut}: {err}");
+            assert!(restored >= last, "cut at {cut}: {restored} files, {last} at an earlier cut");
+            last = restored;
+        } else {
+            // The first session's commit reads: its state, whole.
+            assert_eq!((status, restored), (0, 60), "cut at {cut}: {err}");
+        }
+    }
+    assert!(last > 30, "a cut late in the first session keeps most of its files ({last})");
+    // Cut right at the first session's root: every file of it is named by
+    // a leaf and lies in a page before the cut.
+    let root = first_units.iter().find(|u| u.1 == 3).unwrap().0;
+    let cut_file = work.path().join("at-root.lbox");
+    fs::write(&cut_file, &bytes[..root]).unwrap();
+    let (status, err, restored) = salvage_extract(&cut_file, &src, &names, &work.path().join("out-root"));
+    assert_eq!((status, restored), (3, 60), "{err}");
+    let out = run(lockbox().arg("verify").arg(&cut_file));
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(stderr(&out).contains("has no trailer that authenticates"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_flipped_byte_in_the_trailer_or_the_root_loses_no_file() {
+    let work = TempDir::new().unwrap();
+    let (archive, src, names) = create(&work, 30);
+    let bytes = fs::read(&archive).unwrap();
+    let root = units(&bytes).iter().find(|u| u.1 == 3).unwrap().0;
+    for (what, at) in [("trailer", bytes.len() - 100), ("root", root + 30)] {
+        let mut damaged = bytes.clone();
+        damaged[at] ^= 0x40;
+        let file = work.path().join(format!("{what}.lbox"));
+        fs::write(&file, &damaged).unwrap();
+        let (status, err, restored) = salvage_extract(&file, &src, &names, &work.path().join(what));
+        assert_eq!((status, restored), (3, 30), "{what}: {err}");
+        // Without --keep-going the damage stops extract, nothing written.
+        let plain = work.path().join(format!("{what}-plain"));
+        fs::create_dir(&plain).unwrap();
+        let out = run(lockbox().arg("extract").arg("-C").arg(&plain).arg(&file));
+        assert_eq!(code(&out), 3, "{what}");
+        assert_eq!(stderr(&out).lines().count(), 1, "{what}: one line: {}", stderr(&out));
+        assert!(walk(&plain).is_empty(), "{what}");
+    }
+}
+
+#[test]
+fn a_flipped_byte_in_one_entries_leaf_loses_only_that_leafs_entries() {
+    let work = TempDir::new().unwrap();
+    let (archive, src, names) = create(&work, 60);
+    let mut bytes = fs::read(&archive).unwrap();
+    let all = units(&bytes);
+    let leaf = all.iter().find(|u| (u.1, u.2, u.3, u.4) == (2, 1, 0, 1)).expect("a second entries leaf");
+    bytes[leaf.0 + 40] ^= 1;
+    fs::write(&archive, &bytes).unwrap();
+    let (status, err, restored) = salvage_extract(&archive, &src, &names, &work.path().join("out"));
+    assert_eq!(status, 3, "{err}");
+    assert!(err.contains("entries leaf #1"), "{err}");
+    // The other leaves' files all come back; the damaged leaf held at
+    // most a few pages' worth (four 64 KiB pages: a dozen of these files).
+    assert!((60 - 14..60).contains(&restored), "{restored} restored: {err}");
+    let out = run(lockbox().arg("verify").arg(&archive));
+    assert_eq!(code(&out), 3);
+    assert!(stderr(&out).contains("lost: "), "{}", stderr(&out));
+}
+
+#[test]
+fn repair_writes_a_valid_archive_of_what_a_cut_one_proves() {
+    let work = TempDir::new().unwrap();
+    let (archive, src, names) = create(&work, 40);
+    let bytes = fs::read(&archive).unwrap();
+    let cut = work.path().join("cut.lbox");
+    fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).unwrap();
+    let (_, _, salvaged) = salvage_extract(&cut, &src, &names, &work.path().join("before"));
+    let out = run(lockbox().arg("repair").arg(&cut));
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(stderr(&out).contains("rewritten from what a scan proves"), "{}", stderr(&out));
+    ok(run(lockbox().arg("verify").arg(&cut)));
+    let (status, err, restored) = salvage_extract(&cut, &src, &names, &work.path().join("after"));
+    assert_eq!((status, restored), (0, salvaged), "{err}");
+    // Whole now: a second repair has nothing to do.
+    let again = ok(run(lockbox().arg("repair").arg(&cut)));
+    assert!(stderr(&again).contains("whole, nothing to cut"), "{}", stderr(&again));
+}
+
+#[test]
+fn salvage_refuses_a_wrong_password_and_what_is_no_archive() {
+    let work = TempDir::new().unwrap();
+    let (archive, ..) = create(&work, 5);
+    let bytes = fs::read(&archive).unwrap();
+    let cut = work.path().join("cut.lbox");
+    fs::write(&cut, &bytes[..bytes.len() - 1]).unwrap();
+    let out = run(lockbox().env("LOCKBOX_PASSWORD", "wrong").arg("verify").arg(&cut));
+    assert_eq!(code(&out), 3);
+    assert!(stderr(&out).contains("wrong password") && !stderr(&out).contains("salvag"), "{}", stderr(&out));
+    let junk = work.path().join("junk.lbox");
+    fs::write(&junk, vec![7u8; 5000]).unwrap();
+    let before = fs::read(&junk).unwrap();
+    let out = run(lockbox().arg("repair").arg(&junk));
+    assert_ne!(code(&out), 0);
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    assert_eq!(fs::read(&junk).unwrap(), before, "left untouched");
+}
