@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use revault_lockbox_api::create::AtomicFile;
+use revault_lockbox_api::create::Selection;
 use revault_lockbox_api::create::{write_archive, CreateReport};
 use revault_lockbox_api::error::KdfError;
-use revault_lockbox_api::{create_archive, CreateOptions, EntryLog, KdfParams, Quoted};
+use revault_lockbox_api::{create_archive, CreateOptions, EntryLog, KdfParams, KeySet, Password, Quoted};
 
 use super::Outcome;
 use crate::exit::UsageError;
@@ -40,6 +41,9 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
         let exists = if a.dereference { std::fs::metadata(&full) } else { std::fs::symlink_metadata(&full) };
         exists.with_context(|| format!("cannot archive {}", Quoted::path(&full)))?;
     }
+    if a.dry_run.dry_run {
+        return dry_run(&a, tar, &paths, selection);
+    }
     // An existing object is refused before the password is asked for.
     let object = match ArchiveLocation::parse(&a.output)? {
         ArchiveLocation::Object(location) => {
@@ -48,22 +52,8 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
         ArchiveLocation::Local(_) => None,
     };
     let lock = keys::lock(&a.lock, &a.recipients, &Quoted::path(&a.output).to_string())?;
-    let mut options = CreateOptions::new()
-        .profile(a.input.profile)
-        .kdf(kdf)
-        .dereference(a.dereference)
-        .strict(a.strict)
-        .overwrite(a.overwrite)
-        .xattrs(a.xattrs)
-        .label(a.label.message.clone().unwrap_or_default())
-        .selection(selection);
-    if let Some(level) = a.input.level {
-        options = options.zstd_level(level);
-    }
     let verbose = Verbose::start(a.verbose.verbose, to_stdout || a.format.json);
-    if let Some(log) = &verbose {
-        options = options.log(Arc::clone(log) as Arc<dyn EntryLog>);
-    }
+    let mut options = options(&a, kdf, selection, verbose.as_ref());
     // A tar stream's size is not known before it is read: no progress bar.
     let roots: Vec<PathBuf> = paths.iter().map(|p| directory.join(p)).collect();
     let follow = a.dereference;
@@ -120,6 +110,59 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
     output::created(&a.output, &report, a.format.json)?;
     // As tar: the archive is valid, but misses or holds a changed copy of
     // something asked for.
+    Ok(if report.has_failures() { Outcome::Incomplete } else { Outcome::Success })
+}
+
+/// The options of `a`, telling `verbose` of each entry when given.
+fn options(
+    a: &CreateArgs,
+    kdf: KdfParams,
+    selection: Selection,
+    verbose: Option<&Arc<Verbose>>,
+) -> CreateOptions {
+    let mut options = CreateOptions::new()
+        .profile(a.input.profile)
+        .kdf(kdf)
+        .dereference(a.dereference)
+        .strict(a.strict)
+        .overwrite(a.overwrite)
+        .xattrs(a.xattrs)
+        .label(a.label.message.clone().unwrap_or_default())
+        .selection(selection);
+    if let Some(level) = a.input.level {
+        options = options.zstd_level(level);
+    }
+    if let Some(log) = verbose {
+        options = options.log(Arc::clone(log) as Arc<dyn EntryLog>);
+    }
+    options
+}
+
+/// `create -n`: the whole walk, read and compressed as for real, into
+/// nothing: with `-v` what would be stored, the warnings, a summary. No
+/// password is asked (the throwaway key protects nothing, hence the
+/// cheapest KDF) and nothing is written.
+fn dry_run(
+    a: &CreateArgs,
+    tar: Option<Box<dyn io::Read>>,
+    paths: &[PathBuf],
+    selection: Selection,
+) -> Result<Outcome> {
+    let verbose = Verbose::start(a.verbose.verbose, a.format.json);
+    let options = options(a, KdfParams::INSECURE_FOR_TESTS, selection, verbose.as_ref());
+    let keys = KeySet::new().password(&Password::from("dry run: discarded"));
+    let walking = || format!("trying out {}", Quoted::path(&a.output));
+    let report = match tar {
+        Some(tar) => revault_lockbox_api::tar::write_archive(io::sink(), tar, keys, options),
+        None => write_archive(io::sink(), &a.input.directory, paths, keys, options),
+    }
+    .with_context(walking)?
+    .1;
+    if let Some(log) = &verbose {
+        log.finish()?;
+    }
+    output::leading_slash_note(paths, a.quiet.quiet);
+    output::dry_run_created(&a.output, &report, a.format.json)?;
     Ok(if report.has_failures() { Outcome::Incomplete } else { Outcome::Success })
 }
 

@@ -39,6 +39,7 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
     let mut options = ExtractOptions::new()
         .existing(existing)
         .strip_components(a.existing.strip_components)
+        .dry_run(a.dry_run.dry_run)
         .sync(!a.no_sync)
         .keep_going(a.keep_going)
         .same_permissions(a.same_permissions)
@@ -60,7 +61,8 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
         Readable::Indexed(archive) => archive.content_bytes(),
         Readable::Salvaged(..) => 0,
     };
-    let display = progress::maybe_start(a.quiet.quiet || verbose.is_some(), move || total);
+    let quiet = a.quiet.quiet || verbose.is_some() || a.dry_run.dry_run;
+    let display = progress::maybe_start(quiet, move || total);
     if let Some((counters, _)) = &display {
         options = options.progress(Arc::clone(counters));
     }
@@ -76,6 +78,10 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
         log.finish()?;
     }
     output::extracted(&name, &report, a.format.json)?;
+    if a.dry_run.dry_run && !a.format.json {
+        let would = output::count(report.entries, "entry", "entries");
+        eprintln!("dry run: {would} would be restored from {name}; nothing written");
+    }
     Ok(if report.damaged.is_empty() && report.lost.is_empty() { Outcome::Success } else { Outcome::Damaged })
 }
 

@@ -8,8 +8,9 @@ use clap::Args;
 use revault_lockbox_api::WorkloadProfile;
 
 use super::{
-    profile_parser, ExistingArgs, FilterArgs, InputArgs, LockArgs, MemberArgs, ObjectStoreArgs, PasswordArgs,
-    QuietArgs, ReadArgs, RecipientArgs, SelectArgs, TimeArgs, UnlockArgs, VerboseArgs, WaitArgs,
+    profile_parser, DryRunArgs, ExistingArgs, FilterArgs, InputArgs, LockArgs, MemberArgs, ObjectStoreArgs,
+    PasswordArgs, QuietArgs, ReadArgs, RecipientArgs, SelectArgs, TimeArgs, UnlockArgs, VerboseArgs,
+    WaitArgs,
 };
 
 /// `--json`: NDJSON on stdout instead of text.
@@ -84,6 +85,8 @@ pub struct CreateArgs {
     #[command(flatten)]
     pub verbose: VerboseArgs,
     #[command(flatten)]
+    pub dry_run: DryRunArgs,
+    #[command(flatten)]
     pub quiet: QuietArgs,
     #[command(flatten)]
     pub s3: ObjectStoreArgs,
@@ -143,6 +146,8 @@ pub struct ExtractArgs {
     pub existing: ExistingArgs,
     #[command(flatten)]
     pub verbose: VerboseArgs,
+    #[command(flatten)]
+    pub dry_run: DryRunArgs,
     /// Do not sync files to disk before renaming them into place (faster; a
     /// crash may then leave empty files behind).
     #[arg(long)]

@@ -33,7 +33,7 @@ pub use select::{InputArgs, MemberArgs, SelectArgs, WaitArgs};
 pub use store::ObjectStoreArgs;
 pub use times::TimeArgs;
 pub use unlock::{LockArgs, PasswordArgs, QuietArgs, RecipientArgs, UnlockArgs};
-pub use verbose::VerboseArgs;
+pub use verbose::{DryRunArgs, VerboseArgs};
 
 /// Encrypted, compressed, page-oriented archives (.lbox).
 #[derive(Debug, Parser)]

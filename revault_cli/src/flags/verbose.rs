@@ -1,4 +1,5 @@
-//! `-v`/`-vv`, for the commands that store, remove or restore entries.
+//! `-v`/`-vv` and `-n/--dry-run`, for the commands that store or restore
+//! entries.
 
 use clap::{ArgAction, Args};
 
@@ -9,4 +10,14 @@ pub struct VerboseArgs {
     /// show it as list -l does. Turns the progress bar off.
     #[arg(short, long, action = ArgAction::Count)]
     pub verbose: u8,
+}
+
+/// `-n`: the work without its result.
+#[derive(Debug, Args)]
+pub struct DryRunArgs {
+    /// Do everything but write: read and check what would be stored or
+    /// restored, report it (with -v, each entry) and any failure, and
+    /// leave the archive or destination untouched.
+    #[arg(short = 'n', long)]
+    pub dry_run: bool,
 }

@@ -124,12 +124,36 @@ pub fn entries(
 /// `create`'s warnings, and (JSON) its summary; in text, a closing line
 /// when files were skipped or changed.
 pub fn created(archive: &Path, report: &CreateReport, as_json: bool) -> Result<()> {
+    create_report(archive, report, as_json, false)
+}
+
+/// `create -n`'s report: `created`'s, then what would have been written
+/// (in JSON, `"dry_run": true` in the summary).
+pub fn dry_run_created(archive: &Path, report: &CreateReport, as_json: bool) -> Result<()> {
+    create_report(archive, report, as_json, true)?;
+    if !as_json {
+        eprintln!(
+            "dry run: {} would be stored in {} ({} of content, an archive of about {}); nothing written",
+            count(report.entries, "entry", "entries"),
+            Quoted::path(archive),
+            indicatif::HumanBytes(report.content_bytes),
+            indicatif::HumanBytes(report.archive_bytes)
+        );
+    }
+    Ok(())
+}
+
+fn create_report(archive: &Path, report: &CreateReport, as_json: bool, dry_run: bool) -> Result<()> {
     if as_json {
         let mut lines = json::Lines::stdout();
         for w in &report.warnings {
             lines.write(&json::warning(&w.to_string())).context(STDOUT)?;
         }
-        lines.write(&json::create_summary(archive, report)).context(STDOUT)?;
+        let mut summary = json::create_summary(archive, report);
+        if dry_run {
+            summary["dry_run"] = true.into();
+        }
+        lines.write(&summary).context(STDOUT)?;
         return lines.flush().context(STDOUT);
     }
     for w in &report.warnings {

@@ -222,3 +222,58 @@ fn verbose_names_each_entry_as_list_does_and_vv_as_list_l() {
     assert_eq!(code(&streamed), 0, "{}", stderr(&streamed));
     assert_eq!(stderr(&streamed), "tree/a.txt\n");
 }
+
+#[test]
+fn dry_runs_report_what_would_happen_and_write_nothing() {
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    small_tree(w);
+    let archive = archive_tree(w, &[]);
+    let listed = String::from_utf8(run(lockbox().arg("list").arg(&archive)).stdout).unwrap();
+
+    // No password is asked (none is given, and there is no terminal).
+    let planned = w.join("planned.lbox");
+    let tried = run(lockbox()
+        .env_remove("LOCKBOX_PASSWORD")
+        .args(["create", "-n", "-v", "-o"])
+        .arg(&planned)
+        .arg("-C")
+        .arg(w)
+        .arg("tree"));
+    assert_eq!(code(&tried), 0, "{}", stderr(&tried));
+    assert_eq!(String::from_utf8_lossy(&tried.stdout), listed, "create -n -v names what create stores");
+    assert!(stderr(&tried).starts_with("dry run: 6 entries would be stored in "), "{}", stderr(&tried));
+    assert!(!planned.exists(), "nothing written");
+    let json = run(lockbox()
+        .env_remove("LOCKBOX_PASSWORD")
+        .args(["create", "--dry-run", "--json", "-o"])
+        .arg(&planned)
+        .arg("-C")
+        .arg(w)
+        .arg("tree"));
+    let summary: serde_json::Value =
+        serde_json::from_slice(json.stdout.split(|&b| b == b'\n').find(|l| !l.is_empty()).unwrap()).unwrap();
+    assert_eq!(
+        (summary["dry_run"].as_bool(), summary["entries"].as_u64()),
+        (Some(true), Some(6)),
+        "{summary}"
+    );
+    assert!(!planned.exists());
+    // A dry run fails where the real one would.
+    let refused = run(lockbox().args(["create", "-n", "-o"]).arg(&archive).arg("-C").arg(w).arg("tree"));
+    assert_fails(&refused, 1, "exists");
+
+    let dest = w.join("dest");
+    fs::create_dir(&dest).unwrap();
+    let tried = run(lockbox().args(["extract", "-nv"]).arg(&archive).arg("-C").arg(&dest));
+    assert_eq!(code(&tried), 0, "{}", stderr(&tried));
+    assert_eq!(String::from_utf8_lossy(&tried.stdout), listed, "extract -n -v names what extract restores");
+    assert!(stderr(&tried).contains("dry run: 6 entries would be restored"), "{}", stderr(&tried));
+    assert_eq!(fs::read_dir(&dest).unwrap().count(), 0, "nothing made");
+    fs::create_dir_all(dest.join("tree")).unwrap();
+    fs::write(dest.join("tree/a.txt"), b"mine").unwrap();
+    let clash = run(lockbox().args(["extract", "--dry-run"]).arg(&archive).arg("-C").arg(&dest));
+    assert_fails(&clash, 1, "tree/a.txt");
+    assert_eq!(fs::read(dest.join("tree/a.txt")).unwrap(), b"mine");
+    assert_eq!(fs::read_dir(dest.join("tree")).unwrap().count(), 1, "nothing else made");
+}

@@ -68,6 +68,7 @@ pub struct ExtractOptions {
     members: Members,
     progress: Option<Arc<Progress>>,
     log: Option<Log>,
+    dry_run: bool,
     implicit_dirs: Option<u64>,
 }
 
@@ -85,6 +86,7 @@ impl Default for ExtractOptions {
             members: Members::all(),
             progress: None,
             log: None,
+            dry_run: false,
             implicit_dirs: None,
         }
     }
@@ -214,6 +216,15 @@ impl ExtractOptions {
         self
     }
 
+    /// Run every check of the first pass (names found, entries valid,
+    /// existing targets), tell the log of each entry that would be
+    /// restored and count it in the report, but create nothing. Default:
+    /// off.
+    pub fn dry_run(mut self, yes: bool) -> Self {
+        self.dry_run = yes;
+        self
+    }
+
     /// Counters updated as files are written. Default: none.
     pub fn progress(mut self, progress: Arc<Progress>) -> Self {
         self.progress = Some(progress);
@@ -244,6 +255,9 @@ impl<S: ReadAt> Salvage<S> {
             x.check_targets(selected().map(|e| e.and_then(|e| implicit.entry(&e).map(|()| e))))?;
             let kept = x.take_kept();
             let entries = selected().filter(move |e| e.as_ref().map_or(true, |e| !kept.contains(&e.path)));
+            if options.dry_run {
+                return x.count_only(entries);
+            }
             let copies = x.write_files(self, Box::new(entries), true)?;
             x.copy_links(self, copies)
         })();
@@ -251,7 +265,7 @@ impl<S: ReadAt> Salvage<S> {
             x.remove_made_dirs();
             return Err(e);
         }
-        let mut report = x.finish()?;
+        let mut report = if options.dry_run { x.into_report() } else { x.finish()? };
         report.damaged.extend(self.lost_entries().into_iter().filter(|d| options.members.selects(&d.path.0)));
         report.lost = self.lost().to_vec();
         Ok(report)
@@ -312,12 +326,18 @@ impl<S: ReadAt> Archive<S> {
             let kept = x.take_kept();
             let entries = strip::entries(members.entries(self)?, strip)
                 .filter(move |e| e.as_ref().map_or(true, |e| !kept.contains(&e.path)));
+            if options.dry_run {
+                return x.count_only(entries);
+            }
             let copies = x.write_files(self, Box::new(entries), true)?;
             x.copy_links(self, copies)
         })();
         if let Err(e) = written {
             x.remove_made_dirs();
             return Err(e);
+        }
+        if options.dry_run {
+            return Ok(x.into_report());
         }
         x.finish()
     }

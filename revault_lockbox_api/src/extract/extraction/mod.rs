@@ -177,6 +177,25 @@ impl<'a> Extraction<'a> {
         Ok(())
     }
 
+    /// A dry run's second pass: each entry told to the log and counted,
+    /// nothing made.
+    pub(super) fn count_only(&mut self, entries: impl Iterator<Item = Result<Entry>>) -> Result<()> {
+        for e in entries {
+            let e = e?;
+            if let Some(log) = &self.options.log {
+                log.0.entry(&e);
+            }
+            self.report.entries += 1;
+            self.report.bytes += e.content().map_or(0, |c| c.0);
+        }
+        Ok(())
+    }
+
+    /// What a dry run found.
+    pub(super) fn into_report(self) -> ExtractReport {
+        self.report
+    }
+
     /// The paths [`Self::check_targets`] found to leave alone.
     pub(super) fn take_kept(&mut self) -> HashSet<Vec<u8>> {
         std::mem::take(&mut self.kept)
