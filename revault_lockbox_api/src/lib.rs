@@ -104,8 +104,8 @@ pub mod create {
 /// mount needs), and what an extraction did.
 pub mod read {
     pub use crate::archive::{
-        ArchiveInfo, Browser, Damage, Entries, EntryReader, Members, Node, Place, Selected, Subtrees,
-        VerifyReport,
+        ArchiveInfo, Browser, Damage, Entries, EntryReader, Members, Node, Place, Selected, SessionSigners,
+        Subtrees, VerifyReport,
     };
     pub use crate::extract::ExtractReport;
     pub use crate::format::{SessionInfo, SessionKind, SparseMap, Xattr};

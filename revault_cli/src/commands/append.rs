@@ -8,17 +8,19 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use revault_lockbox_api::update::UpdateReport;
-use revault_lockbox_api::{ArchiveUpdater, Quoted, UpdateOptions};
+use revault_lockbox_api::{ArchiveUpdater, Error, Quoted, UpdateOptions};
 
 use super::{in_place, Outcome};
+use crate::exit::library_error;
 use crate::flags::{AddArgs, AppendArgs, RmArgs, UnlockArgs, UpdateArgs};
 use crate::progress::{self, input_bytes};
-use crate::{keys, output};
+use crate::{keys, output, signing};
 
 /// The options of `add` and `update`, and a progress display when asked.
-fn options(a: &AppendArgs) -> (UpdateOptions, Option<progress::Display>) {
+fn options(a: &AppendArgs) -> Result<(UpdateOptions, Option<progress::Display>)> {
     let label = a.label.message.clone().unwrap_or_default();
-    let mut options = UpdateOptions::new().profile(a.input.profile).wait(a.lock.wait).label(label);
+    let options = UpdateOptions::new().profile(a.input.profile).wait(a.lock.wait).label(label);
+    let mut options = signing::update_options(options, &a.sign)?;
     if let Some(level) = a.input.level {
         options = options.zstd_level(level);
     }
@@ -27,7 +29,7 @@ fn options(a: &AppendArgs) -> (UpdateOptions, Option<progress::Display>) {
         options = options.clone().progress(Arc::clone(&c));
         d
     });
-    (options, display)
+    Ok((options, display))
 }
 
 fn open(unlock: &UnlockArgs, archive: &std::path::Path, options: UpdateOptions) -> Result<ArchiveUpdater> {
@@ -36,7 +38,15 @@ fn open(unlock: &UnlockArgs, archive: &std::path::Path, options: UpdateOptions) 
     keys::with_key(unlock, keys::Target::file(archive, &name), |key| {
         ArchiveUpdater::open(archive, key, options)
     })
-    .with_context(|| format!("opening {} to change it", Quoted::path(archive)))
+    .map_err(|e| match library_error(&e) {
+        // The chain rule of --sign (the library says which session).
+        Some(Error::Signature(_)) => e.context(format!(
+            "refusing to sign a change of {} (every earlier session needs a signature by a --sign or \
+             --signer key, or --adopt-unsigned)",
+            Quoted::path(archive)
+        )),
+        _ => e.context(format!("opening {} to change it", Quoted::path(archive))),
+    })
 }
 
 fn done(report: &UpdateReport, display: Option<progress::Display>) -> Outcome {
@@ -56,7 +66,7 @@ fn done(report: &UpdateReport, display: Option<progress::Display>) -> Outcome {
 pub fn add(a: AddArgs) -> Result<Outcome> {
     let a = a.append;
     in_place(&a.archive, "add")?;
-    let (options, display) = options(&a);
+    let (options, display) = options(&a)?;
     let report = open(&a.unlock, &a.archive, options)?
         .add(&a.input.directory, &a.paths)
         .with_context(|| format!("adding to {}", Quoted::path(&a.archive)))?;
@@ -67,7 +77,7 @@ pub fn add(a: AddArgs) -> Result<Outcome> {
 pub fn update(u: UpdateArgs) -> Result<Outcome> {
     let a = u.append;
     in_place(&a.archive, "update")?;
-    let (options, display) = options(&a);
+    let (options, display) = options(&a)?;
     let report = open(&a.unlock, &a.archive, options)?
         .update(&a.input.directory, &a.paths, u.delete_missing)
         .with_context(|| format!("updating {}", Quoted::path(&a.archive)))?;
@@ -79,7 +89,8 @@ pub fn rm(a: RmArgs) -> Result<Outcome> {
     use std::os::unix::ffi::OsStringExt;
     in_place(&a.archive, "rm")?;
     let paths: Vec<Vec<u8>> = a.paths.into_iter().map(|p| p.into_vec()).collect();
-    let options = UpdateOptions::new().wait(a.lock.wait).label(a.label.message.unwrap_or_default());
+    let options = UpdateOptions::new().wait(a.lock.wait).label(a.label.message.clone().unwrap_or_default());
+    let options = signing::update_options(options, &a.sign)?;
     let report = open(&a.unlock, &a.archive, options)?
         .remove(&paths)
         .with_context(|| format!("removing from {}", Quoted::path(&a.archive)))?;

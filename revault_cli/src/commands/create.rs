@@ -16,7 +16,7 @@ use crate::exit::UsageError;
 use crate::flags::CreateArgs;
 use crate::location::{create_object, ArchiveLocation};
 use crate::progress::{self, input_bytes};
-use crate::{keys, output, select, source};
+use crate::{keys, output, select, signing, source};
 
 pub fn run(a: CreateArgs) -> Result<Outcome> {
     let kdf = kdf_params(&a)?;
@@ -46,6 +46,8 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
         }
         ArchiveLocation::Local(_) => None,
     };
+    // A bad signing key is refused before the password is asked for.
+    let signing_keys = signing::signing_keys(&a.sign.keys)?;
     let lock = keys::lock(&a.lock, &a.recipients, &Quoted::path(&a.output).to_string())?;
     let mut options = CreateOptions::new()
         .profile(a.input.profile)
@@ -58,6 +60,9 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
         .selection(selection);
     if let Some(level) = a.input.level {
         options = options.zstd_level(level);
+    }
+    for key in signing_keys {
+        options = options.sign(key);
     }
     // A tar stream's size is not known before it is read: no progress bar.
     let roots: Vec<PathBuf> = paths.iter().map(|p| directory.join(p)).collect();

@@ -33,7 +33,7 @@ use revault_lockbox_api::{Archive, EntryKind, OpenOptions, Quoted, WorkloadProfi
 pub use crate::exit::Outcome;
 use crate::flags::{ObjectStoreArgs, ReadArgs};
 use crate::location::ArchiveLocation;
-use crate::{keys, output, source};
+use crate::{keys, output, signing, source};
 
 /// The bytes of the archive argument (a file, `-` or `s3://BUCKET/KEY`)
 /// for positioned reads, and how messages name it.
@@ -55,7 +55,10 @@ fn open_archive(
     profile: WorkloadProfile,
 ) -> Result<(Archive<Box<dyn ReadAt>>, String)> {
     let (src, name) = archive_bytes(arg, &read.s3)?;
-    let options = OpenOptions::new().profile(profile).kdf_budget(read.unlock.kdf_budget());
+    let mut options = OpenOptions::new().profile(profile).kdf_budget(read.unlock.kdf_budget());
+    if !read.signers.is_empty() {
+        options = options.trust(signing::signers(&read.signers)?);
+    }
     // A spooled copy may be deleted now: the open file keeps its bytes.
     let target = keys::Target::bytes(&*src, &name);
     let archive = keys::with_key(&read.unlock, target, |key| Archive::open_with(src, key, options))

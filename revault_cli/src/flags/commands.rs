@@ -9,7 +9,7 @@ use revault_lockbox_api::WorkloadProfile;
 
 use super::{
     profile_parser, InputArgs, LockArgs, MemberArgs, ObjectStoreArgs, PasswordArgs, QuietArgs, ReadArgs,
-    RecipientArgs, SelectArgs, UnlockArgs, WaitArgs,
+    RecipientArgs, SelectArgs, SignArgs, SignKeyArgs, UnlockArgs, WaitArgs,
 };
 
 /// `--json`: NDJSON on stdout instead of text.
@@ -40,6 +40,8 @@ pub struct CreateArgs {
     pub input: InputArgs,
     #[command(flatten)]
     pub label: LabelArgs,
+    #[command(flatten)]
+    pub sign: SignKeyArgs,
     /// Argon2id memory cost in MiB [default: 64]. Lowering any KDF cost makes
     /// guessing the password cheaper for whoever holds the archive.
     #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u32).range(1..))]
@@ -260,6 +262,8 @@ pub struct AppendArgs {
     pub quiet: QuietArgs,
     #[command(flatten)]
     pub label: LabelArgs,
+    #[command(flatten)]
+    pub sign: SignArgs,
     /// Files and directories to store (directories recursively).
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
@@ -290,6 +294,8 @@ pub struct RmArgs {
     pub unlock: UnlockArgs,
     #[command(flatten)]
     pub label: LabelArgs,
+    #[command(flatten)]
+    pub sign: SignArgs,
     /// Stored paths to remove (directories with everything below them).
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<OsString>,
@@ -315,6 +321,8 @@ pub struct CompactArgs {
     pub maintain: MaintainArgs,
     #[command(flatten)]
     pub label: LabelArgs,
+    #[command(flatten)]
+    pub sign: SignArgs,
 }
 
 /// `compact` and `repair`.

@@ -13,6 +13,7 @@
 mod commands;
 mod mount;
 mod select;
+mod sign;
 mod store;
 mod unlock;
 
@@ -24,6 +25,7 @@ use revault_lockbox_api::WorkloadProfile;
 pub use commands::*;
 pub use mount::{MountArgs, UmountArgs};
 pub use select::{InputArgs, MemberArgs, SelectArgs, WaitArgs};
+pub use sign::{SignArgs, SignKeyArgs};
 pub use store::ObjectStoreArgs;
 pub use unlock::{LockArgs, PasswordArgs, QuietArgs, RecipientArgs, UnlockArgs};
 
@@ -56,12 +58,19 @@ pub struct ReadArgs {
     pub unlock: UnlockArgs,
     #[command(flatten)]
     pub s3: ObjectStoreArgs,
+    /// Refuse the archive unless its last session is signed by this key (a
+    /// fingerprint `lbsig1…` or a `.pub` file; repeatable: any one of them).
+    /// That signature covers every earlier session too; `verify` checks
+    /// each session's.
+    #[arg(long = "signer", value_name = "FPR|FILE.pub")]
+    pub signers: Vec<String>,
 }
 
 impl ReadArgs {
     fn inherit(&mut self, before: &ReadArgs, given: &Given<'_>) {
         self.unlock.inherit(&before.unlock, given);
         self.s3.inherit(&before.s3, given);
+        given.take("signers", &mut self.signers, &before.signers);
     }
 }
 

@@ -16,6 +16,7 @@ mod info;
 mod merge;
 mod select;
 mod session;
+mod signers;
 mod tail;
 mod verify;
 
@@ -32,7 +33,7 @@ use crate::format::{
     ARCHIVE_ID_LEN, FRAME_LEN, HEADER_PREFIX_LEN, KEY_SLOTS, TRAILER_LEN, VERSION,
 };
 use crate::index::{page_key, read_sealed, TreeReader};
-use crate::keys::Unlock;
+use crate::keys::{Fingerprint, Unlock};
 use crate::profile::{ReadTuning, WorkloadProfile};
 use crate::storage::ReadAt;
 
@@ -44,6 +45,7 @@ pub use info::ArchiveInfo;
 pub(crate) use merge::Merged;
 pub use select::{Members, Selected, Subtrees};
 use session::{check_chain, check_session, SessionState};
+pub use signers::SessionSigners;
 pub(crate) use tail::{find_committed, Committed};
 pub use verify::{Damage, VerifyReport};
 
@@ -52,6 +54,7 @@ pub use verify::{Damage, VerifyReport};
 pub struct OpenOptions {
     tuning: ReadTuning,
     kdf_budget: u64,
+    trusted: Option<Vec<Fingerprint>>,
 }
 
 impl Default for OpenOptions {
@@ -63,7 +66,11 @@ impl Default for OpenOptions {
 impl OpenOptions {
     /// The [`WorkloadProfile::Balanced`] reading knobs.
     pub fn new() -> OpenOptions {
-        OpenOptions { tuning: WorkloadProfile::Balanced.read_tuning(), kdf_budget: DEFAULT_KDF_BUDGET }
+        OpenOptions {
+            tuning: WorkloadProfile::Balanced.read_tuning(),
+            kdf_budget: DEFAULT_KDF_BUDGET,
+            trusted: None,
+        }
     }
 
     /// The Argon2id work (memory in KiB × passes) an open with a password
@@ -74,6 +81,14 @@ impl OpenOptions {
     /// (1 GiB × 1 pass).
     pub fn kdf_budget(mut self, kib_passes: u64) -> Self {
         self.kdf_budget = kib_passes;
+        self
+    }
+
+    /// Opens only an archive whose last session has a valid signature by one
+    /// of `signers` (it covers the whole state by the hash chain), else fails
+    /// with [`Error::Signature`] naming the session. Default: not checked.
+    pub fn trust(mut self, signers: impl IntoIterator<Item = Fingerprint>) -> Self {
+        self.trusted = Some(signers.into_iter().collect());
         self
     }
 
@@ -195,6 +210,7 @@ impl<S: ReadAt> Archive<S> {
         if !consistent {
             return Err(Error::malformed("index root", "does not match the trailer"));
         }
+        signers::check_last(&header.archive_id, &last, options.trusted.as_deref())?;
         let session_offsets = session_offsets(&root)?;
         let session_keys =
             root.sessions.iter().map(|s| Arc::new(SessionKeys::derive(&content_key, &s.salt))).collect();
@@ -225,11 +241,6 @@ impl<S: ReadAt> Archive<S> {
     /// commits to every byte of this state a reader accepts.
     pub fn commit_hash(&self) -> [u8; 32] {
         self.last.commit
-    }
-
-    /// Signatures the last session carries (framing checked, not verified).
-    pub fn signature_count(&self) -> usize {
-        self.last.signatures.len()
     }
 
     /// Follows the trailers' hash chain back to the first session.

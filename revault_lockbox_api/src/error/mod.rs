@@ -1,10 +1,8 @@
 //! What goes wrong, typed: the library's error (an enum callers can match,
-//! with messages that say what failed and where) and the key material's
-//! error ([`KeyError`], which [`Error::Key`] carries). They sit at the
-//! bottom so every layer can raise them; [`Error::Strict`] carries a
-//! create's warning.
+//! with messages that say what failed and where), the key material's
+//! ([`KeyError`]) and the signatures' ([`SignatureError`]). They sit at
+//! the bottom so every layer can raise them.
 
-use std::fmt;
 use std::io;
 use std::ops::RangeInclusive;
 use std::path::PathBuf;
@@ -14,44 +12,18 @@ use crate::format::KEY_SLOTS;
 use crate::quote::Quoted;
 use crate::warning::CreateWarning;
 
+mod entry_path;
 mod kdf;
 mod key;
+mod signature;
 mod tar;
 
+pub use entry_path::EntryPath;
 pub use kdf::KdfError;
 pub use key::KeyError;
+pub use signature::SignatureError;
 use tar::tar_entry;
 pub use tar::TarReason;
-
-/// A path as stored in an archive: raw bytes, shown quoted ([`Quoted`]), so
-/// that a hostile name cannot send control sequences to a terminal.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct EntryPath(pub Vec<u8>);
-
-impl EntryPath {
-    /// The stored bytes.
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.0
-    }
-}
-
-impl From<&[u8]> for EntryPath {
-    fn from(bytes: &[u8]) -> EntryPath {
-        EntryPath(bytes.to_vec())
-    }
-}
-
-impl fmt::Display for EntryPath {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        Quoted::bytes(&self.0).fmt(f)
-    }
-}
-
-impl fmt::Debug for EntryPath {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "\"{self}\"")
-    }
-}
 
 /// Everything that can go wrong creating, opening or extracting an archive.
 ///
@@ -142,6 +114,9 @@ pub enum Error {
     /// A recipient or identity could not be read or used.
     #[error(transparent)]
     Key(#[from] KeyError),
+    /// A session's signatures do not satisfy the trusted signers.
+    #[error(transparent)]
+    Signature(#[from] SignatureError),
     /// A sealed part of the archive failed authentication: it was modified,
     /// truncated, reordered or taken from another archive.
     #[error("archive is corrupted or was tampered with: {what} failed authentication")]
@@ -421,6 +396,7 @@ impl Error {
                 | Error::UnsupportedVersion { .. }
                 | Error::ChecksumMismatch { .. }
                 | Error::UnsafePath { .. }
+                | Error::Signature(_)
         )
     }
 }
@@ -434,17 +410,5 @@ impl From<DecodeError> for Error {
 impl From<io::Error> for Error {
     fn from(source: io::Error) -> Error {
         Error::Stream { action: "I/O", source }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_are_shown_without_control_bytes() {
-        let p = EntryPath(b"a\x1b]0;x\x07\xff/b\\".to_vec());
-        assert_eq!(p.to_string(), "a\\033]0;x\\a\\377/b\\\\");
-        assert_eq!(EntryPath(b"caf\xc3\xa9".to_vec()).to_string(), "café");
     }
 }

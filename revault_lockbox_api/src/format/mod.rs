@@ -39,7 +39,10 @@ pub(crate) use path::{check_entry_path, check_symlink_target, is_within, path_cm
 pub(crate) use root::{History, Root, Run, Session, TreeTop};
 pub use session_header::{check_label, SessionInfo, SessionKind};
 pub(crate) use session_header::{HeaderClear, SESSION_HEADER_CLEAR_LEN};
-pub(crate) use signature::{decode_signatures, Signature};
+pub(crate) use signature::{
+    decode_signatures, encode_signatures, signed_message, Signature, FLAG_ADOPTS, HYBRID_PUBLIC_KEY_LEN,
+    HYBRID_SIGNATURE_LEN, MAX_HYBRID_SIGNATURES,
+};
 pub(crate) use trailer::{Trailer, TRAILER_LEN};
 
 /// First bytes of every archive. The high byte and CR LF SUB catch text-mode

@@ -8,6 +8,7 @@ use std::io::{Read, Write};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::options::Signing;
 use super::output::Output;
 use super::{CreateOptions, Metadata, SessionStart};
 use crate::crypto::{random_bytes, ContentKey, SessionKeys};
@@ -80,6 +81,8 @@ pub struct ArchiveWriter<W: Write> {
     pub(super) last_leaf: Option<Vec<u8>>,
     /// Files with more than one link, by path, for their hard links.
     pub(super) link_targets: HashMap<Vec<u8>, LinkTarget>,
+    /// Who signs the commit.
+    pub(super) signing: Signing,
 }
 
 impl<W: Write> ArchiveWriter<W> {
@@ -141,6 +144,7 @@ impl<W: Write> ArchiveWriter<W> {
             last_path: None,
             last_leaf: None,
             link_targets: HashMap::new(),
+            signing: options.signing,
             tuning: options.tuning,
         })
     }
