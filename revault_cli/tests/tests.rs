@@ -17,6 +17,7 @@ mod progress_tty;
 mod prompt_tty;
 mod s3;
 mod secrets_cli;
+mod sessions_cli;
 mod signed_sessions_cli;
 mod signing_keys_cli;
 mod toolbox;

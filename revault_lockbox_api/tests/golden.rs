@@ -133,7 +133,7 @@ fn a_version_2_archive_is_refused_clearly() {
 const SIGNED: &str = "tests/golden/v3-signed.lbox";
 const SIGNER: &str = "lbsig1uzezh3v3ehrrx74j4crx9euau0cd70p57kkycuhqlyd7ez762cqqfptunp";
 /// Its commit hash (FORMAT.md §10).
-const SIGNED_COMMIT: &str = "4f9b721d163d5b24075b7a46a8e3ef9290dc9322bdcdf76ae403a23ec7bcba35";
+const SIGNED_COMMIT: &str = "94333f25858329ae45b7fc860ae4acfa697db5e735209e3b1c083b50879f55d1";
 
 fn vector_key() -> SigningKey {
     let text = std::fs::read_to_string("tests/vectors/signing/hybrid-v1.txt").unwrap();

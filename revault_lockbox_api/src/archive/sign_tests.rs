@@ -29,7 +29,7 @@ fn reblocked(bytes: &[u8], block: &[u8]) -> Vec<u8> {
     let mut trailer = Trailer::decode(bytes[at..].try_into().unwrap(), at as u64).unwrap();
     let start = trailer.signature_offset() as usize;
     trailer.signature_len = block.len() as u32;
-    trailer.tag = archive.session_keys[0].trailer_tag(&trailer.body());
+    trailer.tag = archive.run_keys[0].trailer_tag(&trailer.body());
     [&bytes[..start], block, &trailer.encode()].concat()
 }
 
@@ -43,6 +43,9 @@ fn a_signed_archive_opens_for_its_signer_only() {
     let (alice, bob) = (Arc::new(SigningKey::generate().unwrap()), SigningKey::generate().unwrap());
     let bytes = signed(&alice);
     let archive = open_trusting(bytes.clone(), &alice).unwrap();
+    // The sessions tree's summary names the signer by the same key id.
+    let record = archive.root().sessions.pending.last().unwrap();
+    assert_eq!(record.summary.signers, [alice.fingerprint().0.to_vec()]);
     let signers = archive.check_signers(&[alice.fingerprint()]).unwrap();
     assert_eq!(signers.len(), 1);
     assert_eq!(signers[0].signatures[0].signer, Some(alice.fingerprint()));

@@ -19,7 +19,7 @@ mod select;
 mod writer;
 
 pub use crate::format::Metadata;
-pub(crate) use commit::SessionStart;
+pub(crate) use commit::{NextRoot, SessionStart};
 pub(crate) use late_slots::{LateSlots, SlotsLast};
 pub use options::CreateOptions;
 pub use select::{NewerBy, Selection};
