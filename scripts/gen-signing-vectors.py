@@ -45,8 +45,9 @@ ml = mldsa.MLDSA65PrivateKey.from_seed_bytes(ml_seed)
 public = ed.public_key().public_bytes(*raw) + ml.public_key().public_bytes_raw()
 assert len(public) == 1984
 fingerprint = bech32("lbsig", hashlib.sha256(b"revault-lockbox signing key fingerprint" + public).digest())
-archive_id, session, commit = bytes(range(16)), 1, bytes([0x11]) * 32
-message = b"revault-lockbox v3 session signature" + archive_id + session.to_bytes(4, "little") + commit
+archive_id, commit, flags = bytes(range(16)), bytes([0x11]) * 32, 0
+# FORMAT.md §3.10: label || archive_id || commit_hash || flags
+message = b"revault-lockbox v3 signature" + archive_id + commit + bytes([flags])
 signature = ed.sign(message) + ml.sign(message)
 assert len(signature) == 3373
 
@@ -66,8 +67,8 @@ for k, v in [
     ("public key sha256", hashlib.sha256(public).hexdigest()),
     ("fingerprint", fingerprint),
     ("archive id", archive_id.hex()),
-    ("session", str(session)),
     ("commit hash", commit.hex()),
+    ("flags", str(flags)),
     ("message", message.hex()),
     ("signature", signature.hex()),
     ("key line", "LOCKBOX-SIGNING-KEY-1 " + secret.hex()),

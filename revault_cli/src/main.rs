@@ -27,6 +27,7 @@ mod password;
 mod progress;
 mod select;
 mod signals;
+mod signing;
 mod source;
 
 use std::process::ExitCode;

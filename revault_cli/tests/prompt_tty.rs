@@ -222,3 +222,41 @@ fn three_mismatches_with_a_tar_stream_on_stdin_leave_nothing() {
     names.sort();
     assert_eq!(names, ["a.lbox", "note"], "nothing left behind");
 }
+
+/// `add --sign KEY` with a passphrase-protected signing key: the
+/// passphrase is asked on the terminal (echo off), the change is signed;
+/// a wrong one is exit 3 and writes nothing; without a terminal, a usage
+/// error that says so.
+#[test]
+fn a_protected_signing_key_asks_its_passphrase_on_the_terminal() {
+    let work = archive();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_lockbox"))
+            .env("LOCKBOX_PASSWORD", "pw")
+            .args(args)
+            .current_dir(work.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    std::fs::write(work.path().join("pass"), "sesame\n").unwrap();
+    assert!(run(&["keygen", "--sign", "--passphrase-file", "pass", "-o", "me.key"]).status.success());
+    let before = std::fs::read(work.path().join("a.lbox")).unwrap();
+    let no_terminal = run(&["add", "--sign", "me.key", "a.lbox", "note"]);
+    assert_eq!(no_terminal.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&no_terminal.stderr).contains("passphrase-protected"));
+
+    let script = "LOCKBOX_PASSWORD=pw exec \"$LOCKBOX\" add --sign me.key --adopt-unsigned a.lbox note";
+    let Some(mut on) = OnTerminal::start(work.path(), script) else { return };
+    on.wait_for("Passphrase for the signing key: ");
+    on.type_line("wrong");
+    assert_eq!(on.finish().0, Some(3));
+    assert_eq!(std::fs::read(work.path().join("a.lbox")).unwrap(), before, "nothing written");
+
+    let Some(mut on) = OnTerminal::start(work.path(), script) else { return };
+    on.wait_for("Passphrase for the signing key: ");
+    on.type_line("sesame");
+    assert_eq!(on.finish().0, Some(0));
+    let verified = run(&["verify", "--signer", "me.key.pub", "a.lbox"]);
+    assert!(verified.status.success(), "{}", String::from_utf8_lossy(&verified.stderr));
+}

@@ -19,6 +19,7 @@ mod s3;
 mod salvage_cli;
 mod secrets_cli;
 mod sessions_cli;
+mod signed_sessions_cli;
 mod signing_keys_cli;
 mod toolbox;
 mod trust_cli;

@@ -107,7 +107,7 @@ pub mod create {
 pub mod read {
     pub use crate::archive::{
         is_salvageable, ArchiveInfo, Browser, Damage, Entries, EntryReader, Members, Node, Place, Salvage,
-        Selected, SessionSummary, Subtrees, VerifyReport,
+        Selected, SessionSigners, SessionSummary, Subtrees, VerifyReport,
     };
     pub use crate::extract::{ExistingFiles, ExtractReport};
     pub use crate::format::{SessionInfo, SessionKind, SparseMap, Xattr};

@@ -6,10 +6,13 @@
 use std::io::Read;
 use std::path::PathBuf;
 
+use std::sync::Arc;
+
 use revault_lockbox_api::create::Metadata;
+use revault_lockbox_api::keys::{Fingerprint, SigningKey};
 use revault_lockbox_api::read::SessionKind;
 use revault_lockbox_api::{
-    Archive, ArchiveWriter, CreateOptions, EntryKind, KdfParams, Password, WorkloadProfile,
+    Archive, ArchiveWriter, CreateOptions, EntryKind, KdfParams, OpenOptions, Password, WorkloadProfile,
 };
 
 const PASSWORD: &str = "golden v3";
@@ -48,22 +51,27 @@ fn meta(mode: u32, mtime: i64) -> Metadata {
     Metadata::new(mode, 1000, 1000, mtime, 123_456_789)
 }
 
+/// Adds the entries of [`expected`] to `w`.
+fn write_expected(w: &mut ArchiveWriter<Vec<u8>>) {
+    for (path, kind, mode, mtime, data) in expected() {
+        let m = meta(mode, mtime);
+        match kind {
+            "dir" => w.add_dir(path, &m).unwrap(),
+            "file" => drop(w.add_file(path, &m, data.len() as u64, &data[..]).unwrap()),
+            "linked" => drop(w.add_linked_file(path, &m, data.len() as u64, &data[..]).unwrap()),
+            "symlink" => w.add_symlink(path, &m, &data).unwrap(),
+            _ => w.add_hardlink(path, &m, &data).unwrap(),
+        }
+    }
+}
+
 #[test]
 #[ignore = "writes the frozen v3 archives; run once, by hand, when version 3 is defined"]
 fn write_golden_v3() {
     for (path, options) in goldens() {
         let options = options.threads(1).label("golden v3");
         let mut w = ArchiveWriter::new(Vec::new(), &Password::from(PASSWORD), options).unwrap();
-        for (path, kind, mode, mtime, data) in expected() {
-            let m = meta(mode, mtime);
-            match kind {
-                "dir" => w.add_dir(path, &m).unwrap(),
-                "file" => drop(w.add_file(path, &m, data.len() as u64, &data[..]).unwrap()),
-                "linked" => drop(w.add_linked_file(path, &m, data.len() as u64, &data[..]).unwrap()),
-                "symlink" => w.add_symlink(path, &m, &data).unwrap(),
-                _ => w.add_hardlink(path, &m, &data).unwrap(),
-            }
-        }
+        write_expected(&mut w);
         std::fs::write(path, w.finish().unwrap()).unwrap();
     }
 }
@@ -118,4 +126,62 @@ fn a_version_2_archive_is_refused_clearly() {
     );
     let message = err.to_string();
     assert!(message.contains("version 2: made by an earlier lockbox, not readable by this one"), "{message}");
+}
+
+/// The signed golden archive: the v3 entries, signed by the key of the
+/// signing vectors (docs/KEYS.md), whose fingerprint is `SIGNER`.
+const SIGNED: &str = "tests/golden/v3-signed.lbox";
+const SIGNER: &str = "lbsig1uzezh3v3ehrrx74j4crx9euau0cd70p57kkycuhqlyd7ez762cqqfptunp";
+/// Its commit hash (FORMAT.md §10).
+const SIGNED_COMMIT: &str = "94333f25858329ae45b7fc860ae4acfa697db5e735209e3b1c083b50879f55d1";
+
+fn vector_key() -> SigningKey {
+    let text = std::fs::read_to_string("tests/vectors/signing/hybrid-v1.txt").unwrap();
+    let line = text.lines().find_map(|l| l.strip_prefix("key line: ")).unwrap();
+    SigningKey::parse_file(line.as_bytes(), &mut |_| None).unwrap()
+}
+
+#[test]
+#[ignore = "writes the frozen signed archive; run once, by hand, when signing is defined"]
+fn write_golden_signed() {
+    let options =
+        CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS).threads(1).label("golden v3 signed");
+    let mut w =
+        ArchiveWriter::new(Vec::new(), &Password::from(PASSWORD), options.sign(Arc::new(vector_key())))
+            .unwrap();
+    write_expected(&mut w);
+    std::fs::write(SIGNED, w.finish().unwrap()).unwrap();
+}
+
+/// The known-answer vector of FORMAT.md §10 for signatures: a fixed key, a
+/// fixed archive; the block read by its documented layout, the Ed25519
+/// half (deterministic) signed again over the documented message.
+#[test]
+fn golden_signed_archive_is_a_known_answer() {
+    let bytes = std::fs::read(SIGNED).expect("the signed golden archive is committed");
+    let signer: Fingerprint = SIGNER.parse().unwrap();
+    let options = OpenOptions::new().trust([signer]);
+    let archive =
+        Archive::open_with(std::io::Cursor::new(bytes.clone()), &Password::from(PASSWORD), options).unwrap();
+    assert!(archive.verify().unwrap().is_ok());
+    let commit: String = archive.commit_hash().iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(commit, SIGNED_COMMIT);
+
+    // trailer: signature_len u32 at 196; the block right before it.
+    let trailer = &bytes[bytes.len() - 216..];
+    let len = u32::from_le_bytes(trailer[196..200].try_into().unwrap()) as usize;
+    assert_eq!(len, 8 + 1 + 2 + 4 + 32 + 4 + 1 + 1984 + 3373);
+    let block = &bytes[bytes.len() - 216 - len..bytes.len() - 216];
+    let key = vector_key();
+    assert_eq!(&block[..11], b"LBOXSIGN\x01\x01\x00", "magic, count 1, scheme 1");
+    assert_eq!(block[11..15], 32u32.to_le_bytes());
+    assert_eq!(block[15..47], signer.0);
+    assert_eq!(block[47..51], (1 + 1984 + 3373u32).to_le_bytes());
+    assert_eq!(block[51], 0, "flags");
+    assert_eq!(&block[52..52 + 1984], key.verifying_key().as_bytes());
+    let archive_id: [u8; 16] = bytes[12..28].try_into().unwrap();
+    let again = key.sign_commit(&archive_id, &archive.commit_hash(), 0).unwrap().to_bytes();
+    assert_eq!(block[52 + 1984..52 + 1984 + 64], again[..64], "the Ed25519 half");
+    let signers = archive.check_signers(&[signer]).unwrap();
+    assert!(signers[0].signatures[0].valid);
 }

@@ -8,13 +8,14 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use revault_lockbox_api::update::UpdateReport;
-use revault_lockbox_api::{ArchiveUpdater, EntryLog, Quoted, UpdateOptions};
+use revault_lockbox_api::{ArchiveUpdater, EntryLog, Error, Quoted, UpdateOptions};
 
 use super::{in_place, Outcome};
+use crate::exit::library_error;
 use crate::flags::{AddArgs, AppendArgs, RmArgs, UnlockArgs, UpdateArgs};
 use crate::output::verbose::Verbose;
 use crate::progress::{self, input_bytes};
-use crate::{keys, output};
+use crate::{keys, output, signing};
 
 /// What shows an append's work: a progress bar or `-v` lines.
 struct Shown {
@@ -24,9 +25,10 @@ struct Shown {
 
 /// The options of `add` and `update`, and a progress display or `-v`
 /// lines when asked.
-fn options(a: &AppendArgs) -> (UpdateOptions, Shown) {
+fn options(a: &AppendArgs) -> Result<(UpdateOptions, Shown)> {
     let label = a.label.message.clone().unwrap_or_default();
-    let mut options = UpdateOptions::new().profile(a.input.profile).wait(a.lock.wait).label(label);
+    let options = UpdateOptions::new().profile(a.input.profile).wait(a.lock.wait).label(label);
+    let mut options = signing::update_options(options, &a.sign)?;
     if let Some(level) = a.input.level {
         options = options.zstd_level(level);
     }
@@ -38,7 +40,7 @@ fn options(a: &AppendArgs) -> (UpdateOptions, Shown) {
         options = options.clone().progress(Arc::clone(&c));
         d
     });
-    (options, Shown { display, verbose })
+    Ok((options, Shown { display, verbose }))
 }
 
 /// `options` telling `-v`'s lines of each entry, when asked.
@@ -55,7 +57,15 @@ fn open(unlock: &UnlockArgs, archive: &std::path::Path, options: UpdateOptions) 
     keys::with_key(unlock, keys::Target::file(archive, &name), |key| {
         ArchiveUpdater::open(archive, key, options)
     })
-    .with_context(|| format!("opening {} to change it", Quoted::path(archive)))
+    .map_err(|e| match library_error(&e) {
+        // The chain rule of --sign (the library says which session).
+        Some(Error::Signature(_)) => e.context(format!(
+            "refusing to sign a change of {} (every earlier session needs a signature by a --sign or \
+             --signer key, or --adopt-unsigned)",
+            Quoted::path(archive)
+        )),
+        _ => e.context(format!("opening {} to change it", Quoted::path(archive))),
+    })
 }
 
 fn done(report: &UpdateReport, shown: Shown) -> Result<Outcome> {
@@ -74,30 +84,31 @@ fn done(report: &UpdateReport, shown: Shown) -> Result<Outcome> {
 pub fn add(a: AddArgs) -> Result<Outcome> {
     let a = a.append;
     in_place(&a.archive, "add")?;
-    let (options, display) = options(&a);
+    let (options, shown) = options(&a)?;
     let report = open(&a.unlock, &a.archive, options)?
         .add(&a.input.directory, &a.paths)
         .with_context(|| format!("adding to {}", Quoted::path(&a.archive)))?;
     output::leading_slash_note(&a.paths, a.quiet.quiet);
-    done(&report, display)
+    done(&report, shown)
 }
 
 pub fn update(u: UpdateArgs) -> Result<Outcome> {
     let a = u.append;
     in_place(&a.archive, "update")?;
-    let (options, display) = options(&a);
+    let (options, shown) = options(&a)?;
     let report = open(&a.unlock, &a.archive, options)?
         .update(&a.input.directory, &a.paths, u.delete_missing)
         .with_context(|| format!("updating {}", Quoted::path(&a.archive)))?;
     output::leading_slash_note(&a.paths, a.quiet.quiet);
-    done(&report, display)
+    done(&report, shown)
 }
 
 pub fn rm(a: RmArgs) -> Result<Outcome> {
     use std::os::unix::ffi::OsStringExt;
     in_place(&a.archive, "rm")?;
     let paths: Vec<Vec<u8>> = a.paths.into_iter().map(|p| p.into_vec()).collect();
-    let options = UpdateOptions::new().wait(a.lock.wait).label(a.label.message.unwrap_or_default());
+    let options = UpdateOptions::new().wait(a.lock.wait).label(a.label.message.clone().unwrap_or_default());
+    let options = signing::update_options(options, &a.sign)?;
     let (options, verbose) = logged(options, a.verbose.verbose);
     let report = open(&a.unlock, &a.archive, options)?
         .remove(&paths)

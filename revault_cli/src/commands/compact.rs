@@ -6,7 +6,7 @@ use revault_lockbox_api::{ArchiveUpdater, Quoted, UpdateOptions};
 
 use super::{in_place, Outcome};
 use crate::flags::CompactArgs;
-use crate::{keys, output};
+use crate::{keys, output, signing};
 
 pub fn run(c: CompactArgs) -> Result<Outcome> {
     let a = c.maintain;
@@ -15,6 +15,7 @@ pub fn run(c: CompactArgs) -> Result<Outcome> {
         .wait(a.lock.wait)
         .label(c.label.message.unwrap_or_default())
         .kdf_budget(a.unlock.kdf_budget());
+    let options = signing::update_options(options, &c.sign)?;
     let before = std::fs::metadata(&a.archive).map(|m| m.len()).unwrap_or(0);
     let name = Quoted::path(&a.archive).to_string();
     let after = keys::with_key(&a.unlock, keys::Target::file(&a.archive, &name), |key| {

@@ -18,7 +18,7 @@ use crate::flags::CreateArgs;
 use crate::location::{create_object, ArchiveLocation};
 use crate::output::verbose::Verbose;
 use crate::progress::{self, input_bytes};
-use crate::{keys, output, select, source};
+use crate::{keys, output, select, signing, source};
 
 pub fn run(a: CreateArgs) -> Result<Outcome> {
     let kdf = kdf_params(&a)?;
@@ -51,9 +51,14 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
         }
         ArchiveLocation::Local(_) => None,
     };
+    // A bad signing key is refused before the password is asked for.
+    let signing_keys = signing::signing_keys(&a.sign.keys)?;
     let lock = keys::lock(&a.lock, &a.recipients, &Quoted::path(&a.output).to_string())?;
     let verbose = Verbose::start(a.verbose.verbose, to_stdout || a.format.json);
     let mut options = options(&a, kdf, selection, verbose.as_ref());
+    for key in signing_keys {
+        options = options.sign(key);
+    }
     // A tar stream's size is not known before it is read: no progress bar.
     let roots: Vec<PathBuf> = paths.iter().map(|p| directory.join(p)).collect();
     let follow = a.dereference;

@@ -12,13 +12,14 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use revault_lockbox_api::error::KeyError;
 use revault_lockbox_api::keys::{SigningKey, VerifyingKey};
-use revault_lockbox_api::{Error, KdfParams, Password, Quoted};
+use revault_lockbox_api::{KdfParams, Password, Quoted};
 
 use super::Outcome;
 use crate::exit::UsageError;
 use crate::flags::KeygenArgs;
 use crate::output;
 use crate::password::{self, MAX_PASSWORD_LEN};
+use crate::signing;
 
 pub fn run(a: KeygenArgs) -> Result<Outcome> {
     if let Some(path) = &a.fingerprint_of {
@@ -81,24 +82,8 @@ fn fingerprint_of(path: &Path, passphrase_file: Option<&Path>) -> Result<String>
         Err(_) => {} // not a .pub file: a secret key, then
     }
     let given = passphrase_file.map(read_passphrase).transpose()?;
-    let mut ask = |prompt: &str| -> Option<Password> {
-        match &given {
-            Some(passphrase) => Some(passphrase.clone()),
-            None if std::io::stdin().is_terminal() => password::ask(prompt).ok(),
-            None => None,
-        }
-    };
-    match SigningKey::read_file(path, &mut ask) {
-        Ok(key) => Ok(key.fingerprint().to_string()),
-        Err(KeyError::PassphraseRequired) => Err(UsageError(format!(
-            "{}: the signing key is passphrase-protected: give --passphrase-file or run on a terminal",
-            reading()
-        ))
-        .into()),
-        Err(e @ KeyError::WrongPassphrase) => Err(anyhow::Error::new(Error::Key(e)).context(reading())),
-        Err(e @ (KeyError::Io { .. } | KeyError::Kdf(_))) => Err(anyhow::Error::new(e).context(reading())),
-        Err(e) => Err(UsageError(format!("{}: {e}", reading())).into()),
-    }
+    let how = "give --passphrase-file or run on a terminal";
+    Ok(signing::read_signing_key(path, given.as_ref(), how)?.fingerprint().to_string())
 }
 
 /// The first line of `file`; an empty one is refused.

@@ -29,6 +29,7 @@ pub fn examples(path: &[String]) -> &'static [(&'static str, &'static str)] {
                 "lockbox create --newer '7 days ago' --exclude-caches -o w.lbox ~",
             ),
             ("Write to an object store.", "lockbox create -o s3://bucket/a.lbox dir"),
+            ("Sign it with a signing key (see keygen --sign).", "lockbox create --sign me.key -o a.lbox dir"),
         ],
         ["list"] => &[
             ("Long listing, as tar -tv.", "lockbox list -l a.lbox"),
@@ -42,13 +43,25 @@ pub fn examples(path: &[String]) -> &'static [(&'static str, &'static str)] {
             ("Finish an interrupted extract.", "lockbox extract --skip-old-files a.lbox -C out"),
             ("Drop the top directory of each name.", "lockbox extract --strip-components 1 a.lbox -C out"),
         ],
-        ["cat"] => &[("One file's content to stdout.", "lockbox cat a.lbox notes/todo.txt | less")],
+        ["cat"] => &[
+            ("One file's content to stdout.", "lockbox cat a.lbox notes/todo.txt | less"),
+            (
+                "Only if the archive is signed by this key.",
+                "lockbox cat --signer lbsig1... a.lbox notes/todo.txt",
+            ),
+        ],
         ["info"] => &[("Facts as JSON.", "lockbox info --json a.lbox")],
         ["log"] => &[
             ("Every session: when, label, what it stored and removed.", "lockbox log a.lbox"),
             ("The same in UTC, as JSON lines.", "lockbox log --utc --json a.lbox"),
         ],
-        ["verify"] => &[("Check every page and file; exit 3 on damage.", "lockbox verify a.lbox")],
+        ["verify"] => &[
+            ("Check every page and file; exit 3 on damage.", "lockbox verify a.lbox"),
+            (
+                "Also check that every session is signed by this key.",
+                "lockbox verify --signer me.key.pub a.lbox",
+            ),
+        ],
         ["mount"] => &[
             ("Browse an archive read-only until Ctrl-C.", "lockbox mount a.lbox /mnt/a"),
             ("Compare it with the tree it came from.", "diff -r /mnt/a src"),
@@ -58,6 +71,7 @@ pub fn examples(path: &[String]) -> &'static [(&'static str, &'static str)] {
             ("An age identity; its recipient on stdout.", "lockbox keygen -o key.txt"),
             ("A post-quantum hybrid identity.", "lockbox keygen --pq -o pq.txt"),
             ("A key file for scripts.", "lockbox keygen --symmetric -o lockbox.key"),
+            ("A signing key and me.key.pub; its fingerprint on stdout.", "lockbox keygen --sign -o me.key"),
         ],
         ["key"] | ["key", "list"] => &[("Show the slots.", "lockbox key list a.lbox")],
         ["key", "add"] => &[
@@ -66,7 +80,13 @@ pub fn examples(path: &[String]) -> &'static [(&'static str, &'static str)] {
         ],
         ["key", "remove"] => &[("Remove slot 2 (see key list).", "lockbox key remove a.lbox 2")],
         ["passwd"] => &[("Change the password.", "lockbox passwd a.lbox")],
-        ["add"] => &[("Store new and replaced files.", "lockbox add a.lbox -C DIR newdir")],
+        ["add"] => &[
+            ("Store new and replaced files.", "lockbox add a.lbox -C DIR newdir"),
+            (
+                "Sign the change, trusting a co-author's earlier sessions.",
+                "lockbox add --sign me.key --signer lbsig1... a.lbox f",
+            ),
+        ],
         ["update"] => &[(
             "Store what changed; remove what vanished.",
             "lockbox update a.lbox -C DIR --delete-missing src",

@@ -35,7 +35,7 @@ use revault_lockbox_api::{Archive, EntryKind, OpenOptions, Quoted, WorkloadProfi
 pub use crate::exit::Outcome;
 use crate::flags::{ObjectStoreArgs, ReadArgs};
 use crate::location::ArchiveLocation;
-use crate::{keys, output, source};
+use crate::{keys, output, signing, source};
 
 /// The bytes of the archive argument (a file, `-` or `s3://BUCKET/KEY`)
 /// for positioned reads, and how messages name it.
@@ -57,15 +57,25 @@ fn open_archive(
     profile: WorkloadProfile,
 ) -> Result<(Archive<Box<dyn ReadAt>>, String)> {
     let (src, name) = archive_bytes(arg, &read.s3)?;
-    let mut options = OpenOptions::new().profile(profile).kdf_budget(read.unlock.kdf_budget());
-    if let Some(state) = read.session {
-        options = options.session(state);
-    }
+    let options = open_options(read, profile)?;
     // A spooled copy may be deleted now: the open file keeps its bytes.
     let target = keys::Target::bytes(&*src, &name);
     let archive = keys::with_key(&read.unlock, target, |key| Archive::open_with(src, key, options))
         .with_context(|| format!("opening {name}"))?;
     Ok((archive, name))
+}
+
+/// How `read` asks the archive to be opened: the profile's knobs, the KDF
+/// budget, the state (`--session`) and the trusted signers (`--signer`).
+fn open_options(read: &ReadArgs, profile: WorkloadProfile) -> Result<OpenOptions> {
+    let mut options = OpenOptions::new().profile(profile).kdf_budget(read.unlock.kdf_budget());
+    if let Some(state) = read.session {
+        options = options.session(state);
+    }
+    if !read.signers.is_empty() {
+        options = options.trust(signing::signers(&read.signers)?);
+    }
+    Ok(options)
 }
 
 /// An archive as `verify` and `extract --keep-going` read it: through its
@@ -88,7 +98,10 @@ fn open_or_salvage(
 ) -> Result<(Readable, String)> {
     let (src, name) = archive_bytes(arg, &read.s3)?;
     let src: Arc<dyn ReadAt> = Arc::from(src);
-    let options = OpenOptions::new().profile(profile).kdf_budget(read.unlock.kdf_budget());
+    let options = open_options(read, profile)?;
+    // A scan proves neither an earlier state nor a signature: asked for
+    // either, damage is reported, not salvaged.
+    let salvage = salvage && read.session.is_none() && read.signers.is_empty();
     let target = keys::Target::bytes(&*src, &name);
     let readable = keys::with_key(&read.unlock, target, |key| {
         let damage = match Archive::open_with(Arc::clone(&src), key, options.clone()) {

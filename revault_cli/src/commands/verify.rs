@@ -1,27 +1,42 @@
 //! `verify`: every check extract runs, every page authenticated, every
-//! file's SHA-256 compared; nothing written.
+//! file's SHA-256 compared; with `--signer`, every session's signature;
+//! nothing written.
 
 use anyhow::{Context, Result};
-use revault_lockbox_api::WorkloadProfile;
+use revault_lockbox_api::storage::ReadAt;
+use revault_lockbox_api::{Archive, WorkloadProfile};
 
 use super::{open_archive, open_or_salvage, Outcome, Readable};
 use crate::flags::VerifyArgs;
-use crate::{output, select};
+use crate::{output, select, signing};
 
 pub fn run(a: VerifyArgs) -> Result<Outcome> {
     let members = select::members(&a.members, &a.names)?;
-    let report = if members.is_everything() {
+    let (report, name) = if members.is_everything() {
         let (readable, name) = open_or_salvage(&a.archive, &a.read, WorkloadProfile::ExtractMany, true)?;
         let report = match readable {
-            Readable::Indexed(archive) => archive.verify(),
+            Readable::Indexed(archive) => {
+                check_signers(&archive, &a, &name)?;
+                archive.verify()
+            }
             Readable::Salvaged(salvage, _) => salvage.verify(),
         };
         (report.with_context(|| format!("verifying {name}"))?, name)
     } else {
         let (archive, name) = open_archive(&a.archive, &a.read, WorkloadProfile::ExtractMany)?;
+        check_signers(&archive, &a, &name)?;
         (archive.verify_members(&members).with_context(|| format!("verifying {name}"))?, name)
     };
-    let (report, name) = report;
     output::verified(&a.archive, &name, &report, a.format.json, a.quiet.quiet)?;
     Ok(if report.is_ok() { Outcome::Success } else { Outcome::Damaged })
+}
+
+/// With `--signer`: every session's signature, back along the hash chain.
+fn check_signers<S: ReadAt>(archive: &Archive<S>, a: &VerifyArgs, name: &str) -> Result<()> {
+    if a.read.signers.is_empty() {
+        return Ok(());
+    }
+    let trusted = signing::signers(&a.read.signers)?;
+    let signers = archive.check_signers(&trusted).with_context(|| format!("verifying {name}"))?;
+    output::signers(&signers, a.format.json, a.quiet.quiet)
 }

@@ -9,8 +9,8 @@ use revault_lockbox_api::WorkloadProfile;
 
 use super::{
     profile_parser, DryRunArgs, ExistingArgs, FilterArgs, InputArgs, LockArgs, MemberArgs, ObjectStoreArgs,
-    PasswordArgs, QuietArgs, ReadArgs, RecipientArgs, SelectArgs, TimeArgs, UnlockArgs, VerboseArgs,
-    WaitArgs,
+    PasswordArgs, QuietArgs, ReadArgs, RecipientArgs, SelectArgs, SignArgs, SignKeyArgs, TimeArgs,
+    UnlockArgs, VerboseArgs, WaitArgs,
 };
 
 /// `--json`: NDJSON on stdout instead of text.
@@ -41,6 +41,8 @@ pub struct CreateArgs {
     pub input: InputArgs,
     #[command(flatten)]
     pub label: LabelArgs,
+    #[command(flatten)]
+    pub sign: SignKeyArgs,
     /// Argon2id memory cost in MiB [default: 64]. Lowering any KDF cost makes
     /// guessing the password cheaper for whoever holds the archive.
     #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u32).range(1..))]
@@ -291,6 +293,8 @@ pub struct AppendArgs {
     pub label: LabelArgs,
     #[command(flatten)]
     pub verbose: VerboseArgs,
+    #[command(flatten)]
+    pub sign: SignArgs,
     /// Files and directories to store (directories recursively).
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
@@ -323,6 +327,8 @@ pub struct RmArgs {
     pub unlock: UnlockArgs,
     #[command(flatten)]
     pub label: LabelArgs,
+    #[command(flatten)]
+    pub sign: SignArgs,
     /// Stored paths to remove (directories with everything below them).
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<OsString>,
@@ -348,6 +354,8 @@ pub struct CompactArgs {
     pub maintain: MaintainArgs,
     #[command(flatten)]
     pub label: LabelArgs,
+    #[command(flatten)]
+    pub sign: SignArgs,
 }
 
 /// `compact` and `repair`.

@@ -15,6 +15,7 @@ mod existing;
 mod filters;
 mod mount;
 mod select;
+mod sign;
 mod store;
 mod times;
 mod unlock;
@@ -30,6 +31,7 @@ pub use existing::ExistingArgs;
 pub use filters::FilterArgs;
 pub use mount::{MountArgs, UmountArgs};
 pub use select::{InputArgs, MemberArgs, SelectArgs, WaitArgs};
+pub use sign::{SignArgs, SignKeyArgs};
 pub use store::ObjectStoreArgs;
 pub use times::TimeArgs;
 pub use unlock::{LockArgs, PasswordArgs, QuietArgs, RecipientArgs, UnlockArgs};
@@ -68,6 +70,12 @@ pub struct ReadArgs {
     /// log` shows them: 1 is the create, -1 the last, -2 the one before.
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub session: Option<i64>,
+    /// Refuse the archive unless its last session is signed by this key (a
+    /// fingerprint `lbsig1…` or a `.pub` file; repeatable: any one of them).
+    /// That signature covers every earlier session too; `verify` checks
+    /// each session's.
+    #[arg(long = "signer", value_name = "FPR|FILE.pub")]
+    pub signers: Vec<String>,
 }
 
 impl ReadArgs {
@@ -75,6 +83,7 @@ impl ReadArgs {
         self.session = self.session.or(before.session);
         self.unlock.inherit(&before.unlock, given);
         self.s3.inherit(&before.s3, given);
+        given.take("signers", &mut self.signers, &before.signers);
     }
 }
 

@@ -11,7 +11,7 @@ use std::io::{self, BufWriter, StdoutLock, Write};
 
 use base64::Engine as _;
 use revault_lockbox_api::create::CreateReport;
-use revault_lockbox_api::read::{ArchiveInfo, Damage, ExtractReport, VerifyReport};
+use revault_lockbox_api::read::{ArchiveInfo, Damage, ExtractReport, SessionSigners, VerifyReport};
 use revault_lockbox_api::slots::{SlotInfo, SlotKind};
 use revault_lockbox_api::{Entry, EntryKind, KdfParams};
 use serde_json::{json, Map, Value};
@@ -240,7 +240,18 @@ pub fn info_summary(info: &ArchiveInfo) -> Value {
         "last_session_created_ns": info.last_session_created_ns,
         "last_session_label": info.last_session_label,
         "commit_hash": info.commit_hash.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+        "signers": info.signers.iter().map(session_signers).collect::<Vec<_>>(),
     })
+}
+
+/// One session's signatures: `{"session", "signatures": [{"signer", "valid", "adopts"}]}`.
+pub fn session_signers(s: &SessionSigners) -> Value {
+    let signatures: Vec<Value> = s
+        .signatures
+        .iter()
+        .map(|c| json!({ "signer": c.signer.map(|f| f.to_string()), "valid": c.valid, "adopts": c.adopts }))
+        .collect();
+    json!({ "session": s.session, "signatures": signatures })
 }
 
 /// `key list --json`: one slot.

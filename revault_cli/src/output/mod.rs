@@ -18,7 +18,7 @@ use anyhow::{Context, Result};
 
 pub use history::log;
 use revault_lockbox_api::create::CreateReport;
-use revault_lockbox_api::read::{ArchiveInfo, ExtractReport, VerifyReport};
+use revault_lockbox_api::read::{ArchiveInfo, ExtractReport, SessionSigners, VerifyReport};
 use revault_lockbox_api::slots::SlotInfo;
 use revault_lockbox_api::update::UpdateReport;
 use revault_lockbox_api::{Entry, Quoted};
@@ -273,6 +273,25 @@ pub fn verified(archive: &Path, name: &str, report: &VerifyReport, as_json: bool
         report.damaged_pages.len()
     ));
     Ok(())
+}
+
+/// `verify --signer`: each session's signers, a line each, or a JSON line
+/// each (`"type": "session"`).
+pub fn signers(signers: &[SessionSigners], as_json: bool, quiet: bool) -> Result<()> {
+    if as_json {
+        let mut lines = json::Lines::stdout();
+        for s in signers {
+            let mut value = json::session_signers(s);
+            value["type"] = "session".into();
+            lines.write(&value).context(STDOUT)?;
+        }
+        return lines.flush().context(STDOUT);
+    }
+    if quiet {
+        return Ok(());
+    }
+    let mut out = io::stdout().lock();
+    out.write_all(text::signers_text(signers).as_bytes()).and_then(|()| out.flush()).context(STDOUT)
 }
 
 /// `info`: aligned text, or one JSON summary.

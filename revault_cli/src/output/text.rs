@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use revault_lockbox_api::civil::UtcTime;
-use revault_lockbox_api::read::ArchiveInfo;
+use revault_lockbox_api::read::{ArchiveInfo, SessionSigners};
 use revault_lockbox_api::{Entry, EntryKind, Quoted};
 
 use crate::dates::Clock;
@@ -146,6 +146,31 @@ pub fn info_text(info: &ArchiveInfo) -> String {
         );
     }
     line("key slots in use", info.key_slots.to_string());
+    if info.signers.iter().any(|s| !s.signatures.is_empty()) {
+        s.push_str(&signers_text(&info.signers));
+    }
+    s
+}
+
+/// Each session's signers, a line each: `session N  signed by lbsig1…` (a
+/// signature that does not verify, or that adopts the sessions before it,
+/// says so), or `unsigned`.
+pub fn signers_text(signers: &[SessionSigners]) -> String {
+    let mut s = String::new();
+    for session in signers {
+        let names: Vec<String> = session
+            .signatures
+            .iter()
+            .map(|c| match (c.valid, c.adopts) {
+                (false, _) => format!("{c} (does not verify)"),
+                (true, true) => format!("{c} (adopting the sessions before it)"),
+                (true, false) => c.to_string(),
+            })
+            .collect();
+        let shown =
+            if names.is_empty() { "unsigned".to_string() } else { format!("signed by {}", names.join(", ")) };
+        let _ = writeln!(s, "{:<18} {shown}", format!("session {}", session.session));
+    }
     s
 }
 

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::page_in;
+use super::{page_in, SessionSigners};
 use crate::archive::Archive;
 use crate::crypto::KdfParams;
 use crate::error::Result;
@@ -60,6 +60,8 @@ pub struct ArchiveInfo {
     pub last_session_label: String,
     /// The last trailer's commit hash (FORMAT.md §3.8).
     pub commit_hash: [u8; 32],
+    /// Each session's signatures, checked, oldest first.
+    pub signers: Vec<SessionSigners>,
 }
 
 impl<S: ReadAt> Archive<S> {
@@ -76,6 +78,7 @@ impl<S: ReadAt> Archive<S> {
             last_session_created_ns: self.last_session().created_ns,
             last_session_label: self.last_session().label.clone(),
             commit_hash: self.commit_hash(),
+            signers: self.signers()?,
             ..ArchiveInfo::default()
         };
         for slot in &self.slots {

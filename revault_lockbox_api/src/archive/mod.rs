@@ -18,6 +18,7 @@ mod salvage;
 mod select;
 mod session;
 mod sessions;
+mod signers;
 mod tail;
 mod verify;
 
@@ -34,7 +35,7 @@ use crate::format::{
     ARCHIVE_ID_LEN, FRAME_LEN, HEADER_PREFIX_LEN, KEY_SLOTS, TRAILER_LEN, VERSION,
 };
 use crate::index::{page_key, read_sealed, TreeReader};
-use crate::keys::Unlock;
+use crate::keys::{Fingerprint, Unlock};
 use crate::profile::{ReadTuning, WorkloadProfile};
 use crate::storage::ReadAt;
 
@@ -48,6 +49,7 @@ pub use salvage::{is_salvageable, Salvage};
 pub use select::{Members, Selected, Subtrees};
 use session::{check_chain, check_session, SessionState};
 pub use sessions::SessionSummary;
+pub use signers::SessionSigners;
 pub(crate) use tail::{find_committed, Committed};
 pub use verify::{Damage, VerifyReport};
 
@@ -57,6 +59,7 @@ pub struct OpenOptions {
     tuning: ReadTuning,
     kdf_budget: u64,
     state: Option<i64>,
+    trusted: Option<Vec<Fingerprint>>,
 }
 
 impl Default for OpenOptions {
@@ -72,6 +75,7 @@ impl OpenOptions {
             tuning: WorkloadProfile::Balanced.read_tuning(),
             kdf_budget: DEFAULT_KDF_BUDGET,
             state: None,
+            trusted: None,
         }
     }
 
@@ -92,6 +96,14 @@ impl OpenOptions {
     /// (1 GiB × 1 pass).
     pub fn kdf_budget(mut self, kib_passes: u64) -> Self {
         self.kdf_budget = kib_passes;
+        self
+    }
+
+    /// Opens only an archive whose last session has a valid signature by one
+    /// of `signers` (it covers the whole state by the hash chain), else fails
+    /// with [`Error::Signature`] naming the session. Default: not checked.
+    pub fn trust(mut self, signers: impl IntoIterator<Item = Fingerprint>) -> Self {
+        self.trusted = Some(signers.into_iter().collect());
         self
     }
 
@@ -215,6 +227,10 @@ impl<S: ReadAt> Archive<S> {
         if !consistent {
             return Err(Error::malformed("index root", "does not match the trailer"));
         }
+        // An earlier state is checked when it is opened below, not this one.
+        if options.state.is_none() {
+            signers::check_last(&header.archive_id, &last, options.trusted.as_deref())?;
+        }
         let run_keys =
             root.runs.iter().map(|r| Arc::new(SessionKeys::derive(&content_key, &r.salt))).collect();
         let at_state = options.state.map(|state| (state, header, slots.clone()));
@@ -254,11 +270,6 @@ impl<S: ReadAt> Archive<S> {
     /// commits to every byte of this state a reader accepts.
     pub fn commit_hash(&self) -> [u8; 32] {
         self.last.commit
-    }
-
-    /// Signatures the last session carries (framing checked, not verified).
-    pub fn signature_count(&self) -> usize {
-        self.last.signatures.len()
     }
 
     /// Follows the trailers' hash chain back to the first session.

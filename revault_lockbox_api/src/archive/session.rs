@@ -37,14 +37,19 @@ pub(crate) fn check_session(
     if trailer.previous_trailer != 0 {
         check_previous(src, header, trailer)?;
     }
-    let signatures = match trailer.signature_len {
+    let signatures = read_signatures(src, trailer)?;
+    let overhead = header_len + u64::from(trailer.signature_len);
+    Ok(SessionState { info, commit: trailer.commit_hash(), signatures, overhead, trailer: trailer.clone() })
+}
+
+/// The signature block before `trailer`, framing checked (none: empty).
+pub(super) fn read_signatures(src: &dyn ReadAt, trailer: &Trailer) -> Result<Vec<Signature>> {
+    Ok(match trailer.signature_len {
         0 => Vec::new(),
         len => decode_signatures(&read_sealed(src, trailer.signature_offset(), len, || {
             "signature block".into()
         })?)?,
-    };
-    let overhead = header_len + u64::from(trailer.signature_len);
-    Ok(SessionState { info, commit: trailer.commit_hash(), signatures, overhead, trailer: trailer.clone() })
+    })
 }
 
 /// Reads the session header at `offset`, checks it against the trailer and
@@ -72,7 +77,7 @@ fn read_session_header(
 
 /// The previous trailer must decode where this one says it ended, name
 /// this archive and have the commit hash this one records; returns it.
-fn check_previous(src: &dyn ReadAt, header: &HeaderPrefix, trailer: &Trailer) -> Result<Trailer> {
+pub(super) fn check_previous(src: &dyn ReadAt, header: &HeaderPrefix, trailer: &Trailer) -> Result<Trailer> {
     let at = trailer.previous_trailer - TRAILER_LEN as u64;
     let raw = read_sealed(src, at, TRAILER_LEN as u32, || "previous trailer".into())?;
     let previous = Trailer::decode(raw.as_slice().try_into().expect("read exactly"), at)?;

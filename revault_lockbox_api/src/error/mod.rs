@@ -1,8 +1,7 @@
 //! What goes wrong, typed: the library's error (an enum callers can match,
-//! with messages that say what failed and where) and the key material's
-//! error ([`KeyError`], which [`Error::Key`] carries). They sit at the
-//! bottom so every layer can raise them; [`Error::Strict`] carries a
-//! create's warning.
+//! with messages that say what failed and where), the key material's
+//! ([`KeyError`]) and the signatures' ([`SignatureError`]). They sit at
+//! the bottom so every layer can raise them.
 
 use std::io;
 use std::ops::RangeInclusive;
@@ -16,11 +15,13 @@ use crate::warning::CreateWarning;
 mod kdf;
 mod key;
 mod path;
+mod signature;
 mod tar;
 
 pub use kdf::KdfError;
 pub use key::KeyError;
 pub use path::EntryPath;
+pub use signature::SignatureError;
 use tar::tar_entry;
 pub use tar::TarReason;
 
@@ -113,6 +114,9 @@ pub enum Error {
     /// A recipient or identity could not be read or used.
     #[error(transparent)]
     Key(#[from] KeyError),
+    /// A session's signatures do not satisfy the trusted signers.
+    #[error(transparent)]
+    Signature(#[from] SignatureError),
     /// A sealed part of the archive failed authentication: it was modified,
     /// truncated, reordered or taken from another archive.
     #[error("archive is corrupted or was tampered with: {what} failed authentication")]
@@ -400,6 +404,7 @@ impl Error {
                 | Error::UnsupportedVersion { .. }
                 | Error::ChecksumMismatch { .. }
                 | Error::UnsafePath { .. }
+                | Error::Signature(_)
         )
     }
 }

@@ -31,6 +31,7 @@ impl ArchiveUpdater {
         let file = open_locked(path, options.wait)?;
         let reader = file.try_clone().map_err(Error::io("opening", path))?;
         let archive = Archive::open_with(reader, key, options.open_options())?;
+        options.check_chain(&archive)?;
         let mut head = vec![0u8; archive.data_start() as usize];
         std::os::unix::fs::FileExt::read_exact_at(&file, &mut head, 0).map_err(Error::io("reading", path))?;
         let len = rewrite_archive(path, archive, &head, &options.create)?;

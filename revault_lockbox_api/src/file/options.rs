@@ -3,11 +3,14 @@
 
 use std::sync::Arc;
 
-use crate::archive::OpenOptions;
+use crate::archive::{Archive, OpenOptions};
 use crate::crypto::DEFAULT_KDF_BUDGET;
+use crate::error::Result;
+use crate::keys::{Fingerprint, SigningKey};
 use crate::profile::WorkloadProfile;
 use crate::progress::Progress;
 use crate::session::CreateOptions;
+use crate::storage::ReadAt;
 use crate::warning::CreateWarning;
 
 /// How an archive is changed in place. Every setter's doc states its
@@ -18,6 +21,7 @@ pub struct UpdateOptions {
     profile: WorkloadProfile,
     pub(super) wait: bool,
     kdf_budget: u64,
+    earlier_signers: Vec<Fingerprint>,
 }
 
 impl Default for UpdateOptions {
@@ -35,6 +39,7 @@ impl UpdateOptions {
             profile: WorkloadProfile::Balanced,
             wait: false,
             kdf_budget: DEFAULT_KDF_BUDGET,
+            earlier_signers: Vec::new(),
         }
     }
 
@@ -92,6 +97,44 @@ impl UpdateOptions {
     pub fn kdf_budget(mut self, kib_passes: u64) -> Self {
         self.kdf_budget = kib_passes;
         self
+    }
+
+    /// Signs the new session with `key` too ([`CreateOptions::sign`]).
+    /// Since a signature covers the whole chain, the change first checks
+    /// that every earlier session is signed by a signing key or a key of
+    /// [`trust_earlier`](Self::trust_earlier) (or adopted by a later one),
+    /// and fails with [`Error::Signature`](crate::Error::Signature)
+    /// naming the session, before anything is written, when one is not.
+    /// Default: none, an unsigned session.
+    pub fn sign(mut self, key: Arc<SigningKey>) -> Self {
+        self.create = self.create.sign(key);
+        self
+    }
+
+    /// Signers besides the signing keys whose sessions the check of
+    /// [`sign`](Self::sign) accepts. Default: none.
+    pub fn trust_earlier(mut self, signers: impl IntoIterator<Item = Fingerprint>) -> Self {
+        self.earlier_signers.extend(signers);
+        self
+    }
+
+    /// Skips the check of [`sign`](Self::sign): the signers vouch for every
+    /// earlier session, signed or not, and the signatures say so
+    /// ([`CreateOptions::adopt_unsigned`]). Default: false.
+    pub fn adopt_unsigned(mut self, adopts: bool) -> Self {
+        self.create = self.create.adopt_unsigned(adopts);
+        self
+    }
+
+    /// The chain rule of [`sign`](Self::sign), on the archive to change.
+    pub(super) fn check_chain<S: ReadAt>(&self, archive: &Archive<S>) -> Result<()> {
+        let signing = &self.create.signing;
+        if signing.keys.is_empty() || signing.adopts {
+            return Ok(());
+        }
+        let mut trusted = self.earlier_signers.clone();
+        trusted.extend(signing.keys.iter().map(|k| k.fingerprint()));
+        archive.check_signers(&trusted).map(drop)
     }
 
     pub(super) fn open_options(&self) -> OpenOptions {

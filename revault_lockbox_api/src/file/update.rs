@@ -71,6 +71,7 @@ impl ArchiveUpdater {
         let file = open_locked(path, options.wait)?;
         let reader = file.try_clone().map_err(Error::io("opening", path))?;
         let archive = Archive::open_with(reader, key, options.open_options())?;
+        options.check_chain(&archive)?;
         let mut updater = ArchiveUpdater {
             path: path.to_path_buf(),
             file,

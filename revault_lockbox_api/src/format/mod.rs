@@ -44,7 +44,10 @@ pub(crate) use sessions::{
     decode_internal, decode_leaf, encode_internal, encode_leaf, sessions_under, SessionRecord, SessionsChild,
     SessionsTop, Summary, SESSIONS_PER_NODE,
 };
-pub(crate) use signature::{decode_signatures, Signature};
+pub(crate) use signature::{
+    decode_signatures, encode_signatures, signed_message, Signature, FLAG_ADOPTS, HYBRID_PUBLIC_KEY_LEN,
+    HYBRID_SIGNATURE_LEN, MAX_HYBRID_SIGNATURES,
+};
 pub(crate) use trailer::{Trailer, TRAILER_LEN};
 
 /// First bytes of every archive. The high byte and CR LF SUB catch text-mode

@@ -1,32 +1,40 @@
 //! The signature block a session may carry between its root and its
 //! trailer (FORMAT.md §3.10). It signs the trailer's commit hash, which
-//! does not depend on it. This version checks the block's framing; the
-//! schemes and their checks belong to the signing work.
+//! does not depend on it. The bytes are here; making and checking the
+//! hybrid signatures is `keys::sign`'s.
 //!
 //! ```text
 //! signature_block = SIGNATURE_MAGIC[8] || count u8 || signature[count]
 //! signature       = scheme u16 || key_id var(64) || value var(8192)
-//! signed message  = "revault-lockbox v3 signature" || archive_id[16] || commit_hash[32]
+//! scheme 1        : key_id = fingerprint[32]
+//!                   value  = flags u8 || public_key[1984] || ed25519_sig[64] || ml_dsa_sig[3309]
+//! signed message  = "revault-lockbox v3 signature" || archive_id[16] || commit_hash[32] || flags u8
 //! ```
 
-#[cfg(test)]
-use super::codec::Encoder;
-use super::codec::{malformed, Decoder};
-#[cfg(test)]
+use super::codec::{malformed, Decoder, Encoder};
 use super::hash::Hash;
-#[cfg(test)]
-use super::ARCHIVE_ID_LEN;
-use super::{DecodeError, MAX_SIGNATURES, SIGNATURE_MAGIC};
+use super::{DecodeError, ARCHIVE_ID_LEN, MAX_SIGNATURES, MAX_SIGNATURE_BLOCK_LEN, SIGNATURE_MAGIC};
 
 /// Longest key id of a signature.
 pub(crate) const MAX_KEY_ID_LEN: usize = 64;
 /// Longest signature value.
 pub(crate) const MAX_SIGNATURE_VALUE_LEN: usize = 8192;
-/// What every signature of a session signs, before the archive id and the
-/// commit hash. (The writer side, this and the two functions after it,
-/// is compiled for the tests until the signing work calls it.)
-#[cfg(test)]
-const SIGNED_PREFIX: &[u8] = b"revault-lockbox v3 signature";
+/// What every signature of a session signs, before the archive id, the
+/// commit hash and the flags.
+pub(crate) const SIGNED_PREFIX: &[u8] = b"revault-lockbox v3 signature";
+/// Scheme 1: Ed25519 + ML-DSA-65, both over the signed message.
+pub(crate) const SCHEME_HYBRID: u16 = 1;
+/// A hybrid public key: Ed25519's 32 bytes, then ML-DSA-65's 1952.
+pub(crate) const HYBRID_PUBLIC_KEY_LEN: usize = 1984;
+/// A hybrid signature: Ed25519's 64 bytes, then ML-DSA-65's 3309.
+pub(crate) const HYBRID_SIGNATURE_LEN: usize = 3373;
+/// Flags bit 0: the signer also vouches for every earlier session of the
+/// chain, signed or not (`--adopt-unsigned`).
+pub(crate) const FLAG_ADOPTS: u8 = 1;
+/// A hybrid signature's bytes in the block: scheme, key id, value.
+const HYBRID_ENTRY_LEN: usize = 2 + 4 + 32 + 4 + 1 + HYBRID_PUBLIC_KEY_LEN + HYBRID_SIGNATURE_LEN;
+/// Most hybrid signatures one block holds: 12 (65,536 bytes at most).
+pub(crate) const MAX_HYBRID_SIGNATURES: usize = (MAX_SIGNATURE_BLOCK_LEN as usize - 9) / HYBRID_ENTRY_LEN;
 
 /// One signature as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,14 +45,46 @@ pub(crate) struct Signature {
     pub(crate) value: Vec<u8>,
 }
 
+/// The value of a scheme-1 signature, split.
+pub(crate) struct HybridValue<'a> {
+    pub(crate) flags: u8,
+    pub(crate) public_key: &'a [u8],
+    pub(crate) signature: &'a [u8],
+}
+
+impl Signature {
+    /// A scheme-1 signature by the key `fingerprint` names.
+    pub(crate) fn hybrid(
+        fingerprint: &[u8; 32],
+        flags: u8,
+        public_key: &[u8],
+        signature: &[u8],
+    ) -> Signature {
+        debug_assert_eq!((public_key.len(), signature.len()), (HYBRID_PUBLIC_KEY_LEN, HYBRID_SIGNATURE_LEN));
+        let value = [&[flags][..], public_key, signature].concat();
+        Signature { scheme: SCHEME_HYBRID, key_id: fingerprint.to_vec(), value }
+    }
+
+    /// The parts of a scheme-1 value; `None` for another scheme, a key id
+    /// that is no fingerprint, a value of another length or unknown flags.
+    pub(crate) fn as_hybrid(&self) -> Option<HybridValue<'_>> {
+        let fits = self.scheme == SCHEME_HYBRID
+            && self.key_id.len() == 32
+            && self.value.len() == 1 + HYBRID_PUBLIC_KEY_LEN + HYBRID_SIGNATURE_LEN
+            && self.value[0] & !FLAG_ADOPTS == 0;
+        fits.then(|| {
+            let (public_key, signature) = self.value[1..].split_at(HYBRID_PUBLIC_KEY_LEN);
+            HybridValue { flags: self.value[0], public_key, signature }
+        })
+    }
+}
+
 /// The message a session's signatures sign.
-#[cfg(test)]
-pub(crate) fn signed_message(archive_id: &[u8; ARCHIVE_ID_LEN], commit: &Hash) -> Vec<u8> {
-    [SIGNED_PREFIX, archive_id, commit].concat()
+pub(crate) fn signed_message(archive_id: &[u8; ARCHIVE_ID_LEN], commit: &Hash, flags: u8) -> Vec<u8> {
+    [SIGNED_PREFIX, archive_id, commit, &[flags]].concat()
 }
 
 /// Encodes a signature block (1 to `MAX_SIGNATURES` signatures).
-#[cfg(test)]
 pub(crate) fn encode_signatures(signatures: &[Signature]) -> Vec<u8> {
     let mut e = Encoder::default();
     e.bytes(&SIGNATURE_MAGIC).u8(signatures.len() as u8);
@@ -93,6 +133,24 @@ mod tests {
         assert!(decode_signatures(&encode_signatures(&[])).is_err());
         let reserved = vec![Signature { scheme: 0, ..sigs[0].clone() }];
         assert!(decode_signatures(&encode_signatures(&reserved)).is_err());
-        assert_eq!(signed_message(&[1; 16], &[2; 32]).len(), 28 + 16 + 32);
+        assert_eq!(signed_message(&[1; 16], &[2; 32], 0).len(), 28 + 16 + 32 + 1);
+    }
+
+    #[test]
+    fn hybrid_values_split_and_twelve_fill_a_block() {
+        let (public, sig) = (vec![7; HYBRID_PUBLIC_KEY_LEN], vec![8; HYBRID_SIGNATURE_LEN]);
+        let s = Signature::hybrid(&[9; 32], FLAG_ADOPTS, &public, &sig);
+        let v = s.as_hybrid().unwrap();
+        assert_eq!((v.flags, v.public_key, v.signature), (1, &public[..], &sig[..]));
+        let unknown_flag = Signature { value: [&[2u8][..], &s.value[1..]].concat(), ..s.clone() };
+        assert!(unknown_flag.as_hybrid().is_none());
+        assert!(Signature { scheme: 2, ..s.clone() }.as_hybrid().is_none());
+        assert!(Signature { key_id: vec![9; 31], ..s.clone() }.as_hybrid().is_none());
+        assert_eq!(MAX_HYBRID_SIGNATURES, 12);
+        let full = encode_signatures(&vec![s.clone(); MAX_HYBRID_SIGNATURES]);
+        assert!(full.len() <= MAX_SIGNATURE_BLOCK_LEN as usize);
+        assert!(
+            encode_signatures(&vec![s; MAX_HYBRID_SIGNATURES + 1]).len() > MAX_SIGNATURE_BLOCK_LEN as usize
+        );
     }
 }

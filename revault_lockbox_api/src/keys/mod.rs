@@ -53,9 +53,10 @@ pub use identity::{Identity, PassphraseFn};
 pub use keyfile::KeyFile;
 pub use keygen::keygen;
 pub use recipient::{parse_recipients, read_recipients_file, Recipient, RecipientKind};
+pub(crate) use sign::{check_signatures, sign_block};
 pub use sign::{
-    Fingerprint, SessionSignature, SigningKey, VerifyingKey, FINGERPRINT_LABEL, FINGERPRINT_LEN,
-    PUBLIC_KEY_LEN, SIGNATURE_LABEL, SIGNATURE_LEN,
+    Fingerprint, SessionSignature, SignatureCheck, SigningKey, VerifyingKey, FINGERPRINT_LABEL,
+    FINGERPRINT_LEN, PUBLIC_KEY_LEN, SIGNATURE_LEN,
 };
 pub(crate) use slot::stanza_types;
 pub(crate) use slot::{unwrap_content_key, wrap_content_key};

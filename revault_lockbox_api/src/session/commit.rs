@@ -1,6 +1,6 @@
 //! The end of a write session: the last page and the rest of both trees,
-//! the session's record in the sessions tree, then the index root and the
-//! trailer that commits it.
+//! the session's record in the sessions tree, then the index root, the
+//! signature block when signing, and the trailer that commits them.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -11,9 +11,10 @@ use crate::crypto::{seal_root, to_seal, Sealing};
 use crate::error::{Error, Result};
 use crate::format::{
     Hash, Root, Run, SessionKind, SessionRecord, SessionsTop, Summary, Table, Trailer, TreeTop,
-    ARCHIVE_ID_LEN, FRAME_LEN, HASH_LEN, MAX_ROOT_LEN, TAG_LEN, TRAILER_LEN,
+    ARCHIVE_ID_LEN, HASH_LEN, MAX_ROOT_LEN, TAG_LEN, TRAILER_LEN,
 };
 use crate::index::{push_session, TreeBuilder};
+use crate::keys::sign_block;
 
 /// What a session's root continues from and what it adds: the sessions
 /// tree and the runs kept from before it, the entry count after it, and
@@ -130,16 +131,25 @@ impl<W: Write> ArchiveWriter<W> {
             signature_len: 0,
             tag: [0; TAG_LEN],
         };
+        // The block signs the commit hash, which does not cover it (§3.10).
+        let block = match self.signing.keys.is_empty() {
+            true => Vec::new(),
+            false => {
+                sign_block(&self.signing.keys, &out.archive_id, &trailer.commit_hash(), self.signing.adopts)?
+            }
+        };
+        trailer.signature_len = block.len() as u32;
         trailer.tag = out.keys.trailer_tag(&trailer.body());
         out.write(&sealed.frame, "writing the index root")?;
         out.write(&sealed.bytes, "writing the index root")?;
+        out.write(&block, "writing the index root")?;
         out.out.flush().map_err(Error::stream("flushing the archive"))?;
         sync(&mut out.out)?;
         out.write(&trailer.encode(), "writing the trailer")?;
         out.out.flush().map_err(Error::stream("flushing the archive"))?;
         sync(&mut out.out)?;
-        let root_end = trailer.root_offset + (FRAME_LEN as u64) + u64::from(trailer.root_stored_len);
-        debug_assert_eq!(root_end + TRAILER_LEN as u64, out.position);
+        let trailer_at = trailer.signature_offset() + u64::from(trailer.signature_len);
+        debug_assert_eq!(trailer_at + TRAILER_LEN as u64, out.position);
         Ok((self.output.out, self.output.position))
     }
 

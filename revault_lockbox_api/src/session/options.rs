@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::Selection;
 use crate::crypto::KdfParams;
 use crate::entry_log::{EntryLog, Log};
+use crate::keys::SigningKey;
 use crate::profile::{CreateTuning, WorkloadProfile};
 use crate::progress::Progress;
 
@@ -24,6 +25,7 @@ pub struct CreateOptions {
     pub(crate) selection: Selection,
     pub(crate) xattrs: bool,
     pub(crate) label: String,
+    pub(crate) signing: Signing,
 }
 
 impl Default for CreateOptions {
@@ -47,6 +49,7 @@ impl CreateOptions {
             selection: Selection::new(),
             xattrs: false,
             label: String::new(),
+            signing: Signing::default(),
         }
     }
 
@@ -159,8 +162,32 @@ impl CreateOptions {
         self
     }
 
+    /// Signs the session with `key` too (FORMAT.md §3.10): its commit hash,
+    /// with Ed25519 and ML-DSA-65, in the block before the trailer. At most
+    /// 12 keys; more fail the commit with
+    /// [`KeyError::InvalidSignature`](crate::keys::KeyError::InvalidSignature).
+    /// Default: none, an unsigned session.
+    pub fn sign(mut self, key: Arc<SigningKey>) -> Self {
+        self.signing.keys.push(key);
+        self
+    }
+
+    /// Whether the signers also vouch for every earlier session, signed or
+    /// not (`--adopt-unsigned`; the flag is signed). Default: false.
+    pub fn adopt_unsigned(mut self, adopts: bool) -> Self {
+        self.signing.adopts = adopts;
+        self
+    }
+
     /// The tuning in effect.
     pub fn tuning(&self) -> &CreateTuning {
         &self.tuning
     }
+}
+
+/// Who signs a session, and whether they vouch for the earlier ones.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Signing {
+    pub(crate) keys: Vec<Arc<SigningKey>>,
+    pub(crate) adopts: bool,
 }

@@ -8,6 +8,7 @@ use std::io::{Read, Write};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::options::Signing;
 use super::output::Output;
 use super::{CreateOptions, Metadata, SessionStart};
 use crate::crypto::{random_bytes, ContentKey, SessionKeys};
@@ -94,6 +95,8 @@ pub struct ArchiveWriter<W: Write> {
     pub(super) last_leaf: Option<Vec<u8>>,
     /// Files with more than one link, by path, for their hard links.
     pub(super) link_targets: HashMap<Vec<u8>, LinkTarget>,
+    /// Who signs the commit.
+    pub(super) signing: Signing,
 }
 
 impl<W: Write> ArchiveWriter<W> {
@@ -142,7 +145,8 @@ impl<W: Write> ArchiveWriter<W> {
             info,
             start: (start.position, start.next_page, start.stream_len),
             deleted: 0,
-            signers: Vec::new(),
+            // Key ids as the signature block's (FORMAT.md §3.10): fingerprints.
+            signers: options.signing.keys.iter().map(|k| k.fingerprint().0.to_vec()).collect(),
             page: sealer.buffer(),
             page_start: start.stream_len,
             next_page: start.next_page,
@@ -162,6 +166,7 @@ impl<W: Write> ArchiveWriter<W> {
             last_path: None,
             last_leaf: None,
             link_targets: HashMap::new(),
+            signing: options.signing,
             tuning: options.tuning,
         })
     }

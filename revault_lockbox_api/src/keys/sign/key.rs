@@ -11,8 +11,9 @@ use super::halves::{
     ed25519_public, ed25519_sign, ml_dsa_public, ml_dsa_sign, Ed25519Public, MlDsaPublic, ED25519_PUBLIC_LEN,
     ED25519_SIGNATURE_LEN, ML_DSA_PUBLIC_LEN, ML_DSA_SIGNATURE_LEN, SEED_LEN,
 };
-use super::{FINGERPRINT_HRP, FINGERPRINT_LABEL, SIGNATURE_LABEL};
+use super::{FINGERPRINT_HRP, FINGERPRINT_LABEL};
 use crate::crypto::Locked;
+use crate::format::{signed_message, HYBRID_PUBLIC_KEY_LEN, HYBRID_SIGNATURE_LEN};
 use crate::keys::{random_bytes, KeyError};
 
 /// A public key's length: Ed25519's 32 bytes, then ML-DSA-65's 1952.
@@ -21,6 +22,8 @@ pub const PUBLIC_KEY_LEN: usize = ED25519_PUBLIC_LEN + ML_DSA_PUBLIC_LEN;
 pub const SIGNATURE_LEN: usize = ED25519_SIGNATURE_LEN + ML_DSA_SIGNATURE_LEN;
 /// A fingerprint's length in bytes (before bech32).
 pub const FINGERPRINT_LEN: usize = 32;
+// The signature block's layout (format) and the halves agree.
+const _: () = assert!(PUBLIC_KEY_LEN == HYBRID_PUBLIC_KEY_LEN && SIGNATURE_LEN == HYBRID_SIGNATURE_LEN);
 /// The secret: the Ed25519 secret key, then the ML-DSA-65 seed ξ.
 pub(crate) const SECRET_LEN: usize = 2 * SEED_LEN;
 
@@ -70,16 +73,17 @@ impl SigningKey {
         self.public.fingerprint()
     }
 
-    /// Signs session `session` of archive `archive_id`, whose commit is the
+    /// Signs the session of archive `archive_id` whose commit is the
     /// 32-byte `commit_hash`, with both algorithms (ML-DSA hedged: fresh
-    /// randomness from the operating system for each signature).
-    pub fn sign_session(
+    /// randomness from the operating system for each signature); `flags`
+    /// are signed with it (FORMAT.md §3.10).
+    pub fn sign_commit(
         &self,
         archive_id: &[u8; 16],
-        session: u32,
         commit_hash: &[u8; 32],
+        flags: u8,
     ) -> Result<SessionSignature, KeyError> {
-        let message = session_message(archive_id, session, commit_hash);
+        let message = signed_message(archive_id, commit_hash, flags);
         let (ed, ml) = split_seeds(&self.seeds);
         let mut rnd = Zeroizing::new([0u8; 32]);
         random_bytes(rnd.as_mut())?;
@@ -97,17 +101,6 @@ impl fmt::Debug for SigningKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "SigningKey({})", self.fingerprint())
     }
-}
-
-/// The message both halves sign: the label, the archive id, the session
-/// number (u32, little-endian) and the session's commit hash.
-pub(crate) fn session_message(archive_id: &[u8; 16], session: u32, commit_hash: &[u8; 32]) -> Vec<u8> {
-    let mut message = Vec::with_capacity(SIGNATURE_LABEL.len() + 16 + 4 + 32);
-    message.extend_from_slice(SIGNATURE_LABEL);
-    message.extend_from_slice(archive_id);
-    message.extend_from_slice(&session.to_le_bytes());
-    message.extend_from_slice(commit_hash);
-    message
 }
 
 /// A hybrid public key: Ed25519 and ML-DSA-65, decoded once.
@@ -164,18 +157,18 @@ impl VerifyingKey {
         Fingerprint(hash.finalize().into())
     }
 
-    /// Whether `signature` is this key's signature of session `session` of
-    /// archive `archive_id` with commit `commit_hash`: true only when both
-    /// the Ed25519 and the ML-DSA-65 halves verify.
+    /// Whether `signature` is this key's signature of the session of
+    /// archive `archive_id` with commit `commit_hash` and `flags`: true
+    /// only when both the Ed25519 and the ML-DSA-65 halves verify.
     #[must_use]
-    pub fn verify_session(
+    pub fn verify_commit(
         &self,
         archive_id: &[u8; 16],
-        session: u32,
         commit_hash: &[u8; 32],
+        flags: u8,
         signature: &SessionSignature,
     ) -> bool {
-        let message = session_message(archive_id, session, commit_hash);
+        let message = signed_message(archive_id, commit_hash, flags);
         self.ed25519.verify(&message, &signature.ed25519)
             && self.ml_dsa.verify(&message, b"", &signature.ml_dsa)
     }

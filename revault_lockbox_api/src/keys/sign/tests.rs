@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use base64::prelude::{Engine, BASE64_STANDARD};
 use sha2::{Digest, Sha256};
 
-use super::key::session_message;
 use super::*;
 use crate::crypto::{KdfParams, Password};
+use crate::format::signed_message;
 use crate::keys::KeyError;
 
 fn vectors() -> BTreeMap<String, String> {
@@ -42,13 +42,13 @@ fn known_answers_from_another_implementation() {
 
     let id: [u8; 16] = hex(&v["archive id"]).try_into().unwrap();
     let commit: [u8; 32] = hex(&v["commit hash"]).try_into().unwrap();
-    let session: u32 = v["session"].parse().unwrap();
-    assert_eq!(session_message(&id, session, &commit), hex(&v["message"]));
+    let flags: u8 = v["flags"].parse().unwrap();
+    assert_eq!(signed_message(&id, &commit, flags), hex(&v["message"]));
     let signature = SessionSignature::from_bytes(&hex(&v["signature"])).unwrap();
-    assert!(public.verify_session(&id, session, &commit, &signature));
-    assert!(!public.verify_session(&id, session + 1, &commit, &signature), "another session");
+    assert!(public.verify_commit(&id, &commit, flags, &signature));
+    assert!(!public.verify_commit(&id, &commit, flags ^ 1, &signature), "other flags");
     // Ed25519 is deterministic: lockbox's half is the vector's byte for byte.
-    let ours = key.sign_session(&id, session, &commit).unwrap().to_bytes();
+    let ours = key.sign_commit(&id, &commit, flags).unwrap().to_bytes();
     assert_eq!(ours[..64], hex(&v["signature"])[..64]);
 
     let passphrase = v["passphrase"].clone();
@@ -60,21 +60,21 @@ fn known_answers_from_another_implementation() {
 }
 
 #[test]
-fn a_signature_verifies_only_for_its_archive_session_commit_and_key() {
+fn a_signature_verifies_only_for_its_archive_commit_flags_and_key() {
     let key = SigningKey::generate().unwrap();
     let public = key.verifying_key();
-    let signature = key.sign_session(&ID, 4, &COMMIT).unwrap();
-    assert!(public.verify_session(&ID, 4, &COMMIT, &signature));
-    assert!(!public.verify_session(&[4; 16], 4, &COMMIT, &signature), "copied to another archive");
-    assert!(!public.verify_session(&ID, 5, &COMMIT, &signature), "copied to another session");
-    assert!(!public.verify_session(&ID, 4, &[8; 32], &signature), "another commit");
+    let signature = key.sign_commit(&ID, &COMMIT, 0).unwrap();
+    assert!(public.verify_commit(&ID, &COMMIT, 0, &signature));
+    assert!(!public.verify_commit(&[4; 16], &COMMIT, 0, &signature), "copied to another archive");
+    assert!(!public.verify_commit(&ID, &COMMIT, 1, &signature), "other flags");
+    assert!(!public.verify_commit(&ID, &[8; 32], 0, &signature), "another commit");
     let other = SigningKey::generate().unwrap();
-    assert!(!other.verifying_key().verify_session(&ID, 4, &COMMIT, &signature), "another key");
+    assert!(!other.verifying_key().verify_commit(&ID, &COMMIT, 0, &signature), "another key");
     assert_ne!(other.fingerprint(), key.fingerprint());
     // Hedged: two signatures of one message differ, and both verify.
-    let again = key.sign_session(&ID, 4, &COMMIT).unwrap();
+    let again = key.sign_commit(&ID, &COMMIT, 0).unwrap();
     assert_ne!(again, signature);
-    assert!(public.verify_session(&ID, 4, &COMMIT, &again));
+    assert!(public.verify_commit(&ID, &COMMIT, 0, &again));
 }
 
 /// Hybrid: a signature is valid only when both halves verify, so a good
@@ -83,42 +83,42 @@ fn a_signature_verifies_only_for_its_archive_session_commit_and_key() {
 fn both_halves_must_verify() {
     let key = SigningKey::generate().unwrap();
     let public = key.verifying_key();
-    let good = key.sign_session(&ID, 0, &COMMIT).unwrap().to_bytes();
-    let elsewhere = key.sign_session(&ID, 1, &COMMIT).unwrap().to_bytes();
+    let good = key.sign_commit(&ID, &COMMIT, 0).unwrap().to_bytes();
+    let elsewhere = key.sign_commit(&ID, &[1; 32], 0).unwrap().to_bytes();
     for (what, at) in [("Ed25519", 10), ("ML-DSA-65", 64 + 1000), ("ML-DSA-65's hint", SIGNATURE_LEN - 1)] {
         let mut bad = good.clone();
         bad[at] ^= 1;
         let bad = SessionSignature::from_bytes(&bad).unwrap();
-        assert!(!public.verify_session(&ID, 0, &COMMIT, &bad), "a flipped bit in the {what} half");
+        assert!(!public.verify_commit(&ID, &COMMIT, 0, &bad), "a flipped bit in the {what} half");
     }
     let mixed = [&good[..64], &elsewhere[64..]].concat();
-    assert!(!public.verify_session(&ID, 0, &COMMIT, &SessionSignature::from_bytes(&mixed).unwrap()));
+    assert!(!public.verify_commit(&ID, &COMMIT, 0, &SessionSignature::from_bytes(&mixed).unwrap()));
     let mixed = [&elsewhere[..64], &good[64..]].concat();
-    assert!(!public.verify_session(&ID, 0, &COMMIT, &SessionSignature::from_bytes(&mixed).unwrap()));
+    assert!(!public.verify_commit(&ID, &COMMIT, 0, &SessionSignature::from_bytes(&mixed).unwrap()));
     for len in [0, 64, SIGNATURE_LEN - 1, SIGNATURE_LEN + 1] {
         let bytes = vec![0u8; len];
         assert!(matches!(SessionSignature::from_bytes(&bytes), Err(KeyError::InvalidSignature(_))), "{len}");
     }
-    assert!(!public.verify_session(
+    assert!(!public.verify_commit(
         &ID,
-        0,
         &COMMIT,
+        0,
         &SessionSignature::from_bytes(&[0; SIGNATURE_LEN]).unwrap()
     ));
 }
 
-/// A signature over another label (the same archive, session and commit)
+/// A signature over another label (the same archive and commit)
 /// is refused: the label is part of what is signed.
 #[test]
 fn a_signature_over_another_label_is_refused() {
     let key = SigningKey::generate().unwrap();
-    let mut message = session_message(&ID, 2, &COMMIT);
-    message[..SIGNATURE_LABEL.len()].copy_from_slice(b"revault-lockbox v3 session signaturX");
+    let mut message = signed_message(&ID, &COMMIT, 0);
+    message[..28].copy_from_slice(b"revault-lockbox v3 signaturX");
     let (ed, ml) = key.seeds().split_at(32);
     let ed = super::halves::ed25519_sign(ed.try_into().unwrap(), &message);
     let ml = super::halves::ml_dsa_sign(ml.try_into().unwrap(), &message, b"", &[0; 32]).unwrap();
     let forged = SessionSignature::from_bytes(&[&ed[..], &ml].concat()).unwrap();
-    assert!(!key.verifying_key().verify_session(&ID, 2, &COMMIT, &forged));
+    assert!(!key.verifying_key().verify_commit(&ID, &COMMIT, 0, &forged));
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! one test per file, through the code the archive uses: public keys
 //! decoded by [`VerifyingKey::from_bytes`] (the other half a fixed valid
 //! key), secret seeds read by [`SigningKey::parse_file`], and the halves'
-//! own sign and verify functions that `sign_session` and `verify_session`
+//! own sign and verify functions that `sign_commit` and `verify_commit`
 //! call. A case marked `invalid` must be refused; one that gives only
 //! `mu` (external-μ signing, an interface the archive does not use) is
 //! counted and listed as not applicable.

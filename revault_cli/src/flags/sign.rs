@@ -1,0 +1,33 @@
+//! Signing flags: `--sign KEY` for the commands that write a session, and
+//! the trusted signers (`--signer`) that writers and readers take.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+/// `--sign KEY`, for `create`.
+#[derive(Debug, Args)]
+pub struct SignKeyArgs {
+    /// Sign the session with the signing key in KEY (from `lockbox keygen
+    /// --sign`; a passphrase-protected key asks on the terminal); repeatable
+    /// for co-signers, up to 12. Readers check it with --signer.
+    #[arg(long = "sign", value_name = "KEY")]
+    pub keys: Vec<PathBuf>,
+}
+
+/// `--sign KEY` and the chain rule's flags, for the commands that append
+/// to an archive or rewrite it.
+#[derive(Debug, Args)]
+pub struct SignArgs {
+    #[command(flatten)]
+    pub key: SignKeyArgs,
+    /// With --sign: also accept earlier sessions signed by this key (a
+    /// fingerprint `lbsig1…` or a `.pub` file); repeatable. Without it,
+    /// every earlier session must be signed by a --sign key.
+    #[arg(long = "signer", value_name = "FPR|FILE.pub", requires = "keys")]
+    pub signers: Vec<String>,
+    /// With --sign: sign even though earlier sessions are unsigned or signed
+    /// by other keys, vouching for them (recorded in the signature).
+    #[arg(long, requires = "keys")]
+    pub adopt_unsigned: bool,
+}

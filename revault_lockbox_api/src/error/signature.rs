@@ -1,0 +1,45 @@
+//! Why a session's signatures do not satisfy a trust policy: the session
+//! is always named, since a signature is per session.
+
+/// A session's signatures against the trusted signers
+/// ([`OpenOptions::trust`](crate::OpenOptions::trust),
+/// [`Archive::check_signers`](crate::Archive::check_signers), and a writer's
+/// chain rule).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SignatureError {
+    /// The session carries no signature.
+    #[error("session {session} is not signed")]
+    Unsigned {
+        /// The session's number.
+        session: u32,
+    },
+    /// A trusted signer's signature is there, but does not verify over
+    /// this session (damaged, or copied from another session or archive).
+    #[error("session {session}: the signature by {signer} does not verify")]
+    Invalid {
+        /// The session's number.
+        session: u32,
+        /// The trusted signer it names.
+        signer: String,
+    },
+    /// Only keys outside the trusted set signed the session.
+    #[error("session {session} is signed only by keys not trusted: {signers}")]
+    Untrusted {
+        /// The session's number.
+        session: u32,
+        /// The signers' fingerprints, comma-separated.
+        signers: String,
+    },
+}
+
+impl SignatureError {
+    /// The session named.
+    pub fn session(&self) -> u32 {
+        match self {
+            SignatureError::Unsigned { session }
+            | SignatureError::Invalid { session, .. }
+            | SignatureError::Untrusted { session, .. } => *session,
+        }
+    }
+}
