@@ -15,6 +15,7 @@
 #![forbid(unsafe_code)]
 
 mod commands;
+mod dates;
 mod exit;
 mod flags;
 #[cfg(feature = "mount")]

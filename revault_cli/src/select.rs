@@ -1,6 +1,7 @@
 //! Which entries a command works on: for `create`, the paths of
 //! `--files-from` and the library's [`Selection`] built from `--exclude`,
-//! `--exclude-from`, `--exclude-vcs` and `--one-file-system`; for the
+//! `--exclude-from`, `--exclude-vcs`, `--one-file-system` and the
+//! filters by age and tag file; for the
 //! commands that read, the library's [`Members`] built from their NAMEs
 //! and [`MemberArgs`] (the library spells names as the archive does).
 
@@ -10,16 +11,16 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use revault_lockbox_api::create::Selection;
+use revault_lockbox_api::create::{NewerBy, Selection};
 use revault_lockbox_api::read::{MatchRules, Members};
 use revault_lockbox_api::Quoted;
 
 use crate::exit::UsageError;
-use crate::flags::{MemberArgs, SelectArgs};
+use crate::flags::{FilterArgs, MemberArgs, SelectArgs};
 use crate::source;
 
 /// The selection the flags ask for; a bad pattern is a usage error.
-pub fn selection(a: &SelectArgs) -> Result<Selection> {
+pub fn selection(a: &SelectArgs, filters: &FilterArgs) -> Result<Selection> {
     let mut patterns = a.exclude.clone();
     for file in &a.exclude_from {
         for line in read_list(file, "--exclude-from", a.null)? {
@@ -36,7 +37,16 @@ pub fn selection(a: &SelectArgs) -> Result<Selection> {
     for p in &patterns {
         selection = selection.exclude(p).map_err(|e| UsageError(e.to_string()))?;
     }
-    Ok(selection)
+    if let Some(date) = filters.newer {
+        selection = selection.newer(date.unix_nanos(), NewerBy::ModificationOrStatus);
+    }
+    if let Some(date) = filters.newer_mtime {
+        selection = selection.newer(date.unix_nanos(), NewerBy::Modification);
+    }
+    for tag in &filters.exclude_if_present {
+        selection = selection.exclude_if_present(tag.as_bytes());
+    }
+    Ok(selection.exclude_caches(filters.exclude_caches))
 }
 
 /// How the flags match NAMEs: tar's member defaults, then the switches.

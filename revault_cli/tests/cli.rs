@@ -161,7 +161,7 @@ fn round_trip_restores_the_tree_exactly() {
 #[test]
 fn list_long_shows_mode_owner_size_mtime_and_link_targets() {
     let (_work, archive) = archived_tree();
-    let out = run(lockbox().args(["list", "-l"]).arg(&archive));
+    let out = run(lockbox().args(["list", "-l", "--utc", "--full-time"]).arg(&archive));
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let lines: Vec<&str> = text.lines().collect();
@@ -173,21 +173,22 @@ fn list_long_shows_mode_owner_size_mtime_and_link_targets() {
     };
     let owner = format!("{}/{}", id("-un"), id("-gn"));
     let line = |suffix: &str| {
-        *lines.iter().find(|l| l.ends_with(suffix)).unwrap_or_else(|| panic!("no {suffix} in {text}"))
+        let l = lines.iter().find(|l| l.ends_with(suffix)).unwrap_or_else(|| panic!("no {suffix} in {text}"));
+        l.split_whitespace().collect::<Vec<_>>().join(" ")
     };
-    assert_eq!(line(" tree/a.txt"), format!("-rw-r----- {owner} {:>12} 2001-09-09 01:46:40 tree/a.txt", 6));
+    assert_eq!(line(" tree/a.txt"), format!("-rw-r----- {owner} 6 2001-09-09T01:46:40+00:00 tree/a.txt"));
     assert_eq!(
         line(" tree/bin/run.sh"),
-        format!("-rwxr-xr-x {owner} {:>12} 2001-09-09 01:46:41 tree/bin/run.sh", 18)
+        format!("-rwxr-xr-x {owner} 18 2001-09-09T01:46:41+00:00 tree/bin/run.sh")
     );
-    assert_eq!(line(" tree/empty"), format!("-rw------- {owner} {:>12} 2001-09-09 01:46:42 tree/empty", 0));
+    assert_eq!(line(" tree/empty"), format!("-rw------- {owner} 0 2001-09-09T01:46:42+00:00 tree/empty"));
     assert_eq!(
         line(" tree/sub/deep/note.txt"),
-        format!("-rw----r-- {owner} {:>12} 2001-09-09 01:46:44 tree/sub/deep/note.txt", 300_000)
+        format!("-rw----r-- {owner} 300000 2001-09-09T01:46:44+00:00 tree/sub/deep/note.txt")
     );
     assert_eq!(
         line(" tree/emptydir"),
-        format!("drwxr-x--- {owner} {:>12} 2001-09-09 01:46:52 tree/emptydir", 0)
+        format!("drwxr-x--- {owner} 0 2001-09-09T01:46:52+00:00 tree/emptydir")
     );
     assert!(line(" tree/link -> a.txt").starts_with("lrwxrwxrwx "), "{text}");
     assert!(line(" tree/hard -> tree/a.txt").starts_with("hrw-r----- "), "{text}");
@@ -196,7 +197,9 @@ fn list_long_shows_mode_owner_size_mtime_and_link_targets() {
         assert_eq!(fields[0].len(), 10, "mode column in {l:?}");
         assert_eq!(fields[1], owner, "owner column in {l:?}");
         assert!(fields[2].parse::<u64>().is_ok(), "size column in {l:?}");
-        assert_eq!((fields[3].len(), fields[4].len()), (10, 8), "date and time columns in {l:?}");
+        assert_eq!(fields[3].len(), 25, "ISO date and time column in {l:?}");
+        let date_at = |l: &str| l.find(l.split_whitespace().nth(3).unwrap()).unwrap();
+        assert_eq!(date_at(l), date_at(lines[0]), "aligned columns: {text}");
     }
     assert!(line(r" tree/caf\351.txt").starts_with("-rw-r--r-- "), "invalid UTF-8 quoted as octal: {text}");
     assert!(!out.stdout.windows(NON_UTF8.len()).any(|w| w == NON_UTF8), "no raw non-UTF-8 bytes");

@@ -18,6 +18,7 @@ mod prompt_tty;
 mod s3;
 mod salvage_cli;
 mod secrets_cli;
+mod sessions_cli;
 mod signing_keys_cli;
 mod toolbox;
 mod trust_cli;

@@ -94,7 +94,7 @@ pub use storage::s3;
 pub mod create {
     pub use crate::file::{write_archive, AtomicFile};
     pub use crate::format::check_label;
-    pub use crate::session::{Metadata, Selection};
+    pub use crate::session::{Metadata, NewerBy, Selection};
     pub use crate::walk::CreateReport;
     pub use crate::warning::{CreateWarning, WarningKind};
 }

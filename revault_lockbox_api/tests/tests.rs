@@ -15,3 +15,4 @@ mod keys;
 mod random_access;
 mod recipient_archives;
 mod roundtrip;
+mod sessions;

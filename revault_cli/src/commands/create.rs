@@ -31,7 +31,7 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
             .with_context(|| format!("creating {}", Quoted::path(&a.output)))?;
     }
     let tar = a.from_tar.as_deref().map(|p| source::open_input(p, "--from-tar")).transpose()?;
-    let selection = select::selection(&a.select)?;
+    let selection = select::selection(&a.select, &a.filters)?;
     let paths = select::paths(&a.select, &a.paths)?;
     let directory = &a.input.directory;
     for p in &paths {

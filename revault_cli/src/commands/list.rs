@@ -5,6 +5,7 @@ use anyhow::{Context, Result};
 use revault_lockbox_api::WorkloadProfile;
 
 use super::{open_archive, Outcome};
+use crate::dates::Clock;
 use crate::flags::ListArgs;
 use crate::{output, select};
 
@@ -13,8 +14,9 @@ pub fn run(a: ListArgs) -> Result<Outcome> {
     let (archive, name) = open_archive(&a.archive, &a.read, WorkloadProfile::Balanced)?;
     let reading = || format!("reading the index of {name}");
     super::refuse_missing_names(&archive, &members).with_context(reading)?;
+    let long = a.long.then(|| output::text::LongLines::new(Clock::new(a.times.utc, a.times.full_time)));
     let mut selected = members.entries(&archive).with_context(reading)?;
-    output::entries(selected.by_ref().map(|e| e.with_context(reading)), a.format.json, a.long, a.null)?;
+    output::entries(selected.by_ref().map(|e| e.with_context(reading)), a.format.json, long, a.null)?;
     selected.all_matched().with_context(reading)?;
     Ok(Outcome::Success)
 }

@@ -24,10 +24,15 @@ pub fn examples(path: &[String]) -> &'static [(&'static str, &'static str)] {
             ("Lock to an age recipient instead of a password.", "lockbox create -r age1... -o a.lbox dir"),
             ("Convert a tar stream.", "tar -cf - dir | lockbox create --from-tar - -o a.lbox"),
             ("Archive the files a list names.", "find . -name '*.c' | lockbox create -T - -o src.lbox"),
+            (
+                "Only what changed this week, without caches.",
+                "lockbox create --newer '7 days ago' --exclude-caches -o w.lbox ~",
+            ),
             ("Write to an object store.", "lockbox create -o s3://bucket/a.lbox dir"),
         ],
         ["list"] => &[
             ("Long listing, as tar -tv.", "lockbox list -l a.lbox"),
+            ("Times in UTC, to the second.", "lockbox list -l --utc --full-time a.lbox"),
             ("An archive on stdin.", "cat a.lbox | lockbox list -"),
         ],
         ["extract"] => &[
@@ -83,6 +88,10 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
         "The password, when --password-file is not given; removed from the environment at start.",
     ),
     ("LOCKBOX_NEW_PASSWORD", "The new password of passwd and key add --password."),
+    (
+        "TZ",
+        "The local time zone of dates given without a zone (--newer) and of list -l; else /etc/localtime.",
+    ),
     ("TMPDIR", "Where an archive read from stdin is spooled (the file is unnamed at exit)."),
     (
         "AWS_ENDPOINT_URL, AWS_PROFILE, AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE",
@@ -94,6 +103,7 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
 /// The files lockbox reads besides its arguments.
 pub const FILES: &[(&str, &str)] = &[
     ("/dev/tty", "Passwords and passphrases are asked here, also when stdin carries data."),
+    ("/etc/localtime, /usr/share/zoneinfo", "The local time zone when TZ is unset, and the zones TZ names."),
     ("~/.aws/config, ~/.aws/credentials", "Object-store settings and credentials of s3:// archives."),
     (
         "ARCHIVE.lbox",

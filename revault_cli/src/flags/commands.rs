@@ -8,8 +8,8 @@ use clap::Args;
 use revault_lockbox_api::WorkloadProfile;
 
 use super::{
-    profile_parser, InputArgs, LockArgs, MemberArgs, ObjectStoreArgs, PasswordArgs, QuietArgs, ReadArgs,
-    RecipientArgs, SelectArgs, UnlockArgs, WaitArgs,
+    profile_parser, FilterArgs, InputArgs, LockArgs, MemberArgs, ObjectStoreArgs, PasswordArgs, QuietArgs,
+    ReadArgs, RecipientArgs, SelectArgs, TimeArgs, UnlockArgs, WaitArgs,
 };
 
 /// `--json`: NDJSON on stdout instead of text.
@@ -80,6 +80,8 @@ pub struct CreateArgs {
     #[command(flatten)]
     pub select: SelectArgs,
     #[command(flatten)]
+    pub filters: FilterArgs,
+    #[command(flatten)]
     pub quiet: QuietArgs,
     #[command(flatten)]
     pub s3: ObjectStoreArgs,
@@ -95,9 +97,12 @@ pub struct ListArgs {
     pub format: JsonArgs,
     /// The archive: a file, `-` (read from stdin) or s3://BUCKET/KEY.
     pub archive: PathBuf,
-    /// Long format: mode, size, mtime (UTC), path, link target.
+    /// Long format, as `tar -tv`: mode, owner, size, modification time
+    /// (local, to the minute), path, link target.
     #[arg(short, long)]
     pub long: bool,
+    #[command(flatten)]
+    pub times: TimeArgs,
     /// Print names raw (exact bytes, unquoted), each ended by a NUL byte
     /// instead of a newline, for `xargs -0` and scripts.
     #[arg(short = '0', long = "null")]

@@ -11,9 +11,11 @@
 //! option given after the command name wins.
 
 mod commands;
+mod filters;
 mod mount;
 mod select;
 mod store;
+mod times;
 mod unlock;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
@@ -22,9 +24,11 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand}
 use revault_lockbox_api::WorkloadProfile;
 
 pub use commands::*;
+pub use filters::FilterArgs;
 pub use mount::{MountArgs, UmountArgs};
 pub use select::{InputArgs, MemberArgs, SelectArgs, WaitArgs};
 pub use store::ObjectStoreArgs;
+pub use times::TimeArgs;
 pub use unlock::{LockArgs, PasswordArgs, QuietArgs, RecipientArgs, UnlockArgs};
 
 /// Encrypted, compressed, page-oriented archives (.lbox).

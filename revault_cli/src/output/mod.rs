@@ -91,7 +91,7 @@ fn message(err: &anyhow::Error) -> String {
 pub fn entries(
     entries: impl Iterator<Item = Result<Entry>>,
     as_json: bool,
-    long: bool,
+    mut long: Option<text::LongLines>,
     raw: bool,
 ) -> Result<()> {
     if as_json {
@@ -107,9 +107,12 @@ pub fn entries(
     let mut out = BufWriter::new(io::stdout().lock());
     for e in entries {
         let e = e?;
-        if long { text::write_long(&mut out, &e, raw) } else { text::write_name(&mut out, &e.path, raw) }
-            .and_then(|()| out.write_all(if raw { b"\0" } else { b"\n" }))
-            .context(STDOUT)?;
+        match long.as_mut() {
+            Some(lines) => lines.write(&mut out, &e, raw),
+            None => text::write_name(&mut out, &e.path, raw),
+        }
+        .and_then(|()| out.write_all(if raw { b"\0" } else { b"\n" }))
+        .context(STDOUT)?;
     }
     out.flush().context(STDOUT)
 }

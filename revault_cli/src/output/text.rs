@@ -1,4 +1,5 @@
-//! Text shapes of `list -l` and `info`: mode strings and UTC timestamps.
+//! Text shapes of `list -l` and `info`: mode strings, aligned columns and
+//! timestamps.
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -6,6 +7,8 @@ use std::io::{self, Write};
 use revault_lockbox_api::civil::UtcTime;
 use revault_lockbox_api::read::ArchiveInfo;
 use revault_lockbox_api::{Entry, EntryKind, Quoted};
+
+use crate::dates::Clock;
 
 /// Writes a stored name quoted (as `ls -b` and GNU tar do, so that a hostile
 /// name cannot send control sequences to a terminal), or its exact bytes
@@ -18,24 +21,43 @@ pub fn write_name(out: &mut impl Write, name: &[u8], raw: bool) -> io::Result<()
     }
 }
 
-/// One `list -l` line, without its end: `MODE USER/GROUP SIZE YYYY-MM-DD
-/// HH:MM:SS PATH[ -> TARGET]`, as `tar -tv` shows it (owner ids where no
-/// name was stored).
-pub fn write_long(out: &mut impl Write, e: &Entry, raw: bool) -> io::Result<()> {
-    let (kind, size, target) = match &e.kind {
-        EntryKind::Dir => ('d', 0, None),
-        EntryKind::File { size, .. } => ('-', *size, None),
-        EntryKind::Symlink { target, .. } => ('l', 0, Some(target)),
-        EntryKind::Hardlink { target, size, .. } => ('h', *size, Some(target)),
-        _ => ('?', 0, None),
-    };
-    write!(out, "{} {} {size:>12} {} ", mode_string(kind, e.meta.mode), owner(e), utc(e.meta.mtime_secs))?;
-    write_name(out, &e.path, raw)?;
-    if let Some(t) = target {
-        out.write_all(b" -> ")?;
-        write_name(out, t, raw)?;
+/// `list -l`'s lines, as GNU tar's `-tv` writes them: `MODE USER/GROUP
+/// SIZE DATE PATH[ -> TARGET]`, owner and size padded to a width that
+/// starts at tar's 19 and grows with the widest seen, so the columns line
+/// up without holding the listing back.
+pub struct LongLines {
+    clock: Clock,
+    owner_size_width: usize,
+}
+
+impl LongLines {
+    /// Lines dated by `clock`.
+    pub fn new(clock: Clock) -> LongLines {
+        LongLines { clock, owner_size_width: 19 }
     }
-    Ok(())
+
+    /// One line, without its end (owner ids where no name was stored).
+    pub fn write(&mut self, out: &mut impl Write, e: &Entry, raw: bool) -> io::Result<()> {
+        let (kind, size, target) = match &e.kind {
+            EntryKind::Dir => ('d', 0, None),
+            EntryKind::File { size, .. } => ('-', *size, None),
+            EntryKind::Symlink { target, .. } => ('l', 0, Some(target)),
+            EntryKind::Hardlink { target, size, .. } => ('h', *size, Some(target)),
+            _ => ('?', 0, None),
+        };
+        let (owner, size) = (owner(e), size.to_string());
+        let used = owner.chars().count() + 1 + size.len();
+        self.owner_size_width = self.owner_size_width.max(used);
+        let size_width = self.owner_size_width - used + size.len();
+        let when = self.clock.show(e.meta.mtime_secs);
+        write!(out, "{} {owner} {size:>size_width$} {when} ", mode_string(kind, e.meta.mode))?;
+        write_name(out, &e.path, raw)?;
+        if let Some(t) = target {
+            out.write_all(b" -> ")?;
+            write_name(out, t, raw)?;
+        }
+        Ok(())
+    }
 }
 
 /// `USER/GROUP`: the stored names, quoted, or the ids where none is stored.

@@ -4,6 +4,7 @@
 //!
 //! Archives are made with the cheapest Argon2id cost (`CHEAP`).
 
+mod everyday;
 mod json;
 mod members;
 mod meta;

@@ -182,12 +182,7 @@ fn export_selects_a_directory_stored_only_through_what_is_below_it_as_extract_do
     // for export as it does for extract, however it is spelled.
     let work = tempfile::tempdir().unwrap();
     let bytes = stream(&[(ustar(b"a/b/f", b'0', b"", 2), b"hi")]);
-    let out = run(lockbox()
-        .current_dir(work.path())
-        .arg("create")
-        .args(CHEAP)
-        .args(["--from-tar", "-", "-o", "x.lbox"])
-        .write_stdin(bytes));
+    let out = from_tar(work.path(), bytes);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     for path in ["a", "./a/b/"] {
         let exported = run(lockbox().current_dir(work.path()).args(["export", "x.lbox", path, "-o", "-"]));
@@ -199,6 +194,16 @@ fn export_selects_a_directory_stored_only_through_what_is_below_it_as_extract_do
 }
 
 /// One ustar header block: `name`, type flag, `link`, content `size`.
+/// `lockbox create --from-tar - -o x.lbox` in `dir`, the stream on stdin.
+fn from_tar(dir: &Path, stream: Vec<u8>) -> std::process::Output {
+    run(lockbox()
+        .current_dir(dir)
+        .arg("create")
+        .args(CHEAP)
+        .args(["--from-tar", "-", "-o", "x.lbox"])
+        .write_stdin(stream))
+}
+
 fn ustar(name: &[u8], kind: u8, link: &[u8], size: usize) -> Vec<u8> {
     let mut h = vec![0u8; 512];
     h[..name.len()].copy_from_slice(name);
@@ -263,12 +268,7 @@ fn malformed_tar_streams_fail_cleanly_and_write_nothing() {
     ];
     for (what, bytes, needle) in cases {
         let work = tempfile::tempdir().unwrap();
-        let out = run(lockbox()
-            .current_dir(work.path())
-            .arg("create")
-            .args(CHEAP)
-            .args(["--from-tar", "-", "-o", "x.lbox"])
-            .write_stdin(bytes.clone()));
+        let out = from_tar(work.path(), bytes.clone());
         assert_fails(&out, 1, needle);
         assert!(stderr(&out).contains("tar stream"), "{what}: {}", stderr(&out));
         assert!(dir_names(work.path()).is_empty(), "{what}: left {:?}", dir_names(work.path()));
@@ -290,12 +290,7 @@ fn an_empty_tar_archive_is_an_empty_lockbox_archive() {
     let work = tempfile::tempdir().unwrap();
     let empty = gnu_tar(&["-cf", "-", "-T", "/dev/null"], work.path(), None);
     assert!(!empty.is_empty());
-    let out = run(lockbox()
-        .current_dir(work.path())
-        .arg("create")
-        .args(CHEAP)
-        .args(["--from-tar", "-", "-o", "x.lbox"])
-        .write_stdin(empty));
+    let out = from_tar(work.path(), empty);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let listed = run(lockbox().current_dir(work.path()).args(["list", "x.lbox"]));
     assert_eq!(code(&listed), 0, "{}", stderr(&listed));

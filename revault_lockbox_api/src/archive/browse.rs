@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::archive::Archive;
 use crate::error::{Error, Result};
-use crate::format::{is_within, EntriesLeaf, Entry, EntryKind, PagesLeaf, Record, Table};
+use crate::format::{is_within, EntriesLeaf, Entry, EntryKind, PagesLeaf, Record};
 use crate::storage::ReadAt;
 
 mod place;
@@ -209,9 +209,8 @@ impl<S: ReadAt> Browser<S> {
     /// The place of the record the merged view takes at `path`: the
     /// newest run's (the rule of `find_merged`).
     fn place_of(&self, path: &[u8]) -> Result<Place> {
-        let runs: Vec<_> = self.archive.root().runs().collect();
-        for (run, (session, top)) in runs.iter().enumerate().rev() {
-            let tree = self.archive.tree_of(*session, Table::Entries);
+        let runs: Vec<_> = self.archive.runs().collect();
+        for (run, (tree, top)) in runs.iter().enumerate().rev() {
             let Some((id, child)) = tree.find_leaf(top, path)? else { continue };
             let leaf = self.cached_leaf(run, id.seq, || tree.node(&id, &child))?;
             if let Some(slot) = leaf.entries.iter().position(|r| r.path() == path) {
@@ -223,9 +222,7 @@ impl<S: ReadAt> Browser<S> {
 
     /// Entries leaf `seq` of run `run` (oldest 0), through the cache.
     fn leaf_by_seq(&self, run: usize, seq: u64) -> Result<Arc<EntriesLeaf>> {
-        let runs: Vec<_> = self.archive.root().runs().collect();
-        let &(session, top) = runs.get(run).ok_or_else(|| bad_place("no such run"))?;
-        let tree = self.archive.tree_of(session, Table::Entries);
+        let (tree, top) = self.archive.runs().nth(run).ok_or_else(|| bad_place("no such run"))?;
         self.cached_leaf(run, seq, || {
             let (id, child) = place::find_leaf_by_seq(&tree, top, seq)?;
             tree.node(&id, &child)

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use super::{no_page, Archive};
 use crate::error::{Error, Result};
-use crate::format::{is_within, path_cmp, Entry, EntryKind, Extent, PagesLeaf, Table, DIGEST_LEN};
+use crate::format::{is_within, path_cmp, Entry, EntryKind, Extent, PagesLeaf, DIGEST_LEN};
 use crate::index::page_key;
 use crate::storage::ReadAt;
 
@@ -169,14 +169,13 @@ impl<S: ReadAt> Archive<S> {
     /// the pages checks every leaf follows on; `entry_count` is counted by
     /// [`Checks::finish`]).
     pub(super) fn check_counts(&self) -> Result<()> {
-        let with_pages =
-            (0..self.root.sessions.len()).rev().find(|&s| !self.root.pages_of(s).children.is_empty());
+        let table = self.sessions_table()?;
+        let with_pages = (0..table.len()).rev().find(|&s| !table.pages(s).children.is_empty());
         let end = match with_pages {
             None => Some((0, 0)),
             Some(s) => {
-                let tree = self.tree_of(s, Table::Pages);
-                let (id, child) =
-                    tree.find_leaf(self.root.pages_of(s), &page_key(u64::MAX))?.ok_or_else(no_page)?;
+                let tree = self.pages_tree(s)?;
+                let (id, child) = tree.find_leaf(table.pages(s), &page_key(u64::MAX))?.ok_or_else(no_page)?;
                 let leaf = PagesLeaf::decode(&tree.node(&id, &child)?)?;
                 if page_key(leaf.first_offset) != child.first_key {
                     return Err(Error::malformed("page table", "leaf does not start where its parent says"));
@@ -194,12 +193,13 @@ impl<S: ReadAt> Archive<S> {
     /// about to read: it follows on from the leaf before it, or starts
     /// where the session's pages do.
     pub(super) fn check_pages_leaf(&self, session: usize, leaf: &PagesLeaf) -> Result<()> {
-        let start = self.session_offsets[session];
+        let table = self.sessions_table()?;
+        let start = table.stream_start(session);
         let expected = if leaf.first_offset <= start {
-            Some((self.root.sessions[session].first_page, start))
+            Some((table.first_page(session), start))
         } else {
-            let tree = self.tree_of(session, Table::Pages);
-            let top = self.root.pages_of(session);
+            let tree = self.pages_tree(session)?;
+            let top = table.pages(session);
             let (id, child) = tree.find_leaf(top, &page_key(leaf.first_offset - 1))?.ok_or_else(no_page)?;
             leaf_end(&PagesLeaf::decode(&tree.node(&id, &child)?)?)
         };
@@ -210,8 +210,8 @@ impl<S: ReadAt> Archive<S> {
     /// leaf that would hold it, the earliest over the runs.
     pub(super) fn window_start(&self, path: &[u8]) -> Result<Vec<u8>> {
         let mut start = path.to_vec();
-        for (session, top) in self.root.runs() {
-            if let Some((_, child)) = self.tree_of(session, Table::Entries).find_leaf(top, path)? {
+        for (tree, top) in self.runs() {
+            if let Some((_, child)) = tree.find_leaf(top, path)? {
                 if path_cmp(&child.first_key, &start).is_lt() {
                     start = child.first_key;
                 }

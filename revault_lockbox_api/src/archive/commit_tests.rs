@@ -37,7 +37,7 @@ fn a_page_resealed_by_a_key_holder_is_refused_by_its_hash() {
     let bytes = archive();
     let a = Archive::open(Cursor::new(bytes.clone()), &Password::from("k")).unwrap();
     let record = a.pages_leaf_at(0).unwrap().pages[0];
-    let keys = a.session_keys[0].clone();
+    let keys = keys_of(&a);
     // Same key, nonce, frame and length: the AEAD alone would accept it.
     let (forged, _) = seal_data_page(&keys, &a.archive_id, 0, random(4096, 99), Vec::new(), 3);
     assert_eq!((forged.frame.len() + forged.bytes.len()) as u32, record.unit_len());
@@ -56,8 +56,8 @@ fn a_page_resealed_by_a_key_holder_is_refused_by_its_hash() {
 fn a_leaf_resealed_by_a_key_holder_is_refused_by_its_parent_hash() {
     let bytes = archive();
     let a = Archive::open(Cursor::new(bytes.clone()), &Password::from("k")).unwrap();
-    let top = a.root().entries.children[0].clone();
-    let tree = a.tree_of(0, Table::Entries);
+    let top = a.root().runs[0].top.children[0].clone();
+    let tree = a.tree_with(&keys_of(&a), Table::Entries);
     let id = IndexNodeId { table: Table::Entries, level: 0, seq: 0 };
     let plain = tree.node(&id, &top).unwrap();
     // A different leaf (the file's `linked` flag flipped, its last byte)
@@ -79,5 +79,5 @@ fn a_leaf_resealed_by_a_key_holder_is_refused_by_its_parent_hash() {
 }
 
 fn keys_of(a: &Archive<Cursor<Vec<u8>>>) -> std::sync::Arc<crate::crypto::SessionKeys> {
-    a.session_keys[0].clone()
+    a.run_keys[0].clone()
 }

@@ -80,12 +80,13 @@ impl<S: ReadAt> Archive<S> {
         let Some(path) = start else {
             self.check_counts()?;
             let merged = self.merged_from(None)?;
-            return Ok(Archive::<S>::checked(merged, true, &self.session_offsets, self.root.stream_len));
+            return Ok(Archive::<S>::checked(merged, true, &self.session_offsets()?, self.root.stream_len));
         };
         let from = self.window_start(path)?;
         self.check_ancestors(path, &from)?;
         let merged = self.merged_from(Some(&from))?;
-        let mut entries = Archive::<S>::checked(merged, false, &self.session_offsets, self.root.stream_len);
+        let mut entries =
+            Archive::<S>::checked(merged, false, &self.session_offsets()?, self.root.stream_len);
         entries.skip_before = Some(path.to_vec());
         Ok(entries)
     }

@@ -7,7 +7,7 @@ use super::page_in;
 use crate::archive::Archive;
 use crate::crypto::KdfParams;
 use crate::error::Result;
-use crate::format::{Codec, EntryKind, KeySlot, PagesLeaf, Table, TreeTop, TRAILER_LEN, VERSION};
+use crate::format::{Codec, EntryKind, KeySlot, PagesLeaf, TreeTop, TRAILER_LEN, VERSION};
 use crate::storage::ReadAt;
 
 /// What [`Archive::info`] reports.
@@ -69,8 +69,8 @@ impl<S: ReadAt> Archive<S> {
             version: VERSION,
             archive_bytes: self.file_len,
             pages: self.root.page_count,
-            sessions: self.root.sessions.len() as u64,
-            runs: self.root.runs().count() as u64,
+            sessions: self.sessions(),
+            runs: self.root.runs.len() as u64,
             torn_tail_bytes: self.torn_tail_bytes(),
             last_session: self.last_session().number,
             last_session_created_ns: self.last_session().created_ns,
@@ -85,9 +85,10 @@ impl<S: ReadAt> Archive<S> {
             }
         }
         let mut index_bytes = u64::from(self.trailer_root_len());
-        for session in 0..self.root.sessions.len() {
-            let tree = self.tree_of(session, Table::Pages);
-            let mut leaves = tree.leaves(self.root.pages_of(session));
+        let table = self.sessions_table()?;
+        for session in 0..table.len() {
+            let tree = self.pages_tree(session)?;
+            let mut leaves = tree.leaves(table.pages(session));
             for leaf in leaves.by_ref() {
                 let (id, child) = leaf?;
                 index_bytes += u64::from(child.unit_len());
@@ -98,8 +99,8 @@ impl<S: ReadAt> Archive<S> {
             }
             index_bytes += leaves.internal_bytes;
         }
-        for (session, top) in self.root.runs() {
-            index_bytes += tree_bytes(&self.tree_of(session, Table::Entries), top)?;
+        for (tree, top) in self.runs() {
+            index_bytes += tree_bytes(&tree, top)?;
         }
         info.index_bytes = index_bytes;
         let mut live = LivePages::default();
@@ -147,7 +148,7 @@ struct LivePages {
 
 impl LivePages {
     fn mark<S: ReadAt>(&mut self, archive: &Archive<S>, from: u64, to: u64) -> Result<()> {
-        let session = archive.session_at(from);
+        let session = archive.session_at(from)?;
         let mut at = from;
         while at < to {
             let cached = self.sessions.get(&session).and_then(|(leaf, _)| page_in(leaf, at));

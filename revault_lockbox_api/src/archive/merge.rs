@@ -14,7 +14,7 @@ use std::sync::Arc;
 use crate::archive::Archive;
 use crate::crypto::open_index_node;
 use crate::error::{Error, Result};
-use crate::format::{is_within, path_cmp, Child, EntriesLeaf, Entry, IndexNodeId, Record, Table, TreeTop};
+use crate::format::{is_within, path_cmp, Child, EntriesLeaf, Entry, IndexNodeId, Record, TreeTop};
 use crate::index::{read_sealed, LeafCursor};
 use crate::pipeline::OrderedWorkers;
 use crate::storage::ReadAt;
@@ -160,11 +160,6 @@ impl Iterator for Merged<'_> {
 }
 
 impl<S: ReadAt> Archive<S> {
-    /// The runs' tops, oldest first, with the sessions that sealed them.
-    fn run_tops(&self) -> Vec<(usize, &TreeTop)> {
-        self.root.runs().collect()
-    }
-
     /// The merged view from `start` (from the first path when `None`).
     pub(crate) fn merged_from(&self, start: Option<&[u8]>) -> Result<Merged<'_>> {
         self.merged_with(start, &[])
@@ -177,11 +172,8 @@ impl<S: ReadAt> Archive<S> {
         start: Option<&[u8]>,
         extra: &[(crate::index::TreeReader<'a>, TreeTop)],
     ) -> Result<Merged<'a>> {
-        let mut readers: Vec<(crate::index::TreeReader<'a>, TreeTop)> = self
-            .run_tops()
-            .into_iter()
-            .map(|(session, top)| (self.tree_of(session, Table::Entries), top.clone()))
-            .collect();
+        let mut readers: Vec<(crate::index::TreeReader<'a>, TreeTop)> =
+            self.runs().map(|(tree, top)| (tree, top.clone())).collect();
         readers.extend(extra.iter().cloned());
         let threads = (self.tuning.threads / readers.len()).max(1);
         let read_ahead = (self.tuning.pages_in_flight / readers.len()).max(2);
@@ -232,8 +224,7 @@ impl<S: ReadAt> Archive<S> {
     /// The merged view's entry at `path`: the newest run's record there,
     /// unless a deletion or a newer non-directory above it hides it.
     pub(crate) fn find_merged(&self, path: &[u8]) -> Result<Option<Entry>> {
-        let tops = self.run_tops();
-        let trees: Vec<_> = tops.iter().map(|(s, top)| (self.tree_of(*s, Table::Entries), *top)).collect();
+        let trees: Vec<_> = self.runs().collect();
         for (i, (tree, top)) in trees.iter().enumerate().rev() {
             let Some(record) = find_in_run(tree, top, path)? else { continue };
             let Record::Put(entry) = record else { return Ok(None) };

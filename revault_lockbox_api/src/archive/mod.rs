@@ -17,19 +17,20 @@ mod merge;
 mod salvage;
 mod select;
 mod session;
+mod sessions;
 mod tail;
 mod verify;
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::crypto::SessionKeys;
 use crate::crypto::{open_data_page, open_root};
 use crate::crypto::{ContentKey, DEFAULT_KDF_BUDGET};
 use crate::error::{Error, Result};
 use crate::format::{
-    decode_slot, Hash, HeaderPrefix, KeySlot, PageRecord, PagesLeaf, Root, SessionInfo, Table,
+    decode_slot, Hash, HeaderPrefix, KeySlot, PageRecord, PagesLeaf, Root, SessionInfo, Table, TreeTop,
     ARCHIVE_ID_LEN, FRAME_LEN, HEADER_PREFIX_LEN, KEY_SLOTS, TRAILER_LEN, VERSION,
 };
 use crate::index::{page_key, read_sealed, TreeReader};
@@ -111,8 +112,10 @@ pub struct Archive<S = File> {
     archive_id: [u8; ARCHIVE_ID_LEN],
     slots: Vec<KeySlot>,
     root: Root,
-    /// Keys of each write session, in the order of `root.sessions`.
-    session_keys: Vec<Arc<SessionKeys>>,
+    /// Keys of each entries run, in the order of `root.runs`.
+    run_keys: Vec<Arc<SessionKeys>>,
+    /// Every session's record, read on first use.
+    sessions: OnceLock<sessions::SessionTable>,
     tuning: ReadTuning,
     cache: Mutex<VecDeque<(u64, Arc<Vec<u8>>)>>,
     file_len: u64,
@@ -120,9 +123,6 @@ pub struct Archive<S = File> {
     committed_len: u64,
     /// Sealed length of the root in use.
     root_stored_len: u32,
-    /// Data-stream offset of each session's first page (for a session
-    /// without pages, the next session's).
-    session_offsets: Vec<u64>,
     /// The content key, kept for appending sessions and history checks.
     content_key: ContentKey,
     /// Offset of the first data page (after the key-slot table).
@@ -190,29 +190,31 @@ impl<S: ReadAt> Archive<S> {
         let root_len = FRAME_LEN as u32 + trailer.root_stored_len;
         let framed = read_sealed(&src, trailer.root_offset, root_len, || "index root".into())?;
         let root = Root::decode(&open_root(&last_keys, &header.archive_id, &trailer, framed)?)?;
+        let newest = root.sessions.last();
         let consistent = root.page_count == trailer.page_count
             && root.entry_count == trailer.entry_count
-            && root.sessions.last().map(|s| s.salt) == Some(trailer.session_salt)
-            && (trailer.previous_trailer == 0) == (root.sessions.len() == 1);
+            && newest.salt == trailer.session_salt
+            && newest.number == last.info.number
+            && newest.header_offset == trailer.session_start(header.data_start())
+            && (trailer.previous_trailer == 0) == (root.sessions.count == 1);
         if !consistent {
             return Err(Error::malformed("index root", "does not match the trailer"));
         }
-        let session_offsets = session_offsets(&root)?;
-        let session_keys =
-            root.sessions.iter().map(|s| Arc::new(SessionKeys::derive(&content_key, &s.salt))).collect();
+        let run_keys =
+            root.runs.iter().map(|r| Arc::new(SessionKeys::derive(&content_key, &r.salt))).collect();
         Ok(Archive {
             src,
             archive_id: header.archive_id,
             data_start: header.data_start(),
             slots,
             root,
-            session_keys,
+            run_keys,
+            sessions: OnceLock::new(),
             tuning: options.tuning,
             cache: Mutex::new(VecDeque::new()),
             file_len,
             committed_len,
             root_stored_len: root_len,
-            session_offsets,
             content_key,
             last,
         })
@@ -293,11 +295,6 @@ impl<S: ReadAt> Archive<S> {
         self.root_stored_len
     }
 
-    /// Where each session's part of the data stream starts.
-    pub(crate) fn session_offsets(&self) -> &[u64] {
-        &self.session_offsets
-    }
-
     /// Bytes after the last committed trailer: what a crash during an
     /// append left behind (0 for a whole archive).
     pub fn torn_tail_bytes(&self) -> u64 {
@@ -306,39 +303,31 @@ impl<S: ReadAt> Archive<S> {
 
     /// Write sessions: the create, then each append.
     pub fn sessions(&self) -> u64 {
-        self.root.sessions.len() as u64
+        self.root.sessions.count.into()
     }
 
     /// A reader of one of the trees written by the last session.
     #[cfg(feature = "fuzzing")]
     pub(crate) fn tree(&self, table: Table) -> TreeReader<'_> {
-        self.tree_of(self.root.sessions.len() - 1, table)
+        self.tree_with(self.run_keys.last().expect("a root has a run"), table)
     }
 
-    /// A reader of a tree sealed by session `session`.
-    pub(crate) fn tree_of(&self, session: usize, table: Table) -> TreeReader<'_> {
-        TreeReader {
-            src: &self.src,
-            keys: Arc::clone(&self.session_keys[session]),
-            archive_id: self.archive_id,
-            table,
-        }
+    /// A reader of a tree sealed under `keys`.
+    pub(crate) fn tree_with(&self, keys: &Arc<SessionKeys>, table: Table) -> TreeReader<'_> {
+        TreeReader { src: &self.src, keys: Arc::clone(keys), archive_id: self.archive_id, table }
     }
 
-    /// The session whose pages hold data-stream offset `at`.
-    pub(crate) fn session_at(&self, at: u64) -> usize {
-        self.session_offsets.partition_point(|&o| o <= at).saturating_sub(1)
-    }
-
-    fn keys_for(&self, page: u64) -> &Arc<SessionKeys> {
-        &self.session_keys[self.root.session_of(page)]
+    /// Every entries run's reader and top, oldest first.
+    pub(crate) fn runs(&self) -> impl Iterator<Item = (TreeReader<'_>, &TreeTop)> + '_ {
+        self.run_keys.iter().zip(&self.root.runs).map(|(k, r)| (self.tree_with(k, Table::Entries), &r.top))
     }
 
     /// The page-table leaf that holds data-stream offset `at`.
     pub(crate) fn pages_leaf_at(&self, at: u64) -> Result<PagesLeaf> {
-        let session = self.session_at(at);
-        let tree = self.tree_of(session, Table::Pages);
-        let (id, child) = tree.find_leaf(self.root.pages_of(session), &page_key(at))?.ok_or_else(no_page)?;
+        let table = self.sessions_table()?;
+        let session = table.at_stream(at);
+        let tree = self.pages_tree(session)?;
+        let (id, child) = tree.find_leaf(table.pages(session), &page_key(at))?.ok_or_else(no_page)?;
         let leaf = PagesLeaf::decode(&tree.node(&id, &child)?)?;
         if page_key(leaf.first_offset) != child.first_key {
             return Err(Error::malformed("page table", "leaf does not start where its parent says"));
@@ -357,40 +346,13 @@ impl<S: ReadAt> Archive<S> {
         }
         drop(cache);
         let bytes = read_sealed(&self.src, record.offset, record.unit_len(), || format!("page {number}"))?;
-        let plain = Arc::new(open_data_page(self.keys_for(number), &self.archive_id, number, record, bytes)?);
+        let plain =
+            Arc::new(open_data_page(self.keys_for(number)?, &self.archive_id, number, record, bytes)?);
         let mut cache = self.cache.lock().map_err(|_| Error::tampered("page cache"))?;
         cache.push_front((number, Arc::clone(&plain)));
         cache.truncate(self.tuning.page_cache.max(1));
         Ok(plain)
     }
-}
-
-/// The data-stream offset where each session's pages start, from the first
-/// key of its pages tree; a session without pages starts where the next
-/// one does (the last, at the end of the stream).
-fn session_offsets(root: &Root) -> Result<Vec<u64>> {
-    let mut offsets = vec![root.stream_len; root.sessions.len()];
-    for s in (0..root.sessions.len()).rev() {
-        let next = offsets.get(s + 1).copied().unwrap_or(root.stream_len);
-        offsets[s] = match root.pages_of(s).children.first() {
-            Some(child) => {
-                let key: [u8; 8] = child.first_key.as_slice().try_into().map_err(|_| bad_sessions())?;
-                u64::from_be_bytes(key)
-            }
-            None => next,
-        };
-        if offsets[s] > next {
-            return Err(bad_sessions());
-        }
-    }
-    if offsets[0] != 0 {
-        return Err(bad_sessions());
-    }
-    Ok(offsets)
-}
-
-fn bad_sessions() -> Error {
-    Error::malformed("index root", "sessions' pages out of order")
 }
 
 fn no_page() -> Error {

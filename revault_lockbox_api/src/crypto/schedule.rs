@@ -205,6 +205,8 @@ mod tests {
         assert_eq!(PageNonce::data(5).0, [5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
         let id = IndexNodeId { table: Table::Pages, level: 1, seq: 258 };
         assert_eq!(PageNonce::index_node(&id).0, [2, 1, 0, 0, 2, 1, 0, 0, 0, 0, 0, 0]);
+        let sessions_leaf = IndexNodeId { table: Table::Sessions, level: 0, seq: 1 };
+        assert_eq!(PageNonce::index_node(&sessions_leaf).0, [3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]);
         assert_eq!(PageNonce::single().0, [0xff; NONCE_LEN]);
     }
 

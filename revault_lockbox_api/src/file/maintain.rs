@@ -15,7 +15,7 @@ use super::lock::open_locked;
 use super::{ArchiveUpdater, UpdateOptions};
 use crate::archive::{is_salvageable, Archive, Damage, Salvage};
 use crate::error::{Error, Result};
-use crate::format::{EntryKind, SessionKind};
+use crate::format::{Entry, EntryKind, PagesLeaf, SessionKind};
 use crate::keys::Unlock;
 use crate::session::{ArchiveWriter, CreateOptions, SessionStart};
 use crate::sparse::DataOnly;
@@ -204,31 +204,47 @@ fn copy_live(
             EntryKind::Dir => writer.add_dir(&entry.path, &meta)?,
             EntryKind::Symlink { target } => writer.add_symlink(&entry.path, &meta, target)?,
             EntryKind::Hardlink { target, .. } => writer.add_hardlink(&entry.path, &meta, target)?,
-            EntryKind::File { size, .. } => {
-                let mut content = archive.content_reader(&entry, leaf.take())?;
+            EntryKind::File { .. } => {
                 let linked = entry.extent.is_some_and(|x| x.linked);
-                let n = if let Some(map) = entry.sparse_map() {
-                    let data = DataOnly::new(&mut content, map);
-                    let stored =
-                        writer.add_sparse_file(&entry.path, &meta, map.clone(), *size, linked, data)?;
-                    if stored == map.stored_len() {
-                        *size
-                    } else {
-                        stored
-                    }
-                } else if linked {
-                    writer.add_linked_file(&entry.path, &meta, *size, &mut content)?
-                } else {
-                    writer.add_file(&entry.path, &meta, *size, &mut content)?
-                };
-                // Read to the end once more: the reader checks the digest there.
-                content.read(&mut [0u8; 1]).map_err(Error::io("reading from", path))?;
-                if n != *size {
-                    return Err(inconsistent());
-                }
-                leaf = content.into_leaf();
+                leaf = copy_content(&mut writer, &archive, &entry, linked, leaf.take(), path)?;
             }
         }
     }
     writer.finish_counted()
+}
+
+/// Stores `entry` (a file, or a hard link read as the file it names) again
+/// in `writer` with its content read from `archive`, checked against its
+/// SHA-256 on the way; `linked` when hard links will name it. `leaf` is the
+/// pages leaf the last copy ended in, returned for the next one.
+pub(super) fn copy_content<W: Write>(
+    writer: &mut ArchiveWriter<W>,
+    archive: &Archive<File>,
+    entry: &Entry,
+    linked: bool,
+    leaf: Option<PagesLeaf>,
+    path: &Path,
+) -> Result<Option<PagesLeaf>> {
+    let size = entry.content().map_or(0, |(size, _)| size);
+    let meta = &entry.meta;
+    let mut content = archive.content_reader(entry, leaf)?;
+    let n = if let Some(map) = entry.sparse_map() {
+        let data = DataOnly::new(&mut content, map);
+        let stored = writer.add_sparse_file(&entry.path, meta, map.clone(), size, linked, data)?;
+        if stored == map.stored_len() {
+            size
+        } else {
+            stored
+        }
+    } else if linked {
+        writer.add_linked_file(&entry.path, meta, size, &mut content)?
+    } else {
+        writer.add_file(&entry.path, meta, size, &mut content)?
+    };
+    // Read to the end once more: the reader checks the digest there.
+    content.read(&mut [0u8; 1]).map_err(Error::io("reading from", path))?;
+    if n != size {
+        return Err(inconsistent());
+    }
+    Ok(content.into_leaf())
 }

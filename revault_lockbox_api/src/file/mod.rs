@@ -10,6 +10,7 @@ mod changes;
 mod create;
 mod lock;
 mod maintain;
+mod merge;
 mod options;
 pub(crate) mod slots;
 mod sync;

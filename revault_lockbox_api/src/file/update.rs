@@ -21,10 +21,10 @@ use super::{UpdateOptions, UpdateReport};
 use crate::archive::{Archive, Subtrees};
 use crate::crypto::ContentKey;
 use crate::error::{EntryPath, Error, Result};
-use crate::format::{Root, Run, Session, SessionKind, Table, TreeTop, MAX_RUNS, MAX_SESSIONS};
+use crate::format::{SessionKind, Table, MAX_RUNS, MAX_SESSIONS};
 use crate::index::TreeReader;
 use crate::keys::Unlock;
-use crate::session::{ArchiveWriter, Selection, SessionStart};
+use crate::session::{ArchiveWriter, NextRoot, Selection, SessionStart};
 use crate::walk::{check_inputs, ordered_roots, walk_with, WalkRules};
 
 /// The output of an append session: the archive file, after its committed
@@ -182,10 +182,11 @@ impl ArchiveUpdater {
             &mut UpdateReport,
         ) -> Result<ArchiveWriter<SessionOut>>,
     ) -> Result<UpdateReport> {
-        if self.archive.root().sessions.len() + 2 > MAX_SESSIONS {
+        // One more session, and maybe a merge session before it.
+        if self.archive.sessions() as usize + 2 > MAX_SESSIONS {
             return Err(Error::TooManySessions { path: self.path.clone() });
         }
-        if self.archive.root().history.runs.len() + 1 >= MAX_RUNS {
+        if self.archive.root().runs.len() >= MAX_RUNS {
             self.merge_runs()?;
         }
         let mut report = std::mem::take(&mut self.report);
@@ -240,21 +241,22 @@ impl ArchiveUpdater {
         report.stored = stored;
         let (entries, pages) = writer.finish_trees()?;
         writer.output_mut().flush().map_err(Error::io("writing", &self.path))?;
-        let (page_count, stream_len) = writer.pages_and_stream();
+        let (_, stream_len) = writer.pages_and_stream();
         let new_run =
             TreeReader { src: &self.file, keys: writer.session_keys(), archive_id, table: Table::Entries };
-        let mut offsets = archive.session_offsets().to_vec();
+        let mut offsets = archive.session_offsets()?;
         offsets.push(root.stream_len);
         let delta = count_change(archive, (new_run, entries.clone()), &first, &last, &offsets, stream_len)?;
         let entry_count = (root.entry_count + delta.1).checked_sub(delta.0).ok_or_else(inconsistent)?;
-        let new_root = Root {
-            page_count,
-            stream_len,
+        let next = NextRoot {
             entry_count,
-            ..next_root(root, writer.session_salt(), entries, pages, true)
+            sessions: root.sessions.clone(),
+            runs: root.runs.clone(),
+            entries,
+            pages,
         };
         report.entries = entry_count;
-        let (_, len) = writer.commit(&new_root, &mut |out| sync(out, &self.path))?;
+        let (_, len) = writer.commit(next, &mut |out| sync(out, &self.path))?;
         Ok(Some(len - end))
     }
 
@@ -288,22 +290,22 @@ impl ArchiveUpdater {
         ArchiveWriter::session(out, content_key, start, options)
     }
 
-    /// Merges every entries run into one, in a session of its own that
-    /// writes no data page, and re-reads the archive.
+    /// Merges every entries run into one, in a session of its own whose
+    /// state is valid alone (FORMAT.md §5.1), and re-reads the archive.
     fn merge_runs(&mut self) -> Result<()> {
         let merged = (|| {
             let archive = &self.archive;
             let root = archive.root();
             let mut writer = self.start_session(SessionKind::Merge)?;
-            for entry in archive.merged_from(None)? {
-                writer.copy_entry(entry?)?;
-            }
+            super::merge::write_merged(&mut writer, archive, &self.path)?;
             if writer.run_span().0 != root.entry_count {
                 return Err(inconsistent());
             }
             let (entries, pages) = writer.finish_trees()?;
-            let new_root = next_root(root, writer.session_salt(), entries, pages, false);
-            writer.commit(&new_root, &mut |out| sync(out, &self.path))
+            // The merged run replaces every older one.
+            let sessions = root.sessions.clone();
+            let next = NextRoot { entry_count: root.entry_count, sessions, runs: Vec::new(), entries, pages };
+            writer.commit(next, &mut |out| sync(out, &self.path))
         })();
         if let Err(e) = merged {
             let _ = self.cut_back();
@@ -315,23 +317,6 @@ impl ArchiveUpdater {
         self.report.runs_merged = true;
         Ok(())
     }
-}
-
-/// The root after `old` of a session with salt `salt` that wrote the run
-/// `entries` and the pages tree `pages`: the old root's trees move to the
-/// history; with `keep_runs` false the new run replaces every older one.
-/// Counts are the old root's, for the caller to update.
-fn next_root(old: &Root, salt: [u8; 32], entries: TreeTop, pages: TreeTop, keep_runs: bool) -> Root {
-    let mut history = old.history.clone();
-    history.pages.push(old.pages.clone());
-    if keep_runs {
-        history.runs.push(Run { session: (old.sessions.len() - 1) as u32, top: old.entries.clone() });
-    } else {
-        history.runs.clear();
-    }
-    let mut sessions = old.sessions.clone();
-    sessions.push(Session { first_page: old.page_count, salt });
-    Root { sessions, entries, pages, history, ..old.clone() }
 }
 
 /// Flushes the session's output and syncs the file's data to disk.

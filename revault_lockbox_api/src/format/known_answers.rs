@@ -118,9 +118,83 @@ fn golden_header_prefix_and_sizes() {
     let golden =
         std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/v3-balanced.lbox")).unwrap();
     let prefix: &[u8; HEADER_PREFIX_LEN] = golden[..HEADER_PREFIX_LEN].try_into().unwrap();
-    assert_eq!(hex(prefix), "894c424f580d0a1a030000003f4211c5bbbf9e1edeff6c2e97bdaa2f10000001");
+    assert_eq!(hex(prefix), "894c424f580d0a1a03000000ac8ea12e935f887f3d748dec70d5dd6e10000001");
     assert_eq!(HeaderPrefix::decode(prefix).unwrap().encode(), *prefix);
     assert_eq!(MIN_DATA_START, 4128);
     assert_eq!((FRAME_LEN, TRAILER_LEN, trailer::TRAILER_CORE_LEN), (20, 216, 196));
     assert_eq!(SESSION_HEADER_CLEAR_LEN, 64);
+}
+
+/// Salt `20 21 … 3f`.
+fn salt() -> [u8; SESSION_SALT_LEN] {
+    std::array::from_fn(|i| 0x20 + i as u8)
+}
+
+#[test]
+fn session_record_and_root() {
+    let summary = Summary {
+        created_ns: 1_764_633_600_000_000_000,
+        kind: SessionKind::Change,
+        label: "nightly".into(),
+        stored: 1,
+        removed: 0,
+        entries: 3,
+        signers: vec![b"k1".to_vec()],
+    };
+    let record = SessionRecord {
+        number: 1,
+        salt: salt(),
+        first_page: 2,
+        stream_start: 4096,
+        header_offset: 5000,
+        pages: TreeTop::default(),
+        summary,
+    };
+    let top = SessionsTop { count: 1, forest: Vec::new(), pending: vec![record] };
+    let mut e = codec::Encoder::default();
+    top.encode(&mut e);
+    let expected = concat!(
+        "01000000", // session_count
+        "00",       // forest_count
+        "01",       // pending_count
+        "01000000 202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f",
+        "0200000000000000 0010000000000000 8813000000000000 00 00000000",
+        "0000b8e6e83c7d18 0000 07000000 6e696768746c79",
+        "0100000000000000 0000000000000000 0300000000000000 01 02000000 6b31",
+    );
+    assert_eq!(hex(&e.buf), expected.replace(' ', ""));
+    let mut d = codec::Decoder::new(&e.buf, "sessions");
+    assert_eq!(SessionsTop::decode(&mut d).unwrap(), top);
+
+    let first = SessionRecord {
+        number: 0,
+        first_page: 0,
+        stream_start: 0,
+        header_offset: 4128,
+        summary: Summary {
+            label: String::new(),
+            stored: 0,
+            entries: 0,
+            signers: Vec::new(),
+            ..top.last().summary.clone()
+        },
+        ..top.last().clone()
+    };
+    let root = Root {
+        page_count: 0,
+        stream_len: 0,
+        entry_count: 0,
+        sessions: SessionsTop { count: 1, forest: Vec::new(), pending: vec![first] },
+        runs: vec![Run { session: 0, salt: salt(), top: TreeTop::default() }],
+    };
+    let expected = concat!(
+        "000000000000000000000000000000000000000000000000 01000000 00 01",
+        "00000000 202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f",
+        "0000000000000000 0000000000000000 2010000000000000 00 00000000",
+        "0000b8e6e83c7d18 0000 00000000",
+        "0000000000000000 0000000000000000 0000000000000000 00",
+        "01 00000000 202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f 00 00000000",
+    );
+    assert_eq!(hex(&root.encode()), expected.replace(' ', ""));
+    assert_eq!(Root::decode(&root.encode()).unwrap(), root);
 }

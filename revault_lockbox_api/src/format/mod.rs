@@ -18,6 +18,7 @@ mod page;
 mod path;
 mod root;
 mod session_header;
+mod sessions;
 mod signature;
 mod trailer;
 
@@ -36,9 +37,13 @@ pub use metadata::{Metadata, Xattr};
 pub(crate) use node::{Child, EntriesLeaf, Internal, PageRecord, PagesLeaf, PAGE_RECORD_LEN};
 pub(crate) use page::{Codec, IndexNodeId, Table};
 pub(crate) use path::{check_entry_path, check_symlink_target, is_within, path_cmp};
-pub(crate) use root::{History, Root, Run, Session, TreeTop};
+pub(crate) use root::{Root, Run, TreeTop};
 pub use session_header::{check_label, SessionInfo, SessionKind};
 pub(crate) use session_header::{HeaderClear, SESSION_HEADER_CLEAR_LEN};
+pub(crate) use sessions::{
+    decode_internal, decode_leaf, encode_internal, encode_leaf, sessions_under, SessionRecord, SessionsChild,
+    SessionsTop, Summary, SESSIONS_PER_NODE,
+};
 pub(crate) use signature::{decode_signatures, Signature};
 pub(crate) use trailer::{Trailer, TRAILER_LEN};
 
@@ -150,8 +155,10 @@ pub(crate) const MAX_XATTRS_LEN: usize = 72 << 10;
 /// Most data segments of one sparse file's map (16 bytes each); a file
 /// with more is stored with its smallest holes filled.
 pub(crate) const MAX_SPARSE_SEGMENTS: usize = 1024;
-/// Most write sessions (the create plus appends) one archive may record.
-pub(crate) const MAX_SESSIONS: usize = 1024;
+/// Most write sessions (the create plus appends) one archive may record:
+/// `16^5`, daily appends for 2,900 years (the sessions tree keeps each
+/// session's cost bounded, so the limit is about nothing else).
+pub(crate) const MAX_SESSIONS: usize = 1 << 20;
 /// Most entries runs a root lists: a lookup reads a path's nodes in each,
 /// so a writer merges them into one before there would be more.
 pub(crate) const MAX_RUNS: usize = 16;

@@ -40,7 +40,7 @@ pub(crate) struct Child {
 const MIN_CHILD_LEN: usize = 4 + 8 + 4 + 4 + 1 + HASH_LEN;
 
 impl Child {
-    fn encode(&self, e: &mut Encoder) {
+    pub(super) fn encode(&self, e: &mut Encoder) {
         e.var_bytes(&self.first_key)
             .u64(self.offset)
             .u32(self.stored_len)
@@ -49,7 +49,7 @@ impl Child {
             .bytes(&self.hash);
     }
 
-    fn decode(d: &mut Decoder<'_>) -> Result<Child, DecodeError> {
+    pub(super) fn decode(d: &mut Decoder<'_>) -> Result<Child, DecodeError> {
         let child = Child {
             first_key: d.var_bytes(MAX_PATH_LEN)?.to_vec(),
             offset: d.u64()?,

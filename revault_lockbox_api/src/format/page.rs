@@ -1,4 +1,4 @@
-//! Codecs, the two index tables, and the id that places an index node.
+//! Codecs, the three index tables, and the id that places an index node.
 //! The frame that binds each sealed unit to its place is `frame`'s.
 
 use super::codec::malformed;
@@ -24,7 +24,8 @@ impl Codec {
     }
 }
 
-/// Which of a session's two trees an index node belongs to.
+/// Which tree an index node belongs to: a session's entries run or pages
+/// tree, or the archive's sessions tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub(crate) enum Table {
@@ -32,6 +33,8 @@ pub(crate) enum Table {
     Entries = 1,
     /// Data page records, keyed by data-stream offset.
     Pages = 2,
+    /// Session records, keyed by data-stream offset and session number.
+    Sessions = 3,
 }
 
 impl Table {
@@ -40,7 +43,7 @@ impl Table {
     pub(crate) fn cmp(self, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
         match self {
             Table::Entries => super::path_cmp(a, b),
-            Table::Pages => a.cmp(b),
+            Table::Pages | Table::Sessions => a.cmp(b),
         }
     }
 }

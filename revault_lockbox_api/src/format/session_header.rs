@@ -90,17 +90,33 @@ pub struct SessionInfo {
     pub tool: String,
 }
 
-impl SessionInfo {
-    pub(crate) fn encode(&self) -> Vec<u8> {
-        let kind = match self.kind {
+impl SessionKind {
+    /// The `kind` field of a session header or summary.
+    pub(crate) fn bits(self) -> u16 {
+        match self {
             SessionKind::Change => 0,
             SessionKind::Merge => KIND_MERGE,
             SessionKind::Compaction => KIND_COMPACTION,
-        };
+        }
+    }
+
+    /// The kind a `kind` field names; other bits, or both, are refused.
+    pub(crate) fn from_bits(bits: u16) -> Result<SessionKind, &'static str> {
+        match bits {
+            0 => Ok(SessionKind::Change),
+            KIND_MERGE => Ok(SessionKind::Merge),
+            KIND_COMPACTION => Ok(SessionKind::Compaction),
+            _ => Err("unknown session kind"),
+        }
+    }
+}
+
+impl SessionInfo {
+    pub(crate) fn encode(&self) -> Vec<u8> {
         let mut e = Encoder::default();
         e.u32(self.number)
             .i64(self.created_ns)
-            .u16(kind)
+            .u16(self.kind.bits())
             .var_bytes(self.label.as_bytes())
             .var_bytes(self.tool.as_bytes());
         e.buf
@@ -110,12 +126,7 @@ impl SessionInfo {
         let bad = |why| malformed("session header", why);
         let mut d = Decoder::new(bytes, "session header");
         let (number, created_ns) = (d.u32()?, d.i64()?);
-        let kind = match d.u16()? {
-            0 => SessionKind::Change,
-            KIND_MERGE => SessionKind::Merge,
-            KIND_COMPACTION => SessionKind::Compaction,
-            _ => return Err(bad("unknown session kind")),
-        };
+        let kind = SessionKind::from_bits(d.u16()?).map_err(bad)?;
         let label = std::str::from_utf8(d.var_bytes(MAX_LABEL_LEN)?).map_err(|_| bad("label not UTF-8"))?;
         check_label(label).map_err(bad)?;
         let tool = std::str::from_utf8(d.var_bytes(MAX_TOOL_LEN)?).map_err(|_| bad("tool not ASCII"))?;

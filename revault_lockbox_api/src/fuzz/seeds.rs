@@ -47,7 +47,8 @@ pub fn index_plaintexts(archive: &[u8], password: &Password) -> Result<Vec<Vec<u
     let root = opened.root();
     // The root's encoding is canonical: its decoder refuses anything else.
     let mut out = vec![[&[INDEX_ROOT], &root.encode()[..]].concat()];
-    for (table, top) in [(Table::Entries, &root.entries), (Table::Pages, &root.pages)] {
+    let newest = &root.runs.last().expect("a root has a run").top;
+    for (table, top) in [(Table::Entries, newest), (Table::Pages, &root.sessions.last().pages)] {
         node_plaintexts(&opened.tree(table), top.height.saturating_sub(1), 0, &top.children, &mut out)?;
     }
     Ok(out)

@@ -1,5 +1,6 @@
 //! The end of a write session: the last page and the rest of both trees,
-//! then the index root and the trailer that commits it.
+//! the session's record in the sessions tree, then the index root and the
+//! trailer that commits it.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -9,10 +10,23 @@ use crate::crypto::SessionKeys;
 use crate::crypto::{seal_root, to_seal, Sealing};
 use crate::error::{Error, Result};
 use crate::format::{
-    Hash, History, Root, Session, SessionKind, Table, Trailer, TreeTop, ARCHIVE_ID_LEN, FRAME_LEN, HASH_LEN,
-    MAX_ROOT_LEN, SESSION_SALT_LEN, TAG_LEN, TRAILER_LEN,
+    Hash, Root, Run, SessionKind, SessionRecord, SessionsTop, Summary, Table, Trailer, TreeTop,
+    ARCHIVE_ID_LEN, FRAME_LEN, HASH_LEN, MAX_ROOT_LEN, TAG_LEN, TRAILER_LEN,
 };
-use crate::index::TreeBuilder;
+use crate::index::{push_session, TreeBuilder};
+
+/// What a session's root continues from and what it adds: the sessions
+/// tree and the runs kept from before it, the entry count after it, and
+/// this session's two trees.
+pub(crate) struct NextRoot {
+    pub(crate) entry_count: u64,
+    /// The sessions before this one (empty for a new archive).
+    pub(crate) sessions: SessionsTop,
+    /// The runs kept, oldest first (this session's is added after them).
+    pub(crate) runs: Vec<Run>,
+    pub(crate) entries: TreeTop,
+    pub(crate) pages: TreeTop,
+}
 
 impl<W: Write> ArchiveWriter<W> {
     /// Writes the last page, the rest of the index, the root and the
@@ -25,16 +39,46 @@ impl<W: Write> ArchiveWriter<W> {
     /// [`finish`](Self::finish), also returning the archive's length.
     pub(crate) fn finish_counted(mut self) -> Result<(W, u64)> {
         let (entries, pages) = self.finish_trees()?;
-        let root = Root {
-            page_count: self.next_page,
-            stream_len: self.page_start,
+        let next = NextRoot {
             entry_count: self.entry_count,
-            sessions: vec![Session { first_page: 0, salt: self.session_salt }],
+            sessions: SessionsTop::default(),
+            runs: Vec::new(),
             entries,
             pages,
-            history: History::default(),
         };
-        self.commit(&root, &mut |_| Ok(()))
+        self.commit(next, &mut |_| Ok(()))
+    }
+
+    /// The root after `next`: this session's record added to the sessions
+    /// tree (writing the nodes it fills), its run after the kept ones.
+    fn next_root(&mut self, next: NextRoot) -> Result<Root> {
+        let (header_offset, first_page, stream_start) = self.start;
+        let info = &self.info;
+        let summary = Summary {
+            created_ns: info.created_ns,
+            kind: info.kind,
+            label: info.label.clone(),
+            stored: self.entry_count,
+            removed: self.deleted,
+            entries: next.entry_count,
+            signers: self.signers.clone(),
+        };
+        let (number, salt) = (info.number, self.session_salt);
+        let record = SessionRecord {
+            number,
+            salt,
+            first_page,
+            stream_start,
+            header_offset,
+            pages: next.pages,
+            summary,
+        };
+        let too_many = || Error::TooManySessions { path: std::path::PathBuf::new() };
+        let sessions = push_session(&next.sessions, record, salt, &mut self.output)?.ok_or_else(too_many)?;
+        let mut runs = next.runs;
+        runs.push(Run { session: number, salt, top: next.entries });
+        let (page_count, stream_len) = (self.next_page, self.page_start);
+        Ok(Root { page_count, stream_len, entry_count: next.entry_count, sessions, runs })
     }
 
     /// Writes the last page and the rest of both trees of this session;
@@ -53,15 +97,16 @@ impl<W: Write> ArchiveWriter<W> {
         Ok((entries.finish(&mut self.output)?, pages.finish(&mut self.output)?))
     }
 
-    /// Writes `root` and the trailer that commits it, calling `sync` with
-    /// the output in between (an append syncs everything the trailer points
-    /// to before the trailer exists) and after. Returns the output and the
-    /// archive's length.
+    /// Writes the sessions tree's new nodes, the root after `next` and the
+    /// trailer that commits it, calling `sync` with the output in between
+    /// (an append syncs everything the trailer points to before the trailer
+    /// exists) and after. Returns the output and the archive's length.
     pub(crate) fn commit(
         mut self,
-        root: &Root,
+        next: NextRoot,
         sync: &mut dyn FnMut(&mut W) -> Result<()>,
     ) -> Result<(W, u64)> {
+        let root = &self.next_root(next)?;
         let plain = to_seal(&self.output.archive_id, Sealing::Root, root.encode());
         if plain.len() > MAX_ROOT_LEN as usize {
             // The session knows no path; an append names its archive.
@@ -96,11 +141,6 @@ impl<W: Write> ArchiveWriter<W> {
         let root_end = trailer.root_offset + (FRAME_LEN as u64) + u64::from(trailer.root_stored_len);
         debug_assert_eq!(root_end + TRAILER_LEN as u64, out.position);
         Ok((self.output.out, self.output.position))
-    }
-
-    /// This session's salt.
-    pub(crate) fn session_salt(&self) -> [u8; SESSION_SALT_LEN] {
-        self.session_salt
     }
 
     /// This session's keys.

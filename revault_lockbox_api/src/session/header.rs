@@ -29,13 +29,13 @@ pub(super) fn checked_label(label: &str) -> Result<()> {
 }
 
 /// Writes the header of the session `start` describes, with salt `salt`
-/// and label `label`; returns its hash, for the trailer.
+/// and label `label`; returns its hash, for the trailer, and what it says.
 pub(super) fn write_header<W: Write>(
     out: &mut Output<W>,
     start: &SessionStart,
     salt: &[u8; SESSION_SALT_LEN],
     label: &str,
-) -> Result<Hash> {
+) -> Result<(Hash, SessionInfo)> {
     let info = SessionInfo {
         number: start.number,
         created_ns: now_ns(),
@@ -53,5 +53,5 @@ pub(super) fn write_header<W: Write>(
     let sealed = seal_session_body(&out.keys, &clear, body);
     let header = [&clear[..], &sealed].concat();
     out.write(&header, "writing the session header")?;
-    Ok(session_header_hash(&header))
+    Ok((session_header_hash(&header), info))
 }

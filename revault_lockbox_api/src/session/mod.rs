@@ -19,8 +19,9 @@ mod select;
 mod writer;
 
 pub use crate::format::Metadata;
-pub(crate) use commit::SessionStart;
+pub(crate) use commit::{NextRoot, SessionStart};
 pub(crate) use late_slots::{LateSlots, SlotsLast};
 pub use options::CreateOptions;
-pub use select::Selection;
+pub use select::{NewerBy, Selection};
+pub(crate) use select::{CACHEDIR_SIGNATURE, CACHEDIR_TAG};
 pub use writer::ArchiveWriter;

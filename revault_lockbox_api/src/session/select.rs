@@ -1,7 +1,7 @@
-//! Which paths a create takes, as tar's `--exclude`, `--exclude-vcs` and
-//! `--one-file-system` decide: the walk asks [`Selection`] about each
-//! stored name and skips what it excludes (a directory with everything
-//! below it).
+//! Which paths a create takes, as tar's `--exclude`, `--exclude-vcs`,
+//! `--exclude-caches`, `--exclude-tag`, `--newer` and `--one-file-system`
+//! decide: the walk asks [`Selection`] about each stored name and skips
+//! what it excludes (a directory with everything below it).
 
 use std::os::unix::ffi::OsStrExt;
 
@@ -42,7 +42,33 @@ pub struct Selection {
     globs: Option<GlobSet>,
     vcs: bool,
     one_file_system: bool,
+    /// File names that mark a directory whose contents are left out.
+    tags: Vec<Vec<u8>>,
+    caches: bool,
+    newer: Option<Newer>,
 }
+
+/// Which change times `--newer` compares with its date.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NewerBy {
+    /// The modification time only (tar's `--newer-mtime`).
+    Modification,
+    /// The modification or the status-change time, whichever is later
+    /// (tar's `--newer`).
+    ModificationOrStatus,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Newer {
+    after_nanos: i128,
+    by: NewerBy,
+}
+
+/// The tag of a cache directory (<https://bford.info/cachedir/>), as the
+/// first bytes of its `CACHEDIR.TAG`.
+pub(crate) const CACHEDIR_SIGNATURE: &[u8] = b"Signature: 8a477f597d28d172789f06886806bc55";
+/// The name of a cache directory's tag file.
+pub(crate) const CACHEDIR_TAG: &[u8] = b"CACHEDIR.TAG";
 
 impl Selection {
     /// Takes everything.
@@ -82,6 +108,56 @@ impl Selection {
     pub fn one_file_system(mut self, on: bool) -> Selection {
         self.one_file_system = on;
         self
+    }
+
+    /// Stores only files (and links) changed after `after_nanos`
+    /// nanoseconds since the Unix epoch, by the times `by` names;
+    /// directories are stored whatever their age, as tar stores them, so
+    /// that the newer files keep their place. Default: every file.
+    pub fn newer(mut self, after_nanos: i128, by: NewerBy) -> Selection {
+        self.newer = Some(Newer { after_nanos, by });
+        self
+    }
+
+    /// Leaves out the contents of cache directories, those holding a
+    /// `CACHEDIR.TAG` that starts with the cache-directory signature, but
+    /// keeps the directory and its tag file (tar's `--exclude-caches`).
+    /// Default: off.
+    pub fn exclude_caches(mut self, on: bool) -> Selection {
+        self.caches = on;
+        self
+    }
+
+    /// Leaves out the contents of directories holding a file named `name`,
+    /// but keeps the directory and that file (tar's `--exclude-tag`, which
+    /// its `--exclude-if-present` names too). Repeatable.
+    pub fn exclude_if_present(mut self, name: &[u8]) -> Selection {
+        self.tags.push(name.to_vec());
+        self
+    }
+
+    /// Whether a file changed at these times is stored (`--newer`).
+    pub(crate) fn is_new_enough(&self, mtime_nanos: i128, ctime_nanos: i128) -> bool {
+        match self.newer {
+            None => true,
+            Some(Newer { after_nanos, by: NewerBy::Modification }) => mtime_nanos > after_nanos,
+            Some(Newer { after_nanos, by: NewerBy::ModificationOrStatus }) => {
+                mtime_nanos.max(ctime_nanos) > after_nanos
+            }
+        }
+    }
+
+    /// Whether `name` in a directory marks it as one whose contents are
+    /// left out: an `--exclude-if-present` name, or with `--exclude-caches`
+    /// `CACHEDIR.TAG` (whose signature the walk then checks).
+    pub(crate) fn is_tag(&self, name: &[u8]) -> bool {
+        self.tags.iter().any(|t| t == name) || (self.caches && name == CACHEDIR_TAG)
+    }
+
+    /// Whether `name` marks a directory by its name alone, without the
+    /// cache signature (`--exclude-if-present CACHEDIR.TAG`).
+    pub(crate) fn is_tag_name_only(&self, name: &[u8]) -> bool {
+        self.tags.iter().any(|t| t == name)
     }
 
     pub(crate) fn stays_on_one_file_system(&self) -> bool {
@@ -152,5 +228,21 @@ mod tests {
                 && vcs.excludes(b"x/{arch}")
         );
         assert!(!vcs.excludes(b"proj/.github") && !vcs.excludes(b"proj/src"));
+    }
+
+    #[test]
+    fn newer_compares_the_chosen_times() {
+        assert!(Selection::new().is_new_enough(0, 0), "every file by default");
+        let by_mtime = Selection::new().newer(100, NewerBy::Modification);
+        assert!(by_mtime.is_new_enough(101, 0) && !by_mtime.is_new_enough(100, 500));
+        let by_either = Selection::new().newer(100, NewerBy::ModificationOrStatus);
+        assert!(by_either.is_new_enough(50, 101) && !by_either.is_new_enough(100, 100));
+    }
+
+    #[test]
+    fn tags_name_marked_directories() {
+        let s = Selection::new().exclude_if_present(b".nobackup");
+        assert!(s.is_tag(b".nobackup") && !s.is_tag(CACHEDIR_TAG));
+        assert!(Selection::new().exclude_caches(true).is_tag(CACHEDIR_TAG));
     }
 }

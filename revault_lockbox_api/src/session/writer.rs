@@ -14,7 +14,7 @@ use crate::crypto::{random_bytes, ContentKey, SessionKeys};
 use crate::error::{Error, Result};
 use crate::format::{
     check_entry_path, check_name, check_symlink_target, check_xattr_list, encoded_record_len, is_within,
-    path_cmp, EntriesLeaf, Entry, EntryKind, Extent, Hash, PagesLeaf, Record, SparseMap, Table,
+    path_cmp, EntriesLeaf, Entry, EntryKind, Extent, Hash, PagesLeaf, Record, SessionInfo, SparseMap, Table,
     INDEX_NODE_TARGET_LEN, SESSION_SALT_LEN,
 };
 use crate::index::TreeBuilder;
@@ -61,6 +61,15 @@ pub struct ArchiveWriter<W: Write> {
     pub(super) header_hash: Hash,
     /// The previous trailer's end and commit hash.
     pub(super) previous: (u64, Hash),
+    /// What this session's header says, for its record in the sessions tree.
+    pub(super) info: SessionInfo,
+    /// Where this session starts: its header's offset, its first page
+    /// number and data-stream offset.
+    pub(super) start: (u64, u64, u64),
+    /// Deletion records written.
+    pub(super) deleted: u64,
+    /// Key ids of the keys that sign this session, for its summary.
+    pub(crate) signers: Vec<Vec<u8>>,
     pub(super) tuning: CreateTuning,
     pub(super) page: Vec<u8>,
     /// Data-stream offset of the current page's first byte.
@@ -122,12 +131,17 @@ impl<W: Write> ArchiveWriter<W> {
             keys,
             progress: options.progress.clone(),
         };
-        let header_hash = super::header::write_header(&mut output, &start, &session_salt, &options.label)?;
+        let (header_hash, info) =
+            super::header::write_header(&mut output, &start, &session_salt, &options.label)?;
         Ok(ArchiveWriter {
             output,
             session_salt,
             header_hash,
             previous: start.previous,
+            info,
+            start: (start.position, start.next_page, start.stream_len),
+            deleted: 0,
+            signers: Vec::new(),
             page: sealer.buffer(),
             page_start: start.stream_len,
             next_page: start.next_page,
@@ -287,6 +301,7 @@ impl<W: Write> ArchiveWriter<W> {
     /// entries there are hidden (an append session).
     pub(crate) fn delete(&mut self, path: &[u8]) -> Result<()> {
         self.check_next_path(path)?;
+        self.deleted += 1;
         self.push_record(Record::Delete(path.to_vec()))
     }
 

@@ -10,9 +10,12 @@
 //! link swapped in is never followed (`O_NOFOLLOW`), a FIFO swapped in never
 //! blocks the open (`O_NONBLOCK`). Size, mode and times come from the
 //! descriptor; a file is read up to the size it had when opened.
+//!
+//! A directory holding a tag file (`--exclude-caches`,
+//! `--exclude-if-present`) is stored with its tag files only, as tar does.
 
 use std::ffi::OsStr;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -24,7 +27,7 @@ use super::CreateReport;
 use crate::error::{Error, Result};
 use crate::format::{check_xattr_list, FirstLinks, MAX_PATH_LEN};
 use crate::owners::OwnerNames;
-use crate::session::{ArchiveWriter, Metadata, Selection};
+use crate::session::{ArchiveWriter, Metadata, Selection, CACHEDIR_SIGNATURE, CACHEDIR_TAG};
 use crate::warning::{CreateWarning, WarningKind};
 use crate::xattrs::{self, Target};
 
@@ -104,6 +107,16 @@ fn metadata_of(st: &Stat) -> Metadata {
         st.st_mtime as i64,
         st.st_mtime_nsec as u32,
     )
+}
+
+#[allow(clippy::unnecessary_cast)] // field types differ between targets
+fn mtime_nanos(st: &Stat) -> i128 {
+    i128::from(st.st_mtime as i64) * 1_000_000_000 + i128::from(st.st_mtime_nsec as i64)
+}
+
+#[allow(clippy::unnecessary_cast)] // field types differ between targets
+fn ctime_nanos(st: &Stat) -> i128 {
+    i128::from(st.st_ctime as i64) * 1_000_000_000 + i128::from(st.st_ctime_nsec as i64)
 }
 
 #[allow(clippy::unnecessary_cast)] // field types differ between targets
@@ -211,6 +224,11 @@ impl<'a, W: Write> Walk<'a, W> {
             Err(e) => return self.skip_after(shown, e, &[]),
         };
         let seen = Identity::of(&st);
+        if seen.kind != FileType::Directory
+            && !self.selection.is_new_enough(mtime_nanos(&st), ctime_nanos(&st))
+        {
+            return Ok(());
+        }
         if self.skip.contains(&(seen.dev, seen.ino)) {
             return self.warn(shown, WarningKind::ArchiveItself);
         }
@@ -257,10 +275,14 @@ impl<'a, W: Write> Walk<'a, W> {
 
     /// Adds what the open directory `fd` holds, in index order.
     fn add_dir_contents(&mut self, fd: OwnedFd, st: &Stat, shown: &Path, stored: &[u8]) -> Result<()> {
-        let names = match read_names(&fd) {
+        let mut names = match read_names(&fd) {
             Ok(names) => names,
             Err(e) => return self.skip_with(CreateWarning::unreadable(shown.to_path_buf(), &e)),
         };
+        // A tagged directory keeps its tag files and nothing else.
+        if names.iter().any(|n| self.is_tag_in(&fd, n)) {
+            names.retain(|n| self.is_tag_in(&fd, n));
+        }
         let id = Identity::of(st);
         self.open_dirs.push((id.dev, id.ino));
         for name in names {
@@ -274,6 +296,23 @@ impl<'a, W: Write> Walk<'a, W> {
         }
         self.open_dirs.pop();
         Ok(())
+    }
+
+    /// Whether `name` in the directory `fd` is a tag file: an
+    /// `--exclude-if-present` name, or a `CACHEDIR.TAG` whose first bytes
+    /// are the signature (tar checks it too, so a stray file of that name
+    /// hides nothing).
+    fn is_tag_in(&self, fd: &OwnedFd, name: &[u8]) -> bool {
+        if !self.selection.is_tag(name) {
+            return false;
+        }
+        if name != CACHEDIR_TAG || self.selection.is_tag_name_only(name) {
+            return true;
+        }
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let Ok(file) = openat(fd, OsStr::from_bytes(name), flags, Mode::empty()) else { return false };
+        let mut head = [0u8; CACHEDIR_SIGNATURE.len()];
+        std::fs::File::from(file).read_exact(&mut head).is_ok() && head == CACHEDIR_SIGNATURE
     }
 
     pub(super) fn warn(&mut self, path: PathBuf, kind: WarningKind) -> Result<()> {

@@ -182,7 +182,7 @@ impl<S: ReadAt> Archive<S> {
                 let what = || format!("page {number}");
                 let sealed =
                     read_sealed_into(&self.src, record.offset, record.unit_len(), what, pool.buffer());
-                let keys = Arc::clone(self.keys_for(number));
+                let keys = Arc::clone(self.keys_for(number)?);
                 let mut spans = pool.spans();
                 while to_hash.front().is_some_and(|s| s.start < end) {
                     spans.extend(to_hash.pop_front());

@@ -5,7 +5,7 @@
 use crate::archive::checks::check_follows;
 use crate::archive::Archive;
 use crate::error::{Error, Result};
-use crate::format::{PageRecord, PagesLeaf, Table};
+use crate::format::{PageRecord, PagesLeaf};
 use crate::index::{page_key, LeafCursor, TreeReader};
 use crate::storage::ReadAt;
 
@@ -64,26 +64,26 @@ impl<S: ReadAt> PageRecords<'_, S> {
 
     /// Moves on to the next session's pages tree; `false` after the last.
     fn next_session(&mut self) -> Result<bool> {
-        let sessions = &self.archive.root.sessions;
+        let sessions = self.archive.sessions_table()?;
         if self.session + 1 >= sessions.len() {
             return Ok(false);
         }
         self.session += 1;
-        let first_page = sessions[self.session].first_page;
+        let first_page = sessions.first_page(self.session);
         if self.next.is_some_and(|(page, _)| page != first_page) {
             return Err(Error::malformed("page table", "a session's pages do not start where the root says"));
         }
-        self.tree = self.archive.tree_of(self.session, Table::Pages);
-        self.cursor = self.tree.leaves(self.archive.root.pages_of(self.session));
+        self.tree = self.archive.pages_tree(self.session)?;
+        self.cursor = self.tree.leaves(sessions.pages(self.session));
         Ok(true)
     }
 }
 
 impl<S: ReadAt> Archive<S> {
     pub(super) fn page_records_from(&self, at: u64) -> Result<PageRecords<'_, S>> {
-        let session = self.session_at(at);
-        let tree = self.tree_of(session, Table::Pages);
-        let cursor = tree.leaves_from(self.root.pages_of(session), &page_key(at))?;
+        let session = self.session_at(at)?;
+        let tree = self.pages_tree(session)?;
+        let cursor = tree.leaves_from(self.sessions_table()?.pages(session), &page_key(at))?;
         Ok(PageRecords { archive: self, session, cursor, tree, leaf: None, index: 0, next: None })
     }
 }

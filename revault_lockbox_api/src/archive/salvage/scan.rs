@@ -286,7 +286,11 @@ impl Scanner<'_> {
                 self.scan.pages.entry(frame.number).or_insert(ScannedPage { session: s, record });
             }
             UnitKind::Node => {
-                let table = if frame.table == Table::Entries as u8 { Table::Entries } else { Table::Pages };
+                let table = match frame.table {
+                    1 => Table::Entries,
+                    2 => Table::Pages,
+                    _ => Table::Sessions,
+                };
                 let id = IndexNodeId { table, level: frame.level, seq: frame.number };
                 let child = Child { first_key: Vec::new(), offset: pos, stored_len, plain_len, codec, hash };
                 let Ok(plain) = open_index_node(&keys, &self.archive_id, &id, &child, framed) else {
