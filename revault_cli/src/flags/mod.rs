@@ -13,6 +13,7 @@
 mod commands;
 mod existing;
 mod filters;
+mod keys;
 mod mount;
 mod select;
 mod sign;
@@ -29,6 +30,7 @@ use revault_lockbox_api::WorkloadProfile;
 pub use commands::*;
 pub use existing::ExistingArgs;
 pub use filters::FilterArgs;
+pub use keys::{KeyAddArgs, KeyListArgs, KeyRemoveArgs, KeygenArgs, PasswdArgs};
 pub use mount::{MountArgs, UmountArgs};
 pub use select::{InputArgs, MemberArgs, SelectArgs, WaitArgs};
 pub use sign::{SignArgs, SignKeyArgs};
