@@ -13,6 +13,7 @@ mod keys_cli;
 mod late_slots;
 mod man_pages;
 mod mount_cli;
+mod mount_views_cli;
 mod progress_tty;
 mod prompt_tty;
 mod s3;

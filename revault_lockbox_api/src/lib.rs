@@ -106,8 +106,8 @@ pub mod create {
 /// mount needs), and what an extraction did.
 pub mod read {
     pub use crate::archive::{
-        is_salvageable, ArchiveInfo, Browser, Damage, Entries, EntryReader, Members, Node, Place, Salvage,
-        Selected, SessionSigners, SessionSummary, Subtrees, VerifyReport,
+        is_salvageable, ArchiveInfo, Browser, Damage, Entries, EntryReader, Listed, Members, Node, Place,
+        Salvage, Selected, SessionSigners, SessionSummary, Subtrees, VerifyReport,
     };
     pub use crate::extract::{ExistingFiles, ExtractReport};
     pub use crate::format::{SessionInfo, SessionKind, SparseMap, Xattr};

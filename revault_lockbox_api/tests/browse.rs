@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::io::Cursor;
 
 use revault_lockbox_api::create::Metadata;
-use revault_lockbox_api::read::{Browser, Node, Place};
+use revault_lockbox_api::read::{Browser, Listed, Node, Place};
 use revault_lockbox_api::{Archive, ArchiveUpdater, ArchiveWriter, Entry, EntryKind, UpdateOptions};
 
 use crate::util::*;
@@ -16,24 +16,34 @@ fn parent(path: &[u8]) -> &[u8] {
     path.iter().rposition(|&b| b == b'/').map_or(&b""[..], |i| &path[..i])
 }
 
-/// Every directory's children as the entries walk gives them.
+/// Every directory's children as the entries walk gives them, the
+/// directories no entry lists (implicit parents) among them.
 fn walked_children(all: &[Entry]) -> BTreeMap<Vec<u8>, Vec<Vec<u8>>> {
     let mut out: BTreeMap<Vec<u8>, Vec<Vec<u8>>> = BTreeMap::new();
     out.insert(Vec::new(), Vec::new());
-    for e in all {
-        if matches!(e.kind, EntryKind::Dir) {
-            out.entry(e.path.clone()).or_default();
+    let mut add = |path: &[u8], is_dir: bool| {
+        if is_dir {
+            out.entry(path.to_vec()).or_default();
         }
-        out.entry(parent(&e.path).to_vec()).or_default().push(e.path.clone());
+        let siblings = out.entry(parent(path).to_vec()).or_default();
+        if siblings.last().map(Vec::as_slice) != Some(path) {
+            siblings.push(path.to_vec());
+        }
+    };
+    for e in all {
+        for (i, _) in e.path.iter().enumerate().filter(|(_, &b)| b == b'/') {
+            add(&e.path[..i], true);
+        }
+        add(&e.path, matches!(e.kind, EntryKind::Dir));
     }
     out
 }
 
 /// Lists `dir` `page` entries at a time, going on from the last name.
-fn listed<S: revault_lockbox_api::storage::ReadAt>(b: &Browser<S>, dir: &[u8], page: usize) -> Vec<Node> {
-    let mut all: Vec<Node> = Vec::new();
+fn listed<S: revault_lockbox_api::storage::ReadAt>(b: &Browser<S>, dir: &[u8], page: usize) -> Vec<Listed> {
+    let mut all: Vec<Listed> = Vec::new();
     loop {
-        let after = all.last().map(|n| n.entry.path[parent(&n.entry.path).len()..].to_vec());
+        let after = all.last().map(|n| n.path()[parent(n.path()).len()..].to_vec());
         let after = after.as_deref().map(|name| name.strip_prefix(b"/").unwrap_or(name));
         let more = b.children(dir, after, page).unwrap();
         let done = more.len() < page;
@@ -65,11 +75,15 @@ fn agrees_with_the_walk<S: revault_lockbox_api::storage::ReadAt>(b: &Browser<S>)
     }
     for (dir, children) in walked_children(&all) {
         for page in [1, 3, 1000] {
-            let got: Vec<Vec<u8>> = listed(b, &dir, page).into_iter().map(|n| n.entry.path).collect();
+            let got: Vec<Vec<u8>> = listed(b, &dir, page).iter().map(|n| n.path().to_vec()).collect();
             assert_eq!(got, children, "children of {:?} by {page}", String::from_utf8_lossy(&dir));
         }
     }
     assert!(b.lookup(b"no/such/path").unwrap().is_none());
+    for (dir, _) in walked_children(&all) {
+        assert!(b.has_below(&dir).unwrap() || all.iter().any(|e| e.path == dir));
+    }
+    assert!(!b.has_below(b"no/such/path").unwrap());
     nodes
 }
 
@@ -173,4 +187,29 @@ fn a_damaged_page_fails_the_reads_of_its_file_only() {
     let err = b.read_at(&bad.entry, 0, &mut buf).unwrap_err();
     assert!(err.is_authentication(), "{err}");
     assert!(b.read_at(&bad.entry, 11_000, &mut buf).is_ok(), "pages before or after the damage still read");
+}
+
+#[test]
+fn directories_no_entry_lists_are_listed_as_implicit() {
+    // As a tar stream without directory members gives them: `a`, `a/b`
+    // and `c` are implied by deeper paths; `d` is stored.
+    let mut w = ArchiveWriter::new(Vec::new(), &password(), cheap()).unwrap();
+    for path in ["a/b/one.txt", "a/b/two.txt", "a/top.txt", "c/deep/er/x.txt", "d", "d/y.txt", "z.txt"] {
+        if path == "d" {
+            w.add_dir(path, &meta(0o755)).unwrap();
+        } else {
+            w.add_file(path, &meta(0o644), 2, &b"hi"[..]).unwrap();
+        }
+    }
+    let b = Browser::new(Archive::open(Cursor::new(w.finish().unwrap()), &password()).unwrap());
+    agrees_with_the_walk(&b);
+    let top = listed(&b, b"", 1000);
+    assert_eq!(
+        top.iter().map(|l| matches!(l, Listed::ImplicitDir(_))).collect::<Vec<_>>(),
+        [true, true, false, false],
+        "{top:?}"
+    );
+    assert!(b.has_below(b"a/b").unwrap() && b.has_below(b"c/deep").unwrap());
+    assert!(!b.has_below(b"a/b/one.txt").unwrap() && !b.has_below(b"a/b/on").unwrap());
+    assert!(b.lookup(b"a/b").unwrap().is_none(), "an implicit directory has no entry");
 }

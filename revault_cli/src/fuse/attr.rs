@@ -80,11 +80,12 @@ pub fn attr_of(node: &Node, owners: Owners) -> FileAttr {
     }
 }
 
-/// The top directory, which the archive does not store: mode 0755, owned
-/// by whoever mounted it (or `--uid`/`--gid`), dated `mtime`.
-pub fn root_attr(owners: Owners, mtime: SystemTime) -> FileAttr {
+/// A directory the archive does not store (the top, an implicit parent):
+/// mode 0755, owned by whoever mounted it (or `--uid`/`--gid`), dated
+/// `mtime`.
+pub fn unstored_dir_attr(ino: INodeNo, owners: Owners, mtime: SystemTime) -> FileAttr {
     FileAttr {
-        ino: INodeNo(ROOT),
+        ino,
         size: 0,
         blocks: 0,
         atime: mtime,

@@ -3,7 +3,7 @@
 //! is read a step at a time, never whole.
 
 use fuser::{Errno, FileHandle};
-use revault_lockbox_api::read::Node;
+use revault_lockbox_api::read::Listed;
 use revault_lockbox_api::storage::ReadAt;
 
 use super::fs::LockboxFs;
@@ -26,7 +26,7 @@ impl<S: ReadAt + 'static> LockboxFs<S> {
         &self,
         fh: FileHandle,
         offset: u64,
-        mut add: impl FnMut(u64, &Node) -> bool,
+        mut add: impl FnMut(u64, &Listed) -> bool,
     ) -> Result<(), Errno> {
         let mut dirs = self.dirs.lock().unwrap_or_else(|p| p.into_inner());
         let dir = dirs.get_mut(&fh.0).ok_or(Errno::EBADF)?;
@@ -38,7 +38,7 @@ impl<S: ReadAt + 'static> LockboxFs<S> {
                 let want = (offset - dir.cookie).min(LIST_STEP as u64) as usize;
                 let step = self.children(&dir.path, dir.last.as_deref(), want)?;
                 let Some(last) = step.last() else { break };
-                dir.last = Some(name_of(&last.entry.path).to_vec());
+                dir.last = Some(name_of(last.path()).to_vec());
                 dir.cookie += step.len() as u64;
                 if step.len() < want {
                     break;
@@ -53,7 +53,7 @@ impl<S: ReadAt + 'static> LockboxFs<S> {
                     return Ok(());
                 }
                 dir.cookie += 1;
-                dir.last = Some(name_of(&node.entry.path).to_vec());
+                dir.last = Some(name_of(node.path()).to_vec());
             }
             if !full_step {
                 return Ok(());
@@ -61,7 +61,7 @@ impl<S: ReadAt + 'static> LockboxFs<S> {
         }
     }
 
-    fn children(&self, dir: &[u8], after: Option<&[u8]>, limit: usize) -> Result<Vec<Node>, Errno> {
+    fn children(&self, dir: &[u8], after: Option<&[u8]>, limit: usize) -> Result<Vec<Listed>, Errno> {
         self.browser.children(dir, after, limit).map_err(|e| self.failed("listing a directory", &e))
     }
 }

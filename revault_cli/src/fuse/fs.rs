@@ -13,15 +13,17 @@ use std::time::SystemTime;
 
 use fuser::{
     Errno, FileHandle, Filesystem, FopenFlags, Generation, INodeNo, KernelConfig, OpenAccMode, OpenFlags,
-    ReplyAttr, ReplyData, ReplyDirectory, ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs,
-    ReplyXattr, Request,
+    ReplyAttr, ReplyData, ReplyDirectory, ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyLseek, ReplyOpen,
+    ReplyStatfs, ReplyXattr, Request,
 };
-use revault_lockbox_api::read::{Browser, Node};
+use revault_lockbox_api::read::{Browser, Listed, Node};
 use revault_lockbox_api::storage::ReadAt;
 use revault_lockbox_api::{EntryKind, Error, Quoted};
 
-use super::attr::{attr_of, ino_of, kind_of, place_of, root_attr, Owners, ROOT, TTL};
+use super::attr::{attr_of, kind_of, Owners, TTL};
 use super::dir::{name_of, OpenDir};
+use super::implicit::ImplicitDirs;
+use super::seek::seek;
 
 /// Bytes read ahead of a sequential reader, in the background.
 const READ_AHEAD: usize = 1 << 20;
@@ -37,9 +39,10 @@ struct OpenFile {
 
 pub struct LockboxFs<S> {
     pub(super) browser: Arc<Browser<S>>,
+    pub(super) implicit: ImplicitDirs,
     name: String,
-    owners: Owners,
-    mounted_at: SystemTime,
+    pub(super) owners: Owners,
+    pub(super) mounted_at: SystemTime,
     files: Mutex<HashMap<u64, OpenFile>>,
     pub(super) dirs: Mutex<HashMap<u64, OpenDir>>,
     next_handle: AtomicU64,
@@ -66,6 +69,7 @@ impl<S: ReadAt + 'static> LockboxFs<S> {
             .expect("spawns the read-ahead thread");
         LockboxFs {
             browser,
+            implicit: ImplicitDirs::default(),
             name,
             owners,
             mounted_at: SystemTime::now(),
@@ -73,23 +77,6 @@ impl<S: ReadAt + 'static> LockboxFs<S> {
             dirs: Mutex::default(),
             next_handle: AtomicU64::new(1),
             ahead,
-        }
-    }
-
-    fn node(&self, ino: INodeNo) -> Result<Node, Errno> {
-        let place = place_of(ino).ok_or(Errno::ENOENT)?;
-        self.browser.node(place).map_err(|e| self.failed("reading the index", &e))
-    }
-
-    /// The stored path of directory `ino` (`b""` at the top).
-    fn dir_path(&self, ino: INodeNo) -> Result<Vec<u8>, Errno> {
-        if ino.0 == ROOT {
-            return Ok(Vec::new());
-        }
-        let node = self.node(ino)?;
-        match node.entry.kind {
-            EntryKind::Dir => Ok(node.entry.path),
-            _ => Err(Errno::ENOTDIR),
         }
     }
 
@@ -131,30 +118,31 @@ impl<S: ReadAt + 'static> Filesystem for LockboxFs<S> {
                 [&dir[..], b"/", name.as_bytes()].concat()
             };
             match self.browser.lookup(&path) {
-                Ok(Some(node)) => Ok(node),
-                Ok(None) => Err(Errno::ENOENT),
+                Ok(Some(node)) => Ok(attr_of(&node, self.owners)),
+                Ok(None) => match self.browser.has_below(&path) {
+                    Ok(true) => Ok(self.attr_of_listed(&Listed::ImplicitDir(path))),
+                    Ok(false) => Err(Errno::ENOENT),
+                    Err(e) => Err(self.failed("looking a name up", &e)),
+                },
                 Err(e) => Err(self.failed("looking a name up", &e)),
             }
         });
         match found {
-            Ok(node) => reply.entry(&TTL, &attr_of(&node, self.owners), Generation(0)),
+            Ok(attr) => reply.entry(&TTL, &attr, Generation(0)),
             Err(errno) => reply.error(errno),
         }
     }
 
     fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
-        if ino.0 == ROOT {
-            return reply.attr(&TTL, &root_attr(self.owners, self.mounted_at));
-        }
-        match self.node(ino) {
-            Ok(node) => reply.attr(&TTL, &attr_of(&node, self.owners)),
+        match self.inode(ino) {
+            Ok(inode) => reply.attr(&TTL, &self.attr(ino, &inode)),
             Err(errno) => reply.error(errno),
         }
     }
 
     fn readlink(&self, _req: &Request, ino: INodeNo, reply: ReplyData) {
-        match self.node(ino).map(|n| n.entry.kind) {
-            Ok(EntryKind::Symlink { target, .. }) => reply.data(&target),
+        match self.node(ino).map(|n| n.map(|n| n.entry.kind)) {
+            Ok(Some(EntryKind::Symlink { target, .. })) => reply.data(&target),
             Ok(_) => reply.error(Errno::EINVAL),
             Err(errno) => reply.error(errno),
         }
@@ -165,7 +153,7 @@ impl<S: ReadAt + 'static> Filesystem for LockboxFs<S> {
             return reply.error(Errno::EROFS);
         }
         match self.node(ino) {
-            Ok(node) if node.entry.content().is_some() => {
+            Ok(Some(node)) if node.entry.content().is_some() => {
                 let fh = self.handle();
                 let file = OpenFile { node, next: 0, ahead: 0, reported: false };
                 self.files.lock().unwrap_or_else(|p| p.into_inner()).insert(fh, file);
@@ -226,6 +214,25 @@ impl<S: ReadAt + 'static> Filesystem for LockboxFs<S> {
         }
     }
 
+    fn lseek(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        offset: i64,
+        whence: i32,
+        reply: ReplyLseek,
+    ) {
+        let files = self.files.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(file) = files.get(&fh.0) else { return reply.error(Errno::EBADF) };
+        let e = &file.node.entry;
+        let size = e.content().map_or(0, |(size, _)| size);
+        match seek(size, e.sparse_map(), offset, whence) {
+            Ok(at) => reply.offset(at as i64),
+            Err(errno) => reply.error(errno),
+        }
+    }
+
     fn release(
         &self,
         _req: &Request,
@@ -255,9 +262,13 @@ impl<S: ReadAt + 'static> Filesystem for LockboxFs<S> {
     }
 
     fn readdir(&self, _req: &Request, _ino: INodeNo, fh: FileHandle, offset: u64, mut reply: ReplyDirectory) {
-        let listed = self.list(fh, offset, |cookie, node| {
-            let name = OsStr::from_bytes(name_of(&node.entry.path));
-            reply.add(ino_of(node.place), cookie, kind_of(&node.entry.kind), name)
+        let listed = self.list(fh, offset, |cookie, listed| {
+            let name = OsStr::from_bytes(name_of(listed.path()));
+            let kind = match listed {
+                Listed::Entry(node) => kind_of(&node.entry.kind),
+                Listed::ImplicitDir(_) => fuser::FileType::Directory,
+            };
+            reply.add(self.ino_of_listed(listed), cookie, kind, name)
         });
         match listed {
             Ok(()) => reply.ok(),
@@ -273,10 +284,10 @@ impl<S: ReadAt + 'static> Filesystem for LockboxFs<S> {
         offset: u64,
         mut reply: ReplyDirectoryPlus,
     ) {
-        let owners = self.owners;
-        let listed = self.list(fh, offset, |cookie, node| {
-            let name = OsStr::from_bytes(name_of(&node.entry.path));
-            reply.add(ino_of(node.place), cookie, name, &TTL, &attr_of(node, owners), Generation(0))
+        let listed = self.list(fh, offset, |cookie, listed| {
+            let name = OsStr::from_bytes(name_of(listed.path()));
+            let attr = self.attr_of_listed(listed);
+            reply.add(attr.ino, cookie, name, &TTL, &attr, Generation(0))
         });
         match listed {
             Ok(()) => reply.ok(),
@@ -303,11 +314,9 @@ impl<S: ReadAt + 'static> Filesystem for LockboxFs<S> {
     }
 
     fn getxattr(&self, _req: &Request, ino: INodeNo, name: &OsStr, size: u32, reply: ReplyXattr) {
-        if ino.0 == ROOT {
-            return reply.error(Errno::NO_XATTR);
-        }
         let node = match self.node(ino) {
-            Ok(node) => node,
+            Ok(Some(node)) => node,
+            Ok(None) => return reply.error(Errno::NO_XATTR),
             Err(errno) => return reply.error(errno),
         };
         match node.entry.meta.xattrs.iter().find(|x| x.name == name.as_bytes()) {
@@ -317,11 +326,9 @@ impl<S: ReadAt + 'static> Filesystem for LockboxFs<S> {
     }
 
     fn listxattr(&self, _req: &Request, ino: INodeNo, size: u32, reply: ReplyXattr) {
-        if ino.0 == ROOT {
-            return xattr_reply(reply, &[], size);
-        }
         match self.node(ino) {
-            Ok(node) => {
+            Ok(None) => xattr_reply(reply, &[], size),
+            Ok(Some(node)) => {
                 let names: Vec<u8> =
                     node.entry.meta.xattrs.iter().flat_map(|x| x.name.iter().copied().chain([0])).collect();
                 xattr_reply(reply, &names, size);

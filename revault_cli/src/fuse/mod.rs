@@ -8,6 +8,9 @@
 mod attr;
 mod dir;
 mod fs;
+mod implicit;
+mod inode;
+mod seek;
 
 use std::path::Path;
 

@@ -35,12 +35,37 @@ pub struct Node {
     pub shared: bool,
 }
 
+/// One name in a directory listing: a stored entry, or a directory that
+/// no entry lists but that stored paths lie below (an implicit parent: a
+/// tar stream without directory members gives them; extraction makes
+/// them too). An implicit directory has no place: its path names it.
+// Nearly every name listed is an entry: boxing it would cost an
+// allocation per name to save bytes on the rare implicit directory.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listed {
+    /// A stored entry, as [`Browser::lookup`] gives it.
+    Entry(Node),
+    /// A directory only deeper paths imply: its full path.
+    ImplicitDir(Vec<u8>),
+}
+
+impl Listed {
+    /// The full stored path of the name listed.
+    pub fn path(&self) -> &[u8] {
+        match self {
+            Listed::Entry(node) => &node.entry.path,
+            Listed::ImplicitDir(path) => path,
+        }
+    }
+}
+
 /// An archive browsed by path and by [`Place`]; see the module docs.
 ///
 /// ```
 /// use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, KdfParams, Password};
 /// use revault_lockbox_api::create::Metadata;
-/// use revault_lockbox_api::read::Browser;
+/// use revault_lockbox_api::read::{Browser, Listed};
 /// # fn main() -> Result<(), revault_lockbox_api::Error> {
 /// # let pw = Password::from("pw");
 /// # let mut w = ArchiveWriter::new(Vec::new(), &pw, CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS))?;
@@ -50,8 +75,9 @@ pub struct Node {
 /// # let bytes = w.finish()?;
 /// let browser = Browser::new(Archive::open(std::io::Cursor::new(bytes), &pw)?);
 /// let listed = browser.children(b"d", None, 100)?;
-/// assert_eq!(listed[0].entry.path, b"d/a.txt");
-/// let again = browser.node(listed[0].place)?;
+/// let Listed::Entry(node) = &listed[0] else { unreachable!("d/a.txt is stored") };
+/// assert_eq!(node.entry.path, b"d/a.txt");
+/// let again = browser.node(node.place)?;
 /// let mut buf = [0u8; 3];
 /// assert_eq!(browser.read_at(&again.entry, 2, &mut buf)?, 3);
 /// assert_eq!(&buf, b"llo");
@@ -115,11 +141,29 @@ impl<S: ReadAt> Browser<S> {
         self.lookup(&path)?.ok_or(Error::NotFound { path: path.as_slice().into() })
     }
 
-    /// The entries directly inside directory `dir` (`b""` for the top), in
-    /// index order, from the first whose name sorts after `after` (all
-    /// when `None`), at most `limit`: a listing goes on from its last name.
-    /// Deeper entries are read past or jumped over, never returned.
-    pub fn children(&self, dir: &[u8], after: Option<&[u8]>, limit: usize) -> Result<Vec<Node>> {
+    /// Whether stored paths lie below `path` (`b""`: the top): a
+    /// directory the archive lists, or one it implies. Reads the index
+    /// nodes on the way to the first path at or after `path`.
+    pub fn has_below(&self, path: &[u8]) -> Result<bool> {
+        if path.is_empty() {
+            return Ok(true);
+        }
+        for entry in self.archive.entries_from(path)? {
+            let entry = entry?;
+            if entry.path.as_slice() != path {
+                return Ok(is_within(path, &entry.path));
+            }
+        }
+        Ok(false)
+    }
+
+    /// The names directly inside directory `dir` (`b""` for the top), in
+    /// index order, from the first that sorts after `after` (all when
+    /// `None`), at most `limit`: a listing goes on from its last name.
+    /// Stored entries come with their nodes; a name that only deeper
+    /// paths imply is an [`Listed::ImplicitDir`]. Deeper entries are read
+    /// past or jumped over, never returned.
+    pub fn children(&self, dir: &[u8], after: Option<&[u8]>, limit: usize) -> Result<Vec<Listed>> {
         let prefix_len = if dir.is_empty() { 0 } else { dir.len() + 1 };
         let mut start = after.map(|name| past_subtree(&join(dir, name)));
         let mut found = Vec::new();
@@ -139,18 +183,24 @@ impl<S: ReadAt> Browser<S> {
                     continue; // `dir` itself
                 }
                 let name = &entry.path[prefix_len..];
-                match name.iter().position(|&b| b == b'/') {
-                    Some(end) => {
-                        deeper += 1;
-                        if deeper > SKIP_BEFORE_JUMP {
-                            start = Some(past_subtree(&entry.path[..prefix_len + end]));
-                            continue 'restart;
-                        }
-                    }
-                    None => {
-                        deeper = 0;
-                        found.push(self.node_of(entry)?);
-                    }
+                let Some(end) = name.iter().position(|&b| b == b'/') else {
+                    deeper = 0;
+                    found.push(Listed::Entry(self.node_of(entry)?));
+                    continue;
+                };
+                let child = &entry.path[..prefix_len + end];
+                // A listed child comes right before the paths below it
+                // (`/` sorts below every byte), so a deeper path whose
+                // child was not the last name listed implies that child.
+                if found.last().map(Listed::path) != Some(child) {
+                    found.push(Listed::ImplicitDir(child.to_vec()));
+                    start = Some(past_subtree(child));
+                    continue 'restart;
+                }
+                deeper += 1;
+                if deeper > SKIP_BEFORE_JUMP {
+                    start = Some(past_subtree(child));
+                    continue 'restart;
                 }
             }
             break;

@@ -39,7 +39,7 @@ use crate::keys::{Fingerprint, Unlock};
 use crate::profile::{ReadTuning, WorkloadProfile};
 use crate::storage::ReadAt;
 
-pub use browse::{Browser, Node, Place};
+pub use browse::{Browser, Listed, Node, Place};
 pub(crate) use content::{ContentSource, ContentVisitor, Span, SpanRequest};
 pub use entries::Entries;
 pub use file::EntryReader;

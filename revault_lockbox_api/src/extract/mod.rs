@@ -248,24 +248,17 @@ impl<S: ReadAt> Salvage<S> {
             let proven = self.entries().iter().filter(|e| options.members.selects(&e.path)).cloned().map(Ok);
             strip::entries(proven, strip)
         };
-        let mut x = Extraction::new(dest, &options, self.tuning().threads)?;
-        let written = (|| {
-            let limit = options.implicit_dirs.unwrap_or_else(|| implicit::default_limit(self.stored_len()));
-            let mut implicit = ImplicitDirs::new(limit);
-            x.check_targets(selected().map(|e| e.and_then(|e| implicit.entry(&e).map(|()| e))))?;
-            let kept = x.take_kept();
-            let entries = selected().filter(move |e| e.as_ref().map_or(true, |e| !kept.contains(&e.path)));
-            if options.dry_run {
-                return x.count_only(entries);
-            }
-            let copies = x.write_files(self, Box::new(entries), true)?;
-            x.copy_links(self, copies)
-        })();
-        if let Err(e) = written {
-            x.remove_made_dirs();
-            return Err(e);
-        }
-        let mut report = if options.dry_run { x.into_report() } else { x.finish()? };
+        let x = Extraction::new(dest, &options, self.tuning().threads)?;
+        let mut report = x.run(
+            self,
+            |x| {
+                let limit =
+                    options.implicit_dirs.unwrap_or_else(|| implicit::default_limit(self.stored_len()));
+                let mut implicit = ImplicitDirs::new(limit);
+                x.check_targets(selected().map(|e| e.and_then(|e| implicit.entry(&e).map(|()| e))))
+            },
+            || Ok(selected()),
+        )?;
         report.damaged.extend(self.lost_entries().into_iter().filter(|d| options.members.selects(&d.path.0)));
         report.lost = self.lost().to_vec();
         Ok(report)
@@ -318,28 +311,13 @@ impl<S: ReadAt> Archive<S> {
     /// Restores the archive's entries under `dest`, which must exist.
     /// See the module's security rules.
     pub fn extract(&self, dest: &Path, options: &ExtractOptions) -> Result<ExtractReport> {
-        let mut x = Extraction::new(dest, options, self.tuning().threads)?;
-        let members = &options.members;
-        let strip = options.strip_components;
-        let written = (|| {
-            self.check_before_writing(&mut x, members, options)?;
-            let kept = x.take_kept();
-            let entries = strip::entries(members.entries(self)?, strip)
-                .filter(move |e| e.as_ref().map_or(true, |e| !kept.contains(&e.path)));
-            if options.dry_run {
-                return x.count_only(entries);
-            }
-            let copies = x.write_files(self, Box::new(entries), true)?;
-            x.copy_links(self, copies)
-        })();
-        if let Err(e) = written {
-            x.remove_made_dirs();
-            return Err(e);
-        }
-        if options.dry_run {
-            return Ok(x.into_report());
-        }
-        x.finish()
+        let x = Extraction::new(dest, options, self.tuning().threads)?;
+        let (members, strip) = (&options.members, options.strip_components);
+        x.run(
+            self,
+            |x| self.check_before_writing(x, members, options),
+            || Ok(strip::entries(members.entries(self)?, strip)),
+        )
     }
 
     /// The first pass: every named path found, then every selected entry

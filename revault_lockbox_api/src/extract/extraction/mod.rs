@@ -27,6 +27,7 @@ use crate::sparse::Expander;
 
 mod files;
 mod links;
+mod run;
 
 use files::{FileWriter, OpenFile};
 
