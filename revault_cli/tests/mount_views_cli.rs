@@ -179,3 +179,62 @@ fn a_mount_with_signer_serves_only_what_that_signer_signed() {
         assert_eq!(fs::read_dir(&point).unwrap().count(), 0, "nothing mounted");
     }
 }
+
+#[test]
+fn all_sessions_shows_each_state_as_a_directory_at_the_top() {
+    if !have_fuse() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let src = work.path().join("src");
+    fs::create_dir_all(&src).unwrap();
+    fs::write(src.join("a.txt"), "one\n").unwrap();
+    let archive = work.path().join("a.lbox");
+    ok(run(&mut create_cmd(&archive, &src, "a.txt", &[])));
+    fs::write(src.join("b.txt"), "bee\n").unwrap();
+    let a = archive.to_str().unwrap();
+    ok(run(lockbox().args(["add", "-q", a, "-C"]).arg(&src).arg("b.txt")));
+    fs::write(src.join("a.txt"), "two, longer\n").unwrap();
+    ok(run(lockbox().args(["add", "-q", a, "-C"]).arg(&src).arg("a.txt")));
+    ok(run(lockbox().args(["rm", a, "b.txt"])));
+
+    let mut cmd = mount_cmd();
+    cmd.arg("--all-sessions").arg(&archive);
+    let m = Mounted::spawn(cmd, work.path());
+    let mnt = &m.point;
+    assert_eq!(
+        found(mnt),
+        [
+            "./@1",
+            "./@1/a.txt",
+            "./@2",
+            "./@2/a.txt",
+            "./@2/b.txt",
+            "./@3",
+            "./@3/a.txt",
+            "./@3/b.txt",
+            "./@4",
+            "./@4/a.txt"
+        ]
+    );
+    let read = |p: &str| fs::read_to_string(mnt.join(p)).unwrap();
+    assert_eq!(
+        (read("@1/a.txt"), read("@2/b.txt"), read("@3/a.txt")),
+        ("one\n".into(), "bee\n".into(), "two, longer\n".into())
+    );
+    let ino = |p: &str| fs::metadata(mnt.join(p)).unwrap().ino();
+    assert_ne!(ino("@1/a.txt"), ino("@3/a.txt"), "each state's entries are their own inodes");
+    assert_eq!(ino("@2/a.txt"), ino("@2/a.txt"));
+    let state = fs::metadata(mnt.join("@4")).unwrap();
+    assert!(state.is_dir());
+    let age = std::time::SystemTime::now().duration_since(state.modified().unwrap()).unwrap();
+    assert!(age.as_secs() < 600, "a state's directory is dated by its commit: {age:?}");
+    assert_eq!(fs::metadata(mnt.join("@5")).unwrap_err().kind(), std::io::ErrorKind::NotFound);
+    assert_eq!(fs::metadata(mnt.join("a.txt")).unwrap_err().kind(), std::io::ErrorKind::NotFound);
+    drop(m);
+
+    let point = work.path().join("mnt");
+    let both = run(lockbox().args(["mount", "--all-sessions", "--session", "1", a]).arg(&point));
+    assert_eq!(code(&both), 2, "{}", stderr(&both));
+    assert!(stderr(&both).contains("cannot be used with"), "{}", stderr(&both));
+}

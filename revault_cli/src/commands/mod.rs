@@ -55,8 +55,10 @@ fn open_archive(
     arg: &Path,
     read: &ReadArgs,
     profile: WorkloadProfile,
-) -> Result<(Archive<Box<dyn ReadAt>>, String)> {
+) -> Result<(Archive<Arc<dyn ReadAt>>, String)> {
+    // Shared, so that a mount of every state opens each on the same bytes.
     let (src, name) = archive_bytes(arg, &read.s3)?;
+    let src: Arc<dyn ReadAt> = Arc::from(src);
     let options = open_options(read, profile)?;
     // A spooled copy may be deleted now: the open file keeps its bytes.
     let target = keys::Target::bytes(&*src, &name);

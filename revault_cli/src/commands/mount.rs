@@ -16,8 +16,12 @@ const SOURCE: &str = "lockbox:";
 
 #[cfg(feature = "mount")]
 pub fn run(a: MountArgs) -> Result<Outcome> {
+    use std::sync::Arc;
+
     use revault_lockbox_api::read::Browser;
     use revault_lockbox_api::WorkloadProfile;
+
+    use crate::fuse::Views;
 
     let shown = Quoted::path(&a.mountpoint);
     let is_dir = std::fs::metadata(&a.mountpoint).with_context(|| format!("mounting at {shown}"))?.is_dir();
@@ -29,16 +33,15 @@ pub fn run(a: MountArgs) -> Result<Outcome> {
     }
     let (archive, name) = super::open_archive(&a.archive, &a.read, WorkloadProfile::RandomRead)?;
     let threads = archive.tuning().threads;
+    let views = if a.all_sessions {
+        let options = super::open_options(&a.read, WorkloadProfile::RandomRead)?;
+        Views::all_states(archive, options).with_context(|| format!("reading the sessions of {name}"))?
+    } else {
+        Views::One(Arc::new(Browser::new(archive)))
+    };
     let owners = crate::fuse::Owners { uid: a.uid, gid: a.gid };
     let source = a.archive.to_string_lossy().replace([',', ' ', '\t', '\n'], "_");
-    crate::fuse::serve(
-        Browser::new(archive),
-        name,
-        &format!("{SOURCE}{source}"),
-        &a.mountpoint,
-        owners,
-        threads,
-    )?;
+    crate::fuse::serve(views, name, &format!("{SOURCE}{source}"), &a.mountpoint, owners, threads)?;
     Ok(Outcome::Success)
 }
 

@@ -18,6 +18,11 @@ pub struct MountArgs {
     /// Show every entry as owned by this group id instead of the stored one.
     #[arg(long, value_name = "GID")]
     pub gid: Option<u32>,
+    /// Show every state side by side: a directory @1 (the create) to @N at
+    /// the top, numbered as `lockbox log` numbers them, each the archive as
+    /// it was right after that state.
+    #[arg(long, conflicts_with = "session")]
+    pub all_sessions: bool,
     #[command(flatten)]
     pub read: ReadArgs,
 }

@@ -1,42 +1,66 @@
 //! Directory listings through the mount: a listing goes on from the last
 //! name it gave (a cookie counts the names given), so a large directory
-//! is read a step at a time, never whole.
+//! is read a step at a time, never whole. The top of a mount of every
+//! state lists the states.
 
-use fuser::{Errno, FileHandle};
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+
+use fuser::{Errno, FileAttr, FileHandle};
 use revault_lockbox_api::read::Listed;
 use revault_lockbox_api::storage::ReadAt;
 
 use super::fs::LockboxFs;
+use super::inode::DirAt;
 
 /// Children listed per step of a directory listing.
 const LIST_STEP: usize = 256;
 
-/// An open directory: the listing's position (its cookie) and the last
-/// name listed, from which the next step goes on.
+/// An open directory: what it is, the listing's position (its cookie)
+/// and the last name listed, from which the next step goes on.
 pub struct OpenDir {
-    pub path: Vec<u8>,
-    pub cookie: u64,
-    pub last: Option<Vec<u8>>,
+    at: DirAt,
+    cookie: u64,
+    last: Option<Vec<u8>>,
 }
 
-impl<S: ReadAt + 'static> LockboxFs<S> {
-    /// Lists `dir` from its handle's position on, calling `add` with each
-    /// child and its cookie until `add` says the reply is full.
+impl OpenDir {
+    pub(super) fn new(at: DirAt) -> OpenDir {
+        OpenDir { at, cookie: 0, last: None }
+    }
+}
+
+impl<S: ReadAt + Clone + 'static> LockboxFs<S> {
+    /// Lists the directory of handle `fh` from its position on, calling
+    /// `add` with each name, its cookie and attributes until `add` says
+    /// the reply is full.
     pub(super) fn list(
         &self,
         fh: FileHandle,
         offset: u64,
-        mut add: impl FnMut(u64, &Listed) -> bool,
+        mut add: impl FnMut(u64, &OsStr, &FileAttr) -> bool,
     ) -> Result<(), Errno> {
         let mut dirs = self.dirs.lock().unwrap_or_else(|p| p.into_inner());
         let dir = dirs.get_mut(&fh.0).ok_or(Errno::EBADF)?;
+        let (view, path) = match &dir.at {
+            DirAt::States => {
+                for (i, state) in self.views.states().iter().enumerate().skip(offset as usize) {
+                    let view = i as u64 + 1;
+                    if add(view, OsStr::new(&state.name), &self.state_attr(view)) {
+                        break;
+                    }
+                }
+                return Ok(());
+            }
+            DirAt::In(view, path) => (*view, path.clone()),
+        };
         if offset != dir.cookie {
             // A seek back: list again from the start up to that cookie.
             dir.cookie = 0;
             dir.last = None;
             while dir.cookie < offset {
                 let want = (offset - dir.cookie).min(LIST_STEP as u64) as usize;
-                let step = self.children(&dir.path, dir.last.as_deref(), want)?;
+                let step = self.children(view, &path, dir.last.as_deref(), want)?;
                 let Some(last) = step.last() else { break };
                 dir.last = Some(name_of(last.path()).to_vec());
                 dir.cookie += step.len() as u64;
@@ -46,14 +70,15 @@ impl<S: ReadAt + 'static> LockboxFs<S> {
             }
         }
         loop {
-            let step = self.children(&dir.path, dir.last.as_deref(), LIST_STEP)?;
+            let step = self.children(view, &path, dir.last.as_deref(), LIST_STEP)?;
             let full_step = step.len() == LIST_STEP;
-            for node in &step {
-                if add(dir.cookie + 1, node) {
+            for listed in &step {
+                let name = OsStr::from_bytes(name_of(listed.path()));
+                if add(dir.cookie + 1, name, &self.attr_of_listed(view, listed)?) {
                     return Ok(());
                 }
                 dir.cookie += 1;
-                dir.last = Some(name_of(node.path()).to_vec());
+                dir.last = Some(name.as_bytes().to_vec());
             }
             if !full_step {
                 return Ok(());
@@ -61,8 +86,14 @@ impl<S: ReadAt + 'static> LockboxFs<S> {
         }
     }
 
-    fn children(&self, dir: &[u8], after: Option<&[u8]>, limit: usize) -> Result<Vec<Listed>, Errno> {
-        self.browser.children(dir, after, limit).map_err(|e| self.failed("listing a directory", &e))
+    fn children(
+        &self,
+        view: u64,
+        dir: &[u8],
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<Listed>, Errno> {
+        self.browser(view)?.children(dir, after, limit).map_err(|e| self.failed("listing a directory", &e))
     }
 }
 

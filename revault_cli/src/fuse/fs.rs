@@ -1,6 +1,6 @@
-//! The FUSE file system over a [`Browser`]: every request answered from
-//! the index on demand (no table of inodes: an inode number is an index
-//! place), reads served from the pages they need, a damaged page an `EIO`
+//! The FUSE file system over the [`Views`] of an archive: every request
+//! answered from the index on demand (no table of inodes: an inode number
+//! is a view and an index place), reads served from the pages they need, a damaged page an `EIO`
 //! and one line on stderr naming the file, every change `EROFS`.
 
 use std::collections::HashMap;
@@ -16,59 +16,66 @@ use fuser::{
     ReplyAttr, ReplyData, ReplyDirectory, ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyLseek, ReplyOpen,
     ReplyStatfs, ReplyXattr, Request,
 };
-use revault_lockbox_api::read::{Browser, Listed, Node};
+use revault_lockbox_api::read::{Browser, Node};
 use revault_lockbox_api::storage::ReadAt;
 use revault_lockbox_api::{EntryKind, Error, Quoted};
 
-use super::attr::{attr_of, kind_of, Owners, TTL};
-use super::dir::{name_of, OpenDir};
+use super::attr::{attr_of, Numbering, Owners, TTL};
+use super::dir::OpenDir;
 use super::implicit::ImplicitDirs;
+use super::inode::DirAt;
 use super::seek::seek;
+use super::views::Views;
 
 /// Bytes read ahead of a sequential reader, in the background.
 const READ_AHEAD: usize = 1 << 20;
 
-/// An open file: its entry, where the last read ended, how far reading
-/// ahead has been asked for, and whether its damage was reported.
-struct OpenFile {
+/// An open file: its view's browser, its entry, where the last read
+/// ended, how far reading ahead has been asked for, and whether its damage
+/// was reported.
+struct OpenFile<S> {
+    browser: Arc<Browser<S>>,
     node: Node,
     next: u64,
     ahead: u64,
     reported: bool,
 }
 
+/// A read-ahead request: whose file, which entry, from where.
+type ReadAhead<S> = (Arc<Browser<S>>, Node, u64);
+
 pub struct LockboxFs<S> {
-    pub(super) browser: Arc<Browser<S>>,
+    pub(super) views: Views<S>,
+    pub(super) numbering: Numbering,
     pub(super) implicit: ImplicitDirs,
     name: String,
     pub(super) owners: Owners,
     pub(super) mounted_at: SystemTime,
-    files: Mutex<HashMap<u64, OpenFile>>,
+    files: Mutex<HashMap<u64, OpenFile<S>>>,
     pub(super) dirs: Mutex<HashMap<u64, OpenDir>>,
     next_handle: AtomicU64,
     /// Read-ahead requests for the background reader; full means skipped.
-    ahead: SyncSender<(Node, u64)>,
+    ahead: SyncSender<ReadAhead<S>>,
 }
 
-impl<S: ReadAt + 'static> LockboxFs<S> {
-    /// The file system of `browser`, whose archive messages call `name`.
-    pub fn new(browser: Browser<S>, name: String, owners: Owners) -> LockboxFs<S> {
-        let browser = Arc::new(browser);
-        let (ahead, requests) = sync_channel::<(Node, u64)>(4);
-        let reader = Arc::clone(&browser);
+impl<S: ReadAt + Clone + 'static> LockboxFs<S> {
+    /// The file system of `views`, whose archive messages call `name`.
+    pub fn new(views: Views<S>, name: String, owners: Owners) -> LockboxFs<S> {
+        let (ahead, requests) = sync_channel::<ReadAhead<S>>(4);
         // Reads that warm the archive's page cache; errors are the next
         // real read's to report.
         std::thread::Builder::new()
             .name("lockbox-read-ahead".into())
             .spawn(move || {
                 let mut buf = vec![0u8; READ_AHEAD];
-                for (node, at) in requests {
-                    let _ = reader.read_at(&node.entry, at, &mut buf);
+                for (browser, node, at) in requests {
+                    let _ = browser.read_at(&node.entry, at, &mut buf);
                 }
             })
             .expect("spawns the read-ahead thread");
         LockboxFs {
-            browser,
+            numbering: Numbering { all_states: views.all() },
+            views,
             implicit: ImplicitDirs::default(),
             name,
             owners,
@@ -96,7 +103,7 @@ impl<S: ReadAt + 'static> LockboxFs<S> {
     }
 }
 
-impl<S: ReadAt + 'static> Filesystem for LockboxFs<S> {
+impl<S: ReadAt + Clone + 'static> Filesystem for LockboxFs<S> {
     fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
         // Listings carry attributes (one request per directory, not one
         // per name); the kernel may look names up in parallel and cache
@@ -111,16 +118,26 @@ impl<S: ReadAt + 'static> Filesystem for LockboxFs<S> {
     }
 
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
-        let found = self.dir_path(parent).and_then(|dir| {
+        let found = self.dir_at(parent).and_then(|dir| {
+            let (view, dir) = match dir {
+                DirAt::States => {
+                    let view = self.views.view_named(name.as_bytes()).ok_or(Errno::ENOENT)?;
+                    return Ok(self.state_attr(view));
+                }
+                DirAt::In(view, dir) => (view, dir),
+            };
             let path = if dir.is_empty() {
                 name.as_bytes().to_vec()
             } else {
                 [&dir[..], b"/", name.as_bytes()].concat()
             };
-            match self.browser.lookup(&path) {
-                Ok(Some(node)) => Ok(attr_of(&node, self.owners)),
-                Ok(None) => match self.browser.has_below(&path) {
-                    Ok(true) => Ok(self.attr_of_listed(&Listed::ImplicitDir(path))),
+            let browser = self.browser(view)?;
+            match browser.lookup(&path) {
+                Ok(Some(node)) => Ok(attr_of(&node, self.numbering.entry(view, node.place)?, self.owners)),
+                Ok(None) => match browser.has_below(&path) {
+                    Ok(true) => {
+                        self.attr_of_listed(view, &revault_lockbox_api::read::Listed::ImplicitDir(path))
+                    }
                     Ok(false) => Err(Errno::ENOENT),
                     Err(e) => Err(self.failed("looking a name up", &e)),
                 },
@@ -141,7 +158,7 @@ impl<S: ReadAt + 'static> Filesystem for LockboxFs<S> {
     }
 
     fn readlink(&self, _req: &Request, ino: INodeNo, reply: ReplyData) {
-        match self.node(ino).map(|n| n.map(|n| n.entry.kind)) {
+        match self.node(ino).map(|n| n.map(|(_, n)| n.entry.kind)) {
             Ok(Some(EntryKind::Symlink { target, .. })) => reply.data(&target),
             Ok(_) => reply.error(Errno::EINVAL),
             Err(errno) => reply.error(errno),
@@ -153,9 +170,13 @@ impl<S: ReadAt + 'static> Filesystem for LockboxFs<S> {
             return reply.error(Errno::EROFS);
         }
         match self.node(ino) {
-            Ok(Some(node)) if node.entry.content().is_some() => {
+            Ok(Some((view, node))) if node.entry.content().is_some() => {
+                let browser = match self.browser(view) {
+                    Ok(browser) => browser,
+                    Err(errno) => return reply.error(errno),
+                };
                 let fh = self.handle();
-                let file = OpenFile { node, next: 0, ahead: 0, reported: false };
+                let file = OpenFile { browser, node, next: 0, ahead: 0, reported: false };
                 self.files.lock().unwrap_or_else(|p| p.into_inner()).insert(fh, file);
                 // The content never changes: the kernel may keep its pages.
                 reply.opened(FileHandle(fh), FopenFlags::FOPEN_KEEP_CACHE);
@@ -176,13 +197,17 @@ impl<S: ReadAt + 'static> Filesystem for LockboxFs<S> {
         _lock_owner: Option<fuser::LockOwner>,
         reply: ReplyData,
     ) {
-        let Some(node) =
-            self.files.lock().unwrap_or_else(|p| p.into_inner()).get(&fh.0).map(|f| f.node.clone())
+        let Some((browser, node)) = self
+            .files
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&fh.0)
+            .map(|f| (Arc::clone(&f.browser), f.node.clone()))
         else {
             return reply.error(Errno::EBADF);
         };
         let mut buf = vec![0u8; size as usize];
-        match self.browser.read_at(&node.entry, offset, &mut buf) {
+        match browser.read_at(&node.entry, offset, &mut buf) {
             Ok(n) => {
                 let end = offset + n as u64;
                 let mut files = self.files.lock().unwrap_or_else(|p| p.into_inner());
@@ -197,7 +222,7 @@ impl<S: ReadAt + 'static> Filesystem for LockboxFs<S> {
                 drop(files);
                 let more = node.entry.content().is_some_and(|(len, _)| end < len);
                 if let (Some(asked), true) = (ahead, more && n > 0) {
-                    let _ = self.ahead.try_send((node, end.max(asked)));
+                    let _ = self.ahead.try_send((browser, node, end.max(asked)));
                 }
                 reply.data(&buf[..n]);
             }
@@ -248,13 +273,10 @@ impl<S: ReadAt + 'static> Filesystem for LockboxFs<S> {
     }
 
     fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
-        match self.dir_path(ino) {
-            Ok(path) => {
+        match self.dir_at(ino) {
+            Ok(at) => {
                 let fh = self.handle();
-                self.dirs
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(fh, OpenDir { path, cookie: 0, last: None });
+                self.dirs.lock().unwrap_or_else(|p| p.into_inner()).insert(fh, OpenDir::new(at));
                 reply.opened(FileHandle(fh), FopenFlags::FOPEN_KEEP_CACHE | FopenFlags::FOPEN_CACHE_DIR);
             }
             Err(errno) => reply.error(errno),
@@ -262,14 +284,7 @@ impl<S: ReadAt + 'static> Filesystem for LockboxFs<S> {
     }
 
     fn readdir(&self, _req: &Request, _ino: INodeNo, fh: FileHandle, offset: u64, mut reply: ReplyDirectory) {
-        let listed = self.list(fh, offset, |cookie, listed| {
-            let name = OsStr::from_bytes(name_of(listed.path()));
-            let kind = match listed {
-                Listed::Entry(node) => kind_of(&node.entry.kind),
-                Listed::ImplicitDir(_) => fuser::FileType::Directory,
-            };
-            reply.add(self.ino_of_listed(listed), cookie, kind, name)
-        });
+        let listed = self.list(fh, offset, |cookie, name, attr| reply.add(attr.ino, cookie, attr.kind, name));
         match listed {
             Ok(()) => reply.ok(),
             Err(errno) => reply.error(errno),
@@ -284,10 +299,8 @@ impl<S: ReadAt + 'static> Filesystem for LockboxFs<S> {
         offset: u64,
         mut reply: ReplyDirectoryPlus,
     ) {
-        let listed = self.list(fh, offset, |cookie, listed| {
-            let name = OsStr::from_bytes(name_of(listed.path()));
-            let attr = self.attr_of_listed(listed);
-            reply.add(attr.ino, cookie, name, &TTL, &attr, Generation(0))
+        let listed = self.list(fh, offset, |cookie, name, attr| {
+            reply.add(attr.ino, cookie, name, &TTL, attr, Generation(0))
         });
         match listed {
             Ok(()) => reply.ok(),
@@ -308,14 +321,14 @@ impl<S: ReadAt + 'static> Filesystem for LockboxFs<S> {
     }
 
     fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
-        let archive = self.browser.archive();
+        let archive = self.views.latest();
         let blocks = archive.content_bytes().div_ceil(4096);
         reply.statfs(blocks, 0, 0, archive.entry_count(), 0, 4096, 255, 4096);
     }
 
     fn getxattr(&self, _req: &Request, ino: INodeNo, name: &OsStr, size: u32, reply: ReplyXattr) {
         let node = match self.node(ino) {
-            Ok(Some(node)) => node,
+            Ok(Some((_, node))) => node,
             Ok(None) => return reply.error(Errno::NO_XATTR),
             Err(errno) => return reply.error(errno),
         };
@@ -328,7 +341,7 @@ impl<S: ReadAt + 'static> Filesystem for LockboxFs<S> {
     fn listxattr(&self, _req: &Request, ino: INodeNo, size: u32, reply: ReplyXattr) {
         match self.node(ino) {
             Ok(None) => xattr_reply(reply, &[], size),
-            Ok(Some(node)) => {
+            Ok(Some((_, node))) => {
                 let names: Vec<u8> =
                     node.entry.meta.xattrs.iter().flat_map(|x| x.name.iter().copied().chain([0])).collect();
                 xattr_reply(reply, &names, size);

@@ -21,25 +21,27 @@ pub struct ImplicitDirs {
 
 #[derive(Default)]
 struct Table {
-    paths: Vec<Vec<u8>>,
-    numbers: HashMap<Vec<u8>, u64>,
+    paths: Vec<(u64, Vec<u8>)>,
+    numbers: HashMap<(u64, Vec<u8>), u64>,
 }
 
 impl ImplicitDirs {
-    /// The inode of the implicit directory at `path`, the same each time.
-    pub fn ino(&self, path: &[u8]) -> INodeNo {
+    /// The inode of the implicit directory at `path` in `view`, the same
+    /// each time.
+    pub fn ino(&self, view: u64, path: &[u8]) -> INodeNo {
         let mut t = self.table.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(&n) = t.numbers.get(path) {
+        let key = (view, path.to_vec());
+        if let Some(&n) = t.numbers.get(&key) {
             return INodeNo(n);
         }
         let n = FIRST + t.paths.len() as u64;
-        t.paths.push(path.to_vec());
-        t.numbers.insert(path.to_vec(), n);
+        t.paths.push(key.clone());
+        t.numbers.insert(key, n);
         INodeNo(n)
     }
 
-    /// The path of implicit directory `ino`, if it is one.
-    pub fn path(&self, ino: INodeNo) -> Option<Vec<u8>> {
+    /// The view and path of implicit directory `ino`, if it is one.
+    pub fn path(&self, ino: INodeNo) -> Option<(u64, Vec<u8>)> {
         let i = usize::try_from(ino.0.checked_sub(FIRST)?).ok()?;
         self.table.lock().unwrap_or_else(|p| p.into_inner()).paths.get(i).cloned()
     }
@@ -52,12 +54,13 @@ mod tests {
     #[test]
     fn numbers_are_stable_and_above_every_place() {
         let dirs = ImplicitDirs::default();
-        let a = dirs.ino(b"a");
-        assert_eq!(dirs.ino(b"a/b").0, a.0 + 1);
-        assert_eq!(dirs.ino(b"a"), a);
+        let a = dirs.ino(0, b"a");
+        assert_eq!(dirs.ino(0, b"a/b").0, a.0 + 1);
+        assert_eq!(dirs.ino(0, b"a"), a);
+        assert_ne!(dirs.ino(1, b"a"), a, "another view's a");
         assert!(a.0 >= 1 << 63);
-        assert_eq!(dirs.path(a).as_deref(), Some(&b"a"[..]));
+        assert_eq!(dirs.path(a), Some((0, b"a".to_vec())));
         assert_eq!(dirs.path(INodeNo(2)), None);
-        assert_eq!(dirs.path(INodeNo(a.0 + 2)), None);
+        assert_eq!(dirs.path(INodeNo(a.0 + 3)), None);
     }
 }

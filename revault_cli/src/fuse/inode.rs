@@ -1,12 +1,15 @@
-//! What an inode number names (the top, a stored entry by its index
-//! place, an implicit directory), and its attributes.
+//! What an inode number names (the top, a state's directory, a stored
+//! entry by its view and index place, an implicit directory), and its
+//! attributes.
+
+use std::sync::Arc;
 
 use fuser::{Errno, FileAttr, INodeNo};
-use revault_lockbox_api::read::{Listed, Node};
+use revault_lockbox_api::read::{Browser, Listed, Node};
 use revault_lockbox_api::storage::ReadAt;
 use revault_lockbox_api::EntryKind;
 
-use super::attr::{attr_of, ino_of, place_of, unstored_dir_attr, ROOT};
+use super::attr::{attr_of, unstored_dir_attr, Numbered, ROOT};
 use super::fs::LockboxFs;
 
 /// What an inode number names (one per request, on the stack: an entry
@@ -15,65 +18,93 @@ use super::fs::LockboxFs;
 pub(super) enum Inode {
     /// The mount's top directory.
     Root,
-    /// A stored entry.
-    Entry(Node),
-    /// A directory no entry lists (its path).
-    ImplicitDir(Vec<u8>),
+    /// The directory of one state (`--all-sessions`), by its view.
+    StateTop(u64),
+    /// A stored entry, in a view.
+    Entry(u64, Node),
+    /// A directory no entry lists, in a view (its path).
+    ImplicitDir(u64, Vec<u8>),
 }
 
-impl<S: ReadAt + 'static> LockboxFs<S> {
+/// A directory: its view and stored path (`b""` at a view's top), or the
+/// top of a mount of every state, which lists the states.
+pub(super) enum DirAt {
+    States,
+    In(u64, Vec<u8>),
+}
+
+impl<S: ReadAt + Clone + 'static> LockboxFs<S> {
     pub(super) fn inode(&self, ino: INodeNo) -> Result<Inode, Errno> {
         if ino.0 == ROOT {
             return Ok(Inode::Root);
         }
-        if let Some(path) = self.implicit.path(ino) {
-            return Ok(Inode::ImplicitDir(path));
+        if let Some((view, path)) = self.implicit.path(ino) {
+            return Ok(Inode::ImplicitDir(view, path));
         }
-        let place = place_of(ino).ok_or(Errno::ENOENT)?;
-        self.browser.node(place).map(Inode::Entry).map_err(|e| self.failed("reading the index", &e))
+        match self.numbering.decode(ino).ok_or(Errno::ENOENT)? {
+            Numbered::StateTop(view) if view as usize <= self.views.states().len() => {
+                Ok(Inode::StateTop(view))
+            }
+            Numbered::StateTop(_) => Err(Errno::ENOENT),
+            Numbered::Entry { view, place } => {
+                let node =
+                    self.browser(view)?.node(place).map_err(|e| self.failed("reading the index", &e))?;
+                Ok(Inode::Entry(view, node))
+            }
+        }
     }
 
-    /// The stored entry `ino` names; a directory the archive does not
-    /// store has none.
-    pub(super) fn node(&self, ino: INodeNo) -> Result<Option<Node>, Errno> {
+    /// The browser of `view`, opening its state if need be.
+    pub(super) fn browser(&self, view: u64) -> Result<Arc<Browser<S>>, Errno> {
+        self.views.browser(view).map_err(|e| self.failed("opening a state", &e))
+    }
+
+    /// The stored entry `ino` names, with its view; a directory the
+    /// archive does not store has none.
+    pub(super) fn node(&self, ino: INodeNo) -> Result<Option<(u64, Node)>, Errno> {
         match self.inode(ino)? {
-            Inode::Entry(node) => Ok(Some(node)),
-            Inode::Root | Inode::ImplicitDir(_) => Ok(None),
+            Inode::Entry(view, node) => Ok(Some((view, node))),
+            Inode::Root | Inode::StateTop(_) | Inode::ImplicitDir(..) => Ok(None),
         }
     }
 
     pub(super) fn attr(&self, ino: INodeNo, inode: &Inode) -> FileAttr {
         match inode {
-            Inode::Entry(node) => attr_of(node, self.owners),
-            Inode::Root | Inode::ImplicitDir(_) => unstored_dir_attr(ino, self.owners, self.mounted_at),
-        }
-    }
-
-    /// The stored path of directory `ino` (`b""` at the top).
-    pub(super) fn dir_path(&self, ino: INodeNo) -> Result<Vec<u8>, Errno> {
-        match self.inode(ino)? {
-            Inode::Root => Ok(Vec::new()),
-            Inode::ImplicitDir(path) => Ok(path),
-            Inode::Entry(node) if matches!(node.entry.kind, EntryKind::Dir) => Ok(node.entry.path),
-            Inode::Entry(_) => Err(Errno::ENOTDIR),
-        }
-    }
-
-    /// The inode number of a name a listing gave.
-    pub(super) fn ino_of_listed(&self, listed: &Listed) -> INodeNo {
-        match listed {
-            Listed::Entry(node) => ino_of(node.place),
-            Listed::ImplicitDir(path) => self.implicit.ino(path),
-        }
-    }
-
-    /// The attributes of a name a listing gave.
-    pub(super) fn attr_of_listed(&self, listed: &Listed) -> FileAttr {
-        match listed {
-            Listed::Entry(node) => attr_of(node, self.owners),
-            Listed::ImplicitDir(path) => {
-                unstored_dir_attr(self.implicit.ino(path), self.owners, self.mounted_at)
+            Inode::Entry(_, node) => attr_of(node, ino, self.owners),
+            Inode::StateTop(view) => {
+                let committed = self.views.states()[*view as usize - 1].committed;
+                unstored_dir_attr(ino, self.owners, committed)
             }
+            Inode::Root | Inode::ImplicitDir(..) => unstored_dir_attr(ino, self.owners, self.mounted_at),
         }
+    }
+
+    /// The directory `ino` names.
+    pub(super) fn dir_at(&self, ino: INodeNo) -> Result<DirAt, Errno> {
+        match self.inode(ino)? {
+            Inode::Root if self.views.all() => Ok(DirAt::States),
+            Inode::Root => Ok(DirAt::In(0, Vec::new())),
+            Inode::StateTop(view) => Ok(DirAt::In(view, Vec::new())),
+            Inode::ImplicitDir(view, path) => Ok(DirAt::In(view, path)),
+            Inode::Entry(view, node) if matches!(node.entry.kind, EntryKind::Dir) => {
+                Ok(DirAt::In(view, node.entry.path))
+            }
+            Inode::Entry(..) => Err(Errno::ENOTDIR),
+        }
+    }
+
+    /// The attributes (number included) of a name a listing of `view` gave.
+    pub(super) fn attr_of_listed(&self, view: u64, listed: &Listed) -> Result<FileAttr, Errno> {
+        Ok(match listed {
+            Listed::Entry(node) => attr_of(node, self.numbering.entry(view, node.place)?, self.owners),
+            Listed::ImplicitDir(path) => {
+                unstored_dir_attr(self.implicit.ino(view, path), self.owners, self.mounted_at)
+            }
+        })
+    }
+
+    /// The attributes of state `view`'s directory.
+    pub(super) fn state_attr(&self, view: u64) -> FileAttr {
+        self.attr(self.numbering.state_top(view), &Inode::StateTop(view))
     }
 }

@@ -11,28 +11,29 @@ mod fs;
 mod implicit;
 mod inode;
 mod seek;
+mod views;
 
 use std::path::Path;
 
 use anyhow::{Context, Result};
 use fuser::{Config, MountOption, SessionACL};
-use revault_lockbox_api::read::Browser;
 use revault_lockbox_api::storage::ReadAt;
 use revault_lockbox_api::Quoted;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 pub use attr::Owners;
+pub use views::Views;
 
 /// The file system type the mount table shows where the mount helper
 /// sets it (`fuse.lockbox`; mount(2) as root shows `fuse`).
 pub const SUBTYPE: &str = "lockbox";
 
-/// Mounts `browser`'s archive (named `name` in messages, `source` in the
-/// mount table) at `mountpoint`
-/// and serves it on `threads` threads until it is unmounted.
-pub fn serve<S: ReadAt + 'static>(
-    browser: Browser<S>,
+/// Mounts the `views` of an archive (named `name` in messages, `source`
+/// in the mount table) at `mountpoint` and serves them on `threads`
+/// threads until it is unmounted.
+pub fn serve<S: ReadAt + Clone + 'static>(
+    views: Views<S>,
     name: String,
     source: &str,
     mountpoint: &Path,
@@ -50,7 +51,7 @@ pub fn serve<S: ReadAt + 'static>(
     ];
     config.acl = SessionACL::Owner;
     config.n_threads = Some(threads.max(2));
-    let fs = fs::LockboxFs::new(browser, name, owners);
+    let fs = fs::LockboxFs::new(views, name, owners);
     let mut session =
         fuser::Session::new(fs, mountpoint, &config).with_context(|| format!("mounting at {shown}"))?;
     let mut unmounter = session.unmount_callable();

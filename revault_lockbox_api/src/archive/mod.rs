@@ -193,6 +193,23 @@ impl<S: ReadAt> Archive<S> {
         Archive::open_unlocked(src, header, slots, content_key, file_len, options)
     }
 
+    /// The archive as it was right after state `state` (numbered as
+    /// [`Archive::history`] numbers them; negative counts back from the
+    /// last), from the content key this archive was unlocked with: no KDF
+    /// runs again, and the source is shared. `options` give the reading
+    /// knobs and the trusted signers, checked against that state's
+    /// session; their own state is ignored.
+    pub fn open_state(&self, state: i64, options: OpenOptions) -> Result<Archive<S>>
+    where
+        S: Clone,
+    {
+        let end = self.state_end(state)?;
+        let header = read_prefix(&self.src)?;
+        let key = ContentKey::from_bytes(self.content_key.bytes());
+        let options = OpenOptions { state: None, ..options };
+        Archive::open_unlocked(self.src.clone(), header, self.slots.clone(), key, end, options)
+    }
+
     /// Opens an archive whose content key is known (an appending writer
     /// re-reading what it committed).
     pub(crate) fn reopen(src: S, content_key: &ContentKey, options: OpenOptions) -> Result<Archive<S>> {

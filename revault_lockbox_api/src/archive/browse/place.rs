@@ -1,5 +1,6 @@
 //! [`Place`]: an entry's position in the index (its run, its leaf's seq,
-//! its slot in that leaf) packed in 63 bits, and the descent from the top
+//! its slot in that leaf) packed in 63 bits, the seq highest so that the
+//! places of an index of fewer than 2^24 leaves per run stay below 2^43, and the descent from the top
 //! of a run to the leaf of a given seq. The index numbers each level's
 //! nodes from 0 in key order, so a leaf's seq is found without a key:
 //! each internal node on the way says where its children's seqs begin.
@@ -26,7 +27,7 @@ impl Place {
         if run >= 1 << RUN_BITS || seq >= 1 << SEQ_BITS || slot >= 1 << SLOT_BITS {
             return Err(Error::malformed("index", "too many leaves to number their entries"));
         }
-        Ok(Place((run as u64) << (SEQ_BITS + SLOT_BITS) | seq << SLOT_BITS | slot as u64))
+        Ok(Place(seq << (RUN_BITS + SLOT_BITS) | (run as u64) << SLOT_BITS | slot as u64))
     }
 
     /// The number.
@@ -43,8 +44,8 @@ impl Place {
     /// Run (oldest 0), leaf seq, slot.
     pub(super) fn parts(self) -> (usize, u64, usize) {
         let slot = (self.0 & ((1 << SLOT_BITS) - 1)) as usize;
-        let seq = (self.0 >> SLOT_BITS) & ((1 << SEQ_BITS) - 1);
-        ((self.0 >> (SEQ_BITS + SLOT_BITS)) as usize, seq, slot)
+        let run = ((self.0 >> SLOT_BITS) & ((1 << RUN_BITS) - 1)) as usize;
+        (run, self.0 >> (RUN_BITS + SLOT_BITS), slot)
     }
 }
 
@@ -108,6 +109,8 @@ mod tests {
         assert_eq!(p.parts(), (15, (1 << 44) - 1, (1 << 15) - 1));
         assert!(p.get() < 1 << 63);
         assert_eq!(Place::new(3, 7, 9).unwrap().parts(), (3, 7, 9));
+        let small = Place::new(15, (1 << 24) - 1, (1 << 15) - 1).unwrap();
+        assert!(small.get() < 1 << 43, "fewer than 2^24 leaves a run: below 2^43");
         assert!(Place::new(16, 0, 0).is_err() && Place::new(0, 1 << 44, 0).is_err());
         assert_eq!(Place::from_number(p.get()), Some(p));
         assert_eq!(Place::from_number(1 << 63), None);

@@ -1,0 +1,103 @@
+//! What a mount shows: one state of the archive (the last, or `--session
+//! N`), or every state side by side (`--all-sessions`): `@1` (the create)
+//! to `@N` at the top, numbered as `lockbox log` numbers them, each the
+//! archive as it was right after that state, opened on first use from the
+//! content key already unlocked (no KDF again), a few kept open.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use revault_lockbox_api::read::Browser;
+use revault_lockbox_api::storage::ReadAt;
+use revault_lockbox_api::{Archive, Error, OpenOptions};
+
+use super::attr::MAX_VIEWS;
+
+/// States kept open at once; another is opened again when looked at.
+const OPEN_STATES: usize = 4;
+
+/// One state's directory at the top of an `--all-sessions` mount.
+pub struct StateDir {
+    /// Its name, `@N`.
+    pub name: String,
+    /// When its session was committed.
+    pub committed: SystemTime,
+}
+
+pub enum Views<S> {
+    One(Arc<Browser<S>>),
+    AllStates {
+        latest: Arc<Browser<S>>,
+        states: Vec<StateDir>,
+        options: OpenOptions,
+        open: Mutex<VecDeque<(u64, Arc<Browser<S>>)>>,
+    },
+}
+
+impl<S: ReadAt + Clone + 'static> Views<S> {
+    /// Every state of `archive` side by side, each opened with `options`.
+    pub fn all_states(archive: Archive<S>, options: OpenOptions) -> Result<Views<S>, Error> {
+        let states: Vec<StateDir> = archive
+            .history()?
+            .iter()
+            .filter_map(|s| {
+                let n = s.state?;
+                let since = Duration::from_nanos(s.created_ns.max(0) as u64);
+                Some(StateDir { name: format!("@{n}"), committed: UNIX_EPOCH + since })
+            })
+            .take(MAX_VIEWS as usize)
+            .collect();
+        Ok(Views::AllStates {
+            latest: Arc::new(Browser::new(archive)),
+            states,
+            options,
+            open: Mutex::default(),
+        })
+    }
+
+    /// Whether the top shows states rather than one state's entries.
+    pub fn all(&self) -> bool {
+        matches!(self, Views::AllStates { .. })
+    }
+
+    /// The states at the top (none with one view).
+    pub fn states(&self) -> &[StateDir] {
+        match self {
+            Views::One(_) => &[],
+            Views::AllStates { states, .. } => states,
+        }
+    }
+
+    /// The state a top-level name names (its view), if it is one.
+    pub fn view_named(&self, name: &[u8]) -> Option<u64> {
+        self.states().iter().position(|s| s.name.as_bytes() == name).map(|i| i as u64 + 1)
+    }
+
+    /// The archive as the mount's totals describe it: the last state.
+    pub fn latest(&self) -> &Archive<S> {
+        match self {
+            Views::One(b) | Views::AllStates { latest: b, .. } => b.archive(),
+        }
+    }
+
+    /// The browser of `view` (0 with one view, else the state from 1).
+    pub fn browser(&self, view: u64) -> Result<Arc<Browser<S>>, Error> {
+        let (latest, options, open) = match self {
+            Views::One(b) => return Ok(Arc::clone(b)),
+            Views::AllStates { latest, options, open, .. } => (latest, options, open),
+        };
+        let mut open = open.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(i) = open.iter().position(|(v, _)| *v == view) {
+            let hit = open.remove(i).expect("found");
+            let browser = Arc::clone(&hit.1);
+            open.push_front(hit);
+            return Ok(browser);
+        }
+        // Views are at most MAX_VIEWS (2^20 - 1): the cast keeps them.
+        let browser = Arc::new(Browser::new(latest.archive().open_state(view as i64, options.clone())?));
+        open.push_front((view, Arc::clone(&browser)));
+        open.truncate(OPEN_STATES);
+        Ok(browser)
+    }
+}
