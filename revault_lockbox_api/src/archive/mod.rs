@@ -48,7 +48,7 @@ pub(crate) use merge::Merged;
 pub use salvage::{is_salvageable, Salvage};
 pub use select::{Members, Selected, Subtrees};
 use session::{check_chain, check_session, SessionState};
-pub use sessions::SessionSummary;
+pub use sessions::{AsOf, SessionSummary};
 pub use signers::SessionSigners;
 pub(crate) use tail::{find_committed, Committed};
 pub use verify::{Damage, VerifyReport};
@@ -58,7 +58,7 @@ pub use verify::{Damage, VerifyReport};
 pub struct OpenOptions {
     tuning: ReadTuning,
     kdf_budget: u64,
-    state: Option<i64>,
+    state: Option<AsOf>,
     trusted: Option<Vec<Fingerprint>>,
 }
 
@@ -82,9 +82,19 @@ impl OpenOptions {
     /// Opens the archive as it was right after state `state` (numbered as
     /// [`Archive::history`] numbers them, from 1; `-1` is the last, `-2`
     /// the one before): its trailer is taken as the end, so every read
-    /// costs what it cost then. Default: the last committed state.
+    /// costs what it cost then; [`Archive::at`] opens another state of an
+    /// archive already open. Default: the last committed state.
     pub fn session(mut self, state: i64) -> Self {
-        self.state = Some(state);
+        self.state = Some(AsOf::State(state));
+        self
+    }
+
+    /// Opens the archive as it was at `unix_ns` (UTC nanoseconds since
+    /// 1970): the last state whose session time is at or before it, found
+    /// in the sessions tree; [`Error::NoStateAt`] before the first.
+    /// Default: the last committed state.
+    pub fn at_time(mut self, unix_ns: i64) -> Self {
+        self.state = Some(AsOf::Time(unix_ns));
         self
     }
 
