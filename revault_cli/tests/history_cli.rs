@@ -442,6 +442,13 @@ fn diff_refuses_bad_input_with_one_line_and_its_exit_code() {
     fs::write(&damaged, &bytes).unwrap();
     let out = run(&["diff", s(&damaged), "--from", "1"]);
     assert_eq!(code(&out), 3, "{}", stderr(&out));
+    // The archive inside the directory compared is left out, as a create
+    // leaves it out.
+    let inside = dir.path().join("src/a.lbox");
+    let mut create = vec!["create", "-q", "-o", s(&inside), "-C", s(dir.path()), "src"];
+    create.extend(CHEAP);
+    ok(&create);
+    assert_eq!(diff(&["diff", s(&inside), "-C", s(dir.path())]), (0, String::new()));
     // Between states: 0 when equal, 1 when not.
     assert_eq!(diff(&["diff", a, "--from", "2", "--to", "2"]), (0, String::new()));
     assert_eq!(diff(&["diff", a, "--from", "1"]), (1, "M f  content, mtime\n".to_string()));

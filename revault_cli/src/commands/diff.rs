@@ -4,6 +4,7 @@
 //! 0 equal, 1 different, 2 trouble, 3 authentication.
 
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 
 use anyhow::{Context, Result};
 use revault_lockbox_api::diff::{self, DiffOptions};
@@ -21,7 +22,11 @@ pub fn run(a: DiffArgs) -> Result<Outcome> {
             "--session and --at choose the state compared with -C DIR; between states, use --from and --to";
         return Err(UsageError(why.into()).into());
     }
-    let options = DiffOptions::new().quick(a.quick).dir_mtimes(a.dir_mtimes);
+    let mut options = DiffOptions::new().quick(a.quick).dir_mtimes(a.dir_mtimes);
+    // The archive itself, if it lies in DIR, as a create leaves it out.
+    if let Ok(own) = std::fs::metadata(&a.archive) {
+        options = options.leave_out(own.dev(), own.ino());
+    }
     let (archive, name) = open_archive(&a.archive, &a.read, WorkloadProfile::Balanced)?;
     let comparing = || format!("comparing {name}");
     let found = match (&a.directory, a.from) {

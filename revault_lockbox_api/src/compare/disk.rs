@@ -8,7 +8,7 @@ use std::ffi::OsStr;
 use std::fs::{self, File};
 use std::io::{self, Read};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -37,11 +37,13 @@ pub(super) struct Entries {
     roots: std::vec::IntoIter<Vec<u8>>,
     /// The root being walked, and its walk.
     walk: Option<(Vec<u8>, walkdir::IntoIter)>,
+    /// A file left out, by device and inode (the archive itself).
+    leave_out: Option<(u64, u64)>,
 }
 
 impl Entries {
-    pub(super) fn new(dir: &Path, roots: Vec<Vec<u8>>) -> Entries {
-        Entries { dir: dir.to_path_buf(), roots: roots.into_iter(), walk: None }
+    pub(super) fn new(dir: &Path, roots: Vec<Vec<u8>>, leave_out: Option<(u64, u64)>) -> Entries {
+        Entries { dir: dir.to_path_buf(), roots: roots.into_iter(), walk: None, leave_out }
     }
 
     fn next_entry(&mut self) -> Result<Option<Entry>> {
@@ -51,7 +53,7 @@ impl Entries {
                     None => self.walk = None,
                     Some(found) => {
                         let found = found.map_err(|e| walk_error(&self.dir, e))?;
-                        if let Some(entry) = entry(root, &found)? {
+                        if let Some(entry) = entry(root, &found, self.leave_out)? {
                             return Ok(Some(entry));
                         }
                     }
@@ -85,11 +87,13 @@ fn walk_error(dir: &Path, e: walkdir::Error) -> Error {
 }
 
 /// The entry `found` (under `root`) stands for, or `None` for a kind an
-/// archive does not hold.
-fn entry(root: &[u8], found: &walkdir::DirEntry) -> Result<Option<Entry>> {
+/// archive does not hold and for the file `leave_out` names.
+fn entry(root: &[u8], found: &walkdir::DirEntry, leave_out: Option<(u64, u64)>) -> Result<Option<Entry>> {
     let io = |source: io::Error| Error::Io { action: "reading", path: found.path().to_path_buf(), source };
     let meta = found.metadata().map_err(|e| io(e.into()))?;
-    let kind = if meta.is_dir() {
+    let kind = if leave_out == Some((meta.dev(), meta.ino())) {
+        return Ok(None);
+    } else if meta.is_dir() {
         EntryKind::Dir
     } else if meta.is_file() {
         EntryKind::File { size: meta.len(), sha256: [0; DIGEST_LEN] }

@@ -26,6 +26,7 @@ use crate::storage::ReadAt;
 pub struct DiffOptions {
     quick: bool,
     dir_mtimes: bool,
+    leave_out: Option<(u64, u64)>,
 }
 
 impl DiffOptions {
@@ -47,6 +48,14 @@ impl DiffOptions {
     /// directory changes its mtime on disk, not in the archive).
     pub fn dir_mtimes(mut self, dir_mtimes: bool) -> Self {
         self.dir_mtimes = dir_mtimes;
+        self
+    }
+
+    /// Leaves the file with this device and inode number out of a
+    /// directory's side (the archive itself, which a create never stores
+    /// in itself). Default: none.
+    pub fn leave_out(mut self, dev: u64, ino: u64) -> Self {
+        self.leave_out = Some((dev, ino));
         self
     }
 }
@@ -167,7 +176,7 @@ pub fn directory<'a, S: ReadAt>(
         let roots = subtrees.roots().to_vec();
         (subtrees.into_entries(archive)?, roots)
     };
-    let new = Box::new(disk::Entries::new(dir, roots));
+    let new = Box::new(disk::Entries::new(dir, roots, options.leave_out));
     Ok(Diff::new(old, new, Some(dir.to_path_buf()), options))
 }
 
