@@ -78,6 +78,7 @@ pub const TABLE: &[Status] = &[
             "an unreadable `--files-from`, `--exclude-from`, key file or identity file",
             "object store: wrong credentials, a missing bucket or key, an existing key without `--overwrite`, an unreachable server",
             "`create`, `add` or `update` that skipped or stored a changed copy of something asked for (the archive is valid; see \"Files that change, vanish or cannot be read\")",
+            "`diff` that found differences",
         ],
     },
     Status {
@@ -101,6 +102,8 @@ pub const TABLE: &[Status] = &[
             "`man` of an unknown command",
             "a bad `s3://` location, a plain-HTTP endpoint without `--allow-http` or another unusable object-store configuration",
             "a command that rewrites in place (`key add`/`remove`, `passwd`, `add`, `update`, `rm`, `compact`, `repair`) on `s3://`",
+            "a `--session`, `--at`, `--from` or `--to` that names no state of the archive",
+            "any trouble in `diff` but an authentication failure (as `diff` and `cmp`: a missing directory, an I/O error)",
         ],
     },
     Status {
@@ -172,6 +175,8 @@ pub enum Outcome {
     /// The archive was written and is valid, but misses or holds a changed
     /// copy of something asked for (as tar).
     Incomplete,
+    /// `diff` found differences (exit 1, as `diff` and `cmp`).
+    Different,
     /// Damaged entries were reported (`verify`, `extract --keep-going`),
     /// or an archive was salvaged (those and `repair`).
     Damaged,
@@ -181,7 +186,7 @@ impl From<Outcome> for ExitCode {
     fn from(outcome: Outcome) -> ExitCode {
         ExitCode::from(match outcome {
             Outcome::Success => SUCCESS,
-            Outcome::Incomplete => FAILURE,
+            Outcome::Incomplete | Outcome::Different => FAILURE,
             Outcome::Damaged => AUTH,
         })
     }
@@ -195,7 +200,9 @@ pub fn of_error(err: &anyhow::Error, streams_archive: bool) -> u8 {
     if is_broken_pipe(err) {
         return if streams_archive { BROKEN_PIPE } else { SUCCESS };
     }
-    if err.downcast_ref::<UsageError>().is_some() || is_key_usage(err) {
+    let no_state =
+        library_error(err).is_some_and(|e| matches!(e, Error::NoSuchState { .. } | Error::NoStateAt { .. }));
+    if err.downcast_ref::<UsageError>().is_some() || is_key_usage(err) || no_state {
         USAGE
     } else if library_error(err).is_some_and(Error::is_authentication) {
         AUTH
@@ -253,6 +260,9 @@ mod tests {
         let bad_key_file = anyhow::Error::new(KeyError::InvalidKeyFile("no key line")).context("reading k");
         assert_eq!(of_error(&bad_key_file, false), USAGE);
         assert_eq!(of_error(&Error::AlreadyExists { path: "x".into() }.into(), true), FAILURE);
+        let no_state = anyhow::Error::new(Error::NoStateAt { at_ns: 0, first_ns: 1 }).context("opening a");
+        assert_eq!(of_error(&no_state, false), USAGE);
+        assert_eq!(of_error(&Error::NoSuchState { asked: 9, states: 2 }.into(), false), USAGE);
         let pipe = Error::from(io::Error::from(io::ErrorKind::BrokenPipe));
         assert_eq!(of_error(&anyhow::Error::new(pipe).context("writing"), true), BROKEN_PIPE);
         let pipe = anyhow::Error::new(io::Error::from(io::ErrorKind::BrokenPipe));

@@ -32,7 +32,9 @@ mod source;
 
 use std::process::ExitCode;
 
-use commands::{append, cat, compact, completions, create, export, extract, info, key, keygen, list, man};
+use commands::{
+    append, cat, compact, completions, create, diff, export, extract, info, key, keygen, list, man,
+};
 use commands::{log, mount, passwd, repair, verify};
 use flags::{Command, KeyCommand};
 
@@ -46,6 +48,7 @@ fn main() -> ExitCode {
     }
     let strict_extract = matches!(&cli.command, Command::Extract(a) if !a.keep_going);
     let streams_archive = matches!(&cli.command, Command::Create(_) | Command::Export(_));
+    let compares = matches!(&cli.command, Command::Diff(_));
     let result = match cli.command {
         Command::Create(args) => create::run(args),
         Command::List(args) => list::run(args),
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
         Command::Cat(args) => cat::run(args),
         Command::Info(args) => info::run(args),
         Command::Log(args) => log::run(args),
+        Command::Diff(args) => diff::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Keygen(args) => keygen::run(args),
         Command::Key(KeyCommand::List(args)) => key::list(args),
@@ -77,7 +81,9 @@ fn main() -> ExitCode {
             if !exit::is_broken_pipe(&err) {
                 output::error(&err, strict_extract);
             }
-            ExitCode::from(exit::of_error(&err, streams_archive))
+            let code = exit::of_error(&err, streams_archive);
+            // As `diff` and `cmp`: 1 means "different", so any trouble is 2.
+            ExitCode::from(if compares && code == exit::FAILURE { exit::USAGE } else { code })
         }
     }
 }

@@ -167,7 +167,7 @@ fn session_n_reads_each_state_as_the_cut_at_its_trailer_does() {
 
     for bad in ["0", "18", "-18"] {
         let out = lockbox().args(["list", "--session", bad, s(&archive)]).output().unwrap();
-        assert_eq!(code(&out), 1, "--session {bad}: {}", stderr(&out));
+        assert_eq!(code(&out), 2, "--session {bad}: {}", stderr(&out));
         let err = stderr(&out);
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains(&format!("no state {bad}: the archive holds states 1 to 17")), "{err}");

@@ -8,6 +8,7 @@ mod util;
 mod append_cli;
 mod atomic_cli;
 mod cli;
+mod history_cli;
 mod hostile_tree;
 mod keys_cli;
 mod late_slots;

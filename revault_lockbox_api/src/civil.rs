@@ -29,6 +29,14 @@ impl UtcTime {
     }
 }
 
+/// ISO 8601 in UTC: `2026-12-02T05:58:18Z`.
+impl std::fmt::Display for UtcTime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let UtcTime { year, month, day, hour, minute, second } = self;
+        write!(f, "{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}Z")
+    }
+}
+
 /// The proleptic Gregorian `(year, month, day)` of a day count since
 /// 1970-01-01 (Howard Hinnant's `civil_from_days`).
 pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
@@ -56,5 +64,6 @@ mod tests {
         assert_eq!((t.year, t.month, t.day, t.hour, t.minute, t.second), (2026, 12, 31, 23, 59, 59));
         let t = UtcTime::from_unix(-1);
         assert_eq!((t.year, t.month, t.day, t.hour, t.minute, t.second), (1969, 12, 31, 23, 59, 59));
+        assert_eq!(UtcTime::from_unix(1_798_761_599).to_string(), "2026-12-31T23:59:59Z");
     }
 }

@@ -16,8 +16,11 @@
 //! the keys ([`Password`], [`KeySet`], [`Unlock`]) and [`Error`]. The rest
 //! is in modules named for what a caller does with it: [`create`] and
 //! [`read`] in detail, [`update`], [`slots`] (key slots in place), [`tar`]
-//! (tar streams in and out), [`keys`] (recipients, identities, key files),
-//! [`profile`], [`storage`], [`error`], [`limits`].
+//! (tar streams in and out), [`diff`] (what changed between states, or
+//! against a directory), [`keys`] (recipients, identities, key files),
+//! [`profile`], [`storage`], [`error`], [`limits`]. Earlier states: the
+//! session list ([`Archive::history`]) and [`Archive::at`] (or
+//! [`OpenOptions::session`] and [`OpenOptions::at_time`] at open).
 //!
 //! ```
 //! use revault_lockbox_api::{create_archive, Archive, CreateOptions, ExtractOptions, KdfParams, Password};
@@ -49,6 +52,7 @@
 
 mod archive;
 pub mod civil;
+mod compare;
 mod crypto;
 mod entry_log;
 pub mod error;
@@ -106,12 +110,19 @@ pub mod create {
 /// mount needs), and what an extraction did.
 pub mod read {
     pub use crate::archive::{
-        is_salvageable, ArchiveInfo, Browser, Damage, Entries, EntryReader, Listed, Members, Node, Place,
-        Salvage, Selected, SessionSigners, SessionSummary, Subtrees, VerifyReport,
+        is_salvageable, ArchiveInfo, AsOf, Browser, Damage, Entries, EntryReader, Listed, Members, Node,
+        Place, Salvage, Selected, SessionSigners, SessionSummary, Subtrees, VerifyReport,
     };
     pub use crate::extract::{ExistingFiles, ExtractReport};
     pub use crate::format::{SessionInfo, SessionKind, SparseMap, Xattr};
     pub use crate::pattern::MatchRules;
+}
+
+/// Differences between two states of an archive, or a state and a
+/// directory on disk: added, removed and changed paths in index order,
+/// from a merge of two sorted entry streams (flat memory).
+pub mod diff {
+    pub use crate::compare::{directory, states, Changes, Diff, DiffOptions, Difference};
 }
 
 /// What a change in place ([`ArchiveUpdater`]) did.

@@ -9,6 +9,7 @@ mod util;
 mod append;
 mod bad_input;
 mod browse;
+mod diff;
 mod extract_safety;
 mod golden;
 mod keys;

@@ -54,6 +54,13 @@ pub fn examples(path: &[String]) -> &'static [(&'static str, &'static str)] {
         ["log"] => &[
             ("Every session: when, label, what it stored and removed.", "lockbox log a.lbox"),
             ("The same in UTC, as JSON lines.", "lockbox log --utc --json a.lbox"),
+            ("A file as it was at a time (local).", "lockbox cat --at '2026-12-01 18:00' a.lbox notes.txt"),
+        ],
+        ["diff"] => &[
+            ("What changed from state 3 to the last.", "lockbox diff a.lbox --from 3"),
+            ("Between two states, as JSON lines.", "lockbox diff --json a.lbox --from -3 --to -2"),
+            ("What changed on disk since the last session.", "lockbox diff a.lbox -C ~ docs"),
+            ("The same by size and mtime only.", "lockbox diff --quick a.lbox -C ~ docs"),
         ],
         ["verify"] => &[
             ("Check every page and file; exit 3 on damage.", "lockbox verify a.lbox"),

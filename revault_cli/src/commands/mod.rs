@@ -9,6 +9,7 @@ pub mod cat;
 pub mod compact;
 pub mod completions;
 pub mod create;
+pub mod diff;
 pub mod export;
 pub mod extract;
 pub mod info;
@@ -68,11 +69,16 @@ fn open_archive(
 }
 
 /// How `read` asks the archive to be opened: the profile's knobs, the KDF
-/// budget, the state (`--session`) and the trusted signers (`--signer`).
+/// budget, the state (`--session`, `--at`) and the trusted signers (`--signer`).
 fn open_options(read: &ReadArgs, profile: WorkloadProfile) -> Result<OpenOptions> {
     let mut options = OpenOptions::new().profile(profile).kdf_budget(read.unlock.kdf_budget());
     if let Some(state) = read.session {
         options = options.session(state);
+    }
+    if let Some(at) = read.at {
+        let nanos = at.unix_nanos();
+        options =
+            options.at_time(i64::try_from(nanos).unwrap_or(if nanos < 0 { i64::MIN } else { i64::MAX }));
     }
     if !read.signers.is_empty() {
         options = options.trust(signing::signers(&read.signers)?);
@@ -103,7 +109,7 @@ fn open_or_salvage(
     let options = open_options(read, profile)?;
     // A scan proves neither an earlier state nor a signature: asked for
     // either, damage is reported, not salvaged.
-    let salvage = salvage && read.session.is_none() && read.signers.is_empty();
+    let salvage = salvage && !read.earlier_state() && read.signers.is_empty();
     let target = keys::Target::bytes(&*src, &name);
     let readable = keys::with_key(&read.unlock, target, |key| {
         let damage = match Archive::open_with(Arc::clone(&src), key, options.clone()) {

@@ -11,6 +11,7 @@
 //! option given after the command name wins.
 
 mod commands;
+mod diff;
 mod existing;
 mod filters;
 mod keys;
@@ -27,7 +28,10 @@ use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use revault_lockbox_api::WorkloadProfile;
 
+use crate::dates::Moment;
+
 pub use commands::*;
+pub use diff::DiffArgs;
 pub use existing::ExistingArgs;
 pub use filters::FilterArgs;
 pub use keys::{KeyAddArgs, KeyListArgs, KeyRemoveArgs, KeygenArgs, PasswdArgs};
@@ -72,6 +76,12 @@ pub struct ReadArgs {
     /// log` shows them: 1 is the create, -1 the last, -2 the one before.
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub session: Option<i64>,
+    /// Read the archive as it was at TIME: the last state whose session
+    /// time (as `lockbox log` shows it) is at or before it. TIME as
+    /// `create --newer` takes it: 2024-05-01 13:04 (local), ...Z, @SECONDS,
+    /// '3 days ago'.
+    #[arg(long, value_name = "TIME", conflicts_with = "session")]
+    pub at: Option<Moment>,
     /// Refuse the archive unless its last session is signed by this key (a
     /// fingerprint `lbsig1…` or a `.pub` file; repeatable: any one of them).
     /// That signature covers every earlier session too; `verify` checks
@@ -81,8 +91,14 @@ pub struct ReadArgs {
 }
 
 impl ReadArgs {
+    /// Whether an earlier state than the last was asked for.
+    pub fn earlier_state(&self) -> bool {
+        self.session.is_some() || self.at.is_some()
+    }
+
     fn inherit(&mut self, before: &ReadArgs, given: &Given<'_>) {
         self.session = self.session.or(before.session);
+        self.at = self.at.or(before.at);
         self.unlock.inherit(&before.unlock, given);
         self.s3.inherit(&before.s3, given);
         given.take("signers", &mut self.signers, &before.signers);
@@ -108,6 +124,9 @@ pub enum Command {
     /// stored and removed, the bytes it wrote; merges of index runs and
     /// compactions marked as such.
     Log(LogArgs),
+    /// Show what differs between two states (--from N --to M) or between a
+    /// state and a directory (-C DIR): exit 0 when equal, 1 when not.
+    Diff(DiffArgs),
     /// Run every check extract runs, authenticate every page and check every
     /// file's SHA-256; write nothing.
     Verify(VerifyArgs),
@@ -219,6 +238,7 @@ impl Command {
             | Command::Cat(CatArgs { read, .. })
             | Command::Info(InfoArgs { read, .. })
             | Command::Log(LogArgs { read, .. })
+            | Command::Diff(DiffArgs { read, .. })
             | Command::Export(ExportArgs { read, .. })
             | Command::Mount(MountArgs { read, .. }) => read.inherit(&b.read, given),
             Command::Extract(ExtractArgs { read, quiet, .. })

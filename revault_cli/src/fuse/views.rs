@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use revault_lockbox_api::read::Browser;
+use revault_lockbox_api::read::{AsOf, Browser};
 use revault_lockbox_api::storage::ReadAt;
 use revault_lockbox_api::{Archive, Error, OpenOptions};
 
@@ -95,7 +95,8 @@ impl<S: ReadAt + Clone + 'static> Views<S> {
             return Ok(browser);
         }
         // Views are at most MAX_VIEWS (2^20 - 1): the cast keeps them.
-        let browser = Arc::new(Browser::new(latest.archive().open_state(view as i64, options.clone())?));
+        let browser =
+            Arc::new(Browser::new(latest.archive().open_state(AsOf::State(view as i64), options.clone())?));
         open.push_front((view, Arc::clone(&browser)));
         open.truncate(OPEN_STATES);
         Ok(browser)

@@ -11,6 +11,7 @@ use std::io::{self, BufWriter, StdoutLock, Write};
 
 use base64::Engine as _;
 use revault_lockbox_api::create::CreateReport;
+use revault_lockbox_api::diff::Difference;
 use revault_lockbox_api::read::{ArchiveInfo, Damage, ExtractReport, SessionSigners, VerifyReport};
 use revault_lockbox_api::slots::{SlotInfo, SlotKind};
 use revault_lockbox_api::{Entry, EntryKind, KdfParams};
@@ -95,6 +96,37 @@ pub fn entry(e: &Entry) -> Value {
     }
     if let EntryKind::Symlink { target, .. } | EntryKind::Hardlink { target, .. } = &e.kind {
         put_name(&mut map, "target", target);
+    }
+    Value::Object(map)
+}
+
+/// `diff --json`: one difference. `on_disk`: the new side is a directory,
+/// whose files' digests were not all computed, so none is shown.
+pub fn difference(d: &Difference, on_disk: bool) -> Value {
+    let side = |e: &Entry, disk: bool| {
+        let mut map = object(entry(e));
+        map.remove("type");
+        if disk {
+            map.remove("sha256");
+        }
+        Value::Object(map)
+    };
+    let (kind, old, new, changes) = match d {
+        Difference::Added(e) => ("added", None, Some(e), None),
+        Difference::Removed(e) => ("removed", Some(e), None, None),
+        Difference::Changed { old, new, changes } => ("changed", Some(old), Some(new), Some(changes)),
+        _ => ("unknown", None, None, None),
+    };
+    let mut map = object(json!({ "type": kind }));
+    put_name(&mut map, "path", d.path());
+    if let Some(changes) = changes {
+        map.insert("changes".into(), super::diff::changed(changes).into());
+    }
+    if let Some(old) = old {
+        map.insert("old".into(), side(old, false));
+    }
+    if let Some(new) = new {
+        map.insert("new".into(), side(new, on_disk));
     }
     Value::Object(map)
 }

@@ -3,6 +3,7 @@
 //! on stderr, warnings, closing notes and errors, each one line starting
 //! `lockbox: `. Commands hand their results here and never print.
 
+mod diff;
 mod hint;
 mod history;
 pub mod json;
@@ -16,6 +17,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
+pub use diff::differences;
 pub use history::log;
 use revault_lockbox_api::create::CreateReport;
 use revault_lockbox_api::read::{ArchiveInfo, ExtractReport, SessionSigners, VerifyReport};

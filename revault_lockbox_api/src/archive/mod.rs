@@ -48,7 +48,7 @@ pub(crate) use merge::Merged;
 pub use salvage::{is_salvageable, Salvage};
 pub use select::{Members, Selected, Subtrees};
 use session::{check_chain, check_session, SessionState};
-pub use sessions::SessionSummary;
+pub use sessions::{AsOf, SessionSummary};
 pub use signers::SessionSigners;
 pub(crate) use tail::{find_committed, Committed};
 pub use verify::{Damage, VerifyReport};
@@ -58,7 +58,7 @@ pub use verify::{Damage, VerifyReport};
 pub struct OpenOptions {
     tuning: ReadTuning,
     kdf_budget: u64,
-    state: Option<i64>,
+    state: Option<AsOf>,
     trusted: Option<Vec<Fingerprint>>,
 }
 
@@ -82,9 +82,19 @@ impl OpenOptions {
     /// Opens the archive as it was right after state `state` (numbered as
     /// [`Archive::history`] numbers them, from 1; `-1` is the last, `-2`
     /// the one before): its trailer is taken as the end, so every read
-    /// costs what it cost then. Default: the last committed state.
+    /// costs what it cost then; [`Archive::at`] opens another state of an
+    /// archive already open. Default: the last committed state.
     pub fn session(mut self, state: i64) -> Self {
-        self.state = Some(state);
+        self.state = Some(AsOf::State(state));
+        self
+    }
+
+    /// Opens the archive as it was at `unix_ns` (UTC nanoseconds since
+    /// 1970): the last state whose session time is at or before it, found
+    /// in the sessions tree; [`Error::NoStateAt`] before the first.
+    /// Default: the last committed state.
+    pub fn at_time(mut self, unix_ns: i64) -> Self {
+        self.state = Some(AsOf::Time(unix_ns));
         self
     }
 
@@ -191,23 +201,6 @@ impl<S: ReadAt> Archive<S> {
         let slots = read_slots(&src, &header)?;
         let (content_key, _) = key.into().content_key(&header.archive_id, &slots, options.kdf_budget)?;
         Archive::open_unlocked(src, header, slots, content_key, file_len, options)
-    }
-
-    /// The archive as it was right after state `state` (numbered as
-    /// [`Archive::history`] numbers them; negative counts back from the
-    /// last), from the content key this archive was unlocked with: no KDF
-    /// runs again, and the source is shared. `options` give the reading
-    /// knobs and the trusted signers, checked against that state's
-    /// session; their own state is ignored.
-    pub fn open_state(&self, state: i64, options: OpenOptions) -> Result<Archive<S>>
-    where
-        S: Clone,
-    {
-        let end = self.state_end(state)?;
-        let header = read_prefix(&self.src)?;
-        let key = ContentKey::from_bytes(self.content_key.bytes());
-        let options = OpenOptions { state: None, ..options };
-        Archive::open_unlocked(self.src.clone(), header, self.slots.clone(), key, end, options)
     }
 
     /// Opens an archive whose content key is known (an appending writer

@@ -75,14 +75,22 @@ impl Subtrees {
         &'a self,
         archive: &'a Archive<S>,
     ) -> Result<Box<dyn Iterator<Item = Result<Entry>> + 'a>> {
+        self.clone().into_entries(archive)
+    }
+
+    /// [`Subtrees::entries`], owning the subtrees.
+    pub(crate) fn into_entries<'a, S: ReadAt>(
+        self,
+        archive: &'a Archive<S>,
+    ) -> Result<Box<dyn Iterator<Item = Result<Entry>> + 'a>> {
         if self.is_everything() {
             return Ok(Box::new(archive.entries()?));
         }
-        Ok(Box::new(self.roots.iter().flat_map(
+        Ok(Box::new(self.roots.into_iter().flat_map(
             move |root| -> Box<dyn Iterator<Item = Result<Entry>> + 'a> {
-                match archive.entries_from(root) {
+                match archive.entries_from(&root) {
                     Ok(entries) => Box::new(
-                        entries.take_while(move |e| e.as_ref().map_or(true, |e| is_within(root, &e.path))),
+                        entries.take_while(move |e| e.as_ref().map_or(true, |e| is_within(&root, &e.path))),
                     ),
                     Err(e) => Box::new(std::iter::once(Err(e))),
                 }

@@ -2,16 +2,29 @@
 //! (its salt, first page, stream offset and pages tree), read from the
 //! sessions tree the first time content or a session's history is asked
 //! for, and checked as a whole then. Opening reads only the root.
-//! [`Archive::history`] describes them for `log`.
+//! [`Archive::history`] describes them for `log`; [`Archive::at`] opens
+//! the state one of them left ([`AsOf`]).
 
 use std::sync::Arc;
 
-use super::Archive;
-use crate::crypto::SessionKeys;
+use super::{read_prefix, Archive, OpenOptions};
+use crate::crypto::{ContentKey, SessionKeys};
 use crate::error::{Error, Result};
 use crate::format::{SessionKind, SessionRecord, Table, TreeTop};
 use crate::index::{read_sessions, TreeReader};
 use crate::storage::ReadAt;
+
+/// Which state of an archive to read: numbered as [`Archive::history`]
+/// numbers states (from 1; `-1` is the last, `-2` the one before), or the
+/// last one at or before a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AsOf {
+    /// State `n` (from 1), or counted back (from -1).
+    State(i64),
+    /// The last state whose session time is at or before this instant, UTC
+    /// nanoseconds since 1970.
+    Time(i64),
+}
 
 /// One write session of an archive, as its record in the sessions tree
 /// describes it (FORMAT.md §3.7): read without any entry or page.
@@ -148,23 +161,62 @@ impl<S: ReadAt> Archive<S> {
             .collect())
     }
 
-    /// Where state `state` (from 1, or counted back from -1) ends: its
-    /// session's trailer's end.
-    pub(super) fn state_end(&self, state: i64) -> Result<u64> {
+    /// Where the state `as_of` names ends: its session's trailer's end.
+    pub(super) fn state_end(&self, as_of: AsOf) -> Result<u64> {
         let history = self.history()?;
         let states: Vec<&SessionSummary> = history.iter().filter(|s| s.state.is_some()).collect();
         let count = states.len() as u64;
-        let index = match state {
-            1.. => Some(state.unsigned_abs() - 1),
-            ..=-1 => count.checked_sub(state.unsigned_abs()),
-            0 => None,
+        let chosen = match as_of {
+            AsOf::State(state) => {
+                let index = match state {
+                    1.. => Some(state.unsigned_abs() - 1),
+                    ..=-1 => count.checked_sub(state.unsigned_abs()),
+                    0 => None,
+                };
+                index
+                    .and_then(|i| states.get(i as usize).copied())
+                    .ok_or(Error::NoSuchState { asked: state, states: count })?
+            }
+            AsOf::Time(at_ns) => match states.iter().rposition(|s| s.created_ns <= at_ns) {
+                Some(i) => states[i],
+                None => {
+                    return Err(match states.first() {
+                        Some(first) => Error::NoStateAt { at_ns, first_ns: first.created_ns },
+                        None => Error::NoSuchState { asked: -1, states: 0 },
+                    })
+                }
+            },
         };
-        let Some(chosen) = index.and_then(|i| states.get(i as usize)) else {
-            return Err(Error::NoSuchState { asked: state, states: count });
-        };
-        let at =
-            self.sessions_table()?.records.iter().position(|r| r.number == chosen.number).expect("listed");
-        Ok(self.sessions_table()?.records.get(at + 1).map_or(self.committed_len, |next| next.header_offset))
+        let records = &self.sessions_table()?.records;
+        let at = records.iter().position(|r| r.number == chosen.number).expect("listed");
+        Ok(records.get(at + 1).map_or(self.committed_len, |next| next.header_offset))
+    }
+
+    /// The archive as it was right after the state `as_of` names, read from
+    /// the same source without unlocking it again: what `--session` and
+    /// `--at` open, and the two sides of a diff between states.
+    pub fn at(&self, as_of: AsOf) -> Result<Archive<&S>> {
+        let options = OpenOptions { tuning: self.tuning, ..OpenOptions::new() };
+        self.state_from(&self.src, as_of, options)
+    }
+
+    /// [`Archive::at`] owning a copy of the source (an `Arc`, say), so the
+    /// state outlives this borrow (a mount keeps several open), read with
+    /// `options`' knobs and trusted signers, checked against that state's
+    /// session; their own state is ignored.
+    pub fn open_state(&self, as_of: AsOf, options: OpenOptions) -> Result<Archive<S>>
+    where
+        S: Clone,
+    {
+        self.state_from(self.src.clone(), as_of, options)
+    }
+
+    fn state_from<T: ReadAt>(&self, src: T, as_of: AsOf, options: OpenOptions) -> Result<Archive<T>> {
+        let end = self.state_end(as_of)?;
+        let header = read_prefix(&self.src)?;
+        let key = ContentKey::from_bytes(self.content_key.bytes());
+        let options = OpenOptions { state: None, ..options };
+        Archive::open_unlocked(src, header, self.slots.clone(), key, end, options)
     }
 
     /// The sessions, read on first use.

@@ -314,6 +314,18 @@ pub enum Error {
         /// States the archive holds.
         states: u64,
     },
+    /// A time asked for (`--at TIME`) before the archive's first state.
+    #[error(
+        "no state at or before {}: the first is at {}",
+        crate::civil::UtcTime::from_unix(at_ns.div_euclid(1_000_000_000)),
+        crate::civil::UtcTime::from_unix(first_ns.div_euclid(1_000_000_000))
+    )]
+    NoStateAt {
+        /// The time asked for, UTC nanoseconds since 1970.
+        at_ns: i64,
+        /// The first state's time.
+        first_ns: i64,
+    },
     /// A key slot asked for holds no key.
     #[error("slot {index} is not in use")]
     SlotNotInUse {

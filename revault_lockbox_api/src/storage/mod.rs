@@ -57,10 +57,11 @@ impl<T: AsRef<[u8]> + Send + Sync> ReadAt for Cursor<T> {
 
 /// A pointer to a source reads as the source: `Box<dyn ReadAt>` for a
 /// source chosen at run time, `Arc<dyn ReadAt>` for one read twice (an
-/// open, then a salvage scan).
+/// open, then a salvage scan), `&S` for an earlier state opened from an
+/// archive already open ([`Archive::at`](crate::Archive::at)).
 macro_rules! read_at_through {
-    ($($pointer:ident)::+) => {
-        impl<T: ReadAt + ?Sized> ReadAt for $($pointer)::+<T> {
+    ($($pointer:ty),+) => {$(
+        impl<T: ReadAt + ?Sized> ReadAt for $pointer {
             fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
                 (**self).read_exact_at(buf, offset)
             }
@@ -73,11 +74,10 @@ macro_rules! read_at_through {
                 (**self).will_read(ranges)
             }
         }
-    };
+    )+};
 }
 
-read_at_through!(Box);
-read_at_through!(std::sync::Arc);
+read_at_through!(Box<T>, std::sync::Arc<T>, &T);
 
 /// Any `Read + Seek` as a [`ReadAt`], one read at a time.
 #[derive(Debug)]
