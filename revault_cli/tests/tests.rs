@@ -7,7 +7,9 @@ mod util;
 
 mod append_cli;
 mod atomic_cli;
+mod changes_cli;
 mod cli;
+mod exit_codes;
 mod hostile_tree;
 mod keys_cli;
 mod late_slots;

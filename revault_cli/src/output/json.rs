@@ -39,7 +39,7 @@ impl Lines {
 
 /// Sets `key` to the name `bytes`, adding `{key}_base64` when they are
 /// not UTF-8.
-fn put_name(map: &mut Map<String, Value>, key: &str, bytes: &[u8]) {
+pub(super) fn put_name(map: &mut Map<String, Value>, key: &str, bytes: &[u8]) {
     map.insert(key.into(), String::from_utf8_lossy(bytes).into_owned().into());
     if std::str::from_utf8(bytes).is_err() {
         let exact = base64::engine::general_purpose::STANDARD.encode(bytes);

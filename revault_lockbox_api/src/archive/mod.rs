@@ -37,6 +37,7 @@ use crate::format::{
 use crate::index::{page_key, read_sealed, TreeReader};
 use crate::keys::{Fingerprint, Unlock};
 use crate::profile::{ReadTuning, WorkloadProfile};
+use crate::progress::Progress;
 use crate::storage::ReadAt;
 
 pub use browse::{Browser, Node, Place};
@@ -60,6 +61,7 @@ pub struct OpenOptions {
     kdf_budget: u64,
     state: Option<i64>,
     trusted: Option<Vec<Fingerprint>>,
+    progress: Option<Arc<Progress>>,
 }
 
 impl Default for OpenOptions {
@@ -76,7 +78,15 @@ impl OpenOptions {
             kdf_budget: DEFAULT_KDF_BUDGET,
             state: None,
             trusted: None,
+            progress: None,
         }
+    }
+
+    /// Counters that [`Archive::verify`] and tar export update as they go
+    /// (entries, content bytes, and the total they expect). Default: none.
+    pub fn progress(mut self, progress: Arc<Progress>) -> Self {
+        self.progress = Some(progress);
+        self
     }
 
     /// Opens the archive as it was right after state `state` (numbered as
@@ -156,6 +166,8 @@ pub struct Archive<S = File> {
     data_start: u64,
     /// The last session's header, commit hash and signatures.
     last: SessionState,
+    /// Counters of the reading jobs ([`OpenOptions::progress`]).
+    progress: Option<Arc<Progress>>,
 }
 
 impl<S> std::fmt::Debug for Archive<S> {
@@ -249,6 +261,7 @@ impl<S: ReadAt> Archive<S> {
             root_stored_len: root_len,
             content_key,
             last,
+            progress: options.progress.clone(),
         };
         match at_state {
             None => Ok(archive),
@@ -292,6 +305,11 @@ impl<S: ReadAt> Archive<S> {
     /// The reading knobs in effect.
     pub fn tuning(&self) -> &ReadTuning {
         &self.tuning
+    }
+
+    /// The counters a reading job updates, if the opener gave some.
+    pub(crate) fn progress(&self) -> Option<&Progress> {
+        self.progress.as_deref()
     }
 
     /// The source the archive is read from (for its counters, say).
