@@ -11,6 +11,7 @@ mod changes_cli;
 mod cli;
 mod exit_codes;
 mod hostile_tree;
+mod key_labels_cli;
 mod keys_cli;
 mod late_slots;
 mod man_pages;

@@ -254,8 +254,16 @@ pub fn session_signers(s: &SessionSigners) -> Value {
     json!({ "session": s.session, "signatures": signatures })
 }
 
-/// `key list --json`: one slot.
+/// `key list --json`: one slot, with `"label"` when it has one.
 pub fn slot(s: &SlotInfo) -> Value {
+    let mut value = slot_kind(s);
+    if !s.label.is_empty() {
+        value["label"] = s.label.clone().into();
+    }
+    value
+}
+
+fn slot_kind(s: &SlotInfo) -> Value {
     match &s.kind {
         SlotKind::Password(k) => {
             json!({ "type": "slot", "slot": s.index, "kind": "password", "kdf": kdf(k) })

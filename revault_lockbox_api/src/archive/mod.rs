@@ -31,8 +31,8 @@ use crate::crypto::{open_data_page, open_root};
 use crate::crypto::{ContentKey, DEFAULT_KDF_BUDGET};
 use crate::error::{Error, Result};
 use crate::format::{
-    decode_slot, Hash, HeaderPrefix, KeySlot, PageRecord, PagesLeaf, Root, SessionInfo, Table, TreeTop,
-    ARCHIVE_ID_LEN, FRAME_LEN, HEADER_PREFIX_LEN, KEY_SLOTS, TRAILER_LEN, VERSION,
+    decode_labeled_slot, Hash, HeaderPrefix, KeySlot, PageRecord, PagesLeaf, Root, SessionInfo, Table,
+    TreeTop, ARCHIVE_ID_LEN, FRAME_LEN, HEADER_PREFIX_LEN, KEY_SLOTS, TRAILER_LEN, VERSION,
 };
 use crate::index::{page_key, read_sealed, TreeReader};
 use crate::keys::{Fingerprint, Unlock};
@@ -443,9 +443,14 @@ pub(crate) fn read_prefix(src: &dyn ReadAt) -> Result<HeaderPrefix> {
 
 /// Reads and decodes every slot of the key-slot table `header` describes.
 pub(crate) fn read_slots(src: &dyn ReadAt, header: &HeaderPrefix) -> Result<Vec<KeySlot>> {
+    Ok(read_labeled_slots(src, header)?.into_iter().map(|(slot, _)| slot).collect())
+}
+
+/// [`read_slots`], each slot with its label.
+pub(crate) fn read_labeled_slots(src: &dyn ReadAt, header: &HeaderPrefix) -> Result<Vec<(KeySlot, String)>> {
     let mut table = vec![0u8; KEY_SLOTS * header.slot_len];
     read_exact(src, &mut table, HEADER_PREFIX_LEN as u64, "key slots")?;
-    Ok(table.chunks(header.slot_len).map(decode_slot).collect::<Result<Vec<_>, _>>()?)
+    Ok(table.chunks(header.slot_len).map(decode_labeled_slot).collect::<Result<Vec<_>, _>>()?)
 }
 
 fn read_exact(src: &dyn ReadAt, buf: &mut [u8], offset: u64, what: &str) -> Result<()> {
