@@ -10,6 +10,7 @@ mod commit_tests;
 mod content;
 mod entries;
 mod file;
+mod head;
 #[cfg(test)]
 mod hostile_tests;
 mod info;
@@ -31,8 +32,8 @@ use crate::crypto::{open_data_page, open_root};
 use crate::crypto::{ContentKey, DEFAULT_KDF_BUDGET};
 use crate::error::{Error, Result};
 use crate::format::{
-    decode_labeled_slot, Hash, HeaderPrefix, KeySlot, PageRecord, PagesLeaf, Root, SessionInfo, Table,
-    TreeTop, ARCHIVE_ID_LEN, FRAME_LEN, HEADER_PREFIX_LEN, KEY_SLOTS, TRAILER_LEN, VERSION,
+    Hash, HeaderPrefix, KeySlot, PageRecord, PagesLeaf, Root, SessionInfo, Table, TreeTop, ARCHIVE_ID_LEN,
+    FRAME_LEN, HEADER_PREFIX_LEN, TRAILER_LEN,
 };
 use crate::index::{page_key, read_sealed, TreeReader};
 use crate::keys::{Fingerprint, Unlock};
@@ -44,6 +45,7 @@ pub use browse::{Browser, Node, Place};
 pub(crate) use content::{ContentSource, ContentVisitor, Span, SpanRequest};
 pub use entries::Entries;
 pub use file::EntryReader;
+pub(crate) use head::{read_labeled_slots, read_prefix, read_slots};
 pub use info::ArchiveInfo;
 pub(crate) use merge::Merged;
 pub use salvage::{is_salvageable, Salvage};
@@ -428,33 +430,4 @@ pub(crate) fn page_in(leaf: &PagesLeaf, at: u64) -> Option<(u64, PageRecord, u64
         start = end;
     }
     None
-}
-
-/// Reads and decodes the header prefix; a version this library does not
-/// read is named.
-pub(crate) fn read_prefix(src: &dyn ReadAt) -> Result<HeaderPrefix> {
-    let mut prefix = [0u8; HEADER_PREFIX_LEN];
-    read_exact(src, &mut prefix, 0, "header")?;
-    HeaderPrefix::decode(&prefix).map_err(|e| match HeaderPrefix::peek_version(&prefix) {
-        Some(found) if found != VERSION => Error::UnsupportedVersion { found, supported: VERSION },
-        _ => Error::from(e),
-    })
-}
-
-/// Reads and decodes every slot of the key-slot table `header` describes.
-pub(crate) fn read_slots(src: &dyn ReadAt, header: &HeaderPrefix) -> Result<Vec<KeySlot>> {
-    Ok(read_labeled_slots(src, header)?.into_iter().map(|(slot, _)| slot).collect())
-}
-
-/// [`read_slots`], each slot with its label.
-pub(crate) fn read_labeled_slots(src: &dyn ReadAt, header: &HeaderPrefix) -> Result<Vec<(KeySlot, String)>> {
-    let mut table = vec![0u8; KEY_SLOTS * header.slot_len];
-    read_exact(src, &mut table, HEADER_PREFIX_LEN as u64, "key slots")?;
-    Ok(table.chunks(header.slot_len).map(decode_labeled_slot).collect::<Result<Vec<_>, _>>()?)
-}
-
-fn read_exact(src: &dyn ReadAt, buf: &mut [u8], offset: u64, what: &str) -> Result<()> {
-    let bytes = read_sealed(src, offset, buf.len() as u32, || what.to_string())?;
-    buf.copy_from_slice(&bytes);
-    Ok(())
 }
