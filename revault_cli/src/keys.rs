@@ -25,7 +25,7 @@ pub fn lock(lock: &LockArgs, recipient_args: &RecipientArgs, name: &str) -> Resu
     }
     if !keys.has_keys() {
         let password = password::get(lock.password.password_file.as_deref(), Purpose::Create, name)?;
-        return Ok(KeySet::new().password(&password));
+        return Ok(keys.password(&password));
     }
     Ok(keys)
 }
@@ -46,7 +46,8 @@ pub fn recipients(a: &RecipientArgs) -> Result<KeySet> {
     if !files.is_empty() && all.is_empty() {
         return Err(UsageError("the recipients files name no recipient".into()).into());
     }
-    Ok(KeySet::new().recipients(all).allow_mixed_recipients(a.allow_mixed_recipients))
+    let keys = KeySet::new().recipients(all).allow_mixed_recipients(a.allow_mixed_recipients);
+    Ok(keys.label(a.key_label.clone().unwrap_or_default()))
 }
 
 pub fn key_file(path: &Path) -> Result<KeyFile> {

@@ -1,6 +1,10 @@
 //! A progress bar on stderr, fed by polling the library's [`Progress`]
 //! counters from a thread: the library stays free of terminal code and pays
-//! only for a few relaxed atomic adds.
+//! only for a few relaxed atomic adds. Every job shows the same things:
+//! elapsed time, bytes (of the total, once known), throughput, ETA and
+//! entries. A command makes its counters before it opens the archive and
+//! starts the display after (a password prompt must not share the line
+//! with a spinner).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -29,10 +33,11 @@ fn wanted(quiet: bool) -> bool {
 }
 
 impl Display {
-    /// Starts drawing `counters`. `total` runs on a thread of its own (it
-    /// may walk the input tree) and returns the expected content bytes;
-    /// until it returns, a spinner shows.
-    pub fn start(counters: Arc<Progress>, total: impl FnOnce() -> u64 + Send + 'static) -> Display {
+    /// Starts drawing `counters`. `total`, when given, runs on a thread of
+    /// its own (it may walk the input tree) and returns the expected
+    /// content bytes; without it, the library sets them when it knows
+    /// them. Until a total is known, a spinner shows.
+    pub fn start(counters: Arc<Progress>, total: Option<impl FnOnce() -> u64 + Send + 'static>) -> Display {
         let (tx, rx) = mpsc::channel::<bool>();
         let thread = std::thread::spawn(move || {
             let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
@@ -41,7 +46,14 @@ impl Display {
                     .expect("valid template"),
             );
             bar.enable_steady_tick(POLL);
-            let update = |bar: &ProgressBar| {
+            let mut has_total = false;
+            let mut update = |bar: &ProgressBar| {
+                let total = counters.total_bytes.load(Ordering::Relaxed);
+                if !has_total && total > 0 {
+                    bar.set_style(bar_style());
+                    bar.set_length(total);
+                    has_total = true;
+                }
                 bar.set_position(counters.bytes_in.load(Ordering::Relaxed));
                 let entries = counters.entries.load(Ordering::Relaxed);
                 // One vocabulary for every job: entries, bytes, throughput, ETA.
@@ -49,15 +61,11 @@ impl Display {
             };
             // The total may take a while (a walk of the input tree): compute
             // it aside, so that stopping never waits for it.
-            let (total_tx, total_rx) = mpsc::channel();
-            std::thread::spawn(move || total_tx.send(total()));
-            let mut total_rx = Some(total_rx);
+            if let Some(total) = total {
+                let counters = Arc::clone(&counters);
+                std::thread::spawn(move || counters.total_bytes.store(total(), Ordering::Relaxed));
+            }
             let success = loop {
-                if let Some(total) = total_rx.as_ref().and_then(|rx| rx.try_recv().ok()) {
-                    bar.set_style(bar_style());
-                    bar.set_length(total);
-                    total_rx = None;
-                }
                 update(&bar);
                 match rx.recv_timeout(POLL) {
                     Err(RecvTimeoutError::Timeout) => continue,
@@ -109,13 +117,40 @@ pub fn maybe_start(
     quiet: bool,
     total: impl FnOnce() -> u64 + Send + 'static,
 ) -> Option<(Arc<Progress>, Display)> {
-    if !wanted(quiet) {
-        return None;
-    }
-    let counters = Arc::new(Progress::default());
-    let display = Display::start(Arc::clone(&counters), total);
+    let counters = counters(quiet)?;
+    let display = Display::start(Arc::clone(&counters), Some(total));
     Some((counters, display))
 }
+
+/// Counters for a job's library call when a display is [`wanted`]; the
+/// display starts later, with [`show`].
+pub fn counters(quiet: bool) -> Option<Arc<Progress>> {
+    wanted(quiet).then(|| Arc::new(Progress::default()))
+}
+
+/// A display of `counters` (made by [`counters`]), whose total the library
+/// sets, or `total` computes aside.
+pub fn show(
+    counters: Option<&Arc<Progress>>,
+    total: Option<impl FnOnce() -> u64 + Send + 'static>,
+) -> Option<Display> {
+    counters.map(|c| Display::start(Arc::clone(c), total))
+}
+
+/// Runs `job` with a display of `counters` (when there are any; the
+/// library sets the total) until it returns; its last state stays on
+/// screen after a success, none after a failure.
+pub fn during<T, E>(counters: Option<&Arc<Progress>>, job: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
+    let display = show(counters, LIBRARY_TOTAL);
+    let result = job();
+    if let (Some(display), Ok(_)) = (display, &result) {
+        display.finish();
+    }
+    result
+}
+
+/// No total from the caller: the library sets it.
+pub const LIBRARY_TOTAL: Option<fn() -> u64> = None;
 
 /// Total size of the regular files under `roots`, for the progress bar.
 /// Unreadable parts count as nothing: the command itself reports them.

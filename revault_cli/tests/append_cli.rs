@@ -12,12 +12,12 @@ use std::time::{Duration, Instant};
 use crate::util::{code, have_root, lockbox, skip, stderr, Need, CHEAP, PASSWORD};
 
 /// `lockbox ARGS`.
-fn run(args: &[&str]) -> Output {
+pub(crate) fn run(args: &[&str]) -> Output {
     lockbox().args(args).output().expect("runs lockbox")
 }
 
 /// `lockbox ARGS`, which must succeed.
-fn ok(args: &[&str]) -> Output {
+pub(crate) fn ok(args: &[&str]) -> Output {
     let out = run(args);
     assert_eq!(code(&out), 0, "lockbox {args:?}: {}", stderr(&out));
     out
@@ -28,12 +28,13 @@ fn list(archive: &Path) -> Vec<String> {
     String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect()
 }
 
-fn s(p: &Path) -> &str {
+pub(crate) fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// `dir/src` with a few files, archived into `dir/a.lbox`.
-fn archived(dir: &Path) -> (PathBuf, PathBuf) {
+/// `dir/src` with a few files (`d/one.txt`, `d/sub/two.txt`, `top.txt`),
+/// archived into `dir/a.lbox`.
+pub(crate) fn archived(dir: &Path) -> (PathBuf, PathBuf) {
     let src = dir.join("src");
     fs::create_dir_all(src.join("d/sub")).unwrap();
     fs::write(src.join("d/one.txt"), b"one\n").unwrap();

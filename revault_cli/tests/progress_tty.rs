@@ -38,3 +38,35 @@ fn create_and_extract_count_entries_alike_and_quiet_shows_none() {
     let Some(shown) = on_terminal(work.path(), "extract -q --overwrite a.lbox -C out") else { return };
     assert!(!shown.contains("entry"), "-q draws no bar: {shown:?}");
 }
+
+#[test]
+fn every_long_job_draws_the_same_bar_and_quiet_draws_none() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path();
+    std::fs::write(dir.join("note"), vec![7u8; 300_000]).unwrap();
+    std::fs::write(dir.join("more"), vec![9u8; 200_000]).unwrap();
+    let created = crate::util::create_cmd(&dir.join("a.lbox"), dir, "note", &["-q"]).output().unwrap();
+    assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
+    // Jobs whose total is known before they start draw the bar with its ETA.
+    for job in [
+        "add a.lbox more",
+        "update a.lbox more",
+        "verify a.lbox",
+        "export a.lbox -o out.tar",
+        "compact a.lbox",
+    ] {
+        let Some(shown) = on_terminal(dir, job) else { return };
+        assert!(shown.contains("ETA") && shown.contains("B/s") && shown.contains("entr"), "{job}: {shown:?}");
+        assert!(!shown.contains("1 entries"), "{job}: {shown:?}");
+    }
+    // Those without one (a removal, a repair) count entries and bytes.
+    for job in ["rm a.lbox more", "repair a.lbox"] {
+        let Some(shown) = on_terminal(dir, job) else { return };
+        assert!(shown.contains("B/s") && shown.contains("entr"), "{job}: {shown:?}");
+    }
+    for job in ["verify -q a.lbox", "compact -q a.lbox", "export -q a.lbox -o quiet.tar", "rm -q a.lbox note"]
+    {
+        let Some(shown) = on_terminal(dir, job) else { return };
+        assert!(!shown.contains("B/s"), "-q draws no bar: {job}: {shown:?}");
+    }
+}

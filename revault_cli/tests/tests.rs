@@ -7,9 +7,12 @@ mod util;
 
 mod append_cli;
 mod atomic_cli;
+mod changes_cli;
 mod cli;
+mod exit_codes;
 mod history_cli;
 mod hostile_tree;
+mod key_labels_cli;
 mod keys_cli;
 mod late_slots;
 mod man_pages;

@@ -137,6 +137,7 @@ pub mod slots {
         add, add_with_budget, change_password, change_password_with_budget, list, read, remove,
         remove_with_budget, SlotInfo, SlotKind,
     };
+    pub use crate::format::{check_slot_label, MAX_SLOT_LABEL_LEN};
 }
 
 /// Tar streams in and out: an archive made from a tar or pax stream, and an

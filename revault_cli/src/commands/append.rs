@@ -1,57 +1,63 @@
 //! `add`, `update` and `rm`: one write session appended to an archive in
 //! place, through the library's updater (they share opening it, its
 //! options and what its report shows). Each holds the archive's writer
-//! lock; `--wait` waits for another writer instead of failing.
+//! lock; `--wait` waits for another writer instead of failing; `-n` does
+//! the whole change into nothing and leaves the archive as it was.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use revault_lockbox_api::update::UpdateReport;
-use revault_lockbox_api::{ArchiveUpdater, EntryLog, Error, Quoted, UpdateOptions};
+use revault_lockbox_api::{ArchiveUpdater, EntryLog, Error, Progress, Quoted, UpdateOptions};
 
 use super::{in_place, Outcome};
 use crate::exit::library_error;
 use crate::flags::{AddArgs, AppendArgs, RmArgs, UnlockArgs, UpdateArgs};
 use crate::output::verbose::Verbose;
+use crate::output::Change;
 use crate::progress::{self, input_bytes};
 use crate::{keys, output, signing};
 
-/// What shows an append's work: a progress bar or `-v` lines.
+/// What shows an append's work: progress counters (their display starts
+/// once the archive is open) or `-v` lines.
 struct Shown {
-    display: Option<progress::Display>,
+    counters: Option<Arc<Progress>>,
     verbose: Option<Arc<Verbose>>,
 }
 
-/// The options of `add` and `update`, and a progress display or `-v`
-/// lines when asked.
+/// The options of `add` and `update`, and what shows their work.
 fn options(a: &AppendArgs) -> Result<(UpdateOptions, Shown)> {
     let label = a.label.message.clone().unwrap_or_default();
-    let options = UpdateOptions::new().profile(a.input.profile).wait(a.lock.wait).label(label);
+    let options = UpdateOptions::new()
+        .profile(a.input.profile)
+        .wait(a.lock.wait)
+        .label(label)
+        .dry_run(a.dry_run.dry_run);
     let mut options = signing::update_options(options, &a.sign)?;
     if let Some(level) = a.input.level {
         options = options.zstd_level(level);
     }
-    let (options, verbose) = logged(options, a.verbose.verbose);
-    let mut options = options;
-    let roots: Vec<PathBuf> = a.paths.iter().map(|p| a.input.directory.join(p)).collect();
-    let quiet = a.quiet.quiet || verbose.is_some();
-    let display = progress::maybe_start(quiet, move || input_bytes(&roots, false)).map(|(c, d)| {
-        options = options.clone().progress(Arc::clone(&c));
-        d
-    });
-    Ok((options, Shown { display, verbose }))
+    let quiet = a.quiet.quiet || a.verbose.verbose > 0;
+    Ok(shown(options, a.verbose.verbose, a.format.json, quiet))
 }
 
-/// `options` telling `-v`'s lines of each entry, when asked.
-fn logged(options: UpdateOptions, count: u8) -> (UpdateOptions, Option<Arc<Verbose>>) {
-    match Verbose::start(count, false) {
-        Some(log) => (options.log(Arc::clone(&log) as Arc<dyn EntryLog>), Some(log)),
-        None => (options, None),
+/// `options` telling `-v`'s lines of each entry (on stderr under
+/// `--json`) and counting progress, as asked.
+fn shown(options: UpdateOptions, count: u8, json: bool, quiet: bool) -> (UpdateOptions, Shown) {
+    let verbose = Verbose::start(count, json);
+    let mut options = match &verbose {
+        Some(log) => options.log(Arc::clone(log) as Arc<dyn EntryLog>),
+        None => options,
+    };
+    let counters = progress::counters(quiet);
+    if let Some(c) = &counters {
+        options = options.progress(Arc::clone(c));
     }
+    (options, Shown { counters, verbose })
 }
 
-fn open(unlock: &UnlockArgs, archive: &std::path::Path, options: UpdateOptions) -> Result<ArchiveUpdater> {
+fn open(unlock: &UnlockArgs, archive: &Path, options: UpdateOptions) -> Result<ArchiveUpdater> {
     let options = options.kdf_budget(unlock.kdf_budget());
     let name = Quoted::path(archive).to_string();
     keys::with_key(unlock, keys::Target::file(archive, &name), |key| {
@@ -68,50 +74,90 @@ fn open(unlock: &UnlockArgs, archive: &std::path::Path, options: UpdateOptions) 
     })
 }
 
-fn done(report: &UpdateReport, shown: Shown) -> Result<Outcome> {
-    if let Some(display) = shown.display {
+/// Runs `change` on the opened archive with the progress display of
+/// `shown` (its total from the input tree under `roots`, when given),
+/// then reports what it did.
+fn run(
+    opened: ArchiveUpdater,
+    shown: Shown,
+    roots: Option<Vec<PathBuf>>,
+    change: impl FnOnce(ArchiveUpdater) -> Result<UpdateReport>,
+    what: Change<'_>,
+) -> Result<Outcome> {
+    let display = progress::show(shown.counters.as_ref(), roots.map(|r| move || input_bytes(&r, false)));
+    let report = change(opened)?;
+    if let Some(display) = display {
         display.finish();
     }
     if let Some(log) = shown.verbose {
         log.finish()?;
     }
-    output::updated(report);
+    output::updated(&what, &report)?;
     // As tar and `create`: the change is committed, but misses or holds a
     // changed copy of something asked for.
     Ok(if report.warnings.iter().any(|w| w.is_failure()) { Outcome::Incomplete } else { Outcome::Success })
 }
 
+/// `add` or `update` (`command`): `change` run on the archive of `a`.
+fn appended(
+    a: &AppendArgs,
+    command: &'static str,
+    change: impl FnOnce(ArchiveUpdater) -> Result<UpdateReport>,
+) -> Result<Outcome> {
+    in_place(&a.archive, command)?;
+    let (options, shown) = options(a)?;
+    let opened = open(&a.unlock, &a.archive, options)?;
+    let roots = a.paths.iter().map(|p| a.input.directory.join(p)).collect();
+    let what = Change {
+        command,
+        archive: &a.archive,
+        json: a.format.json,
+        dry_run: a.dry_run.dry_run,
+        quiet: a.quiet.quiet,
+    };
+    let outcome = run(opened, shown, Some(roots), change, what)?;
+    output::leading_slash_note(&a.paths, a.quiet.quiet);
+    Ok(outcome)
+}
+
 pub fn add(a: AddArgs) -> Result<Outcome> {
     let a = a.append;
-    in_place(&a.archive, "add")?;
-    let (options, shown) = options(&a)?;
-    let report = open(&a.unlock, &a.archive, options)?
-        .add(&a.input.directory, &a.paths)
-        .with_context(|| format!("adding to {}", Quoted::path(&a.archive)))?;
-    output::leading_slash_note(&a.paths, a.quiet.quiet);
-    done(&report, shown)
+    let adding = || format!("adding to {}", Quoted::path(&a.archive));
+    appended(&a, "add", |u| u.add(&a.input.directory, &a.paths).with_context(adding))
 }
 
 pub fn update(u: UpdateArgs) -> Result<Outcome> {
     let a = u.append;
-    in_place(&a.archive, "update")?;
-    let (options, shown) = options(&a)?;
-    let report = open(&a.unlock, &a.archive, options)?
-        .update(&a.input.directory, &a.paths, u.delete_missing)
-        .with_context(|| format!("updating {}", Quoted::path(&a.archive)))?;
-    output::leading_slash_note(&a.paths, a.quiet.quiet);
-    done(&report, shown)
+    let updating = || format!("updating {}", Quoted::path(&a.archive));
+    appended(&a, "update", |up| {
+        up.update(&a.input.directory, &a.paths, u.delete_missing).with_context(updating)
+    })
 }
 
 pub fn rm(a: RmArgs) -> Result<Outcome> {
     use std::os::unix::ffi::OsStringExt;
     in_place(&a.archive, "rm")?;
     let paths: Vec<Vec<u8>> = a.paths.into_iter().map(|p| p.into_vec()).collect();
-    let options = UpdateOptions::new().wait(a.lock.wait).label(a.label.message.clone().unwrap_or_default());
+    let options = UpdateOptions::new()
+        .wait(a.lock.wait)
+        .label(a.label.message.clone().unwrap_or_default())
+        .dry_run(a.dry_run.dry_run);
     let options = signing::update_options(options, &a.sign)?;
-    let (options, verbose) = logged(options, a.verbose.verbose);
-    let report = open(&a.unlock, &a.archive, options)?
-        .remove(&paths)
-        .with_context(|| format!("removing from {}", Quoted::path(&a.archive)))?;
-    done(&report, Shown { display: None, verbose })
+    let quiet = a.quiet.quiet || a.verbose.verbose > 0;
+    let (options, shown) = shown(options, a.verbose.verbose, a.format.json, quiet);
+    let opened = open(&a.unlock, &a.archive, options)?;
+    let what = Change {
+        command: "rm",
+        archive: &a.archive,
+        json: a.format.json,
+        dry_run: a.dry_run.dry_run,
+        quiet: a.quiet.quiet,
+    };
+    run(
+        opened,
+        shown,
+        None,
+        |u| u.remove(&paths).with_context(|| format!("removing from {}", Quoted::path(&a.archive))),
+        what,
+    )
 }

@@ -8,9 +8,9 @@ use anyhow::{Context, Result};
 use revault_lockbox_api::create::AtomicFile;
 use revault_lockbox_api::{Quoted, WorkloadProfile};
 
-use super::{open_archive, Outcome};
+use super::{open_counted, Outcome};
 use crate::flags::ExportArgs;
-use crate::{select, source};
+use crate::{progress, select, source};
 
 pub fn run(a: ExportArgs) -> Result<Outcome> {
     let members = select::members(&a.members, &a.paths)?;
@@ -19,7 +19,10 @@ pub fn run(a: ExportArgs) -> Result<Outcome> {
     if !to_stdout {
         AtomicFile::refuse_existing(&a.output, a.overwrite).with_context(writing)?;
     }
-    let (archive, name) = open_archive(&a.archive, &a.read, WorkloadProfile::ExtractMany)?;
+    // A bar only beside a file: with `-o -`, the reader of the stream
+    // (`| tar -tv`) writes to the terminal.
+    let counters = progress::counters(a.quiet || to_stdout);
+    let (archive, name) = open_counted(&a.archive, &a.read, WorkloadProfile::ExtractMany, counters.as_ref())?;
     let exporting = || format!("exporting {name} to {}", Quoted::path(&a.output));
     if to_stdout {
         let out = BufWriter::with_capacity(1 << 20, io::stdout().lock());
@@ -30,7 +33,9 @@ pub fn run(a: ExportArgs) -> Result<Outcome> {
     }
     let file = AtomicFile::create(&a.output, a.overwrite).with_context(writing)?;
     let out = BufWriter::with_capacity(1 << 20, file);
-    let (out, _) = revault_lockbox_api::tar::export(out, &archive, &members).with_context(exporting)?;
+    let exported =
+        progress::during(counters.as_ref(), || revault_lockbox_api::tar::export(out, &archive, &members));
+    let (out, _) = exported.with_context(exporting)?;
     let file = out.into_inner().map_err(|e| e.into_error()).with_context(writing)?;
     file.commit().with_context(writing)?;
     Ok(Outcome::Success)

@@ -55,7 +55,7 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
         options = options.log(Arc::clone(log) as Arc<dyn EntryLog>);
     }
     // Only --keep-going salvages: without it, damage stops the extraction.
-    let (readable, name) = open_or_salvage(&a.archive, &a.read, profile, a.keep_going)?;
+    let (readable, name) = open_or_salvage(&a.archive, &a.read, profile, a.keep_going, None)?;
     // All of the content for a whole extraction; at most that for a part.
     let total = match &readable {
         Readable::Indexed(archive) => archive.content_bytes(),

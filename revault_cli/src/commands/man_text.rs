@@ -84,11 +84,16 @@ pub fn examples(path: &[String]) -> &'static [(&'static str, &'static str)] {
         ["key", "add"] => &[
             ("Add a recipient, unlocking with the password.", "lockbox key add a.lbox -r age1..."),
             ("Add a second password.", "lockbox key add a.lbox --password"),
+            (
+                "Name the new slot (key list shows it).",
+                "lockbox key add a.lbox -r age1... --key-label office",
+            ),
         ],
         ["key", "remove"] => &[("Remove slot 2 (see key list).", "lockbox key remove a.lbox 2")],
         ["passwd"] => &[("Change the password.", "lockbox passwd a.lbox")],
         ["add"] => &[
             ("Store new and replaced files.", "lockbox add a.lbox -C DIR newdir"),
+            ("Say what would be stored and replaced; write nothing.", "lockbox add -n -v a.lbox newdir"),
             (
                 "Sign the change, trusting a co-author's earlier sessions.",
                 "lockbox add --sign me.key --signer lbsig1... a.lbox f",
@@ -98,9 +103,18 @@ pub fn examples(path: &[String]) -> &'static [(&'static str, &'static str)] {
             "Store what changed; remove what vanished.",
             "lockbox update a.lbox -C DIR --delete-missing src",
         )],
-        ["rm"] => &[("Remove a directory and all below it.", "lockbox rm a.lbox old/")],
-        ["compact"] => &[("Drop what later sessions replaced.", "lockbox compact a.lbox")],
-        ["repair"] => &[("Cut off an interrupted update.", "lockbox repair a.lbox")],
+        ["rm"] => &[
+            ("Remove a directory and all below it.", "lockbox rm a.lbox old/"),
+            ("Name what would be removed; remove nothing.", "lockbox rm -n -v a.lbox old/"),
+        ],
+        ["compact"] => &[
+            ("Drop what later sessions replaced.", "lockbox compact a.lbox"),
+            ("How many bytes it would reclaim, as JSON.", "lockbox compact -n --json a.lbox"),
+        ],
+        ["repair"] => &[
+            ("Cut off an interrupted update.", "lockbox repair a.lbox"),
+            ("The same, its summary as JSON.", "lockbox repair --json a.lbox"),
+        ],
         ["export"] => &[("As a tar stream.", "lockbox export a.lbox -o - | tar -tvf -")],
         ["completions"] => &[(
             "Bash completion.",

@@ -31,7 +31,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use revault_lockbox_api::read::{is_salvageable, Members, Salvage};
 use revault_lockbox_api::storage::ReadAt;
-use revault_lockbox_api::{Archive, EntryKind, OpenOptions, Quoted, WorkloadProfile};
+use revault_lockbox_api::{Archive, EntryKind, OpenOptions, Progress, Quoted, WorkloadProfile};
 
 pub use crate::exit::Outcome;
 use crate::flags::{ObjectStoreArgs, ReadArgs};
@@ -57,10 +57,20 @@ fn open_archive(
     read: &ReadArgs,
     profile: WorkloadProfile,
 ) -> Result<(Archive<Arc<dyn ReadAt>>, String)> {
+    open_counted(arg, read, profile, None)
+}
+
+/// [`open_archive`], the reading jobs of the archive updating `progress`.
+fn open_counted(
+    arg: &Path,
+    read: &ReadArgs,
+    profile: WorkloadProfile,
+    progress: Option<&Arc<Progress>>,
+) -> Result<(Archive<Arc<dyn ReadAt>>, String)> {
     // Shared, so that a mount of every state opens each on the same bytes.
     let (src, name) = archive_bytes(arg, &read.s3)?;
     let src: Arc<dyn ReadAt> = Arc::from(src);
-    let options = open_options(read, profile)?;
+    let options = open_options(read, profile, progress)?;
     // A spooled copy may be deleted now: the open file keeps its bytes.
     let target = keys::Target::bytes(&*src, &name);
     let archive = keys::with_key(&read.unlock, target, |key| Archive::open_with(src, key, options))
@@ -69,9 +79,17 @@ fn open_archive(
 }
 
 /// How `read` asks the archive to be opened: the profile's knobs, the KDF
-/// budget, the state (`--session`, `--at`) and the trusted signers (`--signer`).
-fn open_options(read: &ReadArgs, profile: WorkloadProfile) -> Result<OpenOptions> {
+/// budget, the state (`--session`, `--at`), the trusted signers (`--signer`) and
+/// the progress counters.
+fn open_options(
+    read: &ReadArgs,
+    profile: WorkloadProfile,
+    progress: Option<&Arc<Progress>>,
+) -> Result<OpenOptions> {
     let mut options = OpenOptions::new().profile(profile).kdf_budget(read.unlock.kdf_budget());
+    if let Some(progress) = progress {
+        options = options.progress(Arc::clone(progress));
+    }
     if let Some(state) = read.session {
         options = options.session(state);
     }
@@ -97,16 +115,17 @@ enum Readable {
 
 /// Opens the archive argument; with `salvage`, also reads its whole index
 /// and, on damage there or in the trailer or root, scans it instead (one
-/// more unlock with the same key).
+/// more unlock with the same key). `verify` counts its work on `progress`.
 fn open_or_salvage(
     arg: &Path,
     read: &ReadArgs,
     profile: WorkloadProfile,
     salvage: bool,
+    progress: Option<&Arc<Progress>>,
 ) -> Result<(Readable, String)> {
     let (src, name) = archive_bytes(arg, &read.s3)?;
     let src: Arc<dyn ReadAt> = Arc::from(src);
-    let options = open_options(read, profile)?;
+    let options = open_options(read, profile, progress)?;
     // A scan proves neither an earlier state nor a signature: asked for
     // either, damage is reported, not salvaged.
     let salvage = salvage && !read.earlier_state() && read.signers.is_empty();

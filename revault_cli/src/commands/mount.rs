@@ -34,7 +34,7 @@ pub fn run(a: MountArgs) -> Result<Outcome> {
     let (archive, name) = super::open_archive(&a.archive, &a.read, WorkloadProfile::RandomRead)?;
     let threads = archive.tuning().threads;
     let views = if a.all_sessions {
-        let options = super::open_options(&a.read, WorkloadProfile::RandomRead)?;
+        let options = super::open_options(&a.read, WorkloadProfile::RandomRead, None)?;
         Views::all_states(archive, options).with_context(|| format!("reading the sessions of {name}"))?
     } else {
         Views::One(Arc::new(Browser::new(archive)))

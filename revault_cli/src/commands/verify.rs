@@ -6,26 +6,30 @@ use anyhow::{Context, Result};
 use revault_lockbox_api::storage::ReadAt;
 use revault_lockbox_api::{Archive, WorkloadProfile};
 
-use super::{open_archive, open_or_salvage, Outcome, Readable};
+use super::{open_counted, open_or_salvage, Outcome, Readable};
 use crate::flags::VerifyArgs;
+use crate::progress::{self, during as shown};
 use crate::{output, select, signing};
 
 pub fn run(a: VerifyArgs) -> Result<Outcome> {
     let members = select::members(&a.members, &a.names)?;
+    let counters = progress::counters(a.quiet.quiet);
+    let profile = WorkloadProfile::ExtractMany;
     let (report, name) = if members.is_everything() {
-        let (readable, name) = open_or_salvage(&a.archive, &a.read, WorkloadProfile::ExtractMany, true)?;
+        let (readable, name) = open_or_salvage(&a.archive, &a.read, profile, true, counters.as_ref())?;
         let report = match readable {
             Readable::Indexed(archive) => {
                 check_signers(&archive, &a, &name)?;
-                archive.verify()
+                shown(counters.as_ref(), || archive.verify())
             }
-            Readable::Salvaged(salvage, _) => salvage.verify(),
+            Readable::Salvaged(salvage, _) => shown(counters.as_ref(), || salvage.verify()),
         };
         (report.with_context(|| format!("verifying {name}"))?, name)
     } else {
-        let (archive, name) = open_archive(&a.archive, &a.read, WorkloadProfile::ExtractMany)?;
+        let (archive, name) = open_counted(&a.archive, &a.read, profile, counters.as_ref())?;
         check_signers(&archive, &a, &name)?;
-        (archive.verify_members(&members).with_context(|| format!("verifying {name}"))?, name)
+        let report = shown(counters.as_ref(), || archive.verify_members(&members));
+        (report.with_context(|| format!("verifying {name}"))?, name)
     };
     output::verified(&a.archive, &name, &report, a.format.json, a.quiet.quiet)?;
     Ok(if report.is_ok() { Outcome::Success } else { Outcome::Damaged })

@@ -268,6 +268,9 @@ pub struct ExportArgs {
     pub overwrite: bool,
     #[command(flatten)]
     pub read: ReadArgs,
+    /// Show no progress bar (there is none with `-o -`).
+    #[arg(short, long)]
+    pub quiet: bool,
     #[command(flatten)]
     pub members: MemberArgs,
     /// Export only these stored paths and everything below them (with
@@ -279,6 +282,8 @@ pub struct ExportArgs {
 /// Where to append and how: for `add` and `update`.
 #[derive(Debug, Args)]
 pub struct AppendArgs {
+    #[command(flatten)]
+    pub format: JsonArgs,
     /// The archive, changed in place.
     pub archive: PathBuf,
     #[command(flatten)]
@@ -293,6 +298,8 @@ pub struct AppendArgs {
     pub label: LabelArgs,
     #[command(flatten)]
     pub verbose: VerboseArgs,
+    #[command(flatten)]
+    pub dry_run: DryRunArgs,
     #[command(flatten)]
     pub sign: SignArgs,
     /// Files and directories to store (directories recursively).
@@ -317,10 +324,16 @@ pub struct UpdateArgs {
 
 #[derive(Debug, Args)]
 pub struct RmArgs {
+    #[command(flatten)]
+    pub format: JsonArgs,
     /// The archive, changed in place.
     pub archive: PathBuf,
     #[command(flatten)]
     pub verbose: VerboseArgs,
+    #[command(flatten)]
+    pub dry_run: DryRunArgs,
+    #[command(flatten)]
+    pub quiet: QuietArgs,
     #[command(flatten)]
     pub lock: WaitArgs,
     #[command(flatten)]
@@ -352,6 +365,11 @@ fn label_parser(text: &str) -> Result<String, String> {
 pub struct CompactArgs {
     #[command(flatten)]
     pub maintain: MaintainArgs,
+    /// Do everything but write: read and check every live file as the
+    /// rewrite would, report the bytes it would reclaim, and leave the
+    /// archive untouched.
+    #[arg(short = 'n', long)]
+    pub dry_run: bool,
     #[command(flatten)]
     pub label: LabelArgs,
     #[command(flatten)]
@@ -361,6 +379,8 @@ pub struct CompactArgs {
 /// `compact` and `repair`.
 #[derive(Debug, Args)]
 pub struct MaintainArgs {
+    #[command(flatten)]
+    pub format: JsonArgs,
     /// The archive.
     pub archive: PathBuf,
     #[command(flatten)]

@@ -239,17 +239,25 @@ impl Command {
             | Command::Info(InfoArgs { read, .. })
             | Command::Log(LogArgs { read, .. })
             | Command::Diff(DiffArgs { read, .. })
-            | Command::Export(ExportArgs { read, .. })
             | Command::Mount(MountArgs { read, .. }) => read.inherit(&b.read, given),
             Command::Extract(ExtractArgs { read, quiet, .. })
             | Command::Verify(VerifyArgs { read, quiet, .. }) => {
                 read.inherit(&b.read, given);
                 quiet.inherit(&b.quiet, given);
             }
+            Command::Export(ExportArgs { read, quiet, .. }) => {
+                read.inherit(&b.read, given);
+                given.take("quiet", quiet, &b.quiet.quiet);
+            }
             Command::Key(KeyCommand::List(a)) => a.s3.inherit(&b.read.s3, given),
             Command::Key(KeyCommand::Add(KeyAddArgs { unlock, .. }))
-            | Command::Key(KeyCommand::Remove(KeyRemoveArgs { unlock, .. }))
-            | Command::Rm(RmArgs { unlock, .. }) => unlock.inherit(&b.read.unlock, given),
+            | Command::Key(KeyCommand::Remove(KeyRemoveArgs { unlock, .. })) => {
+                unlock.inherit(&b.read.unlock, given)
+            }
+            Command::Rm(RmArgs { unlock, quiet, .. }) => {
+                unlock.inherit(&b.read.unlock, given);
+                quiet.inherit(&b.quiet, given);
+            }
             Command::Passwd(a) => a.password.inherit(&b.read.unlock.password, given),
             Command::Add(AddArgs { append }) | Command::Update(UpdateArgs { append, .. }) => {
                 append.unlock.inherit(&b.read.unlock, given);

@@ -21,7 +21,7 @@ pub struct MountArgs {
     /// Show every state side by side: a directory @1 (the create) to @N at
     /// the top, numbered as `lockbox log` numbers them, each the archive as
     /// it was right after that state.
-    #[arg(long, conflicts_with = "session")]
+    #[arg(long, conflicts_with_all = ["session", "at"])]
     pub all_sessions: bool,
     #[command(flatten)]
     pub read: ReadArgs,

@@ -100,6 +100,16 @@ pub struct RecipientArgs {
     /// is then only as strong as its classical recipients).
     #[arg(long)]
     pub allow_mixed_recipients: bool,
+    /// Name the key slots this command writes TEXT, shown by `key list`
+    /// (kept in the clear, as the slot table is; without it a slot is known
+    /// only by its kind). UTF-8 without control characters, at most 255
+    /// bytes.
+    #[arg(long, value_name = "TEXT", value_parser = key_label_parser)]
+    pub key_label: Option<String>,
+}
+
+fn key_label_parser(text: &str) -> Result<String, String> {
+    revault_lockbox_api::slots::check_slot_label(text).map(|()| text.to_owned()).map_err(str::to_owned)
 }
 
 /// `-q`, for the commands that draw a progress bar or print a closing line.

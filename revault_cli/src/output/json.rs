@@ -40,7 +40,7 @@ impl Lines {
 
 /// Sets `key` to the name `bytes`, adding `{key}_base64` when they are
 /// not UTF-8.
-fn put_name(map: &mut Map<String, Value>, key: &str, bytes: &[u8]) {
+pub(super) fn put_name(map: &mut Map<String, Value>, key: &str, bytes: &[u8]) {
     map.insert(key.into(), String::from_utf8_lossy(bytes).into_owned().into());
     if std::str::from_utf8(bytes).is_err() {
         let exact = base64::engine::general_purpose::STANDARD.encode(bytes);
@@ -286,8 +286,16 @@ pub fn session_signers(s: &SessionSigners) -> Value {
     json!({ "session": s.session, "signatures": signatures })
 }
 
-/// `key list --json`: one slot.
+/// `key list --json`: one slot, with `"label"` when it has one.
 pub fn slot(s: &SlotInfo) -> Value {
+    let mut value = slot_kind(s);
+    if !s.label.is_empty() {
+        value["label"] = s.label.clone().into();
+    }
+    value
+}
+
+fn slot_kind(s: &SlotInfo) -> Value {
     match &s.kind {
         SlotKind::Password(k) => {
             json!({ "type": "slot", "slot": s.index, "kind": "password", "kdf": kdf(k) })

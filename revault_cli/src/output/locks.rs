@@ -5,9 +5,16 @@ use revault_lockbox_api::slots::{SlotInfo, SlotKind};
 
 use super::count;
 
-/// One slot as `key list` shows it: its kind and what can be known of its
-/// key without the secret.
+/// One slot as `key list` shows it: the label its owner gave it, if any,
+/// then its kind and what can be known of its key without the secret.
 pub fn slot_text(slot: &SlotInfo) -> String {
+    match slot.label.as_str() {
+        "" => kind_text(slot),
+        label => format!("{label}  ({})", kind_text(slot)),
+    }
+}
+
+fn kind_text(slot: &SlotInfo) -> String {
     match &slot.kind {
         SlotKind::Password(k) => {
             format!("password   Argon2id {} MiB, {} passes, {} lanes", k.m_kib as f64 / 1024.0, k.t, k.p)

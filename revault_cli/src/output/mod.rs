@@ -3,6 +3,7 @@
 //! on stderr, warnings, closing notes and errors, each one line starting
 //! `lockbox: `. Commands hand their results here and never print.
 
+mod change;
 mod diff;
 mod hint;
 mod history;
@@ -17,12 +18,12 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
+pub use change::{compacted, repaired, updated, Change};
 pub use diff::differences;
 pub use history::log;
 use revault_lockbox_api::create::CreateReport;
 use revault_lockbox_api::read::{ArchiveInfo, ExtractReport, SessionSigners, VerifyReport};
 use revault_lockbox_api::slots::SlotInfo;
-use revault_lockbox_api::update::UpdateReport;
 use revault_lockbox_api::{Entry, Quoted};
 
 /// The context of every failed write to stdout.
@@ -168,16 +169,6 @@ fn create_report(archive: &Path, report: &CreateReport, as_json: bool, dry_run: 
         ));
     }
     Ok(())
-}
-
-/// What `add`, `update` and `rm` report on stderr.
-pub fn updated(report: &UpdateReport) {
-    if report.torn_tail_cut > 0 {
-        say(format_args!("cut off {} bytes an interrupted change had left", report.torn_tail_cut));
-    }
-    for w in &report.warnings {
-        say(w);
-    }
 }
 
 /// `extract`'s damaged entries and warnings, and (JSON) its summary;

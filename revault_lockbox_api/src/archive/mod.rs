@@ -10,6 +10,7 @@ mod commit_tests;
 mod content;
 mod entries;
 mod file;
+mod head;
 #[cfg(test)]
 mod hostile_tests;
 mod info;
@@ -31,18 +32,20 @@ use crate::crypto::{open_data_page, open_root};
 use crate::crypto::{ContentKey, DEFAULT_KDF_BUDGET};
 use crate::error::{Error, Result};
 use crate::format::{
-    decode_slot, Hash, HeaderPrefix, KeySlot, PageRecord, PagesLeaf, Root, SessionInfo, Table, TreeTop,
-    ARCHIVE_ID_LEN, FRAME_LEN, HEADER_PREFIX_LEN, KEY_SLOTS, TRAILER_LEN, VERSION,
+    Hash, HeaderPrefix, KeySlot, PageRecord, PagesLeaf, Root, SessionInfo, Table, TreeTop, ARCHIVE_ID_LEN,
+    FRAME_LEN, HEADER_PREFIX_LEN, TRAILER_LEN,
 };
 use crate::index::{page_key, read_sealed, TreeReader};
 use crate::keys::{Fingerprint, Unlock};
 use crate::profile::{ReadTuning, WorkloadProfile};
+use crate::progress::Progress;
 use crate::storage::ReadAt;
 
 pub use browse::{Browser, Listed, Node, Place};
 pub(crate) use content::{ContentSource, ContentVisitor, Span, SpanRequest};
 pub use entries::Entries;
 pub use file::EntryReader;
+pub(crate) use head::{read_labeled_slots, read_prefix, read_slots};
 pub use info::ArchiveInfo;
 pub(crate) use merge::Merged;
 pub use salvage::{is_salvageable, Salvage};
@@ -60,6 +63,7 @@ pub struct OpenOptions {
     kdf_budget: u64,
     state: Option<AsOf>,
     trusted: Option<Vec<Fingerprint>>,
+    progress: Option<Arc<Progress>>,
 }
 
 impl Default for OpenOptions {
@@ -76,7 +80,15 @@ impl OpenOptions {
             kdf_budget: DEFAULT_KDF_BUDGET,
             state: None,
             trusted: None,
+            progress: None,
         }
+    }
+
+    /// Counters that [`Archive::verify`] and tar export update as they go
+    /// (entries, content bytes, and the total they expect). Default: none.
+    pub fn progress(mut self, progress: Arc<Progress>) -> Self {
+        self.progress = Some(progress);
+        self
     }
 
     /// Opens the archive as it was right after state `state` (numbered as
@@ -166,6 +178,8 @@ pub struct Archive<S = File> {
     data_start: u64,
     /// The last session's header, commit hash and signatures.
     last: SessionState,
+    /// Counters of the reading jobs ([`OpenOptions::progress`]).
+    progress: Option<Arc<Progress>>,
 }
 
 impl<S> std::fmt::Debug for Archive<S> {
@@ -259,6 +273,7 @@ impl<S: ReadAt> Archive<S> {
             root_stored_len: root_len,
             content_key,
             last,
+            progress: options.progress.clone(),
         };
         match at_state {
             None => Ok(archive),
@@ -302,6 +317,11 @@ impl<S: ReadAt> Archive<S> {
     /// The reading knobs in effect.
     pub fn tuning(&self) -> &ReadTuning {
         &self.tuning
+    }
+
+    /// The counters a reading job updates, if the opener gave some.
+    pub(crate) fn progress(&self) -> Option<&Progress> {
+        self.progress.as_deref()
     }
 
     /// The source the archive is read from (for its counters, say).
@@ -420,28 +440,4 @@ pub(crate) fn page_in(leaf: &PagesLeaf, at: u64) -> Option<(u64, PageRecord, u64
         start = end;
     }
     None
-}
-
-/// Reads and decodes the header prefix; a version this library does not
-/// read is named.
-pub(crate) fn read_prefix(src: &dyn ReadAt) -> Result<HeaderPrefix> {
-    let mut prefix = [0u8; HEADER_PREFIX_LEN];
-    read_exact(src, &mut prefix, 0, "header")?;
-    HeaderPrefix::decode(&prefix).map_err(|e| match HeaderPrefix::peek_version(&prefix) {
-        Some(found) if found != VERSION => Error::UnsupportedVersion { found, supported: VERSION },
-        _ => Error::from(e),
-    })
-}
-
-/// Reads and decodes every slot of the key-slot table `header` describes.
-pub(crate) fn read_slots(src: &dyn ReadAt, header: &HeaderPrefix) -> Result<Vec<KeySlot>> {
-    let mut table = vec![0u8; KEY_SLOTS * header.slot_len];
-    read_exact(src, &mut table, HEADER_PREFIX_LEN as u64, "key slots")?;
-    Ok(table.chunks(header.slot_len).map(decode_slot).collect::<Result<Vec<_>, _>>()?)
-}
-
-fn read_exact(src: &dyn ReadAt, buf: &mut [u8], offset: u64, what: &str) -> Result<()> {
-    let bytes = read_sealed(src, offset, buf.len() as u32, || what.to_string())?;
-    buf.copy_from_slice(&bytes);
-    Ok(())
 }

@@ -176,6 +176,18 @@ impl Members {
         })
     }
 
+    /// The content bytes of the selected regular files (what a progress
+    /// bar of a job over them counts to): one pass over their index.
+    pub(crate) fn content_bytes<S: ReadAt>(&self, archive: &Archive<S>) -> Result<u64> {
+        let mut total = 0u64;
+        for e in self.entries(archive)? {
+            if let crate::format::EntryKind::File { size, .. } = e?.kind {
+                total = total.saturating_add(size);
+            }
+        }
+        Ok(total)
+    }
+
     /// Whether the entry at `path` is selected (a salvage's entries are
     /// in memory, and filtered one by one).
     pub(crate) fn selects(&self, path: &[u8]) -> bool {

@@ -1,9 +1,12 @@
 //! [`Archive::verify`]: authenticate everything, write nothing.
 
+use std::sync::atomic::Ordering;
+
 use super::{ContentVisitor, Members, Span, SpanRequest};
 use crate::archive::Archive;
 use crate::error::{EntryPath, Error, Result};
 use crate::format::DIGEST_LEN;
+use crate::progress::Progress;
 use crate::sparse::ContentHasher;
 use crate::storage::ReadAt;
 
@@ -56,12 +59,22 @@ pub(super) struct Checker<'a> {
     open: std::collections::VecDeque<(usize, Vec<u8>, [u8; DIGEST_LEN])>,
     next_token: usize,
     pub(super) report: VerifyReport,
+    progress: Option<&'a Progress>,
 }
 
 impl<'a> Checker<'a> {
     /// A checker of the files among `entries`.
-    pub(super) fn new(entries: Box<dyn Iterator<Item = Result<crate::format::Entry>> + 'a>) -> Checker<'a> {
-        Checker { entries, open: Default::default(), next_token: 0, report: VerifyReport::default() }
+    pub(super) fn new(
+        entries: Box<dyn Iterator<Item = Result<crate::format::Entry>> + 'a>,
+        progress: Option<&'a Progress>,
+    ) -> Checker<'a> {
+        Checker {
+            entries,
+            open: Default::default(),
+            next_token: 0,
+            report: VerifyReport::default(),
+            progress,
+        }
     }
 
     fn take(&mut self, token: usize) -> (Vec<u8>, [u8; DIGEST_LEN]) {
@@ -76,6 +89,9 @@ impl ContentVisitor for Checker<'_> {
         for entry in self.entries.by_ref() {
             let entry = entry?;
             self.report.entries += 1;
+            if let Some(p) = self.progress {
+                p.entries.fetch_add(1, Ordering::Relaxed);
+            }
             let (Some(extent), Some((_, sha256)), crate::format::EntryKind::File { .. }) =
                 (entry.extent, entry.content(), &entry.kind)
             else {
@@ -92,6 +108,9 @@ impl ContentVisitor for Checker<'_> {
 
     fn bytes(&mut self, _token: usize, bytes: &[u8]) -> Result<()> {
         self.report.bytes += bytes.len() as u64;
+        if let Some(p) = self.progress {
+            p.bytes_in.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        }
         Ok(())
     }
 
@@ -153,9 +172,12 @@ impl<S: ReadAt> Archive<S> {
         if let Some(missing) = members.first_missing_name(self)? {
             return Err(Error::NotFound { path: missing.into() });
         }
+        if let Some(p) = self.progress() {
+            p.total_bytes.store(members.content_bytes(self)?, Ordering::Relaxed);
+        }
         let mut selected = members.entries(self)?;
         let report = {
-            let mut checker = Checker::new(Box::new(selected.by_ref()));
+            let mut checker = Checker::new(Box::new(selected.by_ref()), self.progress());
             checker.report.torn_tail_bytes = self.torn_tail_bytes();
             self.walk_content(&mut checker, members.is_everything())?;
             checker.report

@@ -65,18 +65,45 @@ pub(super) fn count_change(
     Ok((old, new))
 }
 
-/// `update`'s view of the walk: each path reached is compared with the
-/// stored entry, and stored paths under the inputs that the walk passed
-/// by are deleted (with `delete_missing`).
+/// What an append's walk stores of what it reaches.
+#[derive(Clone, Copy)]
+pub(super) enum FilterMode {
+    /// Everything (`add`).
+    StoreAll,
+    /// Only what differs from the stored entry (`update`); with
+    /// `delete_missing`, stored paths under the inputs that the walk
+    /// passed by are deleted.
+    Changed { delete_missing: bool },
+}
+
+/// An append's view of the walk, beside the archive's entries under the
+/// inputs in the same order: each path reached is compared with the
+/// stored entry (what replaces one is counted), and under `update`,
+/// unchanged paths are skipped and missing ones may be deleted.
 pub(super) struct UpdateFilter<'a, 'r> {
-    pub(super) old: Merged<'a>,
-    pub(super) peeked: Option<Entry>,
-    pub(super) roots: &'r [Vec<u8>],
-    pub(super) delete_missing: bool,
+    old: Merged<'a>,
+    peeked: Option<Entry>,
+    roots: &'r [Vec<u8>],
+    mode: FilterMode,
     /// A path stored or deleted in this session that hides what the old
     /// view holds below it.
-    pub(super) hidden: Option<Vec<u8>>,
+    hidden: Option<Vec<u8>>,
     pub(super) deleted: u64,
+    /// Paths stored that the archive held already.
+    pub(super) replaced: u64,
+}
+
+impl<'a, 'r> UpdateFilter<'a, 'r> {
+    /// The filter of a walk of `roots` (stored paths, in index order) over
+    /// `archive`'s entries.
+    pub(super) fn new(
+        archive: &'a Archive<File>,
+        roots: &'r [Vec<u8>],
+        mode: FilterMode,
+    ) -> Result<UpdateFilter<'a, 'r>> {
+        let old = archive.merged_from(roots.first().map(Vec::as_slice))?;
+        Ok(UpdateFilter { old, peeked: None, roots, mode, hidden: None, deleted: 0, replaced: 0 })
+    }
 }
 
 impl UpdateFilter<'_, '_> {
@@ -106,7 +133,8 @@ impl UpdateFilter<'_, '_> {
             if self.hidden.as_ref().is_some_and(|h| is_within(h, &e.path)) {
                 continue;
             }
-            if self.delete_missing && self.roots.iter().any(|r| is_within(r, &e.path)) {
+            let delete_missing = matches!(self.mode, FilterMode::Changed { delete_missing: true });
+            if delete_missing && self.roots.iter().any(|r| is_within(r, &e.path)) {
                 writer.delete(&e.path)?;
                 self.deleted += 1;
                 self.hidden = Some(e.path);
@@ -119,13 +147,16 @@ impl UpdateFilter<'_, '_> {
 impl<W: Write> WalkFilter<W> for UpdateFilter<'_, '_> {
     fn admit(&mut self, writer: &mut ArchiveWriter<W>, stored: &[u8], seen: &Seen) -> Result<bool> {
         self.delete_before(writer, Some(stored))?;
-        let unchanged = match self.peek()? {
+        let (stored_before, unchanged) = match self.peek()? {
             Some(e) if e.path == stored => {
                 let e = self.peeked.take().expect("peeked");
-                same_as_stored(&e, seen)
+                (true, matches!(self.mode, FilterMode::Changed { .. }) && same_as_stored(&e, seen))
             }
-            _ => false,
+            _ => (false, false),
         };
+        if stored_before && !unchanged {
+            self.replaced += 1;
+        }
         if !unchanged && seen.kind != FileType::Directory {
             self.hidden = Some(stored.to_vec());
         }

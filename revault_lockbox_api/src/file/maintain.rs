@@ -6,14 +6,15 @@
 
 use std::collections::HashSet;
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::{self, Read, Write};
 use std::path::Path;
+use std::sync::atomic::Ordering;
 
 use super::atomic::{replace_atomically, ArchiveFile};
 use super::changes::inconsistent;
 use super::lock::open_locked;
 use super::{ArchiveUpdater, UpdateOptions};
-use crate::archive::{is_salvageable, Archive, Damage, Salvage};
+use crate::archive::{is_salvageable, Archive, Damage, Members, Salvage};
 use crate::error::{Error, Result};
 use crate::format::{Entry, EntryKind, PagesLeaf, SessionKind};
 use crate::keys::Unlock;
@@ -26,15 +27,26 @@ impl ArchiveUpdater {
     /// content. The new archive keeps the archive id and key slots; it is
     /// written to a temporary file beside the old one, synced, and renamed
     /// over it, so the path holds either the old or the new archive, whole.
-    /// Holds the writer lock throughout. Returns the new archive's length.
+    /// Holds the writer lock throughout. Returns the new archive's length
+    /// (with [`UpdateOptions::dry_run`], the length it would have, to
+    /// within a few bytes: the whole rewrite is made, every file's content
+    /// read and checked, and counted instead of written; the real run's
+    /// session time, compressed with its index, may differ).
     pub fn compact<'k>(path: &Path, key: impl Into<Unlock<'k>>, options: UpdateOptions) -> Result<u64> {
         let file = open_locked(path, options.wait)?;
         let reader = file.try_clone().map_err(Error::io("opening", path))?;
         let archive = Archive::open_with(reader, key, options.open_options())?;
         options.check_chain(&archive)?;
+        if let Some(p) = &options.create.progress {
+            p.total_bytes.store(Members::all().content_bytes(&archive)?, Ordering::Relaxed);
+        }
         let mut head = vec![0u8; archive.data_start() as usize];
         std::os::unix::fs::FileExt::read_exact_at(&file, &mut head, 0).map_err(Error::io("reading", path))?;
-        let len = rewrite_archive(path, archive, &head, &options.create)?;
+        let len = if options.dry_run {
+            copy_live(path, archive, head.len() as u64, io::sink(), &options.create)?.1
+        } else {
+            rewrite_archive(path, archive, &head, &options.create)?
+        };
         drop(file);
         Ok(len)
     }
@@ -184,13 +196,13 @@ pub(crate) fn rewrite_archive(
 
 /// Writes the live entries of `archive` into `out` after the header (its
 /// first `position` bytes), finishing a one-session archive.
-fn copy_live(
+fn copy_live<W: Write>(
     path: &Path,
     archive: Archive<File>,
     position: u64,
-    out: ArchiveFile,
+    out: W,
     options: &CreateOptions,
-) -> Result<(ArchiveFile, u64)> {
+) -> Result<(W, u64)> {
     let (archive_id, content_key, _) = archive.append_point();
     // A new archive of one session, numbered on from the old one's.
     let number = archive.chain_point().0.saturating_add(1);

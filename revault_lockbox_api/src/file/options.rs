@@ -22,6 +22,7 @@ pub struct UpdateOptions {
     pub(super) wait: bool,
     kdf_budget: u64,
     earlier_signers: Vec<Fingerprint>,
+    pub(super) dry_run: bool,
 }
 
 impl Default for UpdateOptions {
@@ -40,6 +41,7 @@ impl UpdateOptions {
             wait: false,
             kdf_budget: DEFAULT_KDF_BUDGET,
             earlier_signers: Vec::new(),
+            dry_run: false,
         }
     }
 
@@ -88,6 +90,20 @@ impl UpdateOptions {
     /// Counters updated as data is archived. Default: none.
     pub fn progress(mut self, progress: Arc<Progress>) -> Self {
         self.create = self.create.progress(progress);
+        self
+    }
+
+    /// Does the whole change but writes nothing (tar's `-n`): the archive
+    /// is opened, locked and read, the session's pages and index are made
+    /// and counted, and the report says what would be stored, replaced and
+    /// removed and about how many bytes appended
+    /// ([`UpdateReport::bytes_written`]: pages and index, not the root and
+    /// trailer); a torn tail is reported, not cut; runs past the bound are
+    /// reported as [`UpdateReport::runs_merged`], not merged. `compact`
+    /// returns about the length the compacted archive would have. The file is
+    /// left byte for byte as it was. Default: `false`.
+    pub fn dry_run(mut self, dry_run: bool) -> Self {
+        self.dry_run = dry_run;
         self
     }
 
@@ -151,13 +167,17 @@ impl UpdateOptions {
 pub struct UpdateReport {
     /// Entries stored by the session.
     pub stored: u64,
+    /// Of those, how many replace an entry the archive held at the same
+    /// path.
+    pub replaced: u64,
     /// Deletion records written (each hides a path and what lies below it).
     pub deleted: u64,
     /// Bytes of file content stored.
     pub content_bytes: u64,
     /// Bytes appended to the archive (0 when nothing changed).
     pub bytes_written: u64,
-    /// Entries in the archive afterwards.
+    /// Entries in the archive afterwards (0 after a dry run, which does
+    /// not check the new run against the old ones).
     pub entries: u64,
     /// Bytes of a torn tail (an interrupted session) cut off first.
     pub torn_tail_cut: u64,

@@ -14,10 +14,10 @@ use std::path::Path;
 
 use super::lock::open_locked;
 use super::maintain::rewrite_archive;
-use crate::archive::{find_committed, read_prefix, read_slots, Archive, OpenOptions};
+use crate::archive::{find_committed, read_labeled_slots, read_prefix, Archive, OpenOptions};
 use crate::crypto::{ContentKey, KdfParams, Password, DEFAULT_KDF_BUDGET};
 use crate::error::{Error, Result};
-use crate::format::{encode_slot, HeaderPrefix, KeySlot, TRAILER_LEN};
+use crate::format::{encode_labeled_slot, HeaderPrefix, KeySlot, TRAILER_LEN};
 use crate::keys::{stanza_types, KeySet, Unlock};
 use crate::session::CreateOptions;
 use crate::storage::ReadAt;
@@ -43,6 +43,8 @@ pub struct SlotInfo {
     pub index: usize,
     /// What it holds.
     pub kind: SlotKind,
+    /// The name its owner gave it ([`KeySet::label`]); empty when none.
+    pub label: String,
 }
 
 /// An archive opened for changing its slots: locked against other writers.
@@ -51,14 +53,16 @@ struct SlotTable {
     path: std::path::PathBuf,
     header: HeaderPrefix,
     slots: Vec<KeySlot>,
+    /// Each slot's label, by position.
+    labels: Vec<String>,
 }
 
 impl SlotTable {
     fn open(path: &Path) -> Result<SlotTable> {
         let file = open_locked(path, false)?;
         let header = read_prefix(&file)?;
-        let slots = read_slots(&file, &header)?;
-        Ok(SlotTable { file, path: path.to_path_buf(), header, slots })
+        let (slots, labels) = read_labeled_slots(&file, &header)?.into_iter().unzip();
+        Ok(SlotTable { file, path: path.to_path_buf(), header, slots, labels })
     }
 
     /// The content key that `key` opens (a password spending at most
@@ -74,14 +78,16 @@ impl SlotTable {
         Ok((content_key, at))
     }
 
-    /// Writes slot `index` and syncs it before anything else happens.
-    fn write(&mut self, index: usize, slot: KeySlot) -> Result<()> {
+    /// Writes slot `index` with `label` and syncs it before anything else
+    /// happens.
+    fn write(&mut self, index: usize, slot: KeySlot, label: &str) -> Result<()> {
         let offset = self.header.slot_offset(index);
         self.file
-            .write_all_at(&encode_slot(&slot, self.header.slot_len), offset)
+            .write_all_at(&encode_labeled_slot(&slot, label, self.header.slot_len), offset)
             .map_err(Error::io("writing a key slot of", &self.path))?;
         self.file.sync_data().map_err(Error::io("syncing", &self.path))?;
         self.slots[index] = slot;
+        self.labels[index] = label.to_owned();
         Ok(())
     }
 
@@ -91,17 +97,24 @@ impl SlotTable {
 
     /// Rewrites the archive with `new` in the first empty slots and every
     /// slot as large as the largest needs. Returns the positions of `new`.
-    fn rewrite_with(mut self, new: Vec<KeySlot>, content_key: &ContentKey) -> Result<Vec<usize>> {
+    fn rewrite_with(
+        mut self,
+        new: Vec<KeySlot>,
+        label: &str,
+        content_key: &ContentKey,
+    ) -> Result<Vec<usize>> {
         let mut written = Vec::with_capacity(new.len());
         for slot in new {
             let index = self.first_empty().expect("room checked by wrap");
             self.slots[index] = slot;
+            self.labels[index] = label.to_owned();
             written.push(index);
         }
-        let header = HeaderPrefix::fitting(self.header.archive_id, &self.slots);
+        let header = HeaderPrefix::fitting_labeled(self.header.archive_id, &self.slots, &self.labels);
         let reader = self.file.try_clone().map_err(Error::io("opening", &self.path))?;
         let archive = Archive::reopen(reader, content_key, OpenOptions::new())?;
-        rewrite_archive(&self.path, archive, &header.encode_with(&self.slots), &CreateOptions::new())?;
+        let head = header.encode_labeled(&self.slots, &self.labels);
+        rewrite_archive(&self.path, archive, &head, &CreateOptions::new())?;
         Ok(written)
     }
 
@@ -121,15 +134,16 @@ pub fn list(path: &Path) -> Result<Vec<SlotInfo>> {
 /// by position: the header and the slot table, nothing else.
 pub fn read(src: &dyn ReadAt) -> Result<Vec<SlotInfo>> {
     let header = read_prefix(src)?;
-    let info = read_slots(src, &header)?.into_iter().enumerate().filter_map(|(index, slot)| {
-        let kind = match slot {
-            KeySlot::Empty => return None,
-            KeySlot::Password(p) => SlotKind::Password(KdfParams { m_kib: p.m_kib, t: p.t, p: p.p }),
-            KeySlot::KeyFile(_) => SlotKind::KeyFile,
-            KeySlot::Recipient(body) => SlotKind::Recipient(stanza_types(&body).unwrap_or_default()),
-        };
-        Some(SlotInfo { index, kind })
-    });
+    let info =
+        read_labeled_slots(src, &header)?.into_iter().enumerate().filter_map(|(index, (slot, label))| {
+            let kind = match slot {
+                KeySlot::Empty => return None,
+                KeySlot::Password(p) => SlotKind::Password(KdfParams { m_kib: p.m_kib, t: p.t, p: p.p }),
+                KeySlot::KeyFile(_) => SlotKind::KeyFile,
+                KeySlot::Recipient(body) => SlotKind::Recipient(stanza_types(&body).unwrap_or_default()),
+            };
+            Some(SlotInfo { index, kind, label })
+        });
     Ok(info.collect())
 }
 
@@ -155,13 +169,14 @@ pub fn add_with_budget<'k>(
     let mut table = SlotTable::open(path)?;
     let (content_key, _) = table.unlock(key.into(), kdf_budget)?;
     let new = keys.wrap(&table.header.archive_id, &content_key, kdf, &table.slots)?;
-    if !new.iter().all(|slot| table.header.fits(slot)) {
-        return table.rewrite_with(new, &content_key);
+    let label = keys.slot_label();
+    if !new.iter().all(|slot| table.header.fits(slot, label)) {
+        return table.rewrite_with(new, label, &content_key);
     }
     let mut written = Vec::with_capacity(new.len());
     for slot in new {
         let index = table.first_empty().expect("room checked by wrap");
-        table.write(index, slot)?;
+        table.write(index, slot, label)?;
         written.push(index);
     }
     Ok(written)
@@ -190,7 +205,7 @@ pub fn remove_with_budget<'k>(
     if table.in_use() == 1 {
         return Err(Error::LastSlot);
     }
-    table.write(index, KeySlot::Empty)
+    table.write(index, KeySlot::Empty, "")
 }
 
 /// Replaces the password slot that `old` opens with one for `new` (cost
@@ -216,7 +231,9 @@ pub fn change_password_with_budget(
     let Some(index) = table.first_empty() else {
         return Err(Error::SlotsFull);
     };
-    table.write(index, slot)?;
-    table.write(old_index, KeySlot::Empty)?;
+    // The new password's slot keeps the old one's label.
+    let label = table.labels[old_index].clone();
+    table.write(index, slot, &label)?;
+    table.write(old_index, KeySlot::Empty, "")?;
     Ok(index)
 }

@@ -70,3 +70,40 @@ impl<F: Write> Write for SyncingWriter<F> {
         self.tmp.flush()
     }
 }
+
+/// The output of an append session: the archive file after its committed
+/// end, synced in the background as it grows, or, for a dry run, nothing
+/// (the bytes are only counted).
+pub(crate) enum AppendOut {
+    File(SyncingWriter<std::fs::File>),
+    Counted(u64),
+}
+
+impl AppendOut {
+    /// Syncs the file's data to disk (nothing to do for a dry run).
+    pub(crate) fn sync_data(&self) -> std::io::Result<()> {
+        match self {
+            AppendOut::File(out) => out.get_ref().sync_data(),
+            AppendOut::Counted(_) => Ok(()),
+        }
+    }
+}
+
+impl Write for AppendOut {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            AppendOut::File(out) => out.write(buf),
+            AppendOut::Counted(n) => {
+                *n += buf.len() as u64;
+                Ok(buf.len())
+            }
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            AppendOut::File(out) => out.flush(),
+            AppendOut::Counted(_) => Ok(()),
+        }
+    }
+}

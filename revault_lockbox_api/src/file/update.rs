@@ -14,9 +14,9 @@ use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use super::changes::{below_leaf, count_change, inconsistent, UpdateFilter};
+use super::changes::{below_leaf, count_change, inconsistent, FilterMode, UpdateFilter};
 use super::lock::open_locked;
-use super::sync::SyncingWriter;
+use super::sync::{AppendOut, SyncingWriter};
 use super::{UpdateOptions, UpdateReport};
 use crate::archive::{Archive, Subtrees};
 use crate::crypto::ContentKey;
@@ -28,8 +28,9 @@ use crate::session::{ArchiveWriter, NextRoot, Selection, SessionStart};
 use crate::walk::{check_inputs, ordered_roots, walk_with, WalkRules};
 
 /// The output of an append session: the archive file, after its committed
-/// end, synced in the background as it grows (as create's output is).
-type SessionOut = BufWriter<SyncingWriter<File>>;
+/// end, synced in the background as it grows (as create's output is), or
+/// the byte count of a dry run.
+type SessionOut = BufWriter<AppendOut>;
 
 /// An archive opened for one change in place, holding its writer lock.
 ///
@@ -80,7 +81,7 @@ impl ArchiveUpdater {
             report: UpdateReport::default(),
         };
         updater.report.torn_tail_cut = updater.archive.torn_tail_bytes();
-        if updater.report.torn_tail_cut > 0 {
+        if updater.report.torn_tail_cut > 0 && !updater.options.dry_run {
             updater.cut_back()?;
         }
         Ok(updater)
@@ -96,10 +97,13 @@ impl ArchiveUpdater {
         check_inputs(base_dir, inputs)?;
         self.check_ancestors(base_dir, inputs)?;
         let skip = self.own_file()?;
-        self.session(|writer, _, report| {
-            let (writer, walked) = walk_with(writer, base_dir, inputs, &skip, no_rules(), None)?;
+        let roots = stored_roots(base_dir, inputs)?;
+        self.session(|writer, archive, report| {
+            let mut filter = UpdateFilter::new(archive, &roots, FilterMode::StoreAll)?;
+            let (writer, walked) = walk_with(writer, base_dir, inputs, &skip, no_rules(), Some(&mut filter))?;
             report.warnings = walked.warnings;
             report.content_bytes = walked.content_bytes;
+            report.replaced = filter.replaced;
             Ok(writer)
         })
     }
@@ -112,18 +116,17 @@ impl ArchiveUpdater {
         check_inputs(base_dir, inputs)?;
         self.check_ancestors(base_dir, inputs)?;
         let skip = self.own_file()?;
-        let roots: Vec<Vec<u8>> =
-            ordered_roots(base_dir, inputs, false)?.into_iter().map(|r| r.stored).collect();
+        let roots = stored_roots(base_dir, inputs)?;
         self.session(|writer, archive, report| {
-            let old = archive.merged_from(roots.first().map(Vec::as_slice))?;
-            let mut filter =
-                UpdateFilter { old, peeked: None, roots: &roots, delete_missing, hidden: None, deleted: 0 };
+            let mode = FilterMode::Changed { delete_missing };
+            let mut filter = UpdateFilter::new(archive, &roots, mode)?;
             let (mut writer, walked) =
                 walk_with(writer, base_dir, inputs, &skip, no_rules(), Some(&mut filter))?;
             filter.delete_before(&mut writer, None)?;
             report.warnings = walked.warnings;
             report.content_bytes = walked.content_bytes;
             report.deleted = filter.deleted;
+            report.replaced = filter.replaced;
             Ok(writer)
         })
     }
@@ -188,7 +191,10 @@ impl ArchiveUpdater {
             return Err(Error::TooManySessions { path: self.path.clone() });
         }
         if self.archive.root().runs.len() >= MAX_RUNS {
-            self.merge_runs()?;
+            match self.options.dry_run {
+                true => self.report.runs_merged = true,
+                false => self.merge_runs()?,
+            }
         }
         let mut report = std::mem::take(&mut self.report);
         let result = self.append(body, &mut report);
@@ -197,11 +203,14 @@ impl ArchiveUpdater {
                 report.bytes_written = written;
                 Ok(report)
             }
+            Ok(None) if self.options.dry_run => Ok(report),
             Ok(None) => {
                 self.cut_back()?;
                 report.entries = self.archive.entry_count();
                 Ok(report)
             }
+            // A dry run wrote nothing to cut back.
+            Err(e) if self.options.dry_run => Err(self.named(e)),
             Err(e) => {
                 // The session never committed; its bytes are a torn tail.
                 let _ = self.cut_back();
@@ -242,6 +251,9 @@ impl ArchiveUpdater {
         report.stored = stored;
         let (entries, pages) = writer.finish_trees()?;
         writer.output_mut().flush().map_err(Error::io("writing", &self.path))?;
+        if let AppendOut::Counted(would_write) = writer.output_mut().get_ref() {
+            return Ok(Some(*would_write));
+        }
         let (_, stream_len) = writer.pages_and_stream();
         let new_run =
             TreeReader { src: &self.file, keys: writer.session_keys(), archive_id, table: Table::Entries };
@@ -276,13 +288,19 @@ impl ArchiveUpdater {
             kind,
             previous: (end, commit),
         };
-        let mut out = self.file.try_clone().map_err(Error::io("opening", &self.path))?;
-        out.seek(SeekFrom::Start(end)).map_err(Error::io("seeking in", &self.path))?;
-        // The background syncs use a file description of their own: one
-        // shared with `self.file` would hold the writer lock for as long
-        // as the sync thread lives.
-        let syncs = File::open(&self.path).map_err(Error::io("opening", &self.path))?;
-        let out = BufWriter::with_capacity(1 << 20, SyncingWriter::over(out, syncs)?);
+        let out = match self.options.dry_run {
+            true => AppendOut::Counted(0),
+            false => {
+                let mut out = self.file.try_clone().map_err(Error::io("opening", &self.path))?;
+                out.seek(SeekFrom::Start(end)).map_err(Error::io("seeking in", &self.path))?;
+                // The background syncs use a file description of their own:
+                // one shared with `self.file` would hold the writer lock for
+                // as long as the sync thread lives.
+                let syncs = File::open(&self.path).map_err(Error::io("opening", &self.path))?;
+                AppendOut::File(SyncingWriter::over(out, syncs)?)
+            }
+        };
+        let out = BufWriter::with_capacity(1 << 20, out);
         let mut options = self.options.create.clone();
         if kind == SessionKind::Merge {
             // The label names the change that follows, not the merge.
@@ -323,7 +341,12 @@ impl ArchiveUpdater {
 /// Flushes the session's output and syncs the file's data to disk.
 fn sync(out: &mut SessionOut, path: &Path) -> Result<()> {
     out.flush().map_err(Error::io("writing", path))?;
-    out.get_ref().get_ref().sync_data().map_err(Error::io("syncing", path))
+    out.get_ref().sync_data().map_err(Error::io("syncing", path))
+}
+
+/// The stored paths of `inputs` in index order: where the walk goes.
+fn stored_roots(base_dir: &Path, inputs: &[PathBuf]) -> Result<Vec<Vec<u8>>> {
+    Ok(ordered_roots(base_dir, inputs, false)?.into_iter().map(|r| r.stored).collect())
 }
 
 /// Appends walk as `create` does by default: links stored as links, every

@@ -16,7 +16,8 @@
 use super::codec::{malformed, Decoder, Encoder};
 use super::{
     labels, DecodeError, ARCHIVE_ID_LEN, HEADER_PREFIX_LEN, KDF_SALT_LEN, KEY_LEN, KEY_SLOTS, MAGIC,
-    MAX_KEY_SLOT_BODY_LEN, MAX_KEY_SLOT_LEN, MIN_KEY_SLOT_LEN, NONCE_LEN, TAG_LEN, VERSION,
+    MAX_KEY_SLOT_BODY_LEN, MAX_KEY_SLOT_LEN, MAX_SLOT_LABEL_LEN, MIN_KEY_SLOT_LEN, NONCE_LEN, TAG_LEN,
+    VERSION,
 };
 
 /// The fixed prefix: what the file is, which archive, and the size of its
@@ -38,8 +39,20 @@ const PASSWORD_BODY_LEN: usize = 12 + KDF_SALT_LEN + NONCE_LEN + KEY_LEN + TAG_L
 impl HeaderPrefix {
     /// The prefix of a new archive whose table holds `slots`: the smallest
     /// slot size that fits the largest of them.
+    #[cfg(test)]
     pub(crate) fn fitting(archive_id: [u8; ARCHIVE_ID_LEN], slots: &[KeySlot]) -> HeaderPrefix {
-        let largest = slots.iter().map(encoded_slot_len).max().unwrap_or(0);
+        HeaderPrefix::fitting_labeled(archive_id, slots, &[])
+    }
+
+    /// [`fitting`](Self::fitting) `slots` with `labels` (by position; a
+    /// missing one is empty).
+    pub(crate) fn fitting_labeled(
+        archive_id: [u8; ARCHIVE_ID_LEN],
+        slots: &[KeySlot],
+        labels: &[String],
+    ) -> HeaderPrefix {
+        let label = |i: usize| labels.get(i).map_or("", String::as_str);
+        let largest = slots.iter().enumerate().map(|(i, s)| labeled_len(s, label(i))).max().unwrap_or(0);
         HeaderPrefix { archive_id, slot_len: largest.next_power_of_two().max(MIN_KEY_SLOT_LEN) }
     }
 
@@ -48,9 +61,12 @@ impl HeaderPrefix {
     pub(crate) fn fitting_with_passwords(
         archive_id: [u8; ARCHIVE_ID_LEN],
         slots: &[KeySlot],
+        label: &str,
     ) -> HeaderPrefix {
-        let prefix = HeaderPrefix::fitting(archive_id, slots);
-        let slot_len = prefix.slot_len.max((3 + PASSWORD_BODY_LEN).next_power_of_two());
+        let labels = vec![label.to_owned(); slots.len()];
+        let prefix = HeaderPrefix::fitting_labeled(archive_id, slots, &labels);
+        let password = 3 + PASSWORD_BODY_LEN + if label.is_empty() { 0 } else { 1 + label.len() };
+        let slot_len = prefix.slot_len.max(password.next_power_of_two());
         HeaderPrefix { slot_len, ..prefix }
     }
 
@@ -64,18 +80,25 @@ impl HeaderPrefix {
         self.slot_offset(KEY_SLOTS)
     }
 
-    /// Whether `slot` fits this archive's slots.
-    pub(crate) fn fits(&self, slot: &KeySlot) -> bool {
-        encoded_slot_len(slot) <= self.slot_len
+    /// Whether `slot` with `label` fits this archive's slots.
+    pub(crate) fn fits(&self, slot: &KeySlot, label: &str) -> bool {
+        labeled_len(slot, label) <= self.slot_len
     }
 
     /// The prefix and the encoded slot table: the archive's first
     /// [`data_start`](Self::data_start) bytes.
     pub(crate) fn encode_with(&self, slots: &[KeySlot]) -> Vec<u8> {
+        self.encode_labeled(slots, &[])
+    }
+
+    /// [`encode_with`](Self::encode_with), each slot with its label in
+    /// `labels` (by position; a missing one is empty).
+    pub(crate) fn encode_labeled(&self, slots: &[KeySlot], labels: &[String]) -> Vec<u8> {
         debug_assert_eq!(slots.len(), KEY_SLOTS);
         let mut head = self.encode().to_vec();
-        for slot in slots {
-            head.extend_from_slice(&encode_slot(slot, self.slot_len));
+        for (i, slot) in slots.iter().enumerate() {
+            let label = labels.get(i).map_or("", String::as_str);
+            head.extend_from_slice(&encode_labeled_slot(slot, label, self.slot_len));
         }
         head
     }
@@ -218,8 +241,36 @@ fn encoded_slot_len(slot: &KeySlot) -> usize {
     }
 }
 
-/// Encodes one slot, padded to `slot_len` bytes (which it must fit).
+/// Bytes of `slot` with `label` before the padding.
+fn labeled_len(slot: &KeySlot, label: &str) -> usize {
+    encoded_slot_len(slot) + if label.is_empty() { 0 } else { 1 + label.len() }
+}
+
+/// Whether `label` may name a key slot (FORMAT.md §3.2): UTF-8 (it is a
+/// `str`), no control characters, at most [`MAX_SLOT_LABEL_LEN`] bytes.
+/// Whether it fits beside the slot's body is checked when it is written.
+pub fn check_slot_label(label: &str) -> Result<(), &'static str> {
+    if label.len() > MAX_SLOT_LABEL_LEN {
+        return Err("a key slot's label is at most 255 bytes");
+    }
+    if label.chars().any(char::is_control) {
+        return Err("a key slot's label holds no control characters");
+    }
+    Ok(())
+}
+
+/// Encodes one slot, padded to `slot_len` bytes (which it must fit), with
+/// no label (the tests' and fuzz seeds' slots).
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn encode_slot(slot: &KeySlot, slot_len: usize) -> Vec<u8> {
+    encode_labeled_slot(slot, "", slot_len)
+}
+
+/// One slot, padded to `slot_len` bytes (which it must fit), with `label`
+/// after the body (`label_len u8 || label`;
+/// nothing for an empty label), which must pass [`check_slot_label`].
+pub(crate) fn encode_labeled_slot(slot: &KeySlot, label: &str, slot_len: usize) -> Vec<u8> {
+    debug_assert!(check_slot_label(label).is_ok());
     let mut e = Encoder::default();
     match slot {
         KeySlot::Empty => {}
@@ -248,13 +299,23 @@ pub(crate) fn encode_slot(slot: &KeySlot, slot_len: usize) -> Vec<u8> {
             e.u8(SLOT_RECIPIENT).u16(body.len() as u16).bytes(body);
         }
     }
+    if !label.is_empty() && !matches!(slot, KeySlot::Empty) {
+        e.u8(label.len() as u8).bytes(label.as_bytes());
+    }
     assert!(e.buf.len() <= slot_len, "slot size chosen to fit");
     e.buf.resize(slot_len, 0);
     e.buf
 }
 
 /// Decodes one slot; padding must be zero and an empty slot all zero.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn decode_slot(bytes: &[u8]) -> Result<KeySlot, DecodeError> {
+    decode_labeled_slot(bytes).map(|(slot, _)| slot)
+}
+
+/// Decodes one slot and its label (empty when it has none); padding must
+/// be zero and an empty slot all zero.
+pub(crate) fn decode_labeled_slot(bytes: &[u8]) -> Result<(KeySlot, String), DecodeError> {
     if !is_slot_len(bytes.len()) {
         return Err(malformed("key slot", "wrong length"));
     }
@@ -269,39 +330,44 @@ pub(crate) fn decode_slot(bytes: &[u8]) -> Result<KeySlot, DecodeError> {
     if kind == SLOT_EMPTY && !label.is_empty() {
         return Err(malformed("key slot", "empty slot with a label"));
     }
-    Ok(match kind {
-        SLOT_EMPTY if len == 0 => KeySlot::Empty,
-        SLOT_EMPTY => return Err(malformed("key slot", "empty slot with a body")),
-        SLOT_PASSWORD => {
-            let mut b = Decoder::new(body, "password slot");
-            let slot = PasswordSlot {
-                m_kib: b.u32()?,
-                t: b.u32()?,
-                p: b.u32()?,
-                salt: b.array()?,
-                nonce: b.array()?,
-                wrapped_key: b.array()?,
-            };
-            b.finish()?;
-            KeySlot::Password(slot)
-        }
-        SLOT_RECIPIENT if len > 0 => KeySlot::Recipient(body.to_vec()),
-        SLOT_KEY_FILE => {
-            let mut b = Decoder::new(body, "key-file slot");
-            let slot = KeyFileSlot { salt: b.array()?, nonce: b.array()?, wrapped_key: b.array()? };
-            b.finish()?;
-            KeySlot::KeyFile(slot)
-        }
-        // The table is not sealed as a whole (a slot is rewritten in place),
-        // so a kind this version does not know is refused rather than
-        // skipped: a changed byte anywhere in the table is noticed.
-        _ => return Err(malformed("key slot", "unknown kind (written by a newer lockbox?)")),
-    })
+    let label = label.to_owned();
+    Ok((
+        match kind {
+            SLOT_EMPTY if len == 0 => KeySlot::Empty,
+            SLOT_EMPTY => return Err(malformed("key slot", "empty slot with a body")),
+            SLOT_PASSWORD => {
+                let mut b = Decoder::new(body, "password slot");
+                let slot = PasswordSlot {
+                    m_kib: b.u32()?,
+                    t: b.u32()?,
+                    p: b.u32()?,
+                    salt: b.array()?,
+                    nonce: b.array()?,
+                    wrapped_key: b.array()?,
+                };
+                b.finish()?;
+                KeySlot::Password(slot)
+            }
+            SLOT_RECIPIENT if len > 0 => KeySlot::Recipient(body.to_vec()),
+            SLOT_KEY_FILE => {
+                let mut b = Decoder::new(body, "key-file slot");
+                let slot = KeyFileSlot { salt: b.array()?, nonce: b.array()?, wrapped_key: b.array()? };
+                b.finish()?;
+                KeySlot::KeyFile(slot)
+            }
+            // The table is not sealed as a whole (a slot is rewritten in place),
+            // so a kind this version does not know is refused rather than
+            // skipped: a changed byte anywhere in the table is noticed.
+            _ => return Err(malformed("key slot", "unknown kind (written by a newer lockbox?)")),
+        },
+        label,
+    ))
 }
 
 /// The label after a slot's body (FORMAT.md §3.2): `label_len u8 ||
 /// label`, then zeros; empty when the body fills the slot or the padding
-/// is all zero. The writer sets none yet; `key list` will show it.
+/// is all zero. `create` and `key add --key-label` write one; `key list`
+/// shows it.
 pub(crate) fn slot_label(after_body: &[u8]) -> Result<&str, DecodeError> {
     let Some((&len, rest)) = after_body.split_first() else { return Ok("") };
     let len = usize::from(len);
@@ -340,7 +406,7 @@ mod tests {
         let key_file = KeySlot::KeyFile(KeyFileSlot { salt: [1; 16], nonce: [2; 12], wrapped_key: [3; 48] });
         for slot in [KeySlot::Empty, password_slot(), recipient, key_file] {
             let prefix = HeaderPrefix::fitting([0; ARCHIVE_ID_LEN], std::slice::from_ref(&slot));
-            assert!(prefix.fits(&slot));
+            assert!(prefix.fits(&slot, ""));
             assert_eq!(decode_slot(&encode_slot(&slot, prefix.slot_len)).unwrap(), slot);
             assert_eq!(decode_slot(&encode_slot(&slot, MAX_KEY_SLOT_LEN)).unwrap(), slot);
         }

@@ -106,6 +106,13 @@ fn slot_with_a_label() {
     slot[8..14].copy_from_slice(b"laptop");
     assert_eq!(decode_slot(&slot).unwrap(), KeySlot::Recipient(b"body".to_vec()));
     assert_eq!(header::slot_label(&slot[7..]).unwrap(), "laptop");
+    let recipient = KeySlot::Recipient(b"body".to_vec());
+    assert_eq!(
+        header::encode_labeled_slot(&recipient, "laptop", MIN_KEY_SLOT_LEN),
+        slot,
+        "the writer's bytes"
+    );
+    assert_eq!(header::decode_labeled_slot(&slot).unwrap(), (recipient, "laptop".to_owned()));
     slot[8] = 0x1b;
     assert!(decode_slot(&slot).is_err(), "a control character in a label");
     slot[8] = b'l';

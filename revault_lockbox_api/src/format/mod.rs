@@ -29,9 +29,13 @@ pub use extra::SparseMap;
 pub(crate) use extra::{check_name, check_xattr, check_xattr_list};
 pub(crate) use frame::{Frame, UnitKind, FRAME_LEN};
 pub(crate) use hash::{session_header_hash, unit_hash, Hash};
+pub use header::check_slot_label;
 pub(crate) use header::{
-    decode_slot, encode_slot, recipient_slot_aad, HeaderPrefix, KeyFileSlot, KeySlot, PasswordSlot,
+    decode_labeled_slot, encode_labeled_slot, recipient_slot_aad, HeaderPrefix, KeyFileSlot, KeySlot,
+    PasswordSlot,
 };
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use header::{decode_slot, encode_slot};
 pub(crate) use links::FirstLinks;
 pub use metadata::{Metadata, Xattr};
 pub(crate) use node::{Child, EntriesLeaf, Internal, PageRecord, PagesLeaf, PAGE_RECORD_LEN};
@@ -89,6 +93,8 @@ pub(crate) const MIN_KEY_SLOT_LEN: usize = 256;
 pub(crate) const MAX_KEY_SLOT_LEN: usize = 4096;
 /// Largest key-slot body: the largest slot less its kind and length.
 pub(crate) const MAX_KEY_SLOT_BODY_LEN: usize = MAX_KEY_SLOT_LEN - 3;
+/// Longest label of a key slot (its length is one byte).
+pub const MAX_SLOT_LABEL_LEN: usize = 255;
 /// The lowest offset of a data page: the header prefix and the smallest
 /// slot table before it.
 pub(crate) const MIN_DATA_START: u64 = (HEADER_PREFIX_LEN + KEY_SLOTS * MIN_KEY_SLOT_LEN) as u64;

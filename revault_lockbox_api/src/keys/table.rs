@@ -8,7 +8,9 @@ use crate::crypto::{
     KdfParams, Password, PasswordFailure,
 };
 use crate::error::{Error, KdfError, Result};
-use crate::format::{recipient_slot_aad, KeySlot, ARCHIVE_ID_LEN, KEY_SLOTS, MAX_KEY_SLOT_BODY_LEN};
+use crate::format::{
+    check_slot_label, recipient_slot_aad, KeySlot, ARCHIVE_ID_LEN, KEY_SLOTS, MAX_KEY_SLOT_BODY_LEN,
+};
 
 /// The keys a new archive is locked with: passwords (Argon2id), key files
 /// and public-key recipients, one key slot each, at most 16 in all. Any one of them opens
@@ -33,6 +35,7 @@ pub struct KeySet {
     key_files: Vec<KeyFile>,
     recipients: Vec<Recipient>,
     allow_mixed: bool,
+    label: String,
 }
 
 impl KeySet {
@@ -94,9 +97,25 @@ impl KeySet {
         Ok(slots)
     }
 
+    /// Labels every slot this set writes with `label` (FORMAT.md §3.2: a
+    /// name `key list` shows, not secret and not authenticated; recipients
+    /// stay anonymous without one). It must pass
+    /// [`check_slot_label`](crate::slots::check_slot_label), else writing
+    /// fails with [`Error::BadLabel`]. Default: none.
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.label = label.into();
+        self
+    }
+
+    /// The label of the slots this set writes (empty: none).
+    pub(crate) fn slot_label(&self) -> &str {
+        &self.label
+    }
+
     /// What [`wrap`](Self::wrap) refuses before any KDF runs: no key, more
-    /// than the free slots, recipients mixed against the rule.
+    /// than the free slots, recipients mixed against the rule, a bad label.
     pub(crate) fn check(&self, existing: &[KeySlot]) -> Result<()> {
+        check_slot_label(&self.label).map_err(|reason| Error::BadLabel { reason })?;
         let used = existing.iter().filter(|s| !matches!(s, KeySlot::Empty)).count();
         let count = self.passwords.len() + self.key_files.len() + self.recipients.len();
         if count == 0 || used + count > KEY_SLOTS {

@@ -47,7 +47,7 @@ impl LateSlots {
     ) -> Result<(LateSlots, HeaderPrefix)> {
         keys.check(&[])?;
         let without_kdf = keys.wrap_without_kdf(&archive_id, content_key)?;
-        let prefix = HeaderPrefix::fitting_with_passwords(archive_id, &without_kdf);
+        let prefix = HeaderPrefix::fitting_with_passwords(archive_id, &without_kdf, keys.slot_label());
         let keys = keys.clone();
         let content_key = ContentKey::from_bytes(content_key.bytes());
         let wrapping = std::thread::Builder::new()
@@ -55,8 +55,9 @@ impl LateSlots {
             .spawn(move || {
                 let mut slots = keys.wrap_passwords(&archive_id, &content_key, kdf)?;
                 slots.extend(without_kdf);
+                let labels = vec![keys.slot_label().to_owned(); slots.len()];
                 slots.resize(KEY_SLOTS, KeySlot::Empty);
-                Ok(prefix.encode_with(&slots))
+                Ok(prefix.encode_labeled(&slots, &labels))
             })
             .map_err(Error::stream("starting the key-slot thread"))?;
         Ok((LateSlots { wrapping }, prefix))
@@ -76,7 +77,10 @@ impl<W: Write> ArchiveWriter<W> {
     pub(crate) fn with_keys(out: W, keys: &KeySet, options: CreateOptions) -> Result<Self> {
         let (archive_id, content_key) = new_archive_keys(&options)?;
         let slots = keys.slots(&archive_id, &content_key, options.kdf)?;
-        let header = HeaderPrefix::fitting(archive_id, &slots).encode_with(&slots);
+        let in_use = slots.iter().filter(|s| !matches!(s, KeySlot::Empty)).count();
+        let labels = vec![keys.slot_label().to_owned(); in_use];
+        let header =
+            HeaderPrefix::fitting_labeled(archive_id, &slots, &labels).encode_labeled(&slots, &labels);
         Self::begin(out, archive_id, &content_key, &header, options)
     }
 

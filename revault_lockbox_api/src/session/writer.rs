@@ -314,6 +314,9 @@ impl<W: Write> ArchiveWriter<W> {
         if let Some(log) = &self.output.log {
             log.0.removed(path);
         }
+        if let Some(p) = &self.output.progress {
+            p.entries.fetch_add(1, Ordering::Relaxed);
+        }
         self.deleted += 1;
         self.push_record(Record::Delete(path.to_vec()))
     }

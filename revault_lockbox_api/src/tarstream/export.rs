@@ -1,11 +1,13 @@
 //! `export`: an archive's entries as a pax tar stream.
 
 use std::io::{self, Read, Write};
+use std::sync::atomic::Ordering;
 
 use super::import::PAX_XATTR;
 use crate::archive::{Archive, Members};
 use crate::error::{Error, Result};
 use crate::format::{Entry, EntryKind, FirstLinks};
+use crate::progress::Progress;
 use crate::storage::ReadAt;
 
 /// What an export wrote.
@@ -46,6 +48,9 @@ pub fn export<W: Write, S: ReadAt>(
     if let Some(missing) = members.first_missing_name(archive)? {
         return Err(Error::NotFound { path: missing.into() });
     }
+    if let Some(p) = archive.progress() {
+        p.total_bytes.store(members.content_bytes(archive)?, Ordering::Relaxed);
+    }
     let mut tar = tar::Builder::new(out);
     let mut report = ExportReport::default();
     // By the stored file's path: the name its content went out under.
@@ -71,7 +76,7 @@ pub fn export<W: Write, S: ReadAt>(
         let header = header(&entry, kind, size, link.as_deref(), &mut tar)?;
         if kind == tar::EntryType::Regular {
             let reader = archive.content_reader(&entry, None)?;
-            let mut counted = Counted { inner: reader, n: 0 };
+            let mut counted = Counted { inner: reader, n: 0, progress: archive.progress() };
             tar.append(&header, &mut counted).map_err(content_error)?;
             if counted.n != size {
                 return Err(Error::ChecksumMismatch { path: entry.path.as_slice().into() });
@@ -81,6 +86,9 @@ pub fn export<W: Write, S: ReadAt>(
             tar.append(&header, io::empty()).map_err(Error::stream("writing the tar stream"))?;
         }
         report.entries += 1;
+        if let Some(p) = archive.progress() {
+            p.entries.fetch_add(1, Ordering::Relaxed);
+        }
     }
     selected.all_matched()?;
     let out = tar.into_inner().map_err(Error::stream("writing the tar stream"))?;
@@ -184,15 +192,21 @@ fn content_error(e: io::Error) -> Error {
     Error::Stream { action: "writing the tar stream", source: e }
 }
 
-struct Counted<R> {
+/// A file's content as it goes into the stream, counted (and shown on
+/// the archive's progress counters, when it has some).
+struct Counted<'p, R> {
     inner: R,
     n: u64,
+    progress: Option<&'p Progress>,
 }
 
-impl<R: Read> Read for Counted<R> {
+impl<R: Read> Read for Counted<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
         self.n += n as u64;
+        if let Some(p) = self.progress {
+            p.bytes_in.fetch_add(n as u64, Ordering::Relaxed);
+        }
         Ok(n)
     }
 }

@@ -117,7 +117,8 @@ impl<S: ReadAt> Salvage<S> {
     /// everything lost are in the report, which is never
     /// [`is_ok`](VerifyReport::is_ok) for a salvaged archive.
     pub fn verify(&self) -> Result<VerifyReport> {
-        let mut visitor = super::verify::Checker::new(Box::new(self.view.entries.iter().cloned().map(Ok)));
+        let mut visitor =
+            super::verify::Checker::new(Box::new(self.view.entries.iter().cloned().map(Ok)), None);
         visitor.report.pages = self.view.placed.len() as u64;
         self.walk_content(&mut visitor, false)?;
         let mut report = visitor.report;
