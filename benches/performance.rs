@@ -2,6 +2,10 @@
 //!
 //! - `page`: sealing and opening 64 KiB and 1 MiB pages on one worker
 //!   (compress + SHA-256 + ChaCha20-Poly1305 and back), text and random;
+//! - `aead`: the primitives under `page` alone on one core, 64 KiB and
+//!   1 MiB buffers: ChaCha20-Poly1305 as lockbox builds it (the label names
+//!   the chacha20 backend that ran), ring's beside it, SHA-256 (`sha2`, the
+//!   content hash) and BLAKE3 (format v3's unit hash);
 //! - `zstd`: one page at each profile's page size and level;
 //! - `kdf`: the default Argon2id cost (m=64 MiB, t=3, p=4);
 //! - `small_tree`: create and extract of `small-tree` at size factor 0.1;
@@ -110,6 +114,80 @@ fn pages(c: &mut Criterion) {
                 })
             });
         }
+    }
+    g.finish();
+}
+
+/// The primitives the `page` bench pays for, alone: what sealing and
+/// opening a random (raw) page could cost at best on one core. Sealing is
+/// in place, as the codec seals; opening is in place on a fresh copy of
+/// the sealed buffer each iteration (the copy is not timed).
+fn aead(c: &mut Criterion) {
+    use chacha20poly1305::aead::{AeadInOut, KeyInit};
+    use chacha20poly1305::{ChaCha20Poly1305, Nonce, Tag};
+    use ring::aead::{Aad, LessSafeKey, Nonce as RingNonce, UnboundKey, CHACHA20_POLY1305};
+    use sha2::{Digest, Sha256};
+
+    let key = [7u8; 32];
+    let ours = ChaCha20Poly1305::new(&key.into());
+    let ring_key = LessSafeKey::new(UnboundKey::new(&CHACHA20_POLY1305, &key).unwrap());
+    let nonce = [1u8; 12];
+    let backend = revault_lockbox_api::ChaChaBackend::detect();
+    let mut g = c.benchmark_group("aead");
+    g.sample_size(20).measurement_time(Duration::from_secs(2));
+    for len in [64 * KIB, MIB] {
+        let data = random(4, len);
+        let size = format!("{}KiB", len / KIB);
+        g.throughput(Throughput::Bytes(len as u64));
+        let mut buf = data.clone();
+        g.bench_function(BenchmarkId::new(format!("seal/chacha20poly1305-{backend}"), &size), |b| {
+            b.iter(|| {
+                ours.encrypt_inout_detached(&Nonce::from(nonce), b"", buf.as_mut_slice().into()).unwrap()
+            })
+        });
+        let mut sealed = data.clone();
+        let tag =
+            ours.encrypt_inout_detached(&Nonce::from(nonce), b"", sealed.as_mut_slice().into()).unwrap();
+        g.bench_function(BenchmarkId::new(format!("open/chacha20poly1305-{backend}"), &size), |b| {
+            b.iter_batched_ref(
+                || sealed.clone(),
+                |buf| {
+                    let tag = Tag::from(tag);
+                    ours.decrypt_inout_detached(&Nonce::from(nonce), b"", buf.as_mut_slice().into(), &tag)
+                        .unwrap()
+                },
+                BatchSize::LargeInput,
+            )
+        });
+        g.bench_function(BenchmarkId::new("seal/ring", &size), |b| {
+            b.iter(|| {
+                ring_key
+                    .seal_in_place_separate_tag(
+                        RingNonce::assume_unique_for_key(nonce),
+                        Aad::empty(),
+                        &mut buf,
+                    )
+                    .unwrap()
+            })
+        });
+        let mut ring_sealed = data.clone();
+        ring_key
+            .seal_in_place_append_tag(RingNonce::assume_unique_for_key(nonce), Aad::empty(), &mut ring_sealed)
+            .unwrap();
+        g.bench_function(BenchmarkId::new("open/ring", &size), |b| {
+            b.iter_batched_ref(
+                || ring_sealed.clone(),
+                |buf| {
+                    ring_key
+                        .open_in_place(RingNonce::assume_unique_for_key(nonce), Aad::empty(), buf)
+                        .unwrap()
+                        .len()
+                },
+                BatchSize::LargeInput,
+            )
+        });
+        g.bench_function(BenchmarkId::new("sha256", &size), |b| b.iter(|| Sha256::digest(&data)));
+        g.bench_function(BenchmarkId::new("blake3", &size), |b| b.iter(|| blake3::hash(&data)));
     }
     g.finish();
 }
@@ -275,6 +353,6 @@ fn read_one(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_secs(1));
-    targets = pages, zstd_levels, kdf, small_tree, list, read_one
+    targets = pages, aead, zstd_levels, kdf, small_tree, list, read_one
 }
 criterion_main!(benches);

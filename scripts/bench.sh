@@ -6,14 +6,17 @@
 #   scripts/bench.sh --scale                           # adds the GiB-sized scenarios
 #   scripts/bench.sh --extract-root /dev/shm           # every tool extracts into a tmpfs
 #   scripts/bench.sh --scenario scale-many-files --scale-entries 100000 --lockbox-only
+#   scripts/bench.sh --tree "$(scripts/linux-tree.sh)" --scenario media-1g  # real corpora
 #
 # Installs gpg, GNU time and zstd with apt-get when they are missing (and,
-# best effort, age and 7-Zip, which the comparison uses when present), then
+# best effort, age, 7-Zip and restic, which the comparison uses when present), then
 # runs the pgp_compare harness. Extra arguments go to the harness; later
 # ones win. Results: target/lockbox-gpg-bench/results.md
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# chacha20's AVX-512 backend even when the environment sets RUSTFLAGS.
+. "$repo/scripts/cargo-env.sh"
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then
@@ -34,6 +37,7 @@ command -v zstd >/dev/null || missing+=(zstd)
 optional=()
 command -v age >/dev/null || optional+=(age)
 command -v 7zz >/dev/null || optional+=(7zip)
+command -v restic >/dev/null || optional+=(restic)
 
 if [ ${#missing[@]} -gt 0 ] || [ ${#optional[@]} -gt 0 ]; then
     if command -v apt-get >/dev/null; then

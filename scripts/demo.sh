@@ -9,6 +9,8 @@
 # checks that every byte, mode, mtime and link came back.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# chacha20's AVX-512 backend even when the environment sets RUSTFLAGS.
+. scripts/cargo-env.sh
 
 work=${1:-target/demo}
 export LOCKBOX_PASSWORD=${LOCKBOX_PASSWORD:-"demo password, use your own"}

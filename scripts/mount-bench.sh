@@ -15,6 +15,8 @@
 # the numbers are wall times of one run each, in alternating order.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# chacha20's AVX-512 backend even when the environment sets RUSTFLAGS.
+. scripts/cargo-env.sh
 
 WORK=${WORK:-/var/tmp/lockbox-mount-bench}
 LOCKBOX=${LOCKBOX:-target/release/lockbox}

@@ -28,6 +28,8 @@ fi
 scenario=$1
 shift
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# chacha20's AVX-512 backend even when the environment sets RUSTFLAGS.
+. "$repo/scripts/cargo-env.sh"
 out_dir=${PROFILE_DIR:-$repo/target/lockbox-profile}
 iterations=${ITERATIONS:-3}
 call_graph=${CALL_GRAPH:-fp}

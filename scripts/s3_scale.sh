@@ -26,6 +26,8 @@
 # runs of the same binary. KDF at the cheapest cost (it is not measured).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# chacha20's AVX-512 backend even when the environment sets RUSTFLAGS.
+. scripts/cargo-env.sh
 work=${1:-target/s3-scale}
 mkdir -p "$work"
 work=$(cd "$work" && pwd)

@@ -7,6 +7,8 @@
 # for want of what this script installs then fails instead of skipping.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# chacha20's AVX-512 backend even when the environment sets RUSTFLAGS.
+. scripts/cargo-env.sh
 
 # Tools the tests and the harness smoke run use: gpg (the comparison),
 # tar (GNU tar: the tar round trips, and the comparison), zstd, GNU time
@@ -26,6 +28,8 @@ command -v groff >/dev/null || missing+=(groff-base)
 command -v man >/dev/null || missing+=(man-db)
 command -v zsh >/dev/null || missing+=(zsh)
 command -v fish >/dev/null || missing+=(fish)
+# restic: the harness smoke run's peer for trees (backup and restore).
+command -v restic >/dev/null || missing+=(restic)
 # setpriv runs an extraction as an unprivileged user in the CLI tests.
 command -v setpriv >/dev/null || missing+=(util-linux)
 # setfattr/getfattr and setfacl/getfacl: the --xattrs tests set and read

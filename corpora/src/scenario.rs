@@ -53,7 +53,7 @@ pub struct Corpus {
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
 
-static SCENARIOS: [Scenario; 10] = [
+static SCENARIOS: [Scenario; 11] = [
     Scenario {
         name: "fixed-cost",
         shape: Shape::SingleFile,
@@ -110,6 +110,14 @@ static SCENARIOS: [Scenario; 10] = [
         default: false,
         scale: true,
         description: "the mixed-tree recipe grown to 4 GiB",
+    },
+    Scenario {
+        name: "media-1g",
+        shape: Shape::Tree,
+        logical_bytes: GIB,
+        default: false,
+        scale: true,
+        description: "1 GiB of incompressible files of 1 to 8 MiB (photos, video, archives)",
     },
     Scenario {
         name: "scale-many-files",
@@ -217,6 +225,10 @@ impl Scenario {
             }
             "small-tree" => {
                 let stats = tree::small_tree(&dir.join(self.name), seed, budget, &mut sink)?;
+                (self.name, stats)
+            }
+            "media-1g" => {
+                let stats = tree::media(&dir.join(self.name), seed, budget, &mut sink)?;
                 (self.name, stats)
             }
             "scale-many-files" => {

@@ -302,6 +302,32 @@ pub(crate) fn small_tree(top: &Path, seed: u64, budget: u64, sink: &mut Sink) ->
     tree.finish()
 }
 
+/// Media files to a directory in `media-1g`.
+const MEDIA_PER_DIR: u64 = 16;
+
+/// `media-1g`: incompressible files of 1 to 8 MiB (uniform), as photos,
+/// video and already compressed archives are, 16 to a directory
+/// `album-NNN`, until `budget` is spent (the last file takes what is left;
+/// at least one file).
+pub(crate) fn media(top: &Path, seed: u64, budget: u64, sink: &mut Sink) -> io::Result<Stats> {
+    const MIB: u64 = 1 << 20;
+    let mut tree = Tree::new(top, seed, sink)?;
+    let (mut left, mut i) = (budget, 0u64);
+    while left > 0 || i == 0 {
+        let dir = format!("album-{:03}", i / MEDIA_PER_DIR);
+        if i % MEDIA_PER_DIR == 0 {
+            let mode = tree.dir_mode();
+            tree.mkdir(Path::new(&dir), mode)?;
+        }
+        let len = (MIB + tree.rng.below(7 * MIB + 1)).min(left);
+        let ext = ["jpg", "mp4", "zip", "flac"][tree.rng.below(4) as usize];
+        tree.file(&PathBuf::from(format!("{dir}/media-{i:04}.{ext}")), Content::Random, len, 0o644)?;
+        left -= len;
+        i += 1;
+    }
+    tree.finish()
+}
+
 /// `scale-many-files`: `budget / 128` files (at least [`MIN_TREE_FILES`])
 /// of 0..=256 bytes, 1,000 a directory `dNNNN/fNNN.txt`, all mode 0644.
 /// Built for speed (a million entries): the files take consecutive slices

@@ -28,3 +28,4 @@ mod signed_sessions_cli;
 mod signing_keys_cli;
 mod toolbox;
 mod trust_cli;
+mod version_cli;

@@ -79,7 +79,7 @@ mod warning;
 mod xattrs;
 
 pub use archive::{Archive, OpenOptions};
-pub use crypto::{KdfParams, Password};
+pub use crypto::{ChaChaBackend, KdfParams, Password};
 pub use entry_log::EntryLog;
 pub use error::{Error, Result};
 pub use extract::ExtractOptions;

@@ -32,9 +32,15 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     pub output: Option<String>,
 
-    /// Run this scenario (repeatable) [default: every default scenario].
+    /// Run this scenario (repeatable) [default: every default scenario, unless --tree is given].
     #[arg(long = "scenario", value_name = "NAME", value_parser = parse_scenario)]
     pub scenarios: Vec<&'static Scenario>,
+
+    /// Also measure this existing directory tree, named after its last
+    /// component (repeatable): real corpora such as the Linux source tree
+    /// (`scripts/linux-tree.sh` unpacks one). It is read, never changed.
+    #[arg(long = "tree", value_name = "DIR")]
+    pub trees: Vec<PathBuf>,
 
     /// Add the scale (GiB-sized) scenarios.
     #[arg(long)]
@@ -67,6 +73,11 @@ pub struct Args {
     #[arg(long)]
     pub lockbox_only: bool,
 
+    /// Skip one row's tool (repeatable): gpg, zstd-age, age, restic, 7zz,
+    /// or add (lockbox's append row); gpg's 1 GiB runs take minutes.
+    #[arg(long = "skip", value_name = "TOOL", value_parser = ["gpg", "zstd-age", "age", "restic", "7zz", "add"])]
+    pub skip: Vec<String>,
+
     /// List the scenarios and exit.
     #[arg(long)]
     pub list: bool,
@@ -77,8 +88,11 @@ impl Args {
     pub fn selected(&self) -> Vec<&'static Scenario> {
         let mut out: Vec<&'static Scenario> = Vec::new();
         let defaults = corpora::scenarios().iter().filter(|s| s.default);
-        let named: Vec<&'static Scenario> =
-            if self.scenarios.is_empty() { defaults.collect() } else { self.scenarios.clone() };
+        let named: Vec<&'static Scenario> = if self.scenarios.is_empty() && self.trees.is_empty() {
+            defaults.collect()
+        } else {
+            self.scenarios.clone()
+        };
         let scale = corpora::scenarios().iter().filter(|s| self.scale && s.scale);
         for s in named.into_iter().chain(scale) {
             if !out.contains(&s) {

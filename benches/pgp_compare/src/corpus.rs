@@ -61,6 +61,46 @@ pub fn corpus_for(scenario: &Scenario, name: &str, dir: &Path, factor: f64) -> R
     Ok(corpus)
 }
 
+/// An existing tree `dir` as a corpus: its parent is the root, its name
+/// the one input; regular files (each hard-link name counts, its bytes
+/// once) and symlinks are counted.
+pub fn existing_tree(dir: &Path) -> Result<(String, corpora::Corpus)> {
+    use std::collections::HashSet;
+    use std::os::unix::fs::MetadataExt;
+
+    let dir = fs::canonicalize(dir).with_context(|| format!("--tree {}", dir.display()))?;
+    let (Some(root), Some(name)) = (dir.parent(), dir.file_name()) else {
+        anyhow::bail!("--tree {}: not a directory below another", dir.display());
+    };
+    if !dir.is_dir() {
+        anyhow::bail!("--tree {}: not a directory", dir.display());
+    }
+    let (mut logical, mut files, mut seen) = (0u64, 0u64, HashSet::new());
+    let mut todo = vec![dir.clone()];
+    while let Some(d) = todo.pop() {
+        for entry in fs::read_dir(&d).with_context(|| format!("reading {}", d.display()))? {
+            let entry = entry.with_context(|| format!("reading {}", d.display()))?;
+            let meta = entry.metadata().with_context(|| format!("{}", entry.path().display()))?;
+            if meta.is_dir() {
+                todo.push(entry.path());
+            } else {
+                files += 1;
+                if meta.is_file() && seen.insert((meta.dev(), meta.ino())) {
+                    logical += meta.len();
+                }
+            }
+        }
+    }
+    let name = name.to_string_lossy().into_owned();
+    let corpus = corpora::Corpus {
+        root: root.to_path_buf(),
+        inputs: vec![PathBuf::from(&name)],
+        logical_bytes: logical,
+        files,
+    };
+    Ok((name, corpus))
+}
+
 fn parse_stamp(text: &str, root: &Path) -> Option<corpora::Corpus> {
     let (mut logical, mut files, mut inputs) = (None, None, Vec::new());
     for line in text.lines() {

@@ -32,6 +32,9 @@ pub struct Env {
     /// `(age identity file, recipient)` when age, age-keygen and zstd exist.
     pub age: Option<(PathBuf, String)>,
     pub sevenzip: Option<PathBuf>,
+    pub restic: Option<PathBuf>,
+    /// The rows `--skip` leaves out, by their `Tool::skip_name`.
+    pub skip: Vec<String>,
     pub versions: Vec<(String, String)>,
     /// The source's commit, read when the run starts.
     pub commit: String,
@@ -62,6 +65,8 @@ impl Env {
             gpgconf: None,
             age: None,
             sevenzip: None,
+            restic: None,
+            skip: args.skip.clone(),
             versions: Vec::new(),
             commit: commit(),
             notes: Vec::new(),
@@ -79,6 +84,9 @@ impl Env {
                 "/usr/bin/time (GNU time, apt package `time`) not found: peak RSS of external tools is n/a"
                     .into(),
             );
+        }
+        if !args.skip.is_empty() {
+            env.notes.push(format!("--skip: {} left out", args.skip.join(", ")));
         }
         if args.lockbox_only {
             env.notes.push("--lockbox-only: external tools skipped".into());
@@ -118,6 +126,13 @@ impl Env {
                         .collect();
                 env.notes.push(format!("{} not installed: zstd|age skipped", missing.join(", ")));
             }
+        }
+        match find_tool("restic") {
+            Some(restic) => {
+                env.version("restic", &restic, &["version"]);
+                env.restic = Some(restic);
+            }
+            None => env.notes.push("restic not installed (apt package `restic`): restic skipped".into()),
         }
         match find_tool("7zz") {
             Some(_) if args.mode == Mode::Key => {

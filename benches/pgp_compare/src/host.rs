@@ -8,6 +8,7 @@ use std::process::Command;
 use std::time::{Duration, SystemTime};
 
 use revault_lockbox_api::civil::UtcTime;
+use revault_lockbox_api::ChaChaBackend;
 
 use crate::units::human_bytes;
 use crate::util::last_number;
@@ -42,6 +43,21 @@ pub fn machine() -> String {
         .and_then(|m| m.lines().find_map(|l| l.strip_prefix("MemTotal:").and_then(last_number)))
         .map_or_else(String::new, |kib| format!(", {} RAM", human_bytes(kib * 1024)));
     format!("{model}, {logical} logical CPU(s), {usable} usable{mem}")
+}
+
+/// The ChaCha20 backend lockbox's pages ran on (the harness runs the
+/// library in its own child process, so this build's backend is the one
+/// measured), and whether this build has the AVX-512 one.
+pub fn chacha_backend() -> String {
+    let built = if ChaChaBackend::BUILT_WITH_AVX512 {
+        "with"
+    } else {
+        "WITHOUT (RUSTFLAGS replaced .cargo/config.toml's)"
+    };
+    format!(
+        "ChaCha20-Poly1305, chacha20 backend {} (built {built} the AVX-512 backend)",
+        ChaChaBackend::detect()
+    )
 }
 
 /// The distribution and the kernel.

@@ -64,7 +64,7 @@ use anyhow::{bail, Context, Result};
 use clap::Parser;
 
 use crate::args::Args;
-use crate::corpus::corpus_for;
+use crate::corpus::{corpus_for, existing_tree};
 use crate::env::Env;
 use crate::measure::run_scenario;
 use crate::report::{render, Setting};
@@ -106,6 +106,23 @@ fn run(args: &Args) -> Result<()> {
     }
     eprintln!("extracting into {} ({})", scratch.extract.display(), scratch.extract_fs);
     let mut reports = Vec::new();
+    for tree in &args.trees {
+        let (name, corpus) = existing_tree(tree)?;
+        eprintln!(
+            "== {name}: {} in {} file(s) under {}",
+            human_bytes(corpus.logical_bytes),
+            corpus.files,
+            corpus.root.display()
+        );
+        reports.push(run_scenario(
+            &env,
+            &name,
+            corpora::Shape::Tree,
+            &corpus,
+            args.iterations,
+            &mut scratch,
+        )?);
+    }
     for scenario in selected {
         let (scenario, name) = corpus::sized(scenario, args.scale_entries);
         let corpus = corpus_for(&scenario, &name, &root.join("corpora"), args.size_factor)?;

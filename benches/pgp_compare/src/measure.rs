@@ -61,7 +61,10 @@ pub fn run_scenario(
         tools.push(Tool::Gpg);
     }
     if env.age.is_some() {
-        tools.push(Tool::ZstdAge);
+        tools.extend([Tool::ZstdAge, Tool::Age]);
+    }
+    if env.restic.is_some() {
+        tools.push(Tool::Restic);
     }
     if env.sevenzip.is_some() {
         if corpus.logical_bytes > SEVENZIP_MAX_BYTES {
@@ -78,6 +81,7 @@ pub fn run_scenario(
             tools.push(Tool::SevenZip);
         }
     }
+    tools.retain(|t| t.skip_name().is_none_or(|n| !env.skip.iter().any(|s| s == n)));
     for &tool in &tools {
         for &how in tool.extracts() {
             let label = tool.variant_label(how, shape, env.mode);
@@ -137,16 +141,15 @@ impl Round<'_> {
         let (ctx, name, n) = (self.ctx, self.name, self.iterations);
         let label = tool.label(ctx.shape, ctx.env.mode);
         let archive = self.work.join(tool.archive_name());
-        let _ = fs::remove_file(&archive);
+        remove_archive(&archive);
         let fail = |what: &'static str| move |e: Error| Failure::Tool(e.context(format!("{label} {what}")));
         if let Some(seed) = ctx.seed(tool, &archive) {
             ctx.env.runner.run(&seed).map_err(fail("seed"))?;
         }
         let job = ctx.create(tool, &archive).map_err(fail("create"))?;
         let sample = ctx.env.runner.run(&job).map_err(fail("create"))?;
-        let size = fs::metadata(&archive)
-            .map_err(|e| Failure::Tool(anyhow!("{label} made no archive at {}: {e}", archive.display())))?
-            .len();
+        let size = stored_size(&archive)
+            .map_err(|e| Failure::Tool(anyhow!("{label} made no archive at {}: {e}", archive.display())))?;
         eprintln!("[{name}] {label} create {}/{n}: {:.3} s, {}", i + 1, sample.secs, human_bytes(size));
         let mut hows = tool.extracts().to_vec();
         if i % 2 == 1 {
@@ -175,7 +178,30 @@ impl Round<'_> {
             row.extract.push(sample);
             scratch.discard(&dest, ctx.corpus.logical_bytes, ctx.corpus.files).map_err(Failure::Tool)?;
         }
-        let _ = fs::remove_file(&archive);
+        remove_archive(&archive);
         Ok(())
+    }
+}
+
+/// The bytes of an archive file, or of every file under a repository
+/// directory (restic's).
+fn stored_size(path: &Path) -> std::io::Result<u64> {
+    let meta = fs::symlink_metadata(path)?;
+    if !meta.is_dir() {
+        return Ok(meta.len());
+    }
+    let mut total = 0;
+    for entry in fs::read_dir(path)? {
+        total += stored_size(&entry?.path())?;
+    }
+    Ok(total)
+}
+
+/// Removes an archive file or a repository directory, if there is one.
+fn remove_archive(path: &Path) {
+    if path.is_dir() {
+        let _ = remove_tree(path);
+    } else {
+        let _ = fs::remove_file(path);
     }
 }

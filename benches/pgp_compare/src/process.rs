@@ -1,5 +1,11 @@
 //! Running one timed command: lockbox's child process or an external
-//! pipeline, with its wall time, peak RSS and peak thread count.
+//! pipeline, with its wall time, CPU time, peak RSS and peak thread count.
+//!
+//! CPU time (user + system) is what the kernel charged to this process's
+//! waited-for children while the command ran (`cutime` + `cstime` of
+//! `/proc/self/stat`): the command and every process it waited for, so a
+//! pipeline's stages count and the harness's own work does not. Linux
+//! gives it in clock ticks (100 a second): 10 ms resolution.
 //!
 //! Threads are sampled from `/proc/PID/stat` every [`SAMPLE_EVERY`] on a
 //! thread of the harness, never inside the measured process: for lockbox
@@ -29,6 +35,8 @@ const FULL_SCANS: u32 = 50;
 #[derive(Clone, Copy, Debug)]
 pub struct Sample {
     pub secs: f64,
+    /// User + system CPU seconds, when `/proc/self/stat` could be read.
+    pub cpu_secs: Option<f64>,
     pub rss_kib: Option<u64>,
     pub threads: Option<u32>,
 }
@@ -61,6 +69,7 @@ impl Runner {
 /// Runs this binary's `--child` mode; returns the wall time seen from here
 /// and the child's own peak RSS.
 fn run_child(exe: &Path, args: &[OsString]) -> Result<Sample> {
+    let cpu_before = children_cpu();
     let start = Instant::now();
     let child = Command::new(exe)
         .arg("--child")
@@ -73,6 +82,7 @@ fn run_child(exe: &Path, args: &[OsString]) -> Result<Sample> {
     let watch = Watch::start(Watched::Process(child.id()));
     let out = child.wait_with_output().with_context(|| format!("waiting for {}", exe.display()))?;
     let secs = start.elapsed().as_secs_f64();
+    let cpu_secs = cpu_since(cpu_before);
     let threads = watch.finish();
     if !out.status.success() {
         bail!("{} ({})", String::from_utf8_lossy(&out.stderr).trim(), out.status);
@@ -82,7 +92,7 @@ fn run_child(exe: &Path, args: &[OsString]) -> Result<Sample> {
         .split_whitespace()
         .find_map(|kv| kv.strip_prefix("peak_rss_kib="))
         .and_then(|v| v.parse().ok());
-    Ok(Sample { secs, rss_kib, threads })
+    Ok(Sample { secs, cpu_secs, rss_kib, threads })
 }
 
 /// Runs `stages` as a `bash` pipeline in `cwd`, each stage under GNU `time`
@@ -100,6 +110,7 @@ fn run_pipeline(time: Option<&Path>, cwd: &Path, stages: &[String]) -> Result<Sa
         })
         .collect::<Vec<_>>()
         .join(" | ");
+    let cpu_before = children_cpu();
     let start = Instant::now();
     let child = Command::new("bash")
         .arg("-c")
@@ -113,6 +124,7 @@ fn run_pipeline(time: Option<&Path>, cwd: &Path, stages: &[String]) -> Result<Sa
     let watch = Watch::start(Watched::Pipeline { shell: child.id(), stages: stages.len() });
     let out = child.wait_with_output().context("waiting for bash")?;
     let secs = start.elapsed().as_secs_f64();
+    let cpu_secs = cpu_since(cpu_before);
     let threads = watch.finish();
     let mut total = Some(0u64);
     for rss in &rss_files {
@@ -129,7 +141,25 @@ fn run_pipeline(time: Option<&Path>, cwd: &Path, stages: &[String]) -> Result<Sa
         let tail: Vec<&str> = tail.into_iter().rev().collect();
         bail!("`{}` failed ({}): {}", stages.join(" | "), out.status, tail.join(" / "));
     }
-    Ok(Sample { secs, rss_kib: total, threads })
+    Ok(Sample { secs, cpu_secs, rss_kib: total, threads })
+}
+
+/// Linux's clock ticks a second in `/proc` times (USER_HZ, fixed by its ABI).
+const TICKS_PER_SEC: f64 = 100.0;
+
+/// CPU seconds charged so far to this process's waited-for children.
+fn children_cpu() -> Option<f64> {
+    let text = fs::read_to_string("/proc/self/stat").ok()?;
+    let rest = text.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // Fields 3 (state) and on: cutime is field 16, cstime field 17.
+    let ticks: u64 = fields.get(13)?.parse::<u64>().ok()? + fields.get(14)?.parse::<u64>().ok()?;
+    Some(ticks as f64 / TICKS_PER_SEC)
+}
+
+/// The children's CPU seconds since `before`.
+fn cpu_since(before: Option<f64>) -> Option<f64> {
+    Some(children_cpu()? - before?)
 }
 
 /// What a [`Watch`] counts the threads of.

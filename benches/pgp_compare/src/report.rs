@@ -8,11 +8,11 @@ use corpora::Shape;
 
 use crate::args::{Args, Mode};
 use crate::env::Env;
-use crate::host::{binary_size, load_average, machine, os, utc_now};
+use crate::host::{binary_size, chacha_backend, load_average, machine, os, utc_now};
 use crate::process::Sample;
 use crate::results::ScenarioReport;
 use crate::tools::{Extract, Tool};
-use crate::units::{human_bytes, max_rss, peak, ratio, threads, timing};
+use crate::units::{cpu_ratio, cpu_timing, human_bytes, max_rss, peak, ratio, threads, timing};
 use crate::util::q;
 
 /// Where the run wrote, for the record.
@@ -37,6 +37,7 @@ pub fn render(args: &Args, env: &Env, at: &Setting, reports: &[ScenarioReport]) 
     let _ =
         writeln!(md, "- lockbox: revault_lockbox_api {} at commit {}", env!("CARGO_PKG_VERSION"), env.commit);
     let _ = writeln!(md, "- lockbox release binary: {}", binary_size(&env.runner.exe));
+    let _ = writeln!(md, "- lockbox page cipher: {}", chacha_backend());
     for (_, v) in &env.versions {
         let _ = writeln!(md, "- Tool: {v}");
     }
@@ -65,10 +66,10 @@ pub fn render(args: &Args, env: &Env, at: &Setting, reports: &[ScenarioReport]) 
     let _ = writeln!(
         md,
         "| scenario | logical bytes | tool | output size | create s, median (min–max) | \
-         extract s, median (min–max) | peak RSS create | peak RSS extract | \
-         peak threads create | peak threads extract |"
+         create CPU s | extract s, median (min–max) | extract CPU s | peak RSS create | \
+         peak RSS extract | peak threads create | peak threads extract |"
     );
-    let _ = writeln!(md, "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|");
+    let _ = writeln!(md, "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
     for r in reports {
         for t in &r.rows {
             let pct = if r.logical_bytes == 0 {
@@ -80,13 +81,15 @@ pub fn render(args: &Args, env: &Env, at: &Setting, reports: &[ScenarioReport]) 
             let shared = |cell: String| if t.create.is_empty() { same_as.to_string() } else { cell };
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {}{pct} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {}{pct} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 r.name,
                 human_bytes(r.logical_bytes),
                 t.label.replace('|', "\\|"),
                 human_bytes(t.size),
                 shared(timing(&t.create)),
+                shared(cpu_timing(&t.create)),
                 timing(&t.extract),
+                cpu_timing(&t.extract),
                 shared(peak(&t.create)),
                 peak(&t.extract),
                 shared(threads(&t.create)),
@@ -132,6 +135,8 @@ pub fn render(args: &Args, env: &Env, at: &Setting, reports: &[ScenarioReport]) 
         md.push('\n');
     }
 
+    peer_ratios(&mut md, reports);
+
     let shapes: Vec<String> = reports
         .iter()
         .map(|r| {
@@ -152,6 +157,42 @@ pub fn render(args: &Args, env: &Env, at: &Setting, reports: &[ScenarioReport]) 
     md
 }
 
+/// lockbox against every other tool, wall and CPU time: create, and
+/// extraction with sync off (like the others, which never sync).
+fn peer_ratios(md: &mut String, reports: &[ScenarioReport]) {
+    let mut rows = Vec::new();
+    for r in reports {
+        let (Some(l), Some(u)) =
+            (r.row(Tool::Lockbox, Extract::Default), r.row(Tool::Lockbox, Extract::NoSync))
+        else {
+            continue;
+        };
+        for t in r.rows.iter().filter(|t| !t.tool.is_lockbox() && t.how == Extract::Default) {
+            rows.push(format!(
+                "| {} | {} | {:.3} | {} | {} | {} | {} |",
+                r.name,
+                t.label.replace('|', "\\|"),
+                l.size as f64 / t.size.max(1) as f64,
+                ratio(&l.create, &t.create),
+                cpu_ratio(&l.create, &t.create),
+                ratio(&u.extract, &t.extract),
+                cpu_ratio(&u.extract, &t.extract)
+            ));
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(md, "Ratios lockbox / each other tool, medians (extraction: lockbox with sync off):\n");
+    let _ =
+        writeln!(md, "| scenario | against | size | create wall | create CPU | extract wall | extract CPU |");
+    let _ = writeln!(md, "|---|---|--:|--:|--:|--:|--:|");
+    for row in rows {
+        let _ = writeln!(md, "{row}");
+    }
+    md.push('\n');
+}
+
 const HOW_TO_READ_KEYS: &str = "\
 - Key mode: lockbox locks each archive to an X25519 recipient (`KeySet::new().recipients(..)`) and \
 opens it with the identity (parsed in the timed run): no Argon2id. gpg encrypts with `--encrypt -r` to \
@@ -162,7 +203,9 @@ agent holds the key before timing. zstd|age is as in password mode. 7zz has no p
 
 const HOW_TO_READ: &str = "\
 How to read this:
-- Times are wall clock per run, including process start; every extraction was compared with the \
+- Times are wall clock per run, including process start; CPU times are user + system seconds of \
+the command and every process it waited for (the stages of a pipeline), from the kernel's \
+accounting in clock ticks (10 ms). Every extraction was compared with the \
 source before its time was kept (content and symlink targets; for lockbox also modes and mtimes). \
 Each iteration runs the tools in turn, forward in even iterations and backward in odd ones.
 - lockbox: `create_archive` with `CreateOptions::new()` (Argon2id m=64 MiB, t=3, p=4; the archive \
@@ -176,6 +219,11 @@ the `lockbox` row's (`= lockbox`). `..., then sync` is the `zstd | age` extracti
 the same pipeline. Nothing is synced.
 - zstd|age uses an X25519 identity from `age-keygen` (`age -p` needs a terminal): no passphrase \
 KDF cost. 7zz is `7zz a -t7z -mhe=on -p...` at its default level (LZMA2 -mx5, all cores).
+- `age -r` is age alone (`tar -cf - | age -r` for trees), the peer on incompressible data. `restic \
+backup/restore` backs the tree up into a repository made fresh before each create (`restic init`, \
+untimed) and restores the latest snapshot, `--no-cache`, with the same passphrase (its scrypt KDF, \
+calibrated at init, runs in each timed command, as lockbox's Argon2id does); its size is the \
+repository's files.
 - `fixed-cost` (an empty file) is what each tool pays whatever the input: process start, the \
 password KDF or S2K (gpg's agent already running), headers.
 - Peak RSS of external tools is GNU time's maximum resident set size of each process of the \

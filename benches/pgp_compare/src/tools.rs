@@ -27,6 +27,10 @@ pub enum Tool {
     LockboxAdd,
     Gpg,
     ZstdAge,
+    /// `age -r` alone (with `tar` for trees): the peer on incompressible data.
+    Age,
+    /// `restic backup` into a fresh repository and `restic restore`.
+    Restic,
     SevenZip,
 }
 
@@ -55,6 +59,9 @@ impl Tool {
             (Tool::Gpg, Shape::Tree, Mode::Key) => "tar | gpg -e (key)",
             (Tool::ZstdAge, Shape::SingleFile, _) => "zstd -3 | age (key)",
             (Tool::ZstdAge, Shape::Tree, _) => "tar | zstd -3 | age (key)",
+            (Tool::Age, Shape::SingleFile, _) => "age -r (key)",
+            (Tool::Age, Shape::Tree, _) => "tar | age -r (key)",
+            (Tool::Restic, _, _) => "restic backup/restore",
             (Tool::SevenZip, _, _) => "7zz -mhe=on",
         }
     }
@@ -75,7 +82,22 @@ impl Tool {
             Tool::LockboxAdd => "out-add.lbox",
             Tool::Gpg => "out.gpg",
             Tool::ZstdAge => "out.zst.age",
+            Tool::Age => "out.age",
+            Tool::Restic => "out.restic",
             Tool::SevenZip => "out.7z",
+        }
+    }
+
+    /// The name `--skip` takes; lockbox's own row has none.
+    pub fn skip_name(self) -> Option<&'static str> {
+        match self {
+            Tool::Lockbox => None,
+            Tool::LockboxAdd => Some("add"),
+            Tool::Gpg => Some("gpg"),
+            Tool::ZstdAge => Some("zstd-age"),
+            Tool::Age => Some("age"),
+            Tool::Restic => Some("restic"),
+            Tool::SevenZip => Some("7zz"),
         }
     }
 
@@ -109,10 +131,25 @@ pub struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// What must exist before the timed create, made untimed: the empty
-    /// archive lockbox's `add` row appends to.
+    /// archive lockbox's `add` row appends to, restic's fresh repository.
     pub fn seed(&self, tool: Tool, archive: &Path) -> Option<Job> {
-        (tool == Tool::LockboxAdd)
-            .then(|| Job::Child(vec!["seed".into(), self.env.passfile.clone().into(), archive.into()]))
+        match tool {
+            Tool::LockboxAdd => {
+                Some(Job::Child(vec!["seed".into(), self.env.passfile.clone().into(), archive.into()]))
+            }
+            Tool::Restic => Some(Job::Pipeline {
+                cwd: self.corpus.root.clone(),
+                stages: vec![format!("{} init -q", self.restic(archive).ok()?)],
+            }),
+            _ => None,
+        }
+    }
+
+    /// `restic` on repository `repo` with the passphrase file, no cache
+    /// (each repository is fresh; a cache would only add writes).
+    fn restic(&self, repo: &Path) -> Result<String> {
+        let restic = self.env.restic.as_ref().context("no restic")?;
+        Ok(format!("{} --repo {} --password-file {} --no-cache", q(restic), q(repo), q(&self.env.passfile)))
     }
 
     /// The command that makes `archive` from the corpus.
@@ -151,6 +188,18 @@ impl Ctx<'_> {
                 } else {
                     pipeline(vec![format!("zstd -3 -T0 -q -c {input}"), age])
                 }
+            }
+            Tool::Age => {
+                let (_, recipient) = env.age.as_ref().context("no age")?;
+                let age = format!("age -r {} -o {out}", q(recipient));
+                if tree {
+                    pipeline(vec![format!("tar -cf - {}", inputs.join(" ")), age])
+                } else {
+                    pipeline(vec![format!("{age} {input}")])
+                }
+            }
+            Tool::Restic => {
+                pipeline(vec![format!("{} backup -q {}", self.restic(archive)?, inputs.join(" "))])
             }
             Tool::SevenZip => {
                 let sz = q(env.sevenzip.as_ref().context("no 7zz")?);
@@ -195,6 +244,18 @@ impl Ctx<'_> {
                 } else {
                     pipeline(vec![age, format!("zstd -d -q -o {single_out}{sync}")])
                 }
+            }
+            Tool::Age => {
+                let (identity, _) = env.age.as_ref().context("no age")?;
+                let age = format!("age -d -i {}", q(identity));
+                if tree {
+                    pipeline(vec![format!("{age} {src}"), "tar -xf -".into()])
+                } else {
+                    pipeline(vec![format!("{age} -o {single_out} {src}")])
+                }
+            }
+            Tool::Restic => {
+                pipeline(vec![format!("{} restore -q latest --target {}", self.restic(archive)?, q(dest))])
             }
             Tool::SevenZip => {
                 let sz = q(env.sevenzip.as_ref().context("no 7zz")?);

@@ -21,7 +21,20 @@ pub fn human_bytes(n: u64) -> String {
 
 /// The median time and the range of `samples`, or `n/a`.
 pub fn timing(samples: &[Sample]) -> String {
-    let mut s: Vec<f64> = samples.iter().map(|s| s.secs).collect();
+    spread(samples.iter().map(|s| s.secs).collect())
+}
+
+/// The median CPU time (user + system) and its range, or `n/a` unless
+/// every run measured it.
+pub fn cpu_timing(samples: &[Sample]) -> String {
+    match samples.iter().map(|s| s.cpu_secs).collect::<Option<Vec<f64>>>() {
+        Some(cpu) => spread(cpu),
+        None => "n/a".into(),
+    }
+}
+
+/// `median (min–max)` of `s`, or `n/a`.
+fn spread(mut s: Vec<f64>) -> String {
     if s.is_empty() {
         return "n/a".into();
     }
@@ -42,17 +55,27 @@ fn median(sorted: &[f64]) -> f64 {
     }
 }
 
-/// The ratio of the median times, or `n/a`.
+/// The ratio of the median wall times, or `n/a`.
 pub fn ratio(a: &[Sample], b: &[Sample]) -> String {
-    let med = |x: &[Sample]| {
-        let mut v: Vec<f64> = x.iter().map(|s| s.secs).collect();
+    let wall = |x: &[Sample]| x.iter().map(|s| Some(s.secs)).collect();
+    median_ratio(wall(a), wall(b))
+}
+
+/// The ratio of the median CPU times, or `n/a`.
+pub fn cpu_ratio(a: &[Sample], b: &[Sample]) -> String {
+    let cpu = |x: &[Sample]| x.iter().map(|s| s.cpu_secs).collect();
+    median_ratio(cpu(a), cpu(b))
+}
+
+fn median_ratio(a: Option<Vec<f64>>, b: Option<Vec<f64>>) -> String {
+    let med = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
         median(&v)
     };
-    if a.is_empty() || b.is_empty() {
-        return "n/a".into();
+    match (a, b) {
+        (Some(a), Some(b)) if !a.is_empty() && !b.is_empty() => format!("{:.3}", med(a) / med(b)),
+        _ => "n/a".into(),
     }
-    format!("{:.3}", med(a) / med(b))
 }
 
 /// The largest peak RSS, if every run measured one.

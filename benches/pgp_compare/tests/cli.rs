@@ -57,6 +57,6 @@ fn lockbox_only_run_prints_a_row_per_variant() {
     let rows: Vec<&str> = stdout.lines().filter(|l| l.starts_with("| fixed-cost |")).collect();
     let tools: Vec<&str> = rows.iter().map(|r| r.split(" | ").nth(2).unwrap()).collect();
     assert_eq!(tools, ["lockbox", "lockbox, sync off", "lockbox add (append)"], "{stdout}");
-    assert!(rows.iter().all(|r| r.matches(" | ").count() == 9), "{stdout}");
+    assert!(rows.iter().all(|r| r.matches(" | ").count() == 11), "{stdout}");
     assert!(stdout.contains("- Command: `cargo run --release -p pgp_compare -- --lockbox-only"), "{stdout}");
 }

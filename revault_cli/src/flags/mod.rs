@@ -179,7 +179,10 @@ pub enum KeyCommand {
 /// The command line, with the options given before the command name moved
 /// into the command's own (clap exits on bad flags, with code 2).
 pub fn parse() -> Cli {
-    let matches = Cli::command().try_get_matches().unwrap_or_else(|e| best_suggestion_first(e).exit());
+    let matches = Cli::command()
+        .long_version(long_version())
+        .try_get_matches()
+        .unwrap_or_else(|e| best_suggestion_first(e).exit());
     let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut Cli::command()).exit());
     let mut after = &matches;
     while let Some((_, sub)) = after.subcommand() {
@@ -188,6 +191,14 @@ pub fn parse() -> Cli {
     let before = Given { matches: &matches, after };
     cli.command.inherit(&cli.before, &before);
     cli
+}
+
+/// `lockbox --version`: the version, then the ChaCha20 backend that seals
+/// and opens pages in this build on this CPU (`-V` gives the version alone).
+fn long_version() -> String {
+    let backend = revault_lockbox_api::ChaChaBackend::detect();
+    let built = if revault_lockbox_api::ChaChaBackend::BUILT_WITH_AVX512 { "with" } else { "without" };
+    format!("{}\nchacha20 backend: {backend} (built {built} the AVX-512 backend)", env!("CARGO_PKG_VERSION"))
 }
 
 /// clap lists similar commands least similar first (`lockbox creat`:

@@ -127,7 +127,7 @@ impl Sealed {
 
     /// [`new`](Self::new) into recycled buffers: `plain` holds the
     /// plaintext, `spare` is any buffer. Returns the sealed unit and the
-    /// buffer it did not need. Neither grows when both have
+    /// buffer it did not need (as it was, or holding the plaintext). Neither grows when both have
     /// [`page_buffer_capacity`] room for a plaintext of this length.
     fn into_buffers(
         plain: Vec<u8>,
@@ -137,12 +137,11 @@ impl Sealed {
         seal: impl FnOnce(&Frame, &mut Vec<u8>),
     ) -> (Sealed, Vec<u8>) {
         let plain_len = plain.len() as u32;
-        let (codec, mut bytes, mut left) = if compress_into(&plain, level, &mut spare) {
+        let (codec, mut bytes, left) = if compress_into(&plain, level, &mut spare) {
             (Codec::Zstd, spare, plain)
         } else {
             (Codec::Raw, plain, spare)
         };
-        left.clear();
         let frame = frame_of(codec, plain_len, (bytes.len() + TAG_LEN) as u32);
         bytes.reserve(TAG_LEN);
         seal(&frame, &mut bytes);
@@ -202,7 +201,7 @@ pub(crate) fn open_data_page(
 /// [`open_data_page`] into recycled buffers: checks the frame and hash,
 /// then opens a raw page straight into `spare`, or a zstd page in place
 /// and decompresses it into `spare` (which grows only when it has less
-/// room than the page). Returns the plaintext's buffer, or the error, and
+/// room than the page; its old bytes, of any length, are overwritten). Returns the plaintext's buffer, or the error, and
 /// the buffer not needed.
 pub(crate) fn open_data_page_into(
     keys: &SessionKeys,
@@ -222,7 +221,8 @@ pub(crate) fn open_data_page_into(
     let sealed = &mut framed[FRAME_LEN..];
     match record.codec {
         Codec::Raw if sealed.len() == len + TAG_LEN => {
-            spare.clear();
+            // The decryption writes every byte: a recycled `spare` that
+            // already has the length is not zeroed first.
             spare.resize(len, 0);
             match keys.open_page_to(PageNonce::data(number), &aad, sealed, &mut spare) {
                 Ok(()) => (Ok(spare), framed),

@@ -8,6 +8,7 @@
 //! against swapping where the system allows (`locked`). Every nonce is a
 //! [`PageNonce`] built in one place; see `schedule` for why none repeats.
 
+mod backend;
 mod codec;
 mod kdf;
 #[allow(unsafe_code)]
@@ -19,7 +20,10 @@ mod schedule;
 pub(crate) mod seam;
 mod secret;
 mod spool;
+#[cfg(test)]
+mod wycheproof_tests;
 
+pub use backend::ChaChaBackend;
 #[cfg(feature = "fuzzing")]
 pub(crate) use codec::decompress;
 pub(crate) use codec::{

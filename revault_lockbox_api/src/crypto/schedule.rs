@@ -44,6 +44,12 @@ impl PageNonce {
         PageNonce([0xfe; NONCE_LEN])
     }
 
+    /// A nonce as the test vectors give it.
+    #[cfg(test)]
+    pub(crate) fn from_raw(bytes: [u8; NONCE_LEN]) -> PageNonce {
+        PageNonce(bytes)
+    }
+
     /// The one root (index key) or trailer (trailer key) a session seals.
     /// No table is numbered 0xff, so it never meets an index node's nonce.
     pub(crate) fn single() -> PageNonce {
@@ -72,6 +78,13 @@ impl SessionKeys {
             index: sub(labels::INDEX_KEY),
             trailer: sub(labels::TRAILER_KEY),
         }
+    }
+
+    /// Keys for the test vectors: `key` for every purpose, as given.
+    #[cfg(test)]
+    pub(crate) fn from_raw_key(key: &[u8; KEY_LEN]) -> SessionKeys {
+        let cipher = || ChaCha20Poly1305::new(&Key::from(*key));
+        SessionKeys { page: cipher(), index: cipher(), trailer: cipher() }
     }
 
     /// Seals a data page in place, appending the tag.

@@ -30,8 +30,9 @@ pub(crate) fn read_sealed(
     read_sealed_into(src, offset, len, what, Vec::new())
 }
 
-/// [`read_sealed`] into `buffer` (a recycled one: it grows only when its
-/// capacity is below `len`).
+/// [`read_sealed`] into `buffer` (a recycled one of any length: it grows
+/// only when its capacity is below `len`, and only bytes beyond its
+/// length are zeroed before the read overwrites them all).
 pub(crate) fn read_sealed_into(
     src: &dyn ReadAt,
     offset: u64,
@@ -39,7 +40,6 @@ pub(crate) fn read_sealed_into(
     what: impl Fn() -> String,
     mut bytes: Vec<u8>,
 ) -> Result<Vec<u8>> {
-    bytes.clear();
     bytes.resize(len as usize, 0);
     src.read_exact_at(&mut bytes, offset).map_err(|e| {
         if e.kind() == std::io::ErrorKind::UnexpectedEof {

@@ -90,8 +90,8 @@ impl PageOpener {
         })
     }
 
-    /// An empty buffer to read a sealed page into: a recycled one when
-    /// there is one.
+    /// A buffer to read a sealed page into: a recycled one (of any
+    /// length) when there is one.
     pub(crate) fn buffer(&mut self) -> Vec<u8> {
         self.free.pop().unwrap_or_default()
     }
@@ -102,9 +102,10 @@ impl PageOpener {
         self.free_spans.pop().unwrap_or_default()
     }
 
-    /// Gives back a buffer (a delivered page's) for later pages.
-    pub(crate) fn recycle(&mut self, mut buffer: Vec<u8>) {
-        buffer.clear();
+    /// Gives back a buffer (a delivered page's) for later pages. It keeps
+    /// its length: the next read or decryption into it overwrites every
+    /// byte it uses, so a length it already had costs no zeroing.
+    pub(crate) fn recycle(&mut self, buffer: Vec<u8>) {
         self.free.push(buffer);
     }
 

@@ -79,15 +79,15 @@ impl PageSealer {
         self.hashing.after(self.tickets, |slot| slot.take().expect("handed over"))
     }
 
-    /// An empty buffer with room for a full page: a recycled one when
-    /// there is one.
+    /// A buffer with room for a full page: a recycled one, still holding
+    /// old bytes (room to overwrite, not content), when there is one.
     pub(crate) fn buffer(&mut self) -> Vec<u8> {
         self.free.pop().unwrap_or_else(|| Vec::with_capacity(self.buffer_capacity))
     }
 
-    /// Gives back a buffer (a written page's) for later pages.
-    pub(crate) fn recycle(&mut self, mut buffer: Vec<u8>) {
-        buffer.clear();
+    /// Gives back a buffer (a written page's) for later pages. It keeps
+    /// its length, so that filling it again zeroes nothing.
+    pub(crate) fn recycle(&mut self, buffer: Vec<u8>) {
         self.free.push(buffer);
     }
 
@@ -165,6 +165,7 @@ mod tests {
         let mut next_out = 10;
         for number in 10..40 {
             let mut buffer = sealer.buffer();
+            buffer.clear();
             buffer.extend_from_slice(&page(number));
             sealer.submit(number, buffer, None);
             while sealer.in_flight() >= 4 {

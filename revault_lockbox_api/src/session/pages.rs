@@ -47,7 +47,9 @@ impl<W: Write> ArchiveWriter<W> {
             let start = self.page.len();
             in_page = Some(start);
             let room = (page_size - start) as u64;
-            let n = fill(content, &mut self.page, page_size, size_hint.saturating_sub(size))
+            let n = self
+                .page
+                .fill(content, page_size, size_hint.saturating_sub(size))
                 .map_err(|source| Error::Stream { action: Error::READING_CONTENT, source })?;
             size += n as u64;
             if let Some(p) = &self.output.progress {
@@ -58,7 +60,7 @@ impl<W: Write> ArchiveWriter<W> {
             }
         }
         let mut hasher = hasher.unwrap_or_else(|| self.sealer.take_back());
-        hasher.update(&self.page[in_page.unwrap_or(self.page.len())..]);
+        hasher.update(&self.page.bytes()[in_page.unwrap_or(self.page.len())..]);
         let extent = Extent { offset, size, linked };
         // A map whose data ended early keeps the segments filled.
         let (logical, sparse) = match sparse {
@@ -85,7 +87,7 @@ impl<W: Write> ArchiveWriter<W> {
     /// `hash_from` into the hasher handed over to them.
     pub(super) fn flush_page_hashing(&mut self, hash_from: Option<usize>) -> Result<()> {
         let fresh = self.sealer.buffer();
-        let plain = std::mem::replace(&mut self.page, fresh);
+        let plain = self.page.take(fresh);
         self.page_start += plain.len() as u64;
         self.sealer.submit(self.next_page, plain, hash_from);
         self.next_page += 1;
@@ -128,36 +130,69 @@ impl<W: Write> ArchiveWriter<W> {
     }
 }
 
-/// Reads from `content` into `page` until it holds `page_size` bytes or the
-/// content ends; returns how many bytes were added. Reads straight into the
-/// page with large reads (small ones cost more in system time than the
-/// compression does), and zeroes only the room it expects to need: `hint`
-/// bytes plus one to see the end, growing if the content is longer.
-fn fill(content: &mut dyn Read, page: &mut Vec<u8>, page_size: usize, hint: u64) -> io::Result<usize> {
-    let start = page.len();
-    let mut filled = start;
-    let mut want = (hint.saturating_add(1).max(MIN_READ as u64) as usize).min(page_size - start);
-    page.resize(start + want, 0);
-    loop {
-        if filled == page.len() {
-            if page.len() == page_size {
-                break;
-            }
-            want = (want * 2).min(page_size - start);
-            page.resize(start + want, 0);
-        }
-        match content.read(&mut page[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                page.truncate(filled);
-                return Err(e);
-            }
-        }
+/// The page being filled: the first `len` bytes of `buf`. The rest of
+/// `buf` (a recycled buffer's old bytes) is room that reads overwrite, so
+/// a buffer is zeroed once in its life, not once a page.
+pub(super) struct FillingPage {
+    buf: Vec<u8>,
+    len: usize,
+}
+
+impl FillingPage {
+    /// An empty page in `buf` (of any length: its bytes are room).
+    pub(super) fn new(buf: Vec<u8>) -> FillingPage {
+        FillingPage { buf, len: 0 }
     }
-    page.truncate(filled);
-    Ok(filled - start)
+
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The bytes filled so far.
+    pub(super) fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
+    /// The filled bytes as a page to seal; this page starts again in `fresh`.
+    pub(super) fn take(&mut self, fresh: Vec<u8>) -> Vec<u8> {
+        let mut page = std::mem::replace(&mut self.buf, fresh);
+        page.truncate(self.len);
+        self.len = 0;
+        page
+    }
+
+    /// Reads from `content` until the page holds `page_size` bytes or the
+    /// content ends; returns how many bytes were added. Reads straight into
+    /// the page with large reads (small ones cost more in system time than
+    /// the compression does), and makes room only as far as it expects to
+    /// need: `hint` bytes plus one to see the end, growing if the content
+    /// is longer (zeroing only room the buffer never had).
+    fn fill(&mut self, content: &mut dyn Read, page_size: usize, hint: u64) -> io::Result<usize> {
+        let start = self.len;
+        let mut want = (hint.saturating_add(1).max(MIN_READ as u64) as usize).min(page_size - start);
+        loop {
+            if self.len == start + want {
+                if self.len == page_size {
+                    break;
+                }
+                want = (want * 2).min(page_size - start);
+            }
+            if self.buf.len() < start + want {
+                self.buf.resize(start + want, 0);
+            }
+            match content.read(&mut self.buf[self.len..start + want]) {
+                Ok(0) => break,
+                Ok(n) => self.len += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(self.len - start)
+    }
 }
 
 /// Smallest read into a page.
@@ -252,11 +287,15 @@ mod tests {
         for (hint, page_size) in
             [(0, 1 << 20), (10, 1 << 20), (100_000, 1 << 20), (1 << 30, 1 << 20), (5, 40_000)]
         {
-            let mut page = b"prefix".to_vec();
-            let n = fill(&mut Trickle(&data), &mut page, page_size, hint).unwrap();
+            // A recycled buffer: old bytes past the six filled ones.
+            let mut page = FillingPage::new(b"prefix, then old bytes".to_vec());
+            page.len = 6;
+            let n = page.fill(&mut Trickle(&data), page_size, hint).unwrap();
             let expect = data.len().min(page_size - 6);
             assert_eq!(n, expect, "hint {hint}");
-            assert_eq!(&page[6..], &data[..expect]);
+            assert_eq!(&page.bytes()[..6], b"prefix");
+            assert_eq!(&page.bytes()[6..], &data[..expect]);
+            assert_eq!(page.take(Vec::new()).len(), 6 + expect);
         }
     }
 }

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use super::options::Signing;
 use super::output::Output;
+use super::pages::FillingPage;
 use super::{CreateOptions, Metadata, SessionStart};
 use crate::crypto::{random_bytes, ContentKey, SessionKeys};
 use crate::error::{Error, Result};
@@ -72,7 +73,7 @@ pub struct ArchiveWriter<W: Write> {
     /// Key ids of the keys that sign this session, for its summary.
     pub(crate) signers: Vec<Vec<u8>>,
     pub(super) tuning: CreateTuning,
-    pub(super) page: Vec<u8>,
+    pub(super) page: FillingPage,
     /// Data-stream offset of the current page's first byte.
     pub(super) page_start: u64,
     pub(super) next_page: u64,
@@ -147,7 +148,7 @@ impl<W: Write> ArchiveWriter<W> {
             deleted: 0,
             // Key ids as the signature block's (FORMAT.md §3.10): fingerprints.
             signers: options.signing.keys.iter().map(|k| k.fingerprint().0.to_vec()).collect(),
-            page: sealer.buffer(),
+            page: FillingPage::new(sealer.buffer()),
             page_start: start.stream_len,
             next_page: start.next_page,
             sealer,
