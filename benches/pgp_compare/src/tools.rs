@@ -251,7 +251,9 @@ impl Ctx<'_> {
                 if tree {
                     pipeline(vec![format!("{age} {src}"), "tar -xf -".into()])
                 } else {
-                    pipeline(vec![format!("{age} -o {single_out} {src}")])
+                    // A redirect, not `-o`: age opens `-o` only when it first
+                    // writes, so an empty file would never be made.
+                    pipeline(vec![format!("{age} {src} > {single_out}")])
                 }
             }
             Tool::Restic => {
