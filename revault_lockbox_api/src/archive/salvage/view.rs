@@ -76,7 +76,12 @@ pub(super) fn prove(mut scan: Scan) -> Result<View> {
     // The walk's own checks over what is kept: order, nothing below a
     // file or link, contents ascending in each session, links.
     let offsets = session_offsets(&scan, &placed);
-    let stream_len = placed.last().map_or(0, Placed::end);
+    // An empty file needs no page, and its offset may lie in a page the
+    // damage took (its entries leaf was sealed while that page was still
+    // filling): the bound on offsets is where the kept records point,
+    // which for every other file is within the pages placed.
+    let placed_end = placed.last().map_or(0, Placed::end);
+    let stream_len = candidates.iter().filter_map(|e| e.extent).map(|x| x.end()).fold(placed_end, u64::max);
     let mut checks = Checks::new(&offsets, stream_len, runs > 1, true, 0);
     let entries = candidates.into_iter().map(|e| checks.entry(e)).collect::<Result<Vec<_>>>()?;
     unnamed_content(&scan, &placed, &entries, &mut lost);
