@@ -3,7 +3,8 @@
 //! time, one file's bytes read at any offset, each entry named by a
 //! stable [`Place`], its position in the index, so that a caller needs no
 //! table of what it has seen. Everything is read on demand; the only state
-//! is a bounded cache of opened index leaves and of page-table leaves.
+//! is a bounded cache of page-table leaves, beside the archive's own of
+//! opened entries leaves (which lookups share).
 //!
 //! Entries come from the same lookup and walk as every other reader
 //! ([`Archive::find`], the checked walk), so a browser refuses what
@@ -85,8 +86,6 @@ impl Listed {
 /// ```
 pub struct Browser<S> {
     archive: Archive<S>,
-    /// Opened entries leaves by (run, seq), most recent first.
-    leaves: Mutex<VecDeque<CachedLeaf>>,
     /// Page-table leaves last used by reads, most recent first.
     pages: Mutex<VecDeque<PagesLeaf>>,
     capacity: usize,
@@ -98,21 +97,18 @@ impl<S> std::fmt::Debug for Browser<S> {
     }
 }
 
-/// An opened entries leaf and its (run, seq).
-type CachedLeaf = ((usize, u64), Arc<EntriesLeaf>);
-
 /// Entries read past in a listing below one child before the walk jumps
 /// over that child's subtree (a jump restarts the walk, which costs a
 /// descent; a few entries cost less).
 const SKIP_BEFORE_JUMP: usize = 32;
 
 impl<S: ReadAt> Browser<S> {
-    /// Browses `archive`; the caches hold as many index leaves and
-    /// page-table leaves as its read profile caches pages (at least 8):
+    /// Browses `archive`; the cache holds as many page-table leaves as
+    /// its read profile caches pages (at least 8):
     /// memory stays bounded whatever the archive's size.
     pub fn new(archive: Archive<S>) -> Browser<S> {
         let capacity = archive.tuning().page_cache.max(8);
-        Browser { archive, leaves: Mutex::default(), pages: Mutex::default(), capacity }
+        Browser { archive, pages: Mutex::default(), capacity }
     }
 
     /// The archive browsed.
@@ -148,7 +144,7 @@ impl<S: ReadAt> Browser<S> {
         if path.is_empty() {
             return Ok(true);
         }
-        for entry in self.archive.entries_from(path)? {
+        for entry in self.archive.lookup_from(path)? {
             let entry = entry?;
             if entry.path.as_slice() != path {
                 return Ok(is_within(path, &entry.path));
@@ -169,9 +165,9 @@ impl<S: ReadAt> Browser<S> {
         let mut found = Vec::new();
         'restart: loop {
             let mut entries = match (&start, dir.is_empty()) {
-                (Some(key), _) => self.archive.entries_from(key)?,
+                (Some(key), _) => self.archive.lookup_from(key)?,
                 (None, true) => self.archive.entries()?,
-                (None, false) => self.archive.entries_from(dir)?,
+                (None, false) => self.archive.lookup_from(dir)?,
             };
             let mut deeper = 0;
             while found.len() < limit {
@@ -262,7 +258,7 @@ impl<S: ReadAt> Browser<S> {
         let runs: Vec<_> = self.archive.runs().collect();
         for (run, (tree, top)) in runs.iter().enumerate().rev() {
             let Some((id, child)) = tree.find_leaf(top, path)? else { continue };
-            let leaf = self.cached_leaf(run, id.seq, || tree.node(&id, &child))?;
+            let leaf = self.archive.leaves.leaf(tree, &id, &child)?;
             if let Some(slot) = leaf.entries.iter().position(|r| r.path() == path) {
                 return Place::new(run, id.seq, slot);
             }
@@ -273,27 +269,8 @@ impl<S: ReadAt> Browser<S> {
     /// Entries leaf `seq` of run `run` (oldest 0), through the cache.
     fn leaf_by_seq(&self, run: usize, seq: u64) -> Result<Arc<EntriesLeaf>> {
         let (tree, top) = self.archive.runs().nth(run).ok_or_else(|| bad_place("no such run"))?;
-        self.cached_leaf(run, seq, || {
-            let (id, child) = place::find_leaf_by_seq(&tree, top, seq)?;
-            tree.node(&id, &child)
-        })
-    }
-
-    fn cached_leaf(
-        &self,
-        run: usize,
-        seq: u64,
-        read: impl FnOnce() -> Result<Vec<u8>>,
-    ) -> Result<Arc<EntriesLeaf>> {
-        let key = (run, seq);
-        if let Some(hit) = take_cached(&self.leaves, |(k, _)| *k == key) {
-            let leaf = Arc::clone(&hit.1);
-            put_cached(&self.leaves, hit, self.capacity);
-            return Ok(leaf);
-        }
-        let leaf = Arc::new(EntriesLeaf::decode(&read()?)?);
-        put_cached(&self.leaves, (key, Arc::clone(&leaf)), self.capacity);
-        Ok(leaf)
+        let (id, child) = place::find_leaf_by_seq(&tree, top, seq)?;
+        self.archive.leaves.leaf(&tree, &id, &child)
     }
 
     fn pages_leaf_for(&self, at: u64) -> Option<PagesLeaf> {

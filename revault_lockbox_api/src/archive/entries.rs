@@ -66,17 +66,24 @@ impl<S: ReadAt> Archive<S> {
     /// # Ok(()) }
     /// ```
     pub fn entries(&self) -> Result<Entries<'_>> {
-        self.walk(None)
+        self.walk(None, false)
     }
 
     /// The entries from `path` on (those sorting at or after it), reading
     /// only the index nodes on the way to it and after it: a lookup's
     /// checks (the paths above it, the entries of its leaf before it).
     pub(crate) fn entries_from(&self, path: &[u8]) -> Result<Entries<'_>> {
-        self.walk(Some(path))
+        self.walk(Some(path), false)
     }
 
-    fn walk(&self, start: Option<&[u8]>) -> Result<Entries<'_>> {
+    /// [`entries_from`](Self::entries_from) for a lookup or a short
+    /// listing: the leaves are opened on this thread, through the leaf
+    /// cache, with no read-ahead.
+    pub(crate) fn lookup_from(&self, path: &[u8]) -> Result<Entries<'_>> {
+        self.walk(Some(path), true)
+    }
+
+    fn walk(&self, start: Option<&[u8]>, lookup: bool) -> Result<Entries<'_>> {
         let Some(path) = start else {
             self.check_counts()?;
             let merged = self.merged_from(None)?;
@@ -84,7 +91,7 @@ impl<S: ReadAt> Archive<S> {
         };
         let from = self.window_start(path)?;
         self.check_ancestors(path, &from)?;
-        let merged = self.merged_from(Some(&from))?;
+        let merged = if lookup { self.merged_for_lookup(&from)? } else { self.merged_from(Some(&from))? };
         let mut entries =
             Archive::<S>::checked(merged, false, &self.session_offsets()?, self.root.stream_len);
         entries.skip_before = Some(path.to_vec());
@@ -114,7 +121,7 @@ impl<S: ReadAt> Archive<S> {
     /// names no earlier file with its content.
     pub fn find(&self, path: impl AsRef<[u8]>) -> Result<Option<Entry>> {
         let path = path.as_ref();
-        let mut entries = self.walk(Some(path))?;
+        let mut entries = self.lookup_from(path)?;
         if let Some(EntryKind::Hardlink { target, .. }) = self.find_merged(path)?.map(|e| e.kind) {
             let found = self.find_merged(&target)?;
             entries.check.know_link_target(&target, found.as_ref());

@@ -11,6 +11,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use super::leaves::LeafCache;
 use crate::archive::Archive;
 use crate::crypto::open_index_node;
 use crate::error::{Error, Result};
@@ -23,14 +24,47 @@ type OpenedLeaf = (Child, Result<EntriesLeaf>);
 /// A leaf to open: its id, where its parent says it lies, its sealed bytes.
 type LeafJob = (IndexNodeId, Child, Vec<u8>);
 
-/// One run's records in order, its leaves opened on worker threads with
-/// bounded read-ahead.
+/// How a run's leaves are opened: on worker threads with bounded
+/// read-ahead (a walk), or one at a time through the archive's leaf cache
+/// (a lookup, which reads a leaf or two, often the same ones again).
+enum Opener<'a> {
+    Workers(OrderedWorkers<LeafJob, OpenedLeaf>),
+    Cached(crate::index::TreeReader<'a>, &'a LeafCache),
+}
+
+/// The records of the leaf being read: owned (from the workers, each taken
+/// without a copy) or shared with the cache (each taken one cloned).
+enum Current {
+    Owned(VecDeque<Record>),
+    Shared(Arc<EntriesLeaf>, usize),
+}
+
+impl Current {
+    fn front(&self) -> Option<&Record> {
+        match self {
+            Current::Owned(records) => records.front(),
+            Current::Shared(leaf, at) => leaf.entries.get(*at),
+        }
+    }
+
+    fn take(&mut self) -> Option<Record> {
+        match self {
+            Current::Owned(records) => records.pop_front(),
+            Current::Shared(leaf, at) => {
+                let record = leaf.entries.get(*at).cloned();
+                *at += 1;
+                record
+            }
+        }
+    }
+}
+
+/// One run's records in order, a leaf at a time.
 struct RunCursor<'a> {
     src: &'a dyn ReadAt,
     cursor: LeafCursor<'a>,
-    /// Opens leaves, at most the read-ahead in flight.
-    pool: OrderedWorkers<LeafJob, OpenedLeaf>,
-    current: VecDeque<Record>,
+    opener: Opener<'a>,
+    current: Current,
     /// The last record taken: the run's paths must strictly increase.
     last: Option<Vec<u8>>,
 }
@@ -38,36 +72,47 @@ struct RunCursor<'a> {
 impl RunCursor<'_> {
     /// The next record's path, reading leaves as needed.
     fn peek(&mut self) -> Result<Option<&[u8]>> {
-        while self.current.is_empty() {
-            while self.pool.has_room() {
-                let Some(next) = self.cursor.next() else { break };
-                let (id, child) = next?;
-                self.submit(id, child)?;
-            }
-            let Some((child, leaf)) = self.pool.pop() else { return Ok(None) };
-            let leaf = leaf?;
-            if leaf.entries[0].path() != child.first_key.as_slice() {
+        while self.current.front().is_none() {
+            let Some((child, current)) = self.next_leaf()? else { return Ok(None) };
+            let first = current.front().ok_or_else(|| Error::malformed("index leaf", "holds no record"))?;
+            if first.path() != child.first_key.as_slice() {
                 return Err(Error::malformed("index leaf", "first path differs from its parent's"));
             }
-            if self.last.as_ref().is_some_and(|last| path_cmp(last, leaf.entries[0].path()).is_ge()) {
+            if self.last.as_ref().is_some_and(|last| path_cmp(last, first.path()).is_ge()) {
                 return Err(Error::malformed("index", "paths not in strictly increasing order"));
             }
-            self.current = leaf.entries.into();
+            self.current = current;
         }
         Ok(self.current.front().map(Record::path))
     }
 
     fn take(&mut self) -> Record {
-        let record = self.current.pop_front().expect("peeked");
+        let record = self.current.take().expect("peeked");
         self.last = Some(record.path().to_vec());
         record
     }
 
-    fn submit(&mut self, id: IndexNodeId, child: Child) -> Result<()> {
-        let bytes =
-            read_sealed(self.src, child.offset, child.unit_len(), || format!("index leaf {}", id.seq))?;
-        self.pool.submit((id, child, bytes));
-        Ok(())
+    /// The next leaf of the run and the child naming it.
+    fn next_leaf(&mut self) -> Result<Option<(Child, Current)>> {
+        match &mut self.opener {
+            Opener::Workers(pool) => {
+                while pool.has_room() {
+                    let Some(next) = self.cursor.next() else { break };
+                    let (id, child) = next?;
+                    let what = || format!("index leaf {}", id.seq);
+                    let bytes = read_sealed(self.src, child.offset, child.unit_len(), what)?;
+                    pool.submit((id, child, bytes));
+                }
+                let Some((child, leaf)) = pool.pop() else { return Ok(None) };
+                Ok(Some((child, Current::Owned(leaf?.entries.into()))))
+            }
+            Opener::Cached(tree, leaves) => {
+                let Some(next) = self.cursor.next() else { return Ok(None) };
+                let (id, child) = next?;
+                let leaf = leaves.leaf(tree, &id, &child)?;
+                Ok(Some((child, Current::Shared(leaf, 0))))
+            }
+        }
     }
 }
 
@@ -172,6 +217,21 @@ impl<S: ReadAt> Archive<S> {
         start: Option<&[u8]>,
         extra: &[(crate::index::TreeReader<'a>, TreeTop)],
     ) -> Result<Merged<'a>> {
+        self.merged_view(start, extra, false)
+    }
+
+    /// The merged view from `path` for a lookup: its leaves opened one at
+    /// a time through the leaf cache, on the calling thread.
+    pub(crate) fn merged_for_lookup(&self, path: &[u8]) -> Result<Merged<'_>> {
+        self.merged_view(Some(path), &[], true)
+    }
+
+    fn merged_view<'a>(
+        &'a self,
+        start: Option<&[u8]>,
+        extra: &[(crate::index::TreeReader<'a>, TreeTop)],
+        cached: bool,
+    ) -> Result<Merged<'a>> {
         let mut readers: Vec<(crate::index::TreeReader<'a>, TreeTop)> =
             self.runs().map(|(tree, top)| (tree, top.clone())).collect();
         readers.extend(extra.iter().cloned());
@@ -183,17 +243,22 @@ impl<S: ReadAt> Archive<S> {
                 Some(path) => tree.leaves_from(top, path)?,
                 None => tree.leaves(top),
             };
-            let (keys, archive_id) = (Arc::clone(&tree.keys), self.archive_id);
-            let open = move |(id, child, bytes): LeafJob| {
-                let leaf = open_index_node(&keys, &archive_id, &id, &child, bytes)
-                    .and_then(|plain| EntriesLeaf::decode(&plain).map_err(Error::from));
-                (child, leaf)
+            let opener = if cached {
+                Opener::Cached(tree.clone(), &self.leaves)
+            } else {
+                let (keys, archive_id) = (Arc::clone(&tree.keys), self.archive_id);
+                let open = move |(id, child, bytes): LeafJob| {
+                    let leaf = open_index_node(&keys, &archive_id, &id, &child, bytes)
+                        .and_then(|plain| EntriesLeaf::decode(&plain).map_err(Error::from));
+                    (child, leaf)
+                };
+                Opener::Workers(OrderedWorkers::new("lockbox-index", threads, read_ahead, open)?)
             };
             let mut run = RunCursor {
                 src: tree.src,
                 cursor,
-                pool: OrderedWorkers::new("lockbox-index", threads, read_ahead, open)?,
-                current: VecDeque::new(),
+                opener,
+                current: Current::Owned(VecDeque::new()),
                 last: None,
             };
             if let Some(path) = start {
@@ -211,7 +276,7 @@ impl<S: ReadAt> Archive<S> {
             for ancestor in ancestors(path) {
                 let mut hides = 0;
                 for (i, (tree, top)) in readers.iter().enumerate() {
-                    if find_in_run(tree, top, ancestor)?.is_some_and(|r| r.hides_below()) {
+                    if find_in_run(&self.leaves, tree, top, ancestor)?.is_some_and(|r| r.hides_below()) {
                         hides = i + 1;
                     }
                 }
@@ -226,11 +291,11 @@ impl<S: ReadAt> Archive<S> {
     pub(crate) fn find_merged(&self, path: &[u8]) -> Result<Option<Entry>> {
         let trees: Vec<_> = self.runs().collect();
         for (i, (tree, top)) in trees.iter().enumerate().rev() {
-            let Some(record) = find_in_run(tree, top, path)? else { continue };
+            let Some(record) = find_in_run(&self.leaves, tree, top, path)? else { continue };
             let Record::Put(entry) = record else { return Ok(None) };
             for ancestor in ancestors(path) {
                 for (tree, top) in &trees[i + 1..] {
-                    if find_in_run(tree, top, ancestor)?.is_some_and(|r| r.hides_below()) {
+                    if find_in_run(&self.leaves, tree, top, ancestor)?.is_some_and(|r| r.hides_below()) {
                         return Ok(None);
                     }
                 }
@@ -252,18 +317,20 @@ impl<S: ReadAt> Archive<S> {
     }
 }
 
-/// The record of one run at `path`, if any: reads the nodes on the way.
+/// The record of one run at `path`, if any: reads the nodes on the way,
+/// the leaf through `leaves`.
 pub(crate) fn find_in_run(
+    leaves: &LeafCache,
     tree: &crate::index::TreeReader<'_>,
     top: &TreeTop,
     path: &[u8],
 ) -> Result<Option<Record>> {
     let Some((id, child)) = tree.find_leaf(top, path)? else { return Ok(None) };
-    let leaf = EntriesLeaf::decode(&tree.node(&id, &child)?)?;
-    if leaf.entries[0].path() != child.first_key.as_slice() {
+    let leaf = leaves.leaf(tree, &id, &child)?;
+    if leaf.entries.first().map(Record::path) != Some(child.first_key.as_slice()) {
         return Err(Error::malformed("index leaf", "first path differs from its parent's"));
     }
-    Ok(leaf.entries.into_iter().find(|r| r.path() == path))
+    Ok(leaf.entries.iter().find(|r| r.path() == path).cloned())
 }
 
 /// The proper ancestors of `path`, shortest first: `a`, `a/b` for `a/b/c`.

@@ -14,6 +14,7 @@ mod head;
 #[cfg(test)]
 mod hostile_tests;
 mod info;
+mod leaves;
 mod merge;
 mod salvage;
 mod select;
@@ -51,6 +52,11 @@ pub(crate) use merge::Merged;
 pub use salvage::{is_salvageable, Salvage};
 pub use select::{Members, Selected, Subtrees};
 use session::{check_chain, check_session, SessionState};
+
+/// Entries leaves a lookup keeps opened: the leaves of a path and of the
+/// paths above it, for a few directories at once (a leaf holds up to
+/// 64 KiB of records: this is at most a few MiB decoded).
+const LOOKUP_LEAVES: usize = 16;
 pub use sessions::{AsOf, SessionSummary};
 pub use signers::SessionSigners;
 pub(crate) use tail::{find_committed, Committed};
@@ -167,6 +173,8 @@ pub struct Archive<S = File> {
     sessions: OnceLock<sessions::SessionTable>,
     tuning: ReadTuning,
     cache: Mutex<VecDeque<(u64, Arc<Vec<u8>>)>>,
+    /// Entries leaves opened by lookups.
+    leaves: leaves::LeafCache,
     file_len: u64,
     /// Where the last committed trailer ends; bytes past it are a torn tail.
     committed_len: u64,
@@ -268,6 +276,7 @@ impl<S: ReadAt> Archive<S> {
             sessions: OnceLock::new(),
             tuning: options.tuning,
             cache: Mutex::new(VecDeque::new()),
+            leaves: leaves::LeafCache::new(LOOKUP_LEAVES),
             file_len,
             committed_len,
             root_stored_len: root_len,
