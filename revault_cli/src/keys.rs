@@ -15,6 +15,7 @@ use crate::exit::UsageError;
 use crate::flags::{LockArgs, RecipientArgs, UnlockArgs};
 use crate::output;
 use crate::password::{self, Purpose};
+use crate::plugin_ui;
 
 /// What the new archive `name` (as messages name it) is locked with: the
 /// recipients given, else a password (asked twice on a terminal).
@@ -46,6 +47,8 @@ pub fn recipients(a: &RecipientArgs) -> Result<KeySet> {
     if !files.is_empty() && all.is_empty() {
         return Err(UsageError("the recipients files name no recipient".into()).into());
     }
+    let ui = plugin_ui::terminal();
+    let all = all.into_iter().map(|r| r.with_plugin_ui(ui.clone()));
     let keys = KeySet::new().recipients(all).allow_mixed_recipients(a.allow_mixed_recipients);
     Ok(keys.label(a.key_label.clone().unwrap_or_default()))
 }
@@ -171,9 +174,10 @@ fn refuse_wrong_kind(given: Given, slots: &[SlotInfo], name: &str) -> Result<()>
 }
 
 /// The identities in `files`; a passphrase-protected file asks on the
-/// terminal (`/dev/tty`, whatever stdin is).
+/// terminal (`/dev/tty`, whatever stdin is), and so do age plugins.
 fn identities(files: &[PathBuf]) -> Result<Vec<Identity>> {
     let mut all = Vec::new();
+    let ui = plugin_ui::terminal();
     for file in files {
         warn_if_readable_by_others(file);
         let mut ask = |what: &str| -> Option<Password> {
@@ -182,7 +186,8 @@ fn identities(files: &[PathBuf]) -> Result<Vec<Identity>> {
             }
             password::ask(&format!("Passphrase for {what}")).ok()
         };
-        all.extend(Identity::read_file(file, &mut ask).map_err(|e| identity_error(file, e))?);
+        let read = Identity::read_file(file, &mut ask).map_err(|e| identity_error(file, e))?;
+        all.extend(read.into_iter().map(|i| i.with_plugin_ui(ui.clone())));
     }
     Ok(all)
 }

@@ -260,3 +260,36 @@ fn a_protected_signing_key_asks_its_passphrase_on_the_terminal() {
     let verified = run(&["verify", "--signer", "me.key.pub", "a.lbox"]);
     assert!(verified.status.success(), "{}", String::from_utf8_lossy(&verified.stderr));
 }
+
+/// An age plugin's request for a secret (the test plugin's PIN, as a
+/// hardware key asks) is asked on the terminal, echo off, named by the
+/// plugin, also when stdin is not the terminal; the right PIN opens the
+/// archive.
+#[test]
+fn an_age_plugin_asks_its_pin_on_the_terminal() {
+    let bin = Path::new(env!("CARGO_BIN_EXE_lockbox")).parent().unwrap().to_owned();
+    if !bin.join("age-plugin-lockboxtest").is_file() {
+        return skip(Need::Tools, "age-plugin-lockboxtest is not built (`cargo test --workspace` builds it)");
+    }
+    let work = tempfile::tempdir().unwrap();
+    let generated = Command::new(bin.join("age-plugin-lockboxtest")).arg("--generate").output().unwrap();
+    let text = String::from_utf8(generated.stdout).unwrap();
+    std::fs::write(work.path().join("id.txt"), &text).unwrap();
+    let recipient = text.lines().find_map(|l| l.strip_prefix("# recipient: ")).unwrap();
+    std::fs::write(work.path().join("note"), b"pinned\n").unwrap();
+    let made = Command::new(env!("CARGO_BIN_EXE_lockbox"))
+        .args(["create", "-q", "-o", "a.lbox", "-r", recipient, "note"])
+        .current_dir(work.path())
+        .env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default()))
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let script = format!(
+        "PATH='{}':\"$PATH\" LOCKBOXTEST_PIN=2468 exec \"$LOCKBOX\" -i id.txt cat a.lbox note < /dev/null",
+        bin.display()
+    );
+    let Some(mut on) = OnTerminal::start(work.path(), &script) else { return };
+    on.wait_for("age-plugin-lockboxtest: Enter the lockboxtest PIN: ");
+    on.type_line("2468");
+    assert_eq!(on.finish(), (Some(0), "pinned\n".to_owned()));
+}

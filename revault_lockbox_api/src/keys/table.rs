@@ -2,7 +2,9 @@
 //! which key opens one ([`Unlock`]), building the slot table and finding
 //! the content key in it.
 
-use super::{check_recipient_mix, unwrap_content_key, wrap_content_key, Identity, KeyFile, Recipient};
+use super::{
+    check_recipient_mix, unwrap_content_key, wrap_content_key, Identity, KeyError, KeyFile, Recipient,
+};
 use crate::crypto::{
     unwrap_key_file_slots, unwrap_password_slots, wrap_key_file_slot, wrap_password_slot, ContentKey,
     KdfParams, Password, PasswordFailure,
@@ -259,15 +261,22 @@ impl Unlock<'_> {
             }
             Unlock::Identities(identities) => {
                 let aad = recipient_slot_aad(archive_id);
+                let mut refused = None;
                 for (i, slot) in slots.iter().enumerate() {
                     let KeySlot::Recipient(body) = slot else { continue };
-                    // A malformed body is as opaque as a wrong key: the slot
-                    // table is not authenticated as a whole.
-                    if let Ok(Some(key)) = unwrap_content_key(identities, body, &aad) {
-                        return Ok((ContentKey::from_bytes(&key), i));
+                    match unwrap_content_key(identities, body, &aad) {
+                        Ok(Some(key)) => return Ok((ContentKey::from_bytes(&key), i)),
+                        // The user's side, not the archive's: said as it is.
+                        Err(e @ KeyError::MissingPlugin { .. }) => return Err(Error::Key(e)),
+                        Err(e @ KeyError::PluginRefused { .. }) => {
+                            refused.get_or_insert(e);
+                        }
+                        // A malformed body is as opaque as a wrong key: the
+                        // slot table is not authenticated as a whole.
+                        Ok(None) | Err(_) => {}
                     }
                 }
-                Err(Error::NoIdentityMatched)
+                Err(refused.map_or(Error::NoIdentityMatched, Error::Key))
             }
         }
     }
