@@ -22,13 +22,36 @@ use crate::plugin_ui;
 pub fn lock(lock: &LockArgs, recipient_args: &RecipientArgs, name: &str) -> Result<KeySet> {
     let keys = recipients(recipient_args)?;
     if let Some(path) = &lock.key_file {
-        return Ok(keys.key_file(&key_file(path)?));
+        return labelled(keys.key_file(&key_file(path)?), recipient_args);
     }
     if !keys.has_keys() {
+        check_labels(1, recipient_args)?;
         let password = password::get(lock.password.password_file.as_deref(), Purpose::Create, name)?;
-        return Ok(keys.password(&password));
+        return labelled(keys.password(&password), recipient_args);
     }
-    Ok(keys)
+    labelled(keys, recipient_args)
+}
+
+/// `keys` with the `--key-label`s of `a`: one names every slot, several
+/// the slots in the order written (a password or key file first, then the
+/// recipients of `-r`, then of `-R` files, line by line); another count
+/// than the keys' is a usage error, found before any password is asked.
+pub fn labelled(keys: KeySet, a: &RecipientArgs) -> Result<KeySet> {
+    check_labels(keys.key_count(), a)?;
+    Ok(keys.labels(a.key_label.iter().cloned()))
+}
+
+fn check_labels(keys_given: usize, a: &RecipientArgs) -> Result<()> {
+    let labels = a.key_label.len();
+    if labels > 1 && labels != keys_given {
+        return Err(UsageError(format!(
+            "{labels} key labels for {}: give one --key-label for all, or one for each key \
+             (a password or key file first, then the recipients in the order given)",
+            output::count(keys_given as u64, "key", "keys")
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// The recipients of `-r` arguments and `-R` files, as a key set; a bad one
@@ -49,8 +72,7 @@ pub fn recipients(a: &RecipientArgs) -> Result<KeySet> {
     }
     let ui = plugin_ui::terminal();
     let all = all.into_iter().map(|r| r.with_plugin_ui(ui.clone()));
-    let keys = KeySet::new().recipients(all).allow_mixed_recipients(a.allow_mixed_recipients);
-    Ok(keys.label(a.key_label.clone().unwrap_or_default()))
+    Ok(KeySet::new().recipients(all).allow_mixed_recipients(a.allow_mixed_recipients))
 }
 
 pub fn key_file(path: &Path) -> Result<KeyFile> {

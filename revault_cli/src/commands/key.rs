@@ -33,6 +33,7 @@ pub fn add(a: KeyAddArgs) -> Result<Outcome> {
     if !new.has_keys() {
         return Err(UsageError("nothing to add: give --password, --new-key-file, -r or -R".into()).into());
     }
+    let new = keys::labelled(new, &a.recipients)?;
     let budget = a.unlock.kdf_budget();
     let target = keys::Target::file(&a.archive, &name);
     let written = keys::with_key(&a.unlock, target, |key| {

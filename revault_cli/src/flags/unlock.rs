@@ -104,10 +104,13 @@ pub struct RecipientArgs {
     pub allow_mixed_recipients: bool,
     /// Name the key slots this command writes TEXT, shown by `key list`
     /// (kept in the clear, as the slot table is; without it a slot is known
-    /// only by its kind). UTF-8 without control characters, at most 255
+    /// only by its kind). Once: every slot; repeated: one per key, in order
+    /// (a password or key file first, then each recipient of -r, then of
+    /// -R files, line by line), e.g. `-R team.txt --key-label alice
+    /// --key-label bob`. UTF-8 without control characters, at most 255
     /// bytes.
     #[arg(long, value_name = "TEXT", value_parser = key_label_parser)]
-    pub key_label: Option<String>,
+    pub key_label: Vec<String>,
 }
 
 fn key_label_parser(text: &str) -> Result<String, String> {
