@@ -5,7 +5,8 @@
 //! that a plugin cannot drive the terminal. Questions are asked on the
 //! terminal (`/dev/tty`) whatever stdin carries, as passwords are; secrets
 //! with echo off. With no terminal a question gets no answer, and the
-//! plugin says what it could not do.
+//! plugin says what it could not do. A progress bar on screen (the
+//! opening of an `s3://` archive or a mount) steps aside meanwhile.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
@@ -16,6 +17,7 @@ use revault_lockbox_api::{Password, Quoted};
 
 use crate::output;
 use crate::password;
+use crate::progress;
 
 /// The longest answer to a plugin's question read from the terminal.
 const MAX_ANSWER_LEN: u64 = 4096;
@@ -48,32 +50,34 @@ fn ask_public(question: &str) -> Option<String> {
 
 impl PluginUi for Terminal {
     fn message(&self, plugin: &str, message: &str) {
-        output::say(format_args!("{plugin}: {}", shown(message)));
+        progress::suspended(|| output::say(format_args!("{plugin}: {}", shown(message))));
     }
 
     fn confirm(&self, plugin: &str, message: &str, yes: &str, no: Option<&str>) -> Option<bool> {
         let no = no.unwrap_or("no");
         let question = format!("{plugin}: {} [{}/{}]", shown(message), shown(yes), shown(no));
-        for _ in 0..3 {
-            let answer = ask_public(&question)?;
-            if answer.eq_ignore_ascii_case(yes) || answer.eq_ignore_ascii_case("y") {
-                return Some(true);
+        progress::suspended(|| {
+            for _ in 0..3 {
+                let answer = ask_public(&question)?;
+                if answer.eq_ignore_ascii_case(yes) || answer.eq_ignore_ascii_case("y") {
+                    return Some(true);
+                }
+                if answer.eq_ignore_ascii_case(no) || answer.eq_ignore_ascii_case("n") {
+                    return Some(false);
+                }
             }
-            if answer.eq_ignore_ascii_case(no) || answer.eq_ignore_ascii_case("n") {
-                return Some(false);
-            }
-        }
-        None
+            None
+        })
     }
 
     fn request_public(&self, plugin: &str, message: &str) -> Option<String> {
-        ask_public(&format!("{plugin}: {}", shown(message)))
+        progress::suspended(|| ask_public(&format!("{plugin}: {}", shown(message))))
     }
 
     fn request_secret(&self, plugin: &str, message: &str) -> Option<Password> {
         if !password::have_terminal() {
             return None;
         }
-        password::ask(&format!("{plugin}: {}", shown(message))).ok()
+        progress::suspended(|| password::ask(&format!("{plugin}: {}", shown(message))).ok())
     }
 }

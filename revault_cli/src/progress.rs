@@ -10,7 +10,8 @@
 //! what it does instead: opening an archive (the unlock and the reads of
 //! its header, trailer and root: seconds on `s3://`, and before a mount),
 //! counted by [`CountedReads`]; a create to `s3://` says when it is
-//! uploading its last parts.
+//! uploading its last parts. An age plugin that talks to the user while a
+//! bar is drawn does so with the bar out of the way ([`suspended`]).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -27,6 +28,25 @@ use revault_lockbox_api::Progress;
 use crate::output;
 
 const POLL: Duration = Duration::from_millis(100);
+
+/// The bar on screen, if any: what must not share its line (an age
+/// plugin's message or question, asked in the middle of opening) is
+/// written with it out of the way ([`suspended`]).
+static ON_SCREEN: Mutex<Option<ProgressBar>> = Mutex::new(None);
+
+fn on_screen() -> std::sync::MutexGuard<'static, Option<ProgressBar>> {
+    ON_SCREEN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs `f` (which writes to the terminal) with the bar on screen, if
+/// any, cleared first and drawn again after.
+pub fn suspended<T>(f: impl FnOnce() -> T) -> T {
+    let bar = on_screen().clone();
+    match bar {
+        Some(bar) => bar.suspend(f),
+        None => f(),
+    }
+}
 
 /// A running display; dropping it stops and clears the bar.
 pub struct Display {
@@ -71,6 +91,7 @@ impl Display {
                     .expect("valid template"),
             );
             bar.enable_steady_tick(POLL);
+            *on_screen() = Some(bar.clone());
             let mut has_total = false;
             let mut update = |bar: &ProgressBar| {
                 let total = counters.total_bytes.load(Ordering::Relaxed);
@@ -105,6 +126,7 @@ impl Display {
                     Err(RecvTimeoutError::Disconnected) => break false,
                 }
             };
+            on_screen().take();
             if success && stage.is_none() {
                 update(&bar);
                 bar.abandon();

@@ -33,7 +33,7 @@ fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
 /// made so by `setsid -c`; the shell's pipes give `lockbox` a stdin of its
 /// own): the child, the terminal, its master end (to type into) and what
 /// the terminal has shown so far.
-struct OnTerminal {
+pub struct OnTerminal {
     child: std::process::Child,
     slave: File,
     master: File,
@@ -44,7 +44,7 @@ struct OnTerminal {
 impl OnTerminal {
     /// `None` (skipped, see `skip`) where no pseudo-terminal can be opened.
     /// `script` runs in `dir` with `$LOCKBOX` the binary; stdout is kept.
-    fn start(dir: &Path, script: &str) -> Option<OnTerminal> {
+    pub fn start(dir: &Path, script: &str) -> Option<OnTerminal> {
         let master = match openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY) {
             Ok(master) => master,
             Err(e) => {
@@ -85,7 +85,7 @@ impl OnTerminal {
 
     /// Waits until the terminal has shown `text` (since the last wait),
     /// then for echo to be off when it is a prompt.
-    fn wait_for(&mut self, text: &str) {
+    pub fn wait_for(&mut self, text: &str) {
         let (said, shown) = (&self.said, &mut self.shown);
         wait_for(text, || {
             shown.extend(said.try_iter().flatten());
@@ -98,12 +98,19 @@ impl OnTerminal {
         }
     }
 
-    fn type_line(&mut self, line: &str) {
+    /// What the terminal showed since the last wait, after `pause`.
+    pub fn shown_within(&mut self, pause: Duration) -> String {
+        std::thread::sleep(pause);
+        self.shown.extend(self.said.try_iter().flatten());
+        String::from_utf8_lossy(&std::mem::take(&mut self.shown)).into_owned()
+    }
+
+    pub fn type_line(&mut self, line: &str) {
         self.master.write_all(format!("{line}\n").as_bytes()).unwrap();
     }
 
     /// The exit code and stdout, once the command ends.
-    fn finish(self) -> (Option<i32>, String) {
+    pub fn finish(self) -> (Option<i32>, String) {
         let out = self.child.wait_with_output().unwrap();
         (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
     }

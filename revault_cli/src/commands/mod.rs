@@ -72,7 +72,7 @@ fn open_counted(
 ) -> Result<(Archive<Arc<dyn ReadAt>>, String)> {
     // Shared, so that a mount of every state opens each on the same bytes.
     let (src, name) = archive_bytes(arg, &read.s3)?;
-    let (src, stage) = opening_stage(Arc::from(src), arg, read, opening)?;
+    let (src, stage) = opening_stage(Arc::from(src), arg, opening)?;
     let options = open_options(read, profile, progress)?;
     // A spooled copy may be deleted now: the open file keeps its bytes.
     let target = keys::Target::bytes(&*src, &name);
@@ -89,16 +89,15 @@ fn open_counted(
 type OpeningCounters = Option<Arc<Progress>>;
 
 /// The archive's bytes, counted when its opening is drawn (`opening`: on
-/// `s3://`, or always for a mount); and the counters. Not with `-i`: a
-/// plugin among the identities may ask on the terminal meanwhile.
+/// `s3://`, or always for a mount); and the counters. An age plugin among
+/// the identities that asks on the terminal meanwhile moves the line
+/// aside (`progress::suspended`).
 fn opening_stage(
     src: Arc<dyn ReadAt>,
     arg: &Path,
-    read: &ReadArgs,
     opening: Opening,
 ) -> Result<(Arc<dyn ReadAt>, OpeningCounters)> {
     let remote = matches!(ArchiveLocation::parse(arg)?, ArchiveLocation::Object(_));
-    let opening = if read.unlock.identities.is_empty() { opening } else { Opening::Quiet };
     Ok(match opening.counters(remote) {
         Some(counters) => {
             let counted = CountedReads { inner: src, counters: Arc::clone(&counters) };
@@ -155,7 +154,7 @@ fn open_or_salvage(
     opening: Opening,
 ) -> Result<(Readable, String)> {
     let (src, name) = archive_bytes(arg, &read.s3)?;
-    let (src, stage) = opening_stage(Arc::from(src), arg, read, opening)?;
+    let (src, stage) = opening_stage(Arc::from(src), arg, opening)?;
     let options = open_options(read, profile, progress)?;
     // A scan proves neither an earlier state nor a signature: asked for
     // either, damage is reported, not salvaged.
