@@ -124,6 +124,29 @@ fn a_plugin_recipient_round_trips_through_the_real_plugin() {
     ok(run(&mut lockbox(work, &path, &["-i", "id.txt", "list", "a.lbox"])));
 }
 
+/// `key add -r age1lockboxtest1…` to a password archive, with its own
+/// label: the plugin's identity opens it, the password still does.
+#[test]
+fn key_add_gives_a_password_archive_a_plugin_slot() {
+    let Some(Setup { dir, path, recipient, .. }) = setup() else { return };
+    let work = dir.path();
+    fs::write(work.join("pw"), "plugin test password\n").unwrap();
+    fs::write(work.join("note"), b"added later\n").unwrap();
+    let cheap = crate::util::CHEAP;
+    let mut made = lockbox(work, &path, &["create", "-q", "--password-file", "pw", "-o", "a.lbox"]);
+    ok(run(made.args(cheap).arg("note")));
+    let add =
+        ["key", "add", "--password-file", "pw", "-r", &recipient, "--key-label", "test plugin", "a.lbox"];
+    ok(run(&mut lockbox(work, &path, &add)));
+    let listed = ok(run(&mut lockbox(work, &path, &["key", "list", "a.lbox"])));
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    assert!(listed.contains(" 1  test plugin  (recipient  lockboxtest)"), "{listed}");
+    let cat = ok(run(&mut lockbox(work, &path, &["-i", "id.txt", "cat", "a.lbox", "note"])));
+    assert_eq!(cat.stdout, b"added later\n");
+    let cat = ok(run(&mut lockbox(work, &path, &["--password-file", "pw", "cat", "a.lbox", "note"])));
+    assert_eq!(cat.stdout, b"added later\n");
+}
+
 #[test]
 fn a_wrong_plugin_identity_is_refused() {
     let Some(Setup { dir, plugins, path, recipient }) = setup() else { return };

@@ -114,6 +114,11 @@ mod tests {
         let err = check_recipient_mix(&[pq.clone(), x.clone()], false).unwrap_err();
         assert!(matches!(err, KeyError::MixedRecipients { pq: 1, classical: 1 }), "{err}");
         assert!(err.to_string().contains("cannot be mixed"));
-        assert!(check_recipient_mix(&[pq, x], true).is_ok());
+        assert!(check_recipient_mix(&[pq.clone(), x], true).is_ok());
+        // A plugin recipient counts as classical-only.
+        let plugin: Recipient =
+            "age1lockboxtest1gfxq5wltx98rvpxjp2e9qdx9kr6g2e246lgh7esw96sw7wc5da2ql6e8r8".parse().unwrap();
+        let err = check_recipient_mix(&[pq, plugin], false).unwrap_err();
+        assert!(matches!(err, KeyError::MixedRecipients { pq: 1, classical: 1 }), "{err}");
     }
 }
