@@ -41,7 +41,9 @@ pub fn labelled(keys: KeySet, a: &RecipientArgs) -> Result<KeySet> {
     Ok(keys.labels(a.key_label.iter().cloned()))
 }
 
-fn check_labels(keys_given: usize, a: &RecipientArgs) -> Result<()> {
+/// The usage error of [`labelled`] for `keys_given` keys, before they are
+/// all gathered.
+pub fn check_labels(keys_given: usize, a: &RecipientArgs) -> Result<()> {
     let labels = a.key_label.len();
     if labels > 1 && labels != keys_given {
         return Err(UsageError(format!(

@@ -184,4 +184,15 @@ fn repeated_labels_name_each_slot_in_order() {
         .unwrap();
     assert_eq!(code(&refused), 2, "{}", stderr(&refused));
     assert_eq!(fs::read(&archive).unwrap(), before, "nothing written");
+    // With a new password to add, refused before it is asked for.
+    let refused = lockbox()
+        .args(["key", "add", "--password", "-r", &dave, "--key-label", "a", "--key-label", "b"])
+        .args(["--key-label", "c"])
+        .arg(&archive)
+        .env_remove("LOCKBOX_NEW_PASSWORD")
+        .output()
+        .unwrap();
+    assert_eq!(code(&refused), 2, "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("3 key labels for 2 keys"), "{}", stderr(&refused));
+    assert_eq!(fs::read(&archive).unwrap(), before, "nothing written");
 }
