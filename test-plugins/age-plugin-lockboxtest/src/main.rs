@@ -15,6 +15,7 @@
 //! - `LOCKBOXTEST_PIN=PIN`: unwrapping asks the user for a secret (the
 //!   protocol's `request-secret`, as a hardware key asks for its PIN) and
 //!   refuses to unwrap unless it is PIN.
+#![forbid(unsafe_code)]
 
 use std::collections::{HashMap, HashSet};
 use std::io;
