@@ -76,6 +76,7 @@ pub const TABLE: &[Status] = &[
             "`extract` of paths needing more directories the archive does not list than `--max-implicit-dirs` allows",
             "a malformed tar stream",
             "an unreadable `--files-from`, `--exclude-from`, key file or identity file",
+            "an age plugin (`age-plugin-NAME`) not on `PATH`, or one that failed while wrapping",
             "object store: wrong credentials, a missing bucket or key, an existing key without `--overwrite`, an unreachable server",
             "`create`, `add` or `update` that skipped or stored a changed copy of something asked for (the archive is valid; see \"Files that change, vanish or cannot be read\")",
             "`diff` that found differences",
@@ -111,7 +112,7 @@ pub const TABLE: &[Status] = &[
         short: "wrong password or damaged archive",
         meaning: "authentication failure",
         cases: &[
-            "a wrong password, key file or identity-file passphrase, no identity matched, a password slot over the KDF budget (`--kdf-budget`)",
+            "a wrong password, key file or identity-file passphrase, no identity matched, an age plugin that refused its identity (a wrong PIN), a password slot over the KDF budget (`--kdf-budget`)",
             "an archive tampered with, malformed, truncated or of an unsupported version",
             "a checksum mismatch",
             "an unsafe path in the archive",

@@ -15,19 +15,45 @@ use crate::exit::UsageError;
 use crate::flags::{LockArgs, RecipientArgs, UnlockArgs};
 use crate::output;
 use crate::password::{self, Purpose};
+use crate::plugin_ui;
 
 /// What the new archive `name` (as messages name it) is locked with: the
 /// recipients given, else a password (asked twice on a terminal).
 pub fn lock(lock: &LockArgs, recipient_args: &RecipientArgs, name: &str) -> Result<KeySet> {
     let keys = recipients(recipient_args)?;
     if let Some(path) = &lock.key_file {
-        return Ok(keys.key_file(&key_file(path)?));
+        return labelled(keys.key_file(&key_file(path)?), recipient_args);
     }
     if !keys.has_keys() {
+        check_labels(1, recipient_args)?;
         let password = password::get(lock.password.password_file.as_deref(), Purpose::Create, name)?;
-        return Ok(keys.password(&password));
+        return labelled(keys.password(&password), recipient_args);
     }
-    Ok(keys)
+    labelled(keys, recipient_args)
+}
+
+/// `keys` with the `--key-label`s of `a`: one names every slot, several
+/// the slots in the order written (a password or key file first, then the
+/// recipients of `-r`, then of `-R` files, line by line); another count
+/// than the keys' is a usage error, found before any password is asked.
+pub fn labelled(keys: KeySet, a: &RecipientArgs) -> Result<KeySet> {
+    check_labels(keys.key_count(), a)?;
+    Ok(keys.labels(a.key_label.iter().cloned()))
+}
+
+/// The usage error of [`labelled`] for `keys_given` keys, before they are
+/// all gathered.
+pub fn check_labels(keys_given: usize, a: &RecipientArgs) -> Result<()> {
+    let labels = a.key_label.len();
+    if labels > 1 && labels != keys_given {
+        return Err(UsageError(format!(
+            "{labels} key labels for {}: give one --key-label for all, or one for each key \
+             (a password or key file first, then the recipients in the order given)",
+            output::count(keys_given as u64, "key", "keys")
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// The recipients of `-r` arguments and `-R` files, as a key set; a bad one
@@ -46,8 +72,9 @@ pub fn recipients(a: &RecipientArgs) -> Result<KeySet> {
     if !files.is_empty() && all.is_empty() {
         return Err(UsageError("the recipients files name no recipient".into()).into());
     }
-    let keys = KeySet::new().recipients(all).allow_mixed_recipients(a.allow_mixed_recipients);
-    Ok(keys.label(a.key_label.clone().unwrap_or_default()))
+    let ui = plugin_ui::terminal();
+    let all = all.into_iter().map(|r| r.with_plugin_ui(ui.clone()));
+    Ok(KeySet::new().recipients(all).allow_mixed_recipients(a.allow_mixed_recipients))
 }
 
 pub fn key_file(path: &Path) -> Result<KeyFile> {
@@ -171,9 +198,10 @@ fn refuse_wrong_kind(given: Given, slots: &[SlotInfo], name: &str) -> Result<()>
 }
 
 /// The identities in `files`; a passphrase-protected file asks on the
-/// terminal (`/dev/tty`, whatever stdin is).
+/// terminal (`/dev/tty`, whatever stdin is), and so do age plugins.
 fn identities(files: &[PathBuf]) -> Result<Vec<Identity>> {
     let mut all = Vec::new();
+    let ui = plugin_ui::terminal();
     for file in files {
         warn_if_readable_by_others(file);
         let mut ask = |what: &str| -> Option<Password> {
@@ -182,7 +210,8 @@ fn identities(files: &[PathBuf]) -> Result<Vec<Identity>> {
             }
             password::ask(&format!("Passphrase for {what}")).ok()
         };
-        all.extend(Identity::read_file(file, &mut ask).map_err(|e| identity_error(file, e))?);
+        let read = Identity::read_file(file, &mut ask).map_err(|e| identity_error(file, e))?;
+        all.extend(read.into_iter().map(|i| i.with_plugin_ui(ui.clone())));
     }
     Ok(all)
 }

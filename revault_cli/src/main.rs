@@ -24,6 +24,7 @@ mod keys;
 mod location;
 mod output;
 mod password;
+mod plugin_ui;
 mod progress;
 mod select;
 mod signals;

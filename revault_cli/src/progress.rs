@@ -5,26 +5,55 @@
 //! entries. A command makes its counters before it opens the archive and
 //! starts the display after (a password prompt must not share the line
 //! with a spinner).
+//!
+//! Before a job has entries to count, a stage shows the same line with
+//! what it does instead: opening an archive (the unlock and the reads of
+//! its header, trailer and root: seconds on `s3://`, and before a mount),
+//! counted by [`CountedReads`]; a create to `s3://` says when it is
+//! uploading its last parts. An age plugin that talks to the user while a
+//! bar is drawn does so with the bar out of the way ([`suspended`]).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use revault_lockbox_api::storage::ReadAt;
 use revault_lockbox_api::Progress;
 
 use crate::output;
 
 const POLL: Duration = Duration::from_millis(100);
 
+/// The bar on screen, if any: what must not share its line (an age
+/// plugin's message or question, asked in the middle of opening) is
+/// written with it out of the way ([`suspended`]).
+static ON_SCREEN: Mutex<Option<ProgressBar>> = Mutex::new(None);
+
+fn on_screen() -> std::sync::MutexGuard<'static, Option<ProgressBar>> {
+    ON_SCREEN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs `f` (which writes to the terminal) with the bar on screen, if
+/// any, cleared first and drawn again after.
+pub fn suspended<T>(f: impl FnOnce() -> T) -> T {
+    let bar = on_screen().clone();
+    match bar {
+        Some(bar) => bar.suspend(f),
+        None => f(),
+    }
+}
+
 /// A running display; dropping it stops and clears the bar.
 pub struct Display {
     stop: Option<mpsc::Sender<bool>>,
     thread: Option<JoinHandle<()>>,
+    /// Said after the entries while a job finishes ("uploading …").
+    note: Arc<Mutex<Option<String>>>,
 }
 
 /// Whether to draw at all: only on a terminal and without `--quiet`.
@@ -38,7 +67,23 @@ impl Display {
     /// content bytes; without it, the library sets them when it knows
     /// them. Until a total is known, a spinner shows.
     pub fn start(counters: Arc<Progress>, total: Option<impl FnOnce() -> u64 + Send + 'static>) -> Display {
+        Display::drawing(counters, total, None)
+    }
+
+    /// A stage (see the module docs): `what` in place of the entries, and
+    /// cleared when it ends, for the job's own bar to follow.
+    fn stage(counters: Arc<Progress>, what: String) -> Display {
+        Display::drawing(counters, LIBRARY_TOTAL, Some(what))
+    }
+
+    fn drawing(
+        counters: Arc<Progress>,
+        total: Option<impl FnOnce() -> u64 + Send + 'static>,
+        stage: Option<String>,
+    ) -> Display {
         let (tx, rx) = mpsc::channel::<bool>();
+        let note = Arc::new(Mutex::new(None::<String>));
+        let noted = Arc::clone(&note);
         let thread = std::thread::spawn(move || {
             let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
             bar.set_style(
@@ -46,6 +91,7 @@ impl Display {
                     .expect("valid template"),
             );
             bar.enable_steady_tick(POLL);
+            *on_screen() = Some(bar.clone());
             let mut has_total = false;
             let mut update = |bar: &ProgressBar| {
                 let total = counters.total_bytes.load(Ordering::Relaxed);
@@ -57,7 +103,14 @@ impl Display {
                 bar.set_position(counters.bytes_in.load(Ordering::Relaxed));
                 let entries = counters.entries.load(Ordering::Relaxed);
                 // One vocabulary for every job: entries, bytes, throughput, ETA.
-                bar.set_message(output::count(entries, "entry", "entries"));
+                let mut message = match &stage {
+                    Some(what) => what.clone(),
+                    None => output::count(entries, "entry", "entries"),
+                };
+                if let Some(note) = noted.lock().unwrap_or_else(|e| e.into_inner()).as_deref() {
+                    message = format!("{message}, {note}");
+                }
+                bar.set_message(message);
             };
             // The total may take a while (a walk of the input tree): compute
             // it aside, so that stopping never waits for it.
@@ -73,14 +126,20 @@ impl Display {
                     Err(RecvTimeoutError::Disconnected) => break false,
                 }
             };
-            if success {
+            on_screen().take();
+            if success && stage.is_none() {
                 update(&bar);
                 bar.abandon();
             } else {
                 bar.finish_and_clear();
             }
         });
-        Display { stop: Some(tx), thread: Some(thread) }
+        Display { stop: Some(tx), thread: Some(thread), note }
+    }
+
+    /// Says `note` after the entries from now on ("uploading s3://…").
+    pub fn note(&self, note: String) {
+        *self.note.lock().unwrap_or_else(|e| e.into_inner()) = Some(note);
     }
 
     /// Stops and leaves the final state of the bar on screen.
@@ -147,6 +206,68 @@ pub fn during<T, E>(counters: Option<&Arc<Progress>>, job: impl FnOnce() -> Resu
         display.finish();
     }
     result
+}
+
+/// When an archive's opening is shown as a stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Opening {
+    /// Never (`-q`).
+    Quiet,
+    /// For an archive on `s3://`, where opening takes round trips.
+    Remote,
+    /// Always (`mount`, whose startup is all opening).
+    Shown,
+}
+
+impl Opening {
+    /// `Remote`, or `Quiet` with `-q`.
+    pub fn unless(quiet: bool) -> Opening {
+        if quiet {
+            Opening::Quiet
+        } else {
+            Opening::Remote
+        }
+    }
+
+    /// Counters for opening the archive `name`, when this stage is drawn:
+    /// on a terminal, not `Quiet`, `Remote` only for an object.
+    pub fn counters(self, remote: bool) -> Option<Arc<Progress>> {
+        let shown = match self {
+            Opening::Quiet => false,
+            Opening::Remote => remote,
+            Opening::Shown => true,
+        };
+        counters(!shown)
+    }
+}
+
+/// The stage "opening NAME" of `counters` (from [`Opening::counters`]),
+/// until it is dropped.
+pub fn opening(counters: Option<&Arc<Progress>>, name: &str) -> Option<Display> {
+    counters.map(|c| Display::stage(Arc::clone(c), format!("opening {name}")))
+}
+
+/// An archive's bytes, each read counted on `counters.bytes_in` (the
+/// opening stage's bytes and throughput).
+pub struct CountedReads {
+    pub inner: Arc<dyn ReadAt>,
+    pub counters: Arc<Progress>,
+}
+
+impl ReadAt for CountedReads {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        self.inner.read_exact_at(buf, offset)?;
+        self.counters.bytes_in.fetch_add(buf.len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn len(&self) -> std::io::Result<u64> {
+        self.inner.len()
+    }
+
+    fn will_read(&self, ranges: &[(u64, u32)]) {
+        self.inner.will_read(ranges);
+    }
 }
 
 /// No total from the caller: the library sets it.

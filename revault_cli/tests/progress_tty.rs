@@ -8,12 +8,18 @@ use crate::util::{skip, Need, CHEAP, PASSWORD};
 
 /// What the terminal showed while `lockbox ARGS` ran under `script` in `dir`.
 fn on_terminal(dir: &std::path::Path, args: &str) -> Option<String> {
+    on_terminal_with(dir, args, &[])
+}
+
+/// [`on_terminal`] with `env` set too; `None` (skipped) without `script`.
+pub fn on_terminal_with(dir: &std::path::Path, args: &str, env: &[(&str, &str)]) -> Option<String> {
     let line = format!("\"$LOCKBOX\" {args}");
     let out = Command::new("script")
         .args(["-q", "-e", "-c", &line, "/dev/null"])
         .current_dir(dir)
         .env("LOCKBOX", env!("CARGO_BIN_EXE_lockbox"))
         .env("LOCKBOX_PASSWORD", PASSWORD)
+        .envs(env.iter().copied())
         .output();
     match out {
         Ok(out) if out.status.success() => Some(String::from_utf8_lossy(&out.stdout).into_owned()),
@@ -69,4 +75,32 @@ fn every_long_job_draws_the_same_bar_and_quiet_draws_none() {
         let Some(shown) = on_terminal(dir, job) else { return };
         assert!(!shown.contains("B/s"), "-q draws no bar: {job}: {shown:?}");
     }
+}
+
+/// `mount`'s startup (the unlock and the opening) draws the stage "opening
+/// ARCHIVE" on the terminal, then clears it while the mount serves.
+#[test]
+fn mount_startup_shows_the_opening_stage() {
+    if !crate::mount_cli::have_fuse() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path();
+    std::fs::write(dir.join("note"), b"x").unwrap();
+    let created = crate::util::create_cmd(&dir.join("a.lbox"), dir, "note", &["-q"]).output().unwrap();
+    assert!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
+    let typescript = dir.join("typescript");
+    // Mounted adds the mount point as `$1`; `script` draws the terminal.
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", "exec script -q -e -f -c \"$LOCKBOX mount a.lbox $1\" \"$TYPESCRIPT\"", "sh"])
+        .current_dir(dir)
+        .env("LOCKBOX", env!("CARGO_BIN_EXE_lockbox"))
+        .env("LOCKBOX_PASSWORD", PASSWORD)
+        .env("TYPESCRIPT", &typescript)
+        .stdout(std::process::Stdio::null());
+    let mounted = crate::mount_cli::Mounted::spawn(cmd, dir);
+    assert_eq!(std::fs::read(mounted.point.join("note")).unwrap(), b"x");
+    let shown = String::from_utf8_lossy(&std::fs::read(&typescript).unwrap()).into_owned();
+    assert!(shown.contains("opening a.lbox") && shown.contains('B'), "{shown:?}");
+    drop(mounted);
 }

@@ -33,7 +33,7 @@ fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
 /// made so by `setsid -c`; the shell's pipes give `lockbox` a stdin of its
 /// own): the child, the terminal, its master end (to type into) and what
 /// the terminal has shown so far.
-struct OnTerminal {
+pub struct OnTerminal {
     child: std::process::Child,
     slave: File,
     master: File,
@@ -44,7 +44,7 @@ struct OnTerminal {
 impl OnTerminal {
     /// `None` (skipped, see `skip`) where no pseudo-terminal can be opened.
     /// `script` runs in `dir` with `$LOCKBOX` the binary; stdout is kept.
-    fn start(dir: &Path, script: &str) -> Option<OnTerminal> {
+    pub fn start(dir: &Path, script: &str) -> Option<OnTerminal> {
         let master = match openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY) {
             Ok(master) => master,
             Err(e) => {
@@ -85,7 +85,7 @@ impl OnTerminal {
 
     /// Waits until the terminal has shown `text` (since the last wait),
     /// then for echo to be off when it is a prompt.
-    fn wait_for(&mut self, text: &str) {
+    pub fn wait_for(&mut self, text: &str) {
         let (said, shown) = (&self.said, &mut self.shown);
         wait_for(text, || {
             shown.extend(said.try_iter().flatten());
@@ -98,12 +98,19 @@ impl OnTerminal {
         }
     }
 
-    fn type_line(&mut self, line: &str) {
+    /// What the terminal showed since the last wait, after `pause`.
+    pub fn shown_within(&mut self, pause: Duration) -> String {
+        std::thread::sleep(pause);
+        self.shown.extend(self.said.try_iter().flatten());
+        String::from_utf8_lossy(&std::mem::take(&mut self.shown)).into_owned()
+    }
+
+    pub fn type_line(&mut self, line: &str) {
         self.master.write_all(format!("{line}\n").as_bytes()).unwrap();
     }
 
     /// The exit code and stdout, once the command ends.
-    fn finish(self) -> (Option<i32>, String) {
+    pub fn finish(self) -> (Option<i32>, String) {
         let out = self.child.wait_with_output().unwrap();
         (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
     }
@@ -259,4 +266,37 @@ fn a_protected_signing_key_asks_its_passphrase_on_the_terminal() {
     assert_eq!(on.finish().0, Some(0));
     let verified = run(&["verify", "--signer", "me.key.pub", "a.lbox"]);
     assert!(verified.status.success(), "{}", String::from_utf8_lossy(&verified.stderr));
+}
+
+/// An age plugin's request for a secret (the test plugin's PIN, as a
+/// hardware key asks) is asked on the terminal, echo off, named by the
+/// plugin, also when stdin is not the terminal; the right PIN opens the
+/// archive.
+#[test]
+fn an_age_plugin_asks_its_pin_on_the_terminal() {
+    let bin = Path::new(env!("CARGO_BIN_EXE_lockbox")).parent().unwrap().to_owned();
+    if !bin.join("age-plugin-lockboxtest").is_file() {
+        return skip(Need::Tools, "age-plugin-lockboxtest is not built (`cargo test --workspace` builds it)");
+    }
+    let work = tempfile::tempdir().unwrap();
+    let generated = Command::new(bin.join("age-plugin-lockboxtest")).arg("--generate").output().unwrap();
+    let text = String::from_utf8(generated.stdout).unwrap();
+    std::fs::write(work.path().join("id.txt"), &text).unwrap();
+    let recipient = text.lines().find_map(|l| l.strip_prefix("# recipient: ")).unwrap();
+    std::fs::write(work.path().join("note"), b"pinned\n").unwrap();
+    let made = Command::new(env!("CARGO_BIN_EXE_lockbox"))
+        .args(["create", "-q", "-o", "a.lbox", "-r", recipient, "note"])
+        .current_dir(work.path())
+        .env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default()))
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let script = format!(
+        "PATH='{}':\"$PATH\" LOCKBOXTEST_PIN=2468 exec \"$LOCKBOX\" -i id.txt cat a.lbox note < /dev/null",
+        bin.display()
+    );
+    let Some(mut on) = OnTerminal::start(work.path(), &script) else { return };
+    on.wait_for("age-plugin-lockboxtest: Enter the lockboxtest PIN: ");
+    on.type_line("2468");
+    assert_eq!(on.finish(), (Some(0), "pinned\n".to_owned()));
 }

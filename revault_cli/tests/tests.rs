@@ -18,6 +18,7 @@ mod late_slots;
 mod man_pages;
 mod mount_cli;
 mod mount_views_cli;
+mod plugins_cli;
 mod progress_tty;
 mod prompt_tty;
 mod s3;

@@ -17,7 +17,7 @@ fn keygen_output_round_trips_through_files() {
     let (pq_text, pq_public) = keygen(true).unwrap();
     std::fs::write(dir.path().join("x.txt"), x_text.as_bytes()).unwrap();
     let ids = Identity::read_file(&dir.path().join("x.txt"), &mut |_| None).unwrap();
-    assert_eq!(ids[0].to_recipient().to_string(), x_public);
+    assert_eq!(ids[0].to_recipient().unwrap().to_string(), x_public);
     let pq_ids = Identity::parse_file(pq_text.as_bytes(), &mut |_| None).unwrap();
     assert_eq!(pq_ids[0].kind(), RecipientKind::Hybrid);
 

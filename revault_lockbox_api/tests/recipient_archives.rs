@@ -75,6 +75,34 @@ fn password_slot_written_last_beside_a_hybrid_recipient() {
     assert_eq!(a.info().unwrap().key_slots, 2);
 }
 
+/// One label per slot (`KeySet::labels`), in the order written: the
+/// password slot wrapped last on its own thread gets its own label, sized
+/// for (a 255-byte label on a password slot needs 512-byte slots), and
+/// each recipient its own; a count that does not pair is refused.
+#[test]
+fn each_slot_gets_its_own_label_also_when_written_last() {
+    let (x_ids, x) = identity(false);
+    let (_, y) = identity(false);
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("secret.txt"), b"hello\n").unwrap();
+    let path = work.path().join("a.lbox");
+    let long = "p".repeat(255);
+    let labels = [long.clone(), "x".to_owned(), String::new()];
+    let keys = KeySet::new().password(&password()).recipient(x.clone()).recipient(y.clone()).labels(labels);
+    create_archive(&path, work.path(), &["secret.txt".into()], keys, cheap()).unwrap();
+    let listed = revault_lockbox_api::slots::list(&path).unwrap();
+    let got: Vec<&str> = listed.iter().map(|s| s.label.as_str()).collect();
+    assert_eq!(got, [long.as_str(), "x", ""]);
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(u16::from_le_bytes([bytes[30], bytes[31]]), 512, "sized for the long password label");
+    assert_eq!(read_secret(&bytes, &x_ids).unwrap(), b"hello\n");
+    Archive::open(Cursor::new(bytes), &password()).unwrap();
+
+    let two = KeySet::new().recipient(x).recipient(y).password(&password()).labels(["a".into(), "b".into()]);
+    let err = ArchiveWriter::new(Vec::new(), two, cheap()).err().expect("refused");
+    assert!(matches!(err, Error::BadLabel { .. }), "{err}");
+}
+
 #[test]
 fn mixing_post_quantum_and_classical_recipients_needs_consent() {
     let (_, pq) = identity(true);

@@ -61,7 +61,7 @@ fn run(args: &[String]) -> Result<String> {
             let keys = if identities.is_empty() {
                 KeySet::from(&password)
             } else {
-                KeySet::new().recipients(identities.iter().map(Identity::to_recipient))
+                KeySet::new().recipients(identities.iter().filter_map(Identity::to_recipient))
             };
             create_archive(Path::new(archive), Path::new(base), &inputs, keys, CreateOptions::new())
                 .with_context(|| format!("lockbox create of {archive}"))?;

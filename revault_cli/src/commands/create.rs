@@ -81,7 +81,14 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
                 None => write_archive(writer, directory, &paths, lock, options),
             }
             .with_context(creating)?;
+            // The last parts may take a while to go up: the bar says so.
+            if let Some((_, display)) = &display {
+                display.note(format!("uploading {location}"));
+            }
             writer.finish().with_context(creating)?;
+            if let Some((_, display)) = &display {
+                display.note(format!("uploaded to {location}"));
+            }
             report
         }
         (Some(tar), None, true) => {

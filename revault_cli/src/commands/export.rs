@@ -10,6 +10,7 @@ use revault_lockbox_api::{Quoted, WorkloadProfile};
 
 use super::{open_counted, Outcome};
 use crate::flags::ExportArgs;
+use crate::progress::Opening;
 use crate::{progress, select, source};
 
 pub fn run(a: ExportArgs) -> Result<Outcome> {
@@ -22,7 +23,13 @@ pub fn run(a: ExportArgs) -> Result<Outcome> {
     // A bar only beside a file: with `-o -`, the reader of the stream
     // (`| tar -tv`) writes to the terminal.
     let counters = progress::counters(a.quiet || to_stdout);
-    let (archive, name) = open_counted(&a.archive, &a.read, WorkloadProfile::ExtractMany, counters.as_ref())?;
+    let (archive, name) = open_counted(
+        &a.archive,
+        &a.read,
+        WorkloadProfile::ExtractMany,
+        counters.as_ref(),
+        Opening::unless(a.quiet),
+    )?;
     let exporting = || format!("exporting {name} to {}", Quoted::path(&a.output));
     if to_stdout {
         let out = BufWriter::with_capacity(1 << 20, io::stdout().lock());

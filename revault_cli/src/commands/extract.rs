@@ -11,6 +11,7 @@ use crate::exit::UsageError;
 use crate::flags::ExtractArgs;
 use crate::output::verbose::Verbose;
 use crate::progress;
+use crate::progress::Opening;
 use crate::{output, select};
 
 pub fn run(a: ExtractArgs) -> Result<Outcome> {
@@ -55,7 +56,8 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
         options = options.log(Arc::clone(log) as Arc<dyn EntryLog>);
     }
     // Only --keep-going salvages: without it, damage stops the extraction.
-    let (readable, name) = open_or_salvage(&a.archive, &a.read, profile, a.keep_going, None)?;
+    let (readable, name) =
+        open_or_salvage(&a.archive, &a.read, profile, a.keep_going, None, Opening::unless(a.quiet.quiet))?;
     // All of the content for a whole extraction; at most that for a part.
     let total = match &readable {
         Readable::Indexed(archive) => archive.content_bytes(),

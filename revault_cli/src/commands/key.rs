@@ -24,7 +24,11 @@ pub fn add(a: KeyAddArgs) -> Result<Outcome> {
     in_place(&a.archive, "key add")?;
     let name = Quoted::path(&a.archive).to_string();
     let mut new = keys::recipients(&a.recipients)?;
-    if a.password || a.new_password_file.is_some() {
+    let adds_password = a.password || a.new_password_file.is_some();
+    // Labels that do not pair are refused before the new password is asked.
+    let given = new.key_count() + usize::from(adds_password) + usize::from(a.new_key_file.is_some());
+    keys::check_labels(given, &a.recipients)?;
+    if adds_password {
         new = new.password(&password::get_new(a.new_password_file.as_deref(), &name)?);
     }
     if let Some(path) = &a.new_key_file {
@@ -33,6 +37,7 @@ pub fn add(a: KeyAddArgs) -> Result<Outcome> {
     if !new.has_keys() {
         return Err(UsageError("nothing to add: give --password, --new-key-file, -r or -R".into()).into());
     }
+    let new = keys::labelled(new, &a.recipients)?;
     let budget = a.unlock.kdf_budget();
     let target = keys::Target::file(&a.archive, &name);
     let written = keys::with_key(&a.unlock, target, |key| {

@@ -22,6 +22,14 @@ pub fn examples(path: &[String]) -> &'static [(&'static str, &'static str)] {
         ["create"] => &[
             ("Archive two directories under DIR.", "lockbox create -o a.lbox -C DIR src docs"),
             ("Lock to an age recipient instead of a password.", "lockbox create -r age1... -o a.lbox dir"),
+            (
+                "Lock to a YubiKey through its age plugin (age-plugin-yubikey on PATH).",
+                "lockbox create -r age1yubikey1... -o a.lbox dir",
+            ),
+            (
+                "A team's recipients, each slot named (key list shows them).",
+                "lockbox create -R team.txt --key-label alice --key-label bob -o a.lbox dir",
+            ),
             ("Convert a tar stream.", "tar -cf - dir | lockbox create --from-tar - -o a.lbox"),
             ("Archive the files a list names.", "find . -name '*.c' | lockbox create -T - -o src.lbox"),
             (
@@ -145,6 +153,7 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
         "The object store of s3:// archives and its credentials, as the AWS tools read them.",
     ),
     ("AWS_ALLOW_HTTP", "Allow a plain-HTTP endpoint, as --allow-http."),
+    ("PATH", "Where the age plugins of age1NAME1... recipients and AGE-PLUGIN-NAME-1... identities are found (age-plugin-NAME)."),
 ];
 
 /// The files lockbox reads besides its arguments.

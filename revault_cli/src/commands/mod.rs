@@ -36,6 +36,7 @@ use revault_lockbox_api::{Archive, EntryKind, OpenOptions, Progress, Quoted, Wor
 pub use crate::exit::Outcome;
 use crate::flags::{ObjectStoreArgs, ReadArgs};
 use crate::location::ArchiveLocation;
+use crate::progress::{self, CountedReads, Opening};
 use crate::{keys, output, signing, source};
 
 /// The bytes of the archive argument (a file, `-` or `s3://BUCKET/KEY`)
@@ -57,25 +58,53 @@ fn open_archive(
     read: &ReadArgs,
     profile: WorkloadProfile,
 ) -> Result<(Archive<Arc<dyn ReadAt>>, String)> {
-    open_counted(arg, read, profile, None)
+    open_counted(arg, read, profile, None, Opening::Remote)
 }
 
-/// [`open_archive`], the reading jobs of the archive updating `progress`.
+/// [`open_archive`], the reading jobs of the archive updating `progress`,
+/// its opening drawn as `opening` says.
 fn open_counted(
     arg: &Path,
     read: &ReadArgs,
     profile: WorkloadProfile,
     progress: Option<&Arc<Progress>>,
+    opening: Opening,
 ) -> Result<(Archive<Arc<dyn ReadAt>>, String)> {
     // Shared, so that a mount of every state opens each on the same bytes.
     let (src, name) = archive_bytes(arg, &read.s3)?;
-    let src: Arc<dyn ReadAt> = Arc::from(src);
+    let (src, stage) = opening_stage(Arc::from(src), arg, opening)?;
     let options = open_options(read, profile, progress)?;
     // A spooled copy may be deleted now: the open file keeps its bytes.
     let target = keys::Target::bytes(&*src, &name);
-    let archive = keys::with_key(&read.unlock, target, |key| Archive::open_with(src, key, options))
-        .with_context(|| format!("opening {name}"))?;
+    let archive = keys::with_key(&read.unlock, target, |key| {
+        // After the password prompt, which must not share the line.
+        let _shown = progress::opening(stage.as_ref(), &name);
+        Archive::open_with(src, key, options)
+    })
+    .with_context(|| format!("opening {name}"))?;
     Ok((archive, name))
+}
+
+/// The counters of an opening stage, when one is drawn.
+type OpeningCounters = Option<Arc<Progress>>;
+
+/// The archive's bytes, counted when its opening is drawn (`opening`: on
+/// `s3://`, or always for a mount); and the counters. An age plugin among
+/// the identities that asks on the terminal meanwhile moves the line
+/// aside (`progress::suspended`).
+fn opening_stage(
+    src: Arc<dyn ReadAt>,
+    arg: &Path,
+    opening: Opening,
+) -> Result<(Arc<dyn ReadAt>, OpeningCounters)> {
+    let remote = matches!(ArchiveLocation::parse(arg)?, ArchiveLocation::Object(_));
+    Ok(match opening.counters(remote) {
+        Some(counters) => {
+            let counted = CountedReads { inner: src, counters: Arc::clone(&counters) };
+            (Arc::new(counted), Some(counters))
+        }
+        None => (src, None),
+    })
 }
 
 /// How `read` asks the archive to be opened: the profile's knobs, the KDF
@@ -122,15 +151,17 @@ fn open_or_salvage(
     profile: WorkloadProfile,
     salvage: bool,
     progress: Option<&Arc<Progress>>,
+    opening: Opening,
 ) -> Result<(Readable, String)> {
     let (src, name) = archive_bytes(arg, &read.s3)?;
-    let src: Arc<dyn ReadAt> = Arc::from(src);
+    let (src, stage) = opening_stage(Arc::from(src), arg, opening)?;
     let options = open_options(read, profile, progress)?;
     // A scan proves neither an earlier state nor a signature: asked for
     // either, damage is reported, not salvaged.
     let salvage = salvage && !read.earlier_state() && read.signers.is_empty();
     let target = keys::Target::bytes(&*src, &name);
     let readable = keys::with_key(&read.unlock, target, |key| {
+        let _shown = progress::opening(stage.as_ref(), &name);
         let damage = match Archive::open_with(Arc::clone(&src), key, options.clone()) {
             Ok(archive) if !salvage => return Ok(Readable::Indexed(Box::new(archive))),
             Ok(archive) => match archive.check_index() {

@@ -22,6 +22,7 @@ pub fn run(a: MountArgs) -> Result<Outcome> {
     use revault_lockbox_api::WorkloadProfile;
 
     use crate::fuse::Views;
+    use crate::progress::Opening;
 
     let shown = Quoted::path(&a.mountpoint);
     let is_dir = std::fs::metadata(&a.mountpoint).with_context(|| format!("mounting at {shown}"))?.is_dir();
@@ -31,7 +32,8 @@ pub fn run(a: MountArgs) -> Result<Outcome> {
     if mounted_at(&absolute(&a.mountpoint)?)?.is_some() {
         bail!("mounting at {shown}: a lockbox archive is mounted there already");
     }
-    let (archive, name) = super::open_archive(&a.archive, &a.read, WorkloadProfile::RandomRead)?;
+    let (archive, name) =
+        super::open_counted(&a.archive, &a.read, WorkloadProfile::RandomRead, None, Opening::Shown)?;
     let threads = archive.tuning().threads;
     let views = if a.all_sessions {
         let options = super::open_options(&a.read, WorkloadProfile::RandomRead, None)?;

@@ -8,6 +8,7 @@ use revault_lockbox_api::{Archive, WorkloadProfile};
 
 use super::{open_counted, open_or_salvage, Outcome, Readable};
 use crate::flags::VerifyArgs;
+use crate::progress::Opening;
 use crate::progress::{self, during as shown};
 use crate::{output, select, signing};
 
@@ -16,7 +17,14 @@ pub fn run(a: VerifyArgs) -> Result<Outcome> {
     let counters = progress::counters(a.quiet.quiet);
     let profile = WorkloadProfile::ExtractMany;
     let (report, name) = if members.is_everything() {
-        let (readable, name) = open_or_salvage(&a.archive, &a.read, profile, true, counters.as_ref())?;
+        let (readable, name) = open_or_salvage(
+            &a.archive,
+            &a.read,
+            profile,
+            true,
+            counters.as_ref(),
+            Opening::unless(a.quiet.quiet),
+        )?;
         let report = match readable {
             Readable::Indexed(archive) => {
                 check_signers(&archive, &a, &name)?;
@@ -26,7 +34,8 @@ pub fn run(a: VerifyArgs) -> Result<Outcome> {
         };
         (report.with_context(|| format!("verifying {name}"))?, name)
     } else {
-        let (archive, name) = open_counted(&a.archive, &a.read, profile, counters.as_ref())?;
+        let (archive, name) =
+            open_counted(&a.archive, &a.read, profile, counters.as_ref(), Opening::unless(a.quiet.quiet))?;
         check_signers(&archive, &a, &name)?;
         let report = shown(counters.as_ref(), || archive.verify_members(&members));
         (report.with_context(|| format!("verifying {name}"))?, name)

@@ -34,8 +34,9 @@ pub struct UnlockArgs {
     pub password: PasswordArgs,
     /// Open the archive with the age or SSH identities in FILE (repeatable)
     /// instead of a password: `AGE-SECRET-KEY-1…`, `AGE-SECRET-KEY-PQ-1…`,
-    /// OpenSSH private keys; a passphrase-protected file asks for its
-    /// passphrase on the terminal.
+    /// an age plugin's `AGE-PLUGIN-NAME-1…` (runs `age-plugin-NAME` from
+    /// PATH), OpenSSH private keys; a passphrase-protected file asks for
+    /// its passphrase on the terminal, and so does a plugin for a PIN.
     #[arg(short = 'i', long = "identity", value_name = "FILE")]
     pub identities: Vec<PathBuf>,
     /// Open the archive with the key file FILE (from `lockbox keygen
@@ -87,9 +88,10 @@ impl LockArgs {
 /// Public-key recipients, for `create` and `key add`.
 #[derive(Debug, Args)]
 pub struct RecipientArgs {
-    /// A slot for this age recipient (`age1…`, `age1pq1…`) or SSH public key
-    /// (`ssh-ed25519 …`, `ssh-rsa …`); repeatable. With `create`, instead of
-    /// a password; reading then takes `-i IDENTITY_FILE`.
+    /// A slot for this age recipient (`age1…`, `age1pq1…`, an age plugin's
+    /// `age1NAME1…`, wrapped by `age-plugin-NAME` from PATH) or SSH public
+    /// key (`ssh-ed25519 …`, `ssh-rsa …`); repeatable. With `create`,
+    /// instead of a password; reading then takes `-i IDENTITY_FILE`.
     #[arg(short = 'r', long = "recipient", value_name = "RECIPIENT")]
     pub recipients: Vec<String>,
     /// A slot for every recipient in FILE (one a line, `#` comments);
@@ -102,10 +104,13 @@ pub struct RecipientArgs {
     pub allow_mixed_recipients: bool,
     /// Name the key slots this command writes TEXT, shown by `key list`
     /// (kept in the clear, as the slot table is; without it a slot is known
-    /// only by its kind). UTF-8 without control characters, at most 255
+    /// only by its kind). Once: every slot; repeated: one per key, in order
+    /// (a password or key file first, then each recipient of -r, then of
+    /// -R files, line by line), e.g. `-R team.txt --key-label alice
+    /// --key-label bob`. UTF-8 without control characters, at most 255
     /// bytes.
     #[arg(long, value_name = "TEXT", value_parser = key_label_parser)]
-    pub key_label: Option<String>,
+    pub key_label: Vec<String>,
 }
 
 fn key_label_parser(text: &str) -> Result<String, String> {

@@ -4,6 +4,7 @@
 //! mid-extract, a flipped byte in the stored object).
 
 mod mount;
+mod progress;
 mod server;
 
 use std::fs;

@@ -95,6 +95,22 @@ pub enum KeyError {
     /// Wrapping a key to a recipient failed.
     #[error("cannot wrap key for recipient: {0}")]
     Wrap(String),
+    /// The program an age plugin recipient or identity needs
+    /// (`age-plugin-NAME`) is not on `PATH`.
+    #[error("age plugin {binary} not found on PATH")]
+    MissingPlugin {
+        /// The plugin's binary name.
+        binary: String,
+    },
+    /// An age plugin reported an error for its identity while opening a
+    /// slot (a wrong PIN, a key that is not there, a refused request).
+    #[error("{binary}: {message}")]
+    PluginRefused {
+        /// The plugin's binary name.
+        binary: String,
+        /// What it said, quoted.
+        message: String,
+    },
     /// Reading a key file failed.
     #[error("reading {}", Quoted::path(path))]
     Io {

@@ -410,6 +410,7 @@ impl Error {
                 | Error::NoIdentityMatched
                 | Error::WrongKeyFile
                 | Error::Key(KeyError::WrongPassphrase)
+                | Error::Key(KeyError::PluginRefused { .. })
                 | Error::Tampered { .. }
                 | Error::DamagedPage { .. }
                 | Error::Malformed(_)

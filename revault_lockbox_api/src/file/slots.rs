@@ -43,7 +43,8 @@ pub struct SlotInfo {
     pub index: usize,
     /// What it holds.
     pub kind: SlotKind,
-    /// The name its owner gave it ([`KeySet::label`]); empty when none.
+    /// The name its owner gave it ([`KeySet::label`], [`KeySet::labels`]);
+    /// empty when none.
     pub label: String,
 }
 
@@ -95,19 +96,20 @@ impl SlotTable {
         self.slots.iter().position(|s| matches!(s, KeySlot::Empty))
     }
 
-    /// Rewrites the archive with `new` in the first empty slots and every
-    /// slot as large as the largest needs. Returns the positions of `new`.
+    /// Rewrites the archive with `new` (labelled by `labels`, in order) in
+    /// the first empty slots and every slot as large as the largest needs.
+    /// Returns the positions of `new`.
     fn rewrite_with(
         mut self,
         new: Vec<KeySlot>,
-        label: &str,
+        labels: &[String],
         content_key: &ContentKey,
     ) -> Result<Vec<usize>> {
         let mut written = Vec::with_capacity(new.len());
-        for slot in new {
+        for (slot, label) in new.into_iter().zip(labels) {
             let index = self.first_empty().expect("room checked by wrap");
             self.slots[index] = slot;
-            self.labels[index] = label.to_owned();
+            self.labels[index] = label.clone();
             written.push(index);
         }
         let header = HeaderPrefix::fitting_labeled(self.header.archive_id, &self.slots, &self.labels);
@@ -169,12 +171,12 @@ pub fn add_with_budget<'k>(
     let mut table = SlotTable::open(path)?;
     let (content_key, _) = table.unlock(key.into(), kdf_budget)?;
     let new = keys.wrap(&table.header.archive_id, &content_key, kdf, &table.slots)?;
-    let label = keys.slot_label();
-    if !new.iter().all(|slot| table.header.fits(slot, label)) {
-        return table.rewrite_with(new, label, &content_key);
+    let labels = keys.slot_labels();
+    if !new.iter().zip(&labels).all(|(slot, label)| table.header.fits(slot, label)) {
+        return table.rewrite_with(new, &labels, &content_key);
     }
     let mut written = Vec::with_capacity(new.len());
-    for slot in new {
+    for (slot, label) in new.into_iter().zip(&labels) {
         let index = table.first_empty().expect("room checked by wrap");
         table.write(index, slot, label)?;
         written.push(index);

@@ -56,16 +56,18 @@ impl HeaderPrefix {
         HeaderPrefix { archive_id, slot_len: largest.next_power_of_two().max(MIN_KEY_SLOT_LEN) }
     }
 
-    /// [`fitting`](Self::fitting) `slots` and password slots still to be
-    /// wrapped (whose size is fixed).
+    /// [`fitting`](Self::fitting) `slots` (labelled by `labels`) and
+    /// password slots still to be wrapped (whose size is fixed), labelled
+    /// by `password_labels`.
     pub(crate) fn fitting_with_passwords(
         archive_id: [u8; ARCHIVE_ID_LEN],
         slots: &[KeySlot],
-        label: &str,
+        labels: &[String],
+        password_labels: &[String],
     ) -> HeaderPrefix {
-        let labels = vec![label.to_owned(); slots.len()];
-        let prefix = HeaderPrefix::fitting_labeled(archive_id, slots, &labels);
-        let password = 3 + PASSWORD_BODY_LEN + if label.is_empty() { 0 } else { 1 + label.len() };
+        let prefix = HeaderPrefix::fitting_labeled(archive_id, slots, labels);
+        let longest = password_labels.iter().map(|l| if l.is_empty() { 0 } else { 1 + l.len() }).max();
+        let password = 3 + PASSWORD_BODY_LEN + longest.unwrap_or(0);
         let slot_len = prefix.slot_len.max(password.next_power_of_two());
         HeaderPrefix { slot_len, ..prefix }
     }

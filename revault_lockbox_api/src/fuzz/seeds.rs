@@ -22,7 +22,7 @@ pub fn key_seeds() -> Result<(Vec<u8>, Vec<Seed>)> {
     let keys = KeySet::new()
         .password(&Password::from(PASSWORD))
         .key_file(key_file())
-        .recipients(identities().iter().map(Identity::to_recipient))
+        .recipients(identities().iter().filter_map(Identity::to_recipient))
         .allow_mixed_recipients(true);
     let content_key =
         crate::crypto::ContentKey::random().map_err(crate::error::Error::stream("drawing a key"))?;

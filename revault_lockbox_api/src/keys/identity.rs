@@ -8,9 +8,11 @@ use std::str::FromStr;
 
 use age::secrecy::SecretString;
 use age::DecryptError;
+use age_core::format::{FileKey, Stanza};
 use zeroize::Zeroizing;
 
 use super::hybrid::HybridIdentity;
+use super::plugin::{PluginIdentity, PluginUi};
 use super::recipient::{read_limited, RecipientKey};
 use super::{KeyError, Recipient, RecipientKind, MAX_KEY_FILE_LEN, MAX_SCRYPT_LOG_N};
 use crate::crypto::Locked;
@@ -25,11 +27,14 @@ pub type PassphraseFn<'a> = dyn FnMut(&str) -> Option<Password> + 'a;
 /// A private key that can open slots wrapped to its recipient.
 ///
 /// Parsed from an identity file's content with [`Identity::parse_file`]:
-/// age identity files (`AGE-SECRET-KEY-1…`, `AGE-SECRET-KEY-PQ-1…` lines,
-/// `#` comments), passphrase-protected age identity files (`age -p`,
-/// binary or armored), and OpenSSH ed25519 and RSA private keys, protected
-/// or not. The key is wiped on drop; `Debug` shows only the public
-/// recipient.
+/// age identity files (`AGE-SECRET-KEY-1…`, `AGE-SECRET-KEY-PQ-1…` and age
+/// plugins' `AGE-PLUGIN-NAME-1…` lines, `#` comments), passphrase-protected
+/// age identity files (`age -p`, binary or armored), and OpenSSH ed25519
+/// and RSA private keys, protected or not. The key is wiped on drop;
+/// `Debug` shows only the public recipient (a plugin identity: its
+/// plugin's name). A plugin identity runs `age-plugin-NAME` from `PATH`
+/// when a slot is tried; give it a [`PluginUi`] with
+/// [`with_plugin_ui`](Self::with_plugin_ui).
 #[derive(Clone)]
 pub struct Identity(IdentityKey);
 
@@ -40,6 +45,9 @@ enum IdentityKey {
     X25519(Locked<age::x25519::Identity>),
     Hybrid(Locked<HybridIdentity>),
     Ssh(Locked<SshIdentity>),
+    /// The plugin's identity string is age's type, not locked nor wiped
+    /// (for hardware keys it names the key, which stays in the device).
+    Plugin(PluginIdentity),
 }
 
 #[derive(Clone)]
@@ -68,26 +76,64 @@ impl Identity {
         parse_named(&content, Some(&crate::quote::Quoted::path(path).to_string()), passphrase)
     }
 
-    /// The recipient this identity opens slots for.
-    pub fn to_recipient(&self) -> Recipient {
-        Recipient(match &self.0 {
+    /// The recipient this identity opens slots for; `None` for a plugin
+    /// identity (only its plugin knows).
+    pub fn to_recipient(&self) -> Option<Recipient> {
+        Some(Recipient(match &self.0 {
             IdentityKey::X25519(i) => RecipientKey::X25519(i.to_public()),
             IdentityKey::Hybrid(i) => RecipientKey::Hybrid(Box::new(i.to_public())),
             IdentityKey::Ssh(ssh) => RecipientKey::Ssh(ssh.public.clone()),
-        })
+            IdentityKey::Plugin(_) => return None,
+        }))
     }
 
     /// Which kind of key this is.
     pub fn kind(&self) -> RecipientKind {
-        self.to_recipient().kind()
+        match self.to_recipient() {
+            Some(r) => r.kind(),
+            None => RecipientKind::Plugin,
+        }
     }
 
-    /// The age identity behind this one.
-    pub(super) fn as_age(&self) -> &dyn age::Identity {
+    /// The age plugin behind a plugin identity (`yubikey` for
+    /// `age-plugin-yubikey`).
+    pub fn plugin(&self) -> Option<&str> {
         match &self.0 {
-            IdentityKey::X25519(i) => &**i,
-            IdentityKey::Hybrid(i) => &**i,
-            IdentityKey::Ssh(ssh) => &ssh.key,
+            IdentityKey::Plugin(p) => Some(p.name()),
+            _ => None,
+        }
+    }
+
+    /// Sends what a plugin identity's plugin says and asks to `ui` (by
+    /// default it is dropped and refused); other identities ignore it.
+    pub fn with_plugin_ui(mut self, ui: std::sync::Arc<dyn PluginUi>) -> Identity {
+        if let IdentityKey::Plugin(p) = &mut self.0 {
+            p.with_ui(ui);
+        }
+        self
+    }
+
+    /// The age identity behind this one, for those age implements in
+    /// process (all but plugins).
+    pub(super) fn native(&self) -> Option<&dyn age::Identity> {
+        match &self.0 {
+            IdentityKey::X25519(i) => Some(&**i),
+            IdentityKey::Hybrid(i) => Some(&**i),
+            IdentityKey::Ssh(ssh) => Some(&ssh.key),
+            IdentityKey::Plugin(_) => None,
+        }
+    }
+
+    /// age's answer for one slot's stanzas (`None`: not this identity); a
+    /// plugin identity runs its plugin, whose own errors are `Err`.
+    pub(super) fn unwrap_stanzas(
+        &self,
+        stanzas: &[Stanza],
+    ) -> Result<Option<Result<FileKey, DecryptError>>, KeyError> {
+        match (&self.0, self.native()) {
+            (IdentityKey::Plugin(p), _) => p.unwrap(stanzas),
+            (_, Some(age)) => Ok(age.unwrap_stanzas(stanzas)),
+            (_, None) => Ok(None),
         }
     }
 
@@ -102,7 +148,10 @@ impl Identity {
 
 impl fmt::Debug for Identity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Identity({:?})", self.to_recipient())
+        match (self.to_recipient(), self.plugin()) {
+            (Some(r), _) => write!(f, "Identity({r:?})"),
+            (None, plugin) => write!(f, "Identity(age plugin {})", plugin.unwrap_or("?")),
+        }
     }
 }
 
@@ -138,7 +187,7 @@ fn parse_age_lines(content: &[u8], name: Option<&str>) -> Result<Vec<Identity>, 
         } else if line.starts_with("AGE-SECRET-KEY-1") {
             age::x25519::Identity::from_str(line).map(Identity::from_x25519).map_err(bad)?
         } else if line.starts_with("AGE-PLUGIN-") {
-            return Err(bad("age plugin identities are not supported"));
+            PluginIdentity::parse(line).map(|p| Identity(IdentityKey::Plugin(p))).map_err(|e| bad(&e))?
         } else {
             return Err(bad(
                 "not an age identity (AGE-SECRET-KEY-1…, AGE-SECRET-KEY-PQ-1…) nor an OpenSSH private key",
@@ -277,6 +326,17 @@ mod tests {
     }
 
     #[test]
+    fn plugin_identities_parse_without_running_their_plugin() {
+        let line = "AGE-PLUGIN-LOCKBOXTEST-1UNKCA0V2K69NZVR83Y284JK6J57ATDUK8VPWF26QEVV7M2RX7NESQYJHWR";
+        let ids =
+            Identity::parse_file(format!("# a key\n{line}\n").as_bytes(), &mut no_passphrase()).unwrap();
+        assert_eq!((ids[0].kind(), ids[0].plugin()), (RecipientKind::Plugin, Some("lockboxtest")));
+        assert!(ids[0].to_recipient().is_none());
+        let shown = format!("{:?}", ids[0]);
+        assert!(shown.contains("lockboxtest") && !shown.contains("UNKCA0"), "{shown}");
+    }
+
+    #[test]
     fn bad_identity_files_name_the_line_not_the_content() {
         let text = format!("# c\n{X25519_ID}\nAGE-SECRET-KEY-1QQQQ-oops\n");
         let err = Identity::parse_file(text.as_bytes(), &mut no_passphrase()).unwrap_err();
@@ -287,7 +347,7 @@ mod tests {
         assert!(matches!(err, KeyError::InvalidIdentity { line: Some(1), .. }), "{err}");
         for (bad, want) in [
             (&b"age1xmwwc06ly3ee5rytxm9mflaz2u56jjj36s0mypdrwsvlul66mv4q47ryef\n"[..], "not an age identity"),
-            (b"AGE-PLUGIN-YUBIKEY-1QQQQ\n", "plugin"),
+            (b"AGE-PLUGIN-YUBIKEY-1QQQQ\n", "age plugin identity"),
             (b"\xff\xfe\n", "UTF-8"),
         ] {
             let err = Identity::parse_file(bad, &mut no_passphrase()).unwrap_err();
@@ -312,7 +372,7 @@ mod tests {
             })
             .unwrap();
             assert_eq!(asked, 1);
-            assert_eq!(ids[0].to_recipient().to_string(), public);
+            assert_eq!(ids[0].to_recipient().unwrap().to_string(), public);
 
             let wrong = Identity::parse_file(&file, &mut |_| Some(Password::from("nope")));
             assert!(matches!(wrong, Err(KeyError::WrongPassphrase)), "{wrong:?}");

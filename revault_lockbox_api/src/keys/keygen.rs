@@ -65,7 +65,7 @@ mod tests {
             let ids = Identity::parse_file(text.as_bytes(), &mut |_| None).unwrap();
             assert_eq!(ids.len(), 1);
             assert_eq!(ids[0].kind(), kind);
-            assert_eq!(ids[0].to_recipient(), public.parse::<Recipient>().unwrap());
+            assert_eq!(ids[0].to_recipient().unwrap(), public.parse::<Recipient>().unwrap());
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Public-key slots: age recipients and identities (X25519, the ML-KEM-768 +
-//! X25519 post-quantum hybrid, SSH ed25519 and RSA keys) and the slot bodies
-//! that wrap an archive's content key to one recipient.
+//! X25519 post-quantum hybrid, SSH ed25519 and RSA keys, age plugins) and
+//! the slot bodies that wrap an archive's content key to one recipient.
 //!
 //! The `age` crate does the work for X25519, SSH keys and identity files;
 //! this module adds age v1.3's hybrid `mlkem768x25519` type (which the crate
@@ -19,7 +19,8 @@
 //! recipients are not mixed with classical-only ones (X25519, SSH):
 //! [`check_recipient_mix`] refuses such a set unless the caller explicitly
 //! allows it (the CLI asks for a flag). Password and key-file slots are
-//! symmetric and not concerned.
+//! symmetric and not concerned. A plugin recipient counts as
+//! classical-only: what it wraps with is known only to its plugin.
 //!
 //! # Limits
 //!
@@ -41,6 +42,7 @@ mod hybrid;
 mod identity;
 mod keyfile;
 mod keygen;
+mod plugin;
 mod recipient;
 mod sign;
 mod slot;
@@ -52,6 +54,7 @@ pub use crate::error::KeyError;
 pub use identity::{Identity, PassphraseFn};
 pub use keyfile::KeyFile;
 pub use keygen::keygen;
+pub use plugin::{NoPluginUi, PluginUi};
 pub use recipient::{parse_recipients, read_recipients_file, Recipient, RecipientKind};
 pub(crate) use sign::{check_signatures, sign_block};
 pub use sign::{
@@ -111,6 +114,11 @@ mod tests {
         let err = check_recipient_mix(&[pq.clone(), x.clone()], false).unwrap_err();
         assert!(matches!(err, KeyError::MixedRecipients { pq: 1, classical: 1 }), "{err}");
         assert!(err.to_string().contains("cannot be mixed"));
-        assert!(check_recipient_mix(&[pq, x], true).is_ok());
+        assert!(check_recipient_mix(&[pq.clone(), x], true).is_ok());
+        // A plugin recipient counts as classical-only.
+        let plugin: Recipient =
+            "age1lockboxtest1gfxq5wltx98rvpxjp2e9qdx9kr6g2e246lgh7esw96sw7wc5da2ql6e8r8".parse().unwrap();
+        let err = check_recipient_mix(&[pq, plugin], false).unwrap_err();
+        assert!(matches!(err, KeyError::MixedRecipients { pq: 1, classical: 1 }), "{err}");
     }
 }

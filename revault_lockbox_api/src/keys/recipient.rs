@@ -7,7 +7,10 @@ use std::str::FromStr;
 
 use age::ssh::ParseRecipientKeyError;
 
+use age_core::format::{FileKey, Stanza};
+
 use super::hybrid::HybridRecipient;
+use super::plugin::{PluginRecipient, PluginUi};
 use super::{KeyError, MAX_KEY_FILE_LEN, MAX_RECIPIENT_LEN};
 
 /// The kinds of public keys an archive can be encrypted to.
@@ -22,6 +25,8 @@ pub enum RecipientKind {
     SshEd25519,
     /// An OpenSSH RSA public key (2048 to 4096 bits).
     SshRsa,
+    /// An age plugin's (`age1NAME1…`), wrapped by `age-plugin-NAME`.
+    Plugin,
 }
 
 impl fmt::Display for RecipientKind {
@@ -31,6 +36,7 @@ impl fmt::Display for RecipientKind {
             RecipientKind::Hybrid => "ML-KEM-768 + X25519",
             RecipientKind::SshEd25519 => "ssh-ed25519",
             RecipientKind::SshRsa => "ssh-rsa",
+            RecipientKind::Plugin => "age plugin",
         })
     }
 }
@@ -38,7 +44,9 @@ impl fmt::Display for RecipientKind {
 /// A public key an archive's content key can be wrapped to.
 ///
 /// Parsed from a string with [`str::parse`]: `age1…`, `age1pq1…`,
-/// `ssh-ed25519 AAAA… [comment]` or `ssh-rsa AAAA… [comment]`. `Display`
+/// `ssh-ed25519 AAAA… [comment]`, `ssh-rsa AAAA… [comment]` or an age
+/// plugin's `age1NAME1…` (wrapping runs `age-plugin-NAME` from `PATH`; give
+/// it a [`PluginUi`] with [`with_plugin_ui`](Self::with_plugin_ui)). `Display`
 /// gives the canonical form (SSH keys without their comment).
 #[derive(Clone)]
 pub struct Recipient(pub(super) RecipientKey);
@@ -48,6 +56,7 @@ pub(super) enum RecipientKey {
     X25519(age::x25519::Recipient),
     Hybrid(Box<HybridRecipient>),
     Ssh(age::ssh::Recipient),
+    Plugin(PluginRecipient),
 }
 
 impl Recipient {
@@ -58,6 +67,25 @@ impl Recipient {
             RecipientKey::Hybrid(_) => RecipientKind::Hybrid,
             RecipientKey::Ssh(age::ssh::Recipient::SshEd25519(..)) => RecipientKind::SshEd25519,
             RecipientKey::Ssh(age::ssh::Recipient::SshRsa(..)) => RecipientKind::SshRsa,
+            RecipientKey::Plugin(_) => RecipientKind::Plugin,
+        }
+    }
+
+    /// The age plugin that wraps to this recipient (`yubikey` for
+    /// `age-plugin-yubikey`), for a plugin recipient.
+    pub fn plugin(&self) -> Option<&str> {
+        match &self.0 {
+            RecipientKey::Plugin(p) => Some(p.name()),
+            _ => None,
+        }
+    }
+
+    /// Sends what a plugin recipient's plugin says and asks to `ui` (by
+    /// default it is dropped and refused); other recipients ignore it.
+    pub fn with_plugin_ui(self, ui: std::sync::Arc<dyn PluginUi>) -> Recipient {
+        match self.0 {
+            RecipientKey::Plugin(p) => Recipient(RecipientKey::Plugin(p.with_ui(ui))),
+            other => Recipient(other),
         }
     }
 
@@ -66,13 +94,17 @@ impl Recipient {
         self.kind() == RecipientKind::Hybrid
     }
 
-    /// The age recipient behind this one.
-    pub(super) fn as_age(&self) -> &dyn age::Recipient {
-        match &self.0 {
+    /// The age stanzas wrapping `file_key` to this recipient (a plugin
+    /// recipient runs its plugin).
+    pub(super) fn wrap_file_key(&self, file_key: &FileKey) -> Result<Vec<Stanza>, KeyError> {
+        let age: &dyn age::Recipient = match &self.0 {
             RecipientKey::X25519(r) => r,
             RecipientKey::Hybrid(r) => r.as_ref(),
             RecipientKey::Ssh(r) => r,
-        }
+            RecipientKey::Plugin(p) => return p.wrap(file_key),
+        };
+        let (stanzas, _labels) = age.wrap_file_key(file_key).map_err(|e| KeyError::Wrap(e.to_string()))?;
+        Ok(stanzas)
     }
 }
 
@@ -90,6 +122,7 @@ impl fmt::Display for Recipient {
             RecipientKey::X25519(r) => r.fmt(f),
             RecipientKey::Hybrid(r) => r.fmt(f),
             RecipientKey::Ssh(r) => r.fmt(f),
+            RecipientKey::Plugin(r) => r.fmt(f),
         }
     }
 }
@@ -131,11 +164,13 @@ fn parse_one(s: &str) -> Result<Recipient, String> {
             .map_err(str::to_owned);
     }
     if let Some(data) = s.strip_prefix("age1") {
+        // Bech32 data never holds a `1`: a second one marks a plugin
+        // recipient (`age1name1…`).
+        if data.contains('1') {
+            return PluginRecipient::parse(s).map(|r| Recipient(RecipientKey::Plugin(r)));
+        }
         return match age::x25519::Recipient::from_str(s) {
             Ok(r) => Ok(Recipient(RecipientKey::X25519(r))),
-            // Bech32 data never holds a `1`: a second one marks a plugin
-            // recipient (`age1name1…`).
-            Err(e) if data.contains('1') => Err(format!("age plugin recipients are not supported ({e})")),
             Err(e) => Err(e.to_owned()),
         };
     }
@@ -152,7 +187,7 @@ fn parse_one(s: &str) -> Result<Recipient, String> {
     if s.starts_with("AGE-SECRET-KEY-") {
         return Err("this is a secret key (an identity), not a recipient".into());
     }
-    Err("expected age1…, age1pq1…, ssh-ed25519 or ssh-rsa".into())
+    Err("expected age1…, age1pq1…, age1PLUGIN1…, ssh-ed25519 or ssh-rsa".into())
 }
 
 /// Parses a recipients file: one recipient a line; blank lines and lines
@@ -215,6 +250,20 @@ mod tests {
         assert!(!r.is_post_quantum());
         let r: Recipient = format!("  {X25519}\n").parse().unwrap();
         assert_eq!(r.to_string(), X25519);
+    }
+
+    #[test]
+    fn plugin_recipients_are_recognised_and_bad_ones_refused() {
+        let plugin = "age1lockboxtest1gfxq5wltx98rvpxjp2e9qdx9kr6g2e246lgh7esw96sw7wc5da2ql6e8r8";
+        let r: Recipient = plugin.parse().unwrap();
+        assert_eq!((r.kind(), r.plugin()), (RecipientKind::Plugin, Some("lockboxtest")));
+        assert_eq!(r.to_string(), plugin);
+        assert!(!r.is_post_quantum(), "counts as classical-only");
+        let x: Recipient = X25519.parse().unwrap();
+        assert_eq!(x.plugin(), None);
+        let bad_checksum = plugin.replace("r8", "r9");
+        let err = bad_checksum.parse::<Recipient>().unwrap_err().to_string();
+        assert!(err.contains("age plugin recipient"), "{err}");
     }
 
     #[test]

@@ -72,8 +72,7 @@ pub(crate) fn wrap_content_key(
     let mut random = Zeroizing::new([0u8; FILE_KEY_BYTES]);
     random_bytes(random.as_mut())?;
     let file_key = FileKey::init_with_mut(|k| k.copy_from_slice(random.as_ref()));
-    let (stanzas, _labels) =
-        recipient.as_age().wrap_file_key(&file_key).map_err(|e| KeyError::Wrap(e.to_string()))?;
+    let stanzas = recipient.wrap_file_key(&file_key)?;
     if stanzas.is_empty() || stanzas.len() > MAX_SLOT_STANZAS {
         return Err(KeyError::Wrap(format!("recipient made {} stanzas", stanzas.len())));
     }
@@ -179,14 +178,23 @@ pub(super) enum Unwrapped {
 /// unwraps a file key wins, a stanza that is not well formed is an error,
 /// and a failed decryption only means "not this identity". `accept` can
 /// refuse a file key (the content key's seal did not open), and the next
-/// identity is tried.
+/// identity is tried. A plugin that refused (a wrong PIN) is reported when
+/// no other identity matched; a plugin not on `PATH` at once.
 pub(super) fn unwrap_file_key(
     identities: &[Identity],
     stanzas: &[Stanza],
     mut accept: impl FnMut(&FileKey) -> bool,
 ) -> Result<Unwrapped, KeyError> {
+    let mut refused = None;
     for identity in identities {
-        match identity.as_age().unwrap_stanzas(stanzas) {
+        let answer = match identity.unwrap_stanzas(stanzas) {
+            Err(e @ KeyError::PluginRefused { .. }) => {
+                refused.get_or_insert(e);
+                continue;
+            }
+            other => other?,
+        };
+        match answer {
             None => {}
             Some(Ok(file_key)) if accept(&file_key) => return Ok(Unwrapped::Key(file_key)),
             Some(Ok(_)) => {}
@@ -196,7 +204,7 @@ pub(super) fn unwrap_file_key(
             Some(Err(_)) => {}
         }
     }
-    Ok(Unwrapped::NoMatch)
+    refused.map_or(Ok(Unwrapped::NoMatch), Err)
 }
 
 /// Unwraps the content key from a slot body with any of `identities`.
@@ -287,7 +295,7 @@ mod tests {
         let id = Identity::read_file(&path, &mut |_| None).unwrap().remove(0);
         let public = std::fs::read_to_string(path.with_extension("pub")).unwrap();
         let r: Recipient = public.parse().unwrap();
-        assert_eq!(id.to_recipient(), r);
+        assert_eq!(id.to_recipient(), Some(r.clone()));
         Some((id, r))
     }
 

@@ -2,7 +2,9 @@
 //! which key opens one ([`Unlock`]), building the slot table and finding
 //! the content key in it.
 
-use super::{check_recipient_mix, unwrap_content_key, wrap_content_key, Identity, KeyFile, Recipient};
+use super::{
+    check_recipient_mix, unwrap_content_key, wrap_content_key, Identity, KeyError, KeyFile, Recipient,
+};
 use crate::crypto::{
     unwrap_key_file_slots, unwrap_password_slots, wrap_key_file_slot, wrap_password_slot, ContentKey,
     KdfParams, Password, PasswordFailure,
@@ -35,7 +37,7 @@ pub struct KeySet {
     key_files: Vec<KeyFile>,
     recipients: Vec<Recipient>,
     allow_mixed: bool,
-    label: String,
+    labels: Vec<String>,
 }
 
 impl KeySet {
@@ -102,24 +104,50 @@ impl KeySet {
     /// stay anonymous without one). It must pass
     /// [`check_slot_label`](crate::slots::check_slot_label), else writing
     /// fails with [`Error::BadLabel`]. Default: none.
-    pub fn label(mut self, label: impl Into<String>) -> Self {
-        self.label = label.into();
+    pub fn label(self, label: impl Into<String>) -> Self {
+        self.labels([label.into()])
+    }
+
+    /// One label per slot, in the order the slots are written: passwords,
+    /// then key files, then recipients (in the order added). One label
+    /// names every slot (as [`label`](Self::label)); none, none; any other
+    /// count than the keys' makes writing fail with [`Error::BadLabel`].
+    /// Empty labels leave their slots unnamed.
+    pub fn labels(mut self, labels: impl IntoIterator<Item = String>) -> Self {
+        self.labels = labels.into_iter().collect();
         self
     }
 
-    /// The label of the slots this set writes (empty: none).
-    pub(crate) fn slot_label(&self) -> &str {
-        &self.label
+    /// How many slots this set writes: one per password, key file and
+    /// recipient.
+    pub fn key_count(&self) -> usize {
+        self.passwords.len() + self.key_files.len() + self.recipients.len()
+    }
+
+    /// Each slot's label, in the order [`wrap`](Self::wrap) returns the
+    /// slots (empty: none).
+    pub(crate) fn slot_labels(&self) -> Vec<String> {
+        match self.labels.as_slice() {
+            [] => vec![String::new(); self.key_count()],
+            [one] => vec![one.clone(); self.key_count()],
+            many => many.to_vec(),
+        }
     }
 
     /// What [`wrap`](Self::wrap) refuses before any KDF runs: no key, more
-    /// than the free slots, recipients mixed against the rule, a bad label.
+    /// than the free slots, recipients mixed against the rule, a bad label
+    /// or labels that do not pair with the keys.
     pub(crate) fn check(&self, existing: &[KeySlot]) -> Result<()> {
-        check_slot_label(&self.label).map_err(|reason| Error::BadLabel { reason })?;
+        for label in &self.labels {
+            check_slot_label(label).map_err(|reason| Error::BadLabel { reason })?;
+        }
         let used = existing.iter().filter(|s| !matches!(s, KeySlot::Empty)).count();
-        let count = self.passwords.len() + self.key_files.len() + self.recipients.len();
+        let count = self.key_count();
         if count == 0 || used + count > KEY_SLOTS {
             return Err(Error::KeyCount { given: count, in_use: used });
+        }
+        if self.labels.len() > 1 && self.labels.len() != count {
+            return Err(Error::BadLabel { reason: "give one key label for all keys, or one for each key" });
         }
         check_recipient_mix(&self.recipients, self.allow_mixed)?;
         Ok(())
@@ -259,15 +287,22 @@ impl Unlock<'_> {
             }
             Unlock::Identities(identities) => {
                 let aad = recipient_slot_aad(archive_id);
+                let mut refused = None;
                 for (i, slot) in slots.iter().enumerate() {
                     let KeySlot::Recipient(body) = slot else { continue };
-                    // A malformed body is as opaque as a wrong key: the slot
-                    // table is not authenticated as a whole.
-                    if let Ok(Some(key)) = unwrap_content_key(identities, body, &aad) {
-                        return Ok((ContentKey::from_bytes(&key), i));
+                    match unwrap_content_key(identities, body, &aad) {
+                        Ok(Some(key)) => return Ok((ContentKey::from_bytes(&key), i)),
+                        // The user's side, not the archive's: said as it is.
+                        Err(e @ KeyError::MissingPlugin { .. }) => return Err(Error::Key(e)),
+                        Err(e @ KeyError::PluginRefused { .. }) => {
+                            refused.get_or_insert(e);
+                        }
+                        // A malformed body is as opaque as a wrong key: the
+                        // slot table is not authenticated as a whole.
+                        Ok(None) | Err(_) => {}
                     }
                 }
-                Err(Error::NoIdentityMatched)
+                Err(refused.map_or(Error::NoIdentityMatched, Error::Key))
             }
         }
     }

@@ -90,7 +90,7 @@ fn unwrap_header(v: &Vector) -> Outcome {
 /// the payload's SHA-256, or None if age refused the file.
 fn age_decrypt(v: &Vector) -> Option<Vec<u8>> {
     let decryptor = age::Decryptor::new(&v.age_file[..]).ok()?;
-    let ids = v.identities.iter().map(|i| i.as_age());
+    let ids = v.identities.iter().filter_map(|i| i.native());
     let mut reader = decryptor.decrypt(ids).ok()?;
     let mut payload = Vec::new();
     reader.read_to_end(&mut payload).ok()?;

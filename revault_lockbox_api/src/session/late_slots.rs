@@ -47,7 +47,10 @@ impl LateSlots {
     ) -> Result<(LateSlots, HeaderPrefix)> {
         keys.check(&[])?;
         let without_kdf = keys.wrap_without_kdf(&archive_id, content_key)?;
-        let prefix = HeaderPrefix::fitting_with_passwords(archive_id, &without_kdf, keys.slot_label());
+        let labels = keys.slot_labels();
+        let (password_labels, other_labels) = labels.split_at(labels.len() - without_kdf.len());
+        let prefix =
+            HeaderPrefix::fitting_with_passwords(archive_id, &without_kdf, other_labels, password_labels);
         let keys = keys.clone();
         let content_key = ContentKey::from_bytes(content_key.bytes());
         let wrapping = std::thread::Builder::new()
@@ -55,7 +58,6 @@ impl LateSlots {
             .spawn(move || {
                 let mut slots = keys.wrap_passwords(&archive_id, &content_key, kdf)?;
                 slots.extend(without_kdf);
-                let labels = vec![keys.slot_label().to_owned(); slots.len()];
                 slots.resize(KEY_SLOTS, KeySlot::Empty);
                 Ok(prefix.encode_labeled(&slots, &labels))
             })
@@ -78,7 +80,8 @@ impl<W: Write> ArchiveWriter<W> {
         let (archive_id, content_key) = new_archive_keys(&options)?;
         let slots = keys.slots(&archive_id, &content_key, options.kdf)?;
         let in_use = slots.iter().filter(|s| !matches!(s, KeySlot::Empty)).count();
-        let labels = vec![keys.slot_label().to_owned(); in_use];
+        let labels = keys.slot_labels();
+        debug_assert_eq!(labels.len(), in_use);
         let header =
             HeaderPrefix::fitting_labeled(archive_id, &slots, &labels).encode_labeled(&slots, &labels);
         Self::begin(out, archive_id, &content_key, &header, options)
