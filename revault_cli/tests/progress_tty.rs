@@ -61,6 +61,11 @@ fn every_long_job_draws_the_same_bar_and_quiet_draws_none() {
         "export a.lbox -o out.tar",
         "compact a.lbox",
     ] {
+        if job.starts_with("update") {
+            // Changed (size and content), so that `update` stores it: an
+            // unchanged file can end the job before its total is set.
+            std::fs::write(dir.join("more"), vec![8u8; 250_000]).unwrap();
+        }
         let Some(shown) = on_terminal(dir, job) else { return };
         assert!(shown.contains("ETA") && shown.contains("B/s") && shown.contains("entr"), "{job}: {shown:?}");
         assert!(!shown.contains("1 entries"), "{job}: {shown:?}");
