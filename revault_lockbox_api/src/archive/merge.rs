@@ -11,12 +11,14 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use super::leaves::LeafCache;
 use crate::archive::Archive;
 use crate::crypto::open_index_node;
 use crate::error::{Error, Result};
 use crate::format::{is_within, path_cmp, Child, EntriesLeaf, Entry, IndexNodeId, Record, TreeTop};
-use crate::index::{read_sealed, LeafCursor};
+use crate::index::{read_sealed, LeafCursor, NodeCache};
+
+/// The archive's cache of opened entries leaves.
+type LeafCache = NodeCache<EntriesLeaf>;
 use crate::pipeline::OrderedWorkers;
 use crate::storage::ReadAt;
 

@@ -14,7 +14,6 @@ mod head;
 #[cfg(test)]
 mod hostile_tests;
 mod info;
-mod leaves;
 mod merge;
 mod salvage;
 mod select;
@@ -33,10 +32,10 @@ use crate::crypto::{open_data_page, open_root};
 use crate::crypto::{ContentKey, DEFAULT_KDF_BUDGET};
 use crate::error::{Error, Result};
 use crate::format::{
-    Hash, HeaderPrefix, KeySlot, PageRecord, PagesLeaf, Root, SessionInfo, Table, TreeTop, ARCHIVE_ID_LEN,
-    FRAME_LEN, HEADER_PREFIX_LEN, TRAILER_LEN,
+    EntriesLeaf, Hash, HeaderPrefix, Internal, KeySlot, PageRecord, PagesLeaf, Root, SessionInfo, Table,
+    TreeTop, ARCHIVE_ID_LEN, FRAME_LEN, HEADER_PREFIX_LEN, TRAILER_LEN,
 };
-use crate::index::{page_key, read_sealed, TreeReader};
+use crate::index::{page_key, read_sealed, NodeCache, TreeReader};
 use crate::keys::{Fingerprint, Unlock};
 use crate::profile::{ReadTuning, WorkloadProfile};
 use crate::progress::Progress;
@@ -57,6 +56,9 @@ use session::{check_chain, check_session, SessionState};
 /// paths above it, for a few directories at once (a leaf holds up to
 /// 64 KiB of records: this is at most a few MiB decoded).
 const LOOKUP_LEAVES: usize = 16;
+/// Internal nodes kept for descents: those near the top of every tree
+/// read (a node holds up to 64 KiB of children).
+const DESCENT_NODES: usize = 16;
 pub use sessions::{AsOf, SessionSummary};
 pub use signers::SessionSigners;
 pub(crate) use tail::{find_committed, Committed};
@@ -173,8 +175,9 @@ pub struct Archive<S = File> {
     sessions: OnceLock<sessions::SessionTable>,
     tuning: ReadTuning,
     cache: Mutex<VecDeque<(u64, Arc<Vec<u8>>)>>,
-    /// Entries leaves opened by lookups.
-    leaves: leaves::LeafCache,
+    /// Entries leaves opened by lookups, and internal nodes by descents.
+    leaves: NodeCache<EntriesLeaf>,
+    internals: NodeCache<Internal>,
     file_len: u64,
     /// Where the last committed trailer ends; bytes past it are a torn tail.
     committed_len: u64,
@@ -276,7 +279,8 @@ impl<S: ReadAt> Archive<S> {
             sessions: OnceLock::new(),
             tuning: options.tuning,
             cache: Mutex::new(VecDeque::new()),
-            leaves: leaves::LeafCache::new(LOOKUP_LEAVES),
+            leaves: NodeCache::new(LOOKUP_LEAVES),
+            internals: NodeCache::new(DESCENT_NODES),
             file_len,
             committed_len,
             root_stored_len: root_len,
@@ -389,7 +393,13 @@ impl<S: ReadAt> Archive<S> {
 
     /// A reader of a tree sealed under `keys`.
     pub(crate) fn tree_with(&self, keys: &Arc<SessionKeys>, table: Table) -> TreeReader<'_> {
-        TreeReader { src: &self.src, keys: Arc::clone(keys), archive_id: self.archive_id, table }
+        TreeReader {
+            src: &self.src,
+            keys: Arc::clone(keys),
+            archive_id: self.archive_id,
+            table,
+            internals: Some(&self.internals),
+        }
     }
 
     /// Every entries run's reader and top, oldest first.

@@ -255,8 +255,13 @@ impl ArchiveUpdater {
             return Ok(Some(*would_write));
         }
         let (_, stream_len) = writer.pages_and_stream();
-        let new_run =
-            TreeReader { src: &self.file, keys: writer.session_keys(), archive_id, table: Table::Entries };
+        let new_run = TreeReader {
+            src: &self.file,
+            keys: writer.session_keys(),
+            archive_id,
+            table: Table::Entries,
+            internals: None,
+        };
         let mut offsets = archive.session_offsets()?;
         offsets.push(root.stream_len);
         let delta = count_change(archive, (new_run, entries.clone()), &first, &last, &offsets, stream_len)?;

@@ -5,10 +5,12 @@
 //! whole tree.
 
 mod build;
+mod cache;
 mod read;
 mod sessions;
 
 pub(crate) use build::{NodeSink, TreeBuilder};
+pub(crate) use cache::NodeCache;
 pub(crate) use read::{read_sealed, read_sealed_into, LeafCursor, TreeReader};
 pub(crate) use sessions::{push_session, read_sessions};
 

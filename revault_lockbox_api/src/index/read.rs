@@ -11,6 +11,8 @@ use crate::error::{Error, Result};
 use crate::format::{Child, IndexNodeId, Internal, Table, TreeTop, ARCHIVE_ID_LEN};
 use crate::storage::ReadAt;
 
+use super::NodeCache;
+
 /// Reads the nodes of one session's tree.
 #[derive(Clone)]
 pub(crate) struct TreeReader<'a> {
@@ -18,6 +20,8 @@ pub(crate) struct TreeReader<'a> {
     pub(crate) keys: Arc<SessionKeys>,
     pub(crate) archive_id: [u8; ARCHIVE_ID_LEN],
     pub(crate) table: Table,
+    /// Where decoded internal nodes are kept between descents, if anywhere.
+    pub(crate) internals: Option<&'a NodeCache<Internal>>,
 }
 
 /// Reads the sealed bytes of `child`.
@@ -59,12 +63,20 @@ impl<'a> TreeReader<'a> {
         open_index_node(&self.keys, &self.archive_id, id, child, bytes)
     }
 
-    fn internal(&self, id: &IndexNodeId, child: &Child) -> Result<Internal> {
-        let node = Internal::decode(&self.node(id, child)?)?;
+    fn internal(&self, id: &IndexNodeId, child: &Child) -> Result<Arc<Internal>> {
+        // The order of its children is checked once, when it is decoded.
+        let decode = |plain: &[u8]| {
+            let node = Internal::decode(plain)?;
+            self.check_order(&node.children)?;
+            Ok(node)
+        };
+        let node = match self.internals {
+            Some(cache) => cache.node(self, id, child, decode)?,
+            None => Arc::new(decode(&self.node(id, child)?)?),
+        };
         if node.children[0].first_key != child.first_key {
             return Err(Error::malformed("index node", "first key differs from its parent's"));
         }
-        self.check_order(&node.children)?;
         Ok(node)
     }
 
@@ -133,7 +145,7 @@ impl<'a> TreeReader<'a> {
             cursor.stack.push(Frame {
                 level: level - 1,
                 first_seq: node.first_child_seq,
-                children: node.children,
+                children: node.children.clone(),
                 next: 0,
                 entered: true,
             });
@@ -219,7 +231,7 @@ impl LeafCursor<'_> {
             self.stack.push(Frame {
                 level: id.level - 1,
                 first_seq: node.first_child_seq,
-                children: node.children,
+                children: node.children.clone(),
                 next: 0,
                 entered: false,
             });

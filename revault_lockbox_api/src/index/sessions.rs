@@ -87,7 +87,13 @@ impl Walk<'_> {
     /// is the position of the first of them.
     fn subtree(&self, level: u8, node: &SessionsChild, out: &mut Vec<SessionRecord>) -> Result<()> {
         let keys = Arc::new(SessionKeys::derive(self.content_key, &node.salt));
-        let reader = TreeReader { src: self.src, keys, archive_id: self.archive_id, table: Table::Sessions };
+        let reader = TreeReader {
+            src: self.src,
+            keys,
+            archive_id: self.archive_id,
+            table: Table::Sessions,
+            internals: None,
+        };
         let seq = out.len() as u64 / sessions_under(level);
         let plain = reader.node(&IndexNodeId { table: Table::Sessions, level, seq }, &node.child)?;
         let first_key_differs = || Error::malformed("sessions tree", "first key differs from its parent's");
