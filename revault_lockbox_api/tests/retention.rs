@@ -173,3 +173,35 @@ fn keeping_the_last_states_reads_each_back_as_it_was() {
     assert_eq!(refused, format!("state 1 was removed by a compaction: the archive holds state {last} only"));
     assert!(a.verify().unwrap().is_ok());
 }
+
+/// A state that only changed a file's mode or mtime shares the file's
+/// pages with the state before it: its session writes no content again.
+#[test]
+fn a_metadata_change_shares_the_content_already_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    fs::create_dir_all(&src).unwrap();
+    let big: Vec<u8> = (0..400_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    fs::write(src.join("big"), &big).unwrap();
+    let archive = archive_of(dir.path(), &src, &["big"], cheap());
+    fs::set_permissions(src.join("big"), fs::Permissions::from_mode(0o600)).unwrap();
+    ArchiveUpdater::open(&archive, &password(), options("mode")).unwrap().add(&src, &["big".into()]).unwrap();
+    let two = Retention::LastStates(NonZeroU64::new(2).unwrap());
+    let len = ArchiveUpdater::compact(&archive, &password(), UpdateOptions::new().retention(two)).unwrap();
+    let a = open(&archive);
+    let history = a.history().unwrap();
+    assert_eq!(history.iter().map(|s| s.state).collect::<Vec<_>>(), [Some(1), Some(2)]);
+    assert!(history[1].bytes_written < 8 << 10, "{history:?}");
+    assert!(len < 500_000, "the content is stored once: {len} bytes");
+    for n in [1, 2] {
+        let state = a.at(AsOf::State(n)).unwrap();
+        let mut content = Vec::new();
+        std::io::Read::read_to_end(&mut state.open_file("big").unwrap(), &mut content).unwrap();
+        assert!(content == big, "state {n}");
+    }
+    let modes: Vec<u32> =
+        [1, 2].iter().map(|&n| entries(&a.at(AsOf::State(n)).unwrap())[0].meta.mode & 0o777).collect();
+    assert_ne!(modes[0], modes[1]);
+    assert_eq!(modes[1], 0o600);
+    assert!(a.verify().unwrap().is_ok());
+}

@@ -195,9 +195,24 @@ impl<S: ReadAt> Archive<S> {
                 }
             },
         };
+        self.session_end(chosen.number)
+    }
+
+    /// Where session `number` ends: the next one's header, or the
+    /// committed end (numbers follow on, so no search).
+    fn session_end(&self, number: u32) -> Result<u64> {
         let records = &self.sessions_table()?.records;
-        let at = records.iter().position(|r| r.number == chosen.number).expect("listed");
+        let at = number.checked_sub(records[0].number).map(|i| i as usize).filter(|&i| i < records.len());
+        let at = at.ok_or(Error::NoSuchState { asked: i64::from(number), first: 0, states: 0 })?;
         Ok(records.get(at + 1).map_or(self.committed_len, |next| next.header_offset))
+    }
+
+    /// The archive right after session `number` (as [`SessionSummary::number`]
+    /// names it), without going through the states' numbering: what a
+    /// compaction reads each kept state from.
+    pub(crate) fn after_session(&self, number: u32) -> Result<Archive<&S>> {
+        let options = OpenOptions { tuning: self.tuning, ..OpenOptions::new() };
+        self.opened_to(&self.src, self.session_end(number)?, options)
     }
 
     /// The archive as it was right after the state `as_of` names, read from
@@ -220,7 +235,11 @@ impl<S: ReadAt> Archive<S> {
     }
 
     fn state_from<T: ReadAt>(&self, src: T, as_of: AsOf, options: OpenOptions) -> Result<Archive<T>> {
-        let end = self.state_end(as_of)?;
+        self.opened_to(src, self.state_end(as_of)?, options)
+    }
+
+    /// The archive cut at `end` (a session's end), read from `src`.
+    fn opened_to<T: ReadAt>(&self, src: T, end: u64, options: OpenOptions) -> Result<Archive<T>> {
         let header = read_prefix(&self.src)?;
         let key = ContentKey::from_bytes(self.content_key.bytes());
         let options = OpenOptions { state: None, ..options };

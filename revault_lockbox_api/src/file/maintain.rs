@@ -15,7 +15,7 @@ use super::changes::inconsistent;
 use super::lock::open_locked;
 use super::retain::{write_kept, Rewrite};
 use super::{ArchiveUpdater, UpdateOptions};
-use crate::archive::{is_salvageable, Archive, AsOf, Damage, Members, OpenOptions, Salvage, SessionSummary};
+use crate::archive::{is_salvageable, Archive, Damage, Members, OpenOptions, Salvage, SessionSummary};
 use crate::error::{Error, Result};
 use crate::format::{Entry, EntryKind, PagesLeaf, SessionKind};
 use crate::keys::Unlock;
@@ -46,7 +46,7 @@ impl ArchiveUpdater {
         options.check_chain(&archive)?;
         let kept = archive.kept_states(options.retention)?;
         if let (Some(p), [last]) = (&options.create.progress, &kept[..]) {
-            let state = archive.at(AsOf::State(last.state.unwrap_or(0) as i64))?;
+            let state = archive.after_session(last.number)?;
             p.total_bytes.store(Members::all().content_bytes(&state)?, Ordering::Relaxed);
         }
         let mut head = vec![0u8; archive.data_start() as usize];

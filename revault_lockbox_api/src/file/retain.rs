@@ -15,11 +15,11 @@ use std::path::Path;
 
 use super::changes::inconsistent;
 use super::maintain::copy_content;
-use crate::archive::{Archive, AsOf, OpenOptions, SessionSummary};
+use crate::archive::{Archive, OpenOptions, SessionSummary};
 use crate::compare::{self, DiffOptions, Difference};
 use crate::crypto::ContentKey;
 use crate::error::{Error, Result};
-use crate::format::{is_within, Entry, EntryKind, PagesLeaf, SessionKind, MAX_RUNS};
+use crate::format::{is_within, Entry, EntryKind, Extent, PagesLeaf, SessionKind, MAX_RUNS};
 use crate::session::{ArchiveWriter, CreateOptions, NextRoot, SessionStart};
 use crate::storage::ReadAt;
 
@@ -44,7 +44,7 @@ pub(super) fn write_kept<W: Write>(
 ) -> Result<(W, u64)> {
     let Rewrite { out, reader, head_len, options, open } = to;
     let (first, later) = kept.split_first().ok_or_else(inconsistent)?;
-    let state = |s: &SessionSummary| archive.at(AsOf::State(s.state.unwrap_or(0) as i64));
+    let state = |s: &SessionSummary| archive.after_session(s.number);
     let (archive_id, content_key, _) = archive.append_point();
     // Numbered on from the old archive's sessions.
     let number = archive.chain_point().0.checked_add(1).ok_or_else(|| too_many(path))?;
@@ -203,6 +203,12 @@ fn put<W: Write>(
         EntryKind::Dir => writer.add_dir(&entry.path, &entry.meta)?,
         EntryKind::Symlink { target } => writer.add_symlink(&entry.path, &entry.meta, target)?,
         EntryKind::File { .. } => {
+            if let Some(extent) = same_content(new, &entry)? {
+                // Only what else it stores changed: the content stays where
+                // an earlier session of the rewrite put it.
+                writer.copy_entry(Entry { extent: Some(extent), ..entry })?;
+                return Ok(leaf);
+            }
             let linked = entry.extent.is_some_and(|x| x.linked);
             return copy_content(writer, current, &entry, linked, leaf, path);
         }
@@ -220,6 +226,17 @@ fn put<W: Write>(
         }
     }
     Ok(leaf)
+}
+
+/// Where `new` already holds the content of the file `entry` (the same
+/// path, digest, size, sparse map and sharing by hard links), if it does.
+fn same_content(new: &Archive<File>, entry: &Entry) -> Result<Option<Extent>> {
+    let Some(held) = new.find(&entry.path)? else { return Ok(None) };
+    let same = matches!((&held.kind, &entry.kind), (EntryKind::File { .. }, EntryKind::File { .. }))
+        && held.kind == entry.kind
+        && held.sparse == entry.sparse
+        && held.extent.map(|x| x.linked) == entry.extent.map(|x| x.linked);
+    Ok(held.extent.filter(|_| same))
 }
 
 /// A merge session of `new`'s runs (FORMAT.md §5.1), as an append past
