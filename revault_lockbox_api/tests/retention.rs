@@ -186,22 +186,25 @@ fn a_metadata_change_shares_the_content_already_written() {
     let archive = archive_of(dir.path(), &src, &["big"], cheap());
     fs::set_permissions(src.join("big"), fs::Permissions::from_mode(0o600)).unwrap();
     ArchiveUpdater::open(&archive, &password(), options("mode")).unwrap().add(&src, &["big".into()]).unwrap();
-    let two = Retention::LastStates(NonZeroU64::new(2).unwrap());
+    // Stored again unchanged: a state with no difference, an empty run.
+    ArchiveUpdater::open(&archive, &password(), options("same")).unwrap().add(&src, &["big".into()]).unwrap();
+    let two = Retention::LastStates(NonZeroU64::new(3).unwrap());
     let len = ArchiveUpdater::compact(&archive, &password(), UpdateOptions::new().retention(two)).unwrap();
     let a = open(&archive);
     let history = a.history().unwrap();
-    assert_eq!(history.iter().map(|s| s.state).collect::<Vec<_>>(), [Some(1), Some(2)]);
+    assert_eq!(history.iter().map(|s| s.state).collect::<Vec<_>>(), [Some(1), Some(2), Some(3)]);
     assert!(history[1].bytes_written < 8 << 10, "{history:?}");
+    assert_eq!((history[2].stored, history[2].removed, history[2].label.as_str()), (0, 0, "same"));
     assert!(len < 500_000, "the content is stored once: {len} bytes");
-    for n in [1, 2] {
+    for n in [1, 2, 3] {
         let state = a.at(AsOf::State(n)).unwrap();
         let mut content = Vec::new();
         std::io::Read::read_to_end(&mut state.open_file("big").unwrap(), &mut content).unwrap();
         assert!(content == big, "state {n}");
     }
     let modes: Vec<u32> =
-        [1, 2].iter().map(|&n| entries(&a.at(AsOf::State(n)).unwrap())[0].meta.mode & 0o777).collect();
+        [1, 2, 3].iter().map(|&n| entries(&a.at(AsOf::State(n)).unwrap())[0].meta.mode & 0o777).collect();
     assert_ne!(modes[0], modes[1]);
-    assert_eq!(modes[1], 0o600);
+    assert_eq!(modes[1..], [0o600, 0o600]);
     assert!(a.verify().unwrap().is_ok());
 }
