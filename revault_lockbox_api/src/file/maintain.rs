@@ -161,8 +161,14 @@ fn copy_salvaged(
 ) -> Result<(ArchiveFile, u64)> {
     let (archive_id, content_key, _, last) = salvage.rewrite_point();
     let number = last.map_or(0, |n| n.saturating_add(1));
-    let start =
-        SessionStart { number, kind: SessionKind::Compaction, ..SessionStart::first(archive_id, position) };
+    // What the scan proves is one state; the lost sessions tree held the
+    // states' numbering, so the salvaged history starts again at 1.
+    let start = SessionStart {
+        number,
+        kind: SessionKind::Compaction,
+        state: 1,
+        ..SessionStart::first(archive_id, position)
+    };
     let mut writer = ArchiveWriter::session(out, content_key, start, options.clone())?;
     let mut kept = 0;
     for entry in salvage.entries() {
