@@ -189,12 +189,15 @@ fn a_metadata_change_shares_the_content_already_written() {
     // Stored again unchanged: a state with no difference, an empty run.
     ArchiveUpdater::open(&archive, &password(), options("same")).unwrap().add(&src, &["big".into()]).unwrap();
     let two = Retention::LastStates(NonZeroU64::new(3).unwrap());
-    let len = ArchiveUpdater::compact(&archive, &password(), UpdateOptions::new().retention(two)).unwrap();
+    let compact = UpdateOptions::new().retention(two).label("kept");
+    let len = ArchiveUpdater::compact(&archive, &password(), compact).unwrap();
     let a = open(&archive);
     let history = a.history().unwrap();
     assert_eq!(history.iter().map(|s| s.state).collect::<Vec<_>>(), [Some(1), Some(2), Some(3)]);
     assert!(history[1].bytes_written < 8 << 10, "{history:?}");
     assert_eq!((history[2].stored, history[2].removed, history[2].label.as_str()), (0, 0, "same"));
+    let labels: Vec<&str> = history.iter().map(|s| s.label.as_str()).collect();
+    assert_eq!(labels, ["kept", "mode", "same"], "-m labels the compaction only");
     assert!(len < 500_000, "the content is stored once: {len} bytes");
     for n in [1, 2, 3] {
         let state = a.at(AsOf::State(n)).unwrap();

@@ -63,7 +63,8 @@ impl UpdateOptions {
 
     /// The session's label (`-m TEXT`), kept in its session header (see
     /// [`CreateOptions::label`]); `compact` gives it to the new archive's
-    /// one session. Default: none.
+    /// compaction session (without it, that session keeps the label of the
+    /// state it holds). Default: none.
     pub fn label(mut self, label: impl Into<String>) -> Self {
         self.create = self.create.label(label);
         self

@@ -75,7 +75,8 @@ pub(super) fn write_kept<W: Write>(
     Ok(written)
 }
 
-/// `options` with `summary`'s label, unless a label was given (`-m`).
+/// `options` with `summary`'s label, unless a label was given (`-m`: it
+/// labels the compaction, the later states keep theirs).
 fn labelled(options: &CreateOptions, summary: &SessionSummary) -> CreateOptions {
     match options.label.is_empty() {
         true => options.clone().label(summary.label.clone()),
@@ -153,7 +154,8 @@ fn append_state<W: Write>(
     let (old, current) = sides;
     let start = next_start(path, new, SessionKind::Change, summary.created_ns)?;
     let content_key = new.append_point().1;
-    let mut writer = ArchiveWriter::session(out, content_key, start, labelled(options, summary))?;
+    let options = options.clone().label(summary.label.clone());
+    let mut writer = ArchiveWriter::session(out, content_key, start, options)?;
     // The last record that hides what lies below it (a deletion, a file or
     // a link): the old entries there need no deletion of their own.
     let mut hidden: Option<Vec<u8>> = None;
