@@ -114,7 +114,8 @@ impl SlotTable {
         let reader = self.file.try_clone().map_err(Error::io("opening", &self.path))?;
         let archive = Archive::reopen(reader, content_key, OpenOptions::new())?;
         let head = header.encode_labeled(&self.slots, &self.labels);
-        let kept = archive.kept_states(Retention::Latest)?;
+        // Every state stays: growing the slots removes no history.
+        let kept = archive.kept_states(Retention::LastStates(std::num::NonZeroU64::MAX))?;
         rewrite_archive(&self.path, &archive, &head, &kept, &CreateOptions::new(), OpenOptions::new())?;
         Ok(written)
     }
