@@ -120,7 +120,8 @@ pub enum Command {
     Extract(ExtractArgs),
     /// Write one file's content to stdout.
     Cat(CatArgs),
-    /// Show facts about an archive: format version, KDF cost, counts, sizes.
+    /// Show facts about an archive: format version, KDF cost, counts, sizes;
+    /// with --keep-sessions/--keep-within, what that compaction reclaims.
     Info(InfoArgs),
     /// Show every write session, oldest first: when, its label, what it
     /// stored and removed, the bytes it wrote; merges of index runs and
@@ -148,7 +149,8 @@ pub enum Command {
     Update(UpdateArgs),
     /// Remove stored paths (a directory with everything below it).
     Rm(RmArgs),
-    /// Rewrite the archive without what later sessions replaced or removed
+    /// Rewrite the archive without what later sessions replaced or removed,
+    /// keeping the last state or those --keep-sessions/--keep-within name
     /// (to a temporary file, synced, renamed over it).
     Compact(CompactArgs),
     /// Cut off what an interrupted add/update/rm left after the last commit.
