@@ -14,6 +14,11 @@
 //! - `now`, `today` (both the current time, as in GNU tar), `yesterday`,
 //!   and `N UNIT ago` (`3 days ago`, `2 weeks ago`, `1 hour ago`);
 //! - a file name starting with `/` or `.`: that file's modification time.
+//!
+//! Durations (`compact --keep-within`) are borg's and restic's short form:
+//! one or more `NUMBER UNIT` with `s`, `min`, `h`, `d`, `w`, or `y` (365
+//! days): `7d`, `12h`, `1w2d`. No months: restic's `m` is one and systemd's
+//! a minute, so `m` is refused rather than guessed.
 
 use std::fmt;
 use std::str::FromStr;
@@ -175,6 +180,33 @@ fn has_offset(text: &str) -> bool {
     }
 }
 
+/// Units of [`parse_duration`], in seconds.
+const DURATION_UNITS: [(&str, u64); 6] =
+    [("s", 1), ("min", 60), ("h", 3600), ("d", 86_400), ("w", 7 * 86_400), ("y", 365 * 86_400)];
+
+/// A length of time such as `7d`, `12h` or `1w2d`, in seconds (see the
+/// module's doc).
+pub fn parse_duration(text: &str) -> Result<u64, DateError> {
+    let bad = || {
+        DateError(format!("invalid duration '{text}': expected NUMBER UNIT, such as 7d, 12h, 2w or 1w2d (units s, min, h, d, w, y)"))
+    };
+    let mut rest = text.trim();
+    let mut total: u64 = 0;
+    if rest.is_empty() {
+        return Err(bad());
+    }
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+        let count: u64 = rest[..digits].parse().map_err(|_| bad())?;
+        let unit_len = rest[digits..].find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len() - digits);
+        let unit = &rest[digits..digits + unit_len];
+        let (_, secs) = DURATION_UNITS.iter().find(|(name, _)| *name == unit).ok_or_else(bad)?;
+        total = count.checked_mul(*secs).and_then(|s| total.checked_add(s)).ok_or_else(bad)?;
+        rest = &rest[digits + unit_len..];
+    }
+    Ok(total)
+}
+
 /// How a listing shows times: local (tar's default) or UTC, to the minute
 /// (tar's `-tv`) or as ISO 8601 to the second with the offset.
 pub struct Clock {
@@ -270,6 +302,20 @@ mod tests {
         for text in ["", "tomorrowish", "2024-13-01", "2024-01-02 25:00", "@12x", "@", "5 parsecs ago"] {
             let err = parse_at(text, &paris_noon()).unwrap_err().to_string();
             assert!(err.starts_with(&format!("invalid date '{text}': expected")), "{err}");
+        }
+    }
+
+    #[test]
+    fn durations_in_borg_and_restic_short_form() {
+        assert_eq!(parse_duration("7d"), Ok(7 * 86_400));
+        assert_eq!(parse_duration("12h"), Ok(12 * 3600));
+        assert_eq!(parse_duration("1w2d"), Ok(9 * 86_400));
+        assert_eq!(parse_duration("90min"), Ok(5400));
+        assert_eq!(parse_duration("30s"), Ok(30));
+        assert_eq!(parse_duration("1y"), Ok(365 * 86_400));
+        for text in ["", "7", "d", "7m", "7 days", "-1d", "1.5h", "99999999999999999999d", "3000000000000y"] {
+            let err = parse_duration(text).unwrap_err().to_string();
+            assert!(err.starts_with(&format!("invalid duration '{text}': expected")), "{err}");
         }
     }
 

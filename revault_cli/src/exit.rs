@@ -263,7 +263,9 @@ mod tests {
         assert_eq!(of_error(&Error::AlreadyExists { path: "x".into() }.into(), true), FAILURE);
         let no_state = anyhow::Error::new(Error::NoStateAt { at_ns: 0, first_ns: 1 }).context("opening a");
         assert_eq!(of_error(&no_state, false), USAGE);
-        assert_eq!(of_error(&Error::NoSuchState { asked: 9, states: 2 }.into(), false), USAGE);
+        assert_eq!(of_error(&Error::NoSuchState { asked: 9, first: 1, states: 2 }.into(), false), USAGE);
+        let removed = Error::NoSuchState { asked: 1, first: 3, states: 7 };
+        assert_eq!(of_error(&removed.into(), false), USAGE);
         let pipe = Error::from(io::Error::from(io::ErrorKind::BrokenPipe));
         assert_eq!(of_error(&anyhow::Error::new(pipe).context("writing"), true), BROKEN_PIPE);
         let pipe = anyhow::Error::new(io::Error::from(io::ErrorKind::BrokenPipe));

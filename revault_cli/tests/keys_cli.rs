@@ -388,9 +388,9 @@ fn truncated_identity_files_fail_cleanly() {
 }
 
 /// A password archive carries 16 slots of 256 bytes; adding a post-quantum
-/// recipient (a 1,652-byte slot) rewrites it with 2048-byte slots, and both
-/// keys open it. A header naming a slot size the format does not have is
-/// refused as damage.
+/// recipient (a 1,652-byte slot) rewrites it with 2048-byte slots, every
+/// state kept, and both keys open it. A header naming a slot size the
+/// format does not have is refused as damage.
 #[test]
 fn a_large_recipient_grows_the_slot_table() {
     let work = TempDir::new().unwrap();
@@ -409,6 +409,17 @@ fn a_large_recipient_grows_the_slot_table() {
         .unwrap());
     let slot_len = |bytes: &[u8]| u16::from_le_bytes([bytes[30], bytes[31]]);
     assert_eq!(slot_len(&fs::read(&archive).unwrap()), 256);
+    // A second state, which the rewrite keeps.
+    fs::write(work.path().join("later.txt"), "second state").unwrap();
+    ok(lockbox()
+        .env("LOCKBOX_PASSWORD", "pw")
+        .arg("add")
+        .arg(&archive)
+        .arg("-C")
+        .arg(work.path())
+        .arg("later.txt")
+        .output()
+        .unwrap());
 
     let pq = work.path().join("pq.txt");
     let recipient = stdout(&ok(lockbox().args(["keygen", "--pq", "-o"]).arg(&pq).output().unwrap()));
@@ -425,6 +436,12 @@ fn a_large_recipient_grows_the_slot_table() {
     let by_password =
         lockbox().env("LOCKBOX_PASSWORD", "pw").arg("cat").arg(&archive).arg("note.txt").output().unwrap();
     assert_eq!(stdout(&ok(by_password)), "for your eyes only");
+    let at_first =
+        lockbox().env("LOCKBOX_PASSWORD", "pw").args(["list", "--session", "1"]).arg(&archive).output();
+    assert_eq!(stdout(&ok(at_first.unwrap())), "note.txt", "the rewrite keeps every state");
+    let last =
+        lockbox().env("LOCKBOX_PASSWORD", "pw").args(["list", "--session", "2"]).arg(&archive).output();
+    assert_eq!(stdout(&ok(last.unwrap())), "later.txt\nnote.txt");
 
     let mut bad = bytes;
     bad[30..32].copy_from_slice(&768u16.to_le_bytes());

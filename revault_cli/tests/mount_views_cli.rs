@@ -233,6 +233,16 @@ fn all_sessions_shows_each_state_as_a_directory_at_the_top() {
     assert_eq!(fs::metadata(mnt.join("a.txt")).unwrap_err().kind(), std::io::ErrorKind::NotFound);
     drop(m);
 
+    // After a compaction keeping the last two states, they keep their names.
+    ok(run(lockbox().args(["compact", "-q", "--keep-sessions", "2", a])));
+    let mut cmd = mount_cmd();
+    cmd.arg("--all-sessions").arg(&archive);
+    let m = Mounted::spawn(cmd, work.path());
+    assert_eq!(found(&m.point), ["./@3", "./@3/a.txt", "./@3/b.txt", "./@4", "./@4/a.txt"]);
+    let read = |p: &str| fs::read_to_string(m.point.join(p)).unwrap();
+    assert_eq!((read("@3/b.txt"), read("@4/a.txt")), ("bee\n".into(), "two, longer\n".into()));
+    drop(m);
+
     let point = work.path().join("mnt");
     let both = run(lockbox().args(["mount", "--all-sessions", "--session", "1", a]).arg(&point));
     assert_eq!(code(&both), 2, "{}", stderr(&both));

@@ -233,6 +233,12 @@ fn repair_writes_a_valid_archive_of_what_a_cut_one_proves() {
     ok(run(lockbox().arg("verify").arg(&cut)));
     let (status, err, restored) = salvage_extract(&cut, &src, &names, &work.path().join("after"));
     assert_eq!((status, restored), (0, salvaged), "{err}");
+    // Its one session holds state 1 (the numbering starts again).
+    let log = String::from_utf8(ok(run(lockbox().arg("log").arg(&cut))).stdout).unwrap();
+    assert!(
+        log.starts_with("   1  ") && log.contains("holding this state") && log.lines().count() == 1,
+        "{log}"
+    );
     // Whole now: a second repair has nothing to do.
     let again = ok(run(lockbox().arg("repair").arg(&cut)));
     assert!(stderr(&again).contains("whole, nothing to cut"), "{}", stderr(&again));

@@ -21,6 +21,7 @@ mod mount_views_cli;
 mod plugins_cli;
 mod progress_tty;
 mod prompt_tty;
+mod retention_cli;
 mod s3;
 mod salvage_cli;
 mod secrets_cli;

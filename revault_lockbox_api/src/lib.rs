@@ -127,6 +127,7 @@ pub mod diff {
 
 /// What a change in place ([`ArchiveUpdater`]) did.
 pub mod update {
+    pub use crate::archive::{Reclaim, Retention};
     pub use crate::file::{RepairReport, UpdateReport};
 }
 

@@ -71,7 +71,7 @@ fn a_directory_compares_by_digest_sparse_files_included() {
     fs::write(src.join("t/d/f"), b"SAME SIZE").unwrap();
     set_mtime(&src.join("t/d/f"), 1_700_000_000);
     let content =
-        "Changes { kind: false, content: true, mode: false, owner: false, mtime: false, target: false }";
+        "Changes { kind: false, content: true, mode: false, owner: false, mtime: false, target: false, other: false }";
     assert_eq!(
         compare(DiffOptions::new()),
         [('M', "t/d/f".into(), content.into()), ('M', "t/sparse".into(), content.into())]
@@ -85,7 +85,7 @@ fn a_directory_compares_by_digest_sparse_files_included() {
     assert_eq!(compare(DiffOptions::new().quick(true)), std::slice::from_ref(&added));
     let dirs = compare(DiffOptions::new().quick(true).dir_mtimes(true));
     let mtime =
-        "Changes { kind: false, content: false, mode: false, owner: false, mtime: true, target: false }";
+        "Changes { kind: false, content: false, mode: false, owner: false, mtime: true, target: false, other: false }";
     assert_eq!(dirs, [('M', "t/d".into(), mtime.into()), added]);
     // A name beside what was archived is not the archive's business; a path
     // given is compared even when only on disk.
@@ -124,7 +124,7 @@ fn two_states_of_one_open_archive_compare_by_their_stored_digests() {
     // A state the archive does not hold.
     assert!(matches!(
         a.at(AsOf::State(4)),
-        Err(revault_lockbox_api::Error::NoSuchState { asked: 4, states: 3 })
+        Err(revault_lockbox_api::Error::NoSuchState { asked: 4, first: 1, states: 3 })
     ));
     let first_ns = a.history().unwrap()[0].created_ns;
     let before = a.at(AsOf::Time(first_ns - 1)).map(drop).unwrap_err();

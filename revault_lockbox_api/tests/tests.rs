@@ -15,5 +15,6 @@ mod golden;
 mod keys;
 mod random_access;
 mod recipient_archives;
+mod retention;
 mod roundtrip;
 mod sessions;

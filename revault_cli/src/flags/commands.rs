@@ -9,8 +9,8 @@ use revault_lockbox_api::WorkloadProfile;
 
 use super::{
     profile_parser, DryRunArgs, ExistingArgs, FilterArgs, InputArgs, LockArgs, MemberArgs, ObjectStoreArgs,
-    QuietArgs, ReadArgs, RecipientArgs, SelectArgs, SignArgs, SignKeyArgs, TimeArgs, UnlockArgs, VerboseArgs,
-    WaitArgs,
+    QuietArgs, ReadArgs, RecipientArgs, RetentionArgs, SelectArgs, SignArgs, SignKeyArgs, TimeArgs,
+    UnlockArgs, VerboseArgs, WaitArgs,
 };
 
 /// `--json`: NDJSON on stdout instead of text.
@@ -237,6 +237,8 @@ pub struct InfoArgs {
     /// The archive: a file, `-` (read from stdin) or s3://BUCKET/KEY.
     pub archive: PathBuf,
     #[command(flatten)]
+    pub keep: RetentionArgs,
+    #[command(flatten)]
     pub format: JsonArgs,
     #[command(flatten)]
     pub read: ReadArgs,
@@ -370,6 +372,8 @@ pub struct CompactArgs {
     /// archive untouched.
     #[arg(short = 'n', long)]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub keep: RetentionArgs,
     #[command(flatten)]
     pub label: LabelArgs,
     #[command(flatten)]

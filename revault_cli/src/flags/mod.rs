@@ -16,6 +16,7 @@ mod existing;
 mod filters;
 mod keys;
 mod mount;
+mod retain;
 mod select;
 mod sign;
 mod store;
@@ -36,6 +37,7 @@ pub use existing::ExistingArgs;
 pub use filters::FilterArgs;
 pub use keys::{KeyAddArgs, KeyListArgs, KeyRemoveArgs, KeygenArgs, PasswdArgs};
 pub use mount::{MountArgs, UmountArgs};
+pub use retain::RetentionArgs;
 pub use select::{InputArgs, MemberArgs, SelectArgs, WaitArgs};
 pub use sign::{SignArgs, SignKeyArgs};
 pub use store::ObjectStoreArgs;
@@ -118,7 +120,8 @@ pub enum Command {
     Extract(ExtractArgs),
     /// Write one file's content to stdout.
     Cat(CatArgs),
-    /// Show facts about an archive: format version, KDF cost, counts, sizes.
+    /// Show facts about an archive: format version, KDF cost, counts, sizes;
+    /// with --keep-sessions/--keep-within, what that compaction reclaims.
     Info(InfoArgs),
     /// Show every write session, oldest first: when, its label, what it
     /// stored and removed, the bytes it wrote; merges of index runs and
@@ -146,7 +149,8 @@ pub enum Command {
     Update(UpdateArgs),
     /// Remove stored paths (a directory with everything below it).
     Rm(RmArgs),
-    /// Rewrite the archive without what later sessions replaced or removed
+    /// Rewrite the archive without what later sessions replaced or removed,
+    /// keeping the last state or those --keep-sessions/--keep-within name
     /// (to a temporary file, synced, renamed over it).
     Compact(CompactArgs),
     /// Cut off what an interrupted add/update/rm left after the last commit.

@@ -23,6 +23,8 @@ pub struct StateDir {
     pub name: String,
     /// When its session was committed.
     pub committed: SystemTime,
+    /// The state's number (after a compaction, the first may be past 1).
+    pub state: u64,
 }
 
 pub enum Views<S> {
@@ -44,7 +46,7 @@ impl<S: ReadAt + Clone + 'static> Views<S> {
             .filter_map(|s| {
                 let n = s.state?;
                 let since = Duration::from_nanos(s.created_ns.max(0) as u64);
-                Some(StateDir { name: format!("@{n}"), committed: UNIX_EPOCH + since })
+                Some(StateDir { name: format!("@{n}"), committed: UNIX_EPOCH + since, state: n })
             })
             .take(MAX_VIEWS as usize)
             .collect();
@@ -83,9 +85,9 @@ impl<S: ReadAt + Clone + 'static> Views<S> {
 
     /// The browser of `view` (0 with one view, else the state from 1).
     pub fn browser(&self, view: u64) -> Result<Arc<Browser<S>>, Error> {
-        let (latest, options, open) = match self {
+        let (latest, options, open, states) = match self {
             Views::One(b) => return Ok(Arc::clone(b)),
-            Views::AllStates { latest, options, open, .. } => (latest, options, open),
+            Views::AllStates { latest, options, open, states } => (latest, options, open, states),
         };
         let mut open = open.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(i) = open.iter().position(|(v, _)| *v == view) {
@@ -94,9 +96,10 @@ impl<S: ReadAt + Clone + 'static> Views<S> {
             open.push_front(hit);
             return Ok(browser);
         }
-        // Views are at most MAX_VIEWS (2^20 - 1): the cast keeps them.
+        // Views are at most MAX_VIEWS (2^20 - 1), counted from 1.
+        let state = states.get((view as usize).wrapping_sub(1)).map_or(view, |s| s.state);
         let browser =
-            Arc::new(Browser::new(latest.archive().open_state(AsOf::State(view as i64), options.clone())?));
+            Arc::new(Browser::new(latest.archive().open_state(AsOf::State(state as i64), options.clone())?));
         open.push_front((view, Arc::clone(&browser)));
         open.truncate(OPEN_STATES);
         Ok(browser)

@@ -33,6 +33,11 @@ pub fn log(sessions: &[SessionSummary], torn: u64, as_json: bool, utc: bool) -> 
         return lines.write(&summary).and_then(|()| lines.flush()).context(STDOUT);
     }
     let mut text = String::new();
+    if let Some(first) = sessions.iter().find_map(|s| s.state).filter(|&n| n > 1) {
+        let removed =
+            if first == 2 { "state 1 was".into() } else { format!("states 1 to {} were", first - 1) };
+        let _ = writeln!(text, "   -  {removed} removed by a compaction");
+    }
     for s in sessions {
         let _ = writeln!(text, "{}", line(s, &time(s)));
     }
@@ -57,12 +62,15 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// `   3  2026-12-02T03:04:05+01:00  stored 1, removed 0, 40 entries, 2812 bytes  "nightly"`;
-/// a merge or compaction has `-` for its state and says what it was.
+/// a merge has `-` for its state; a compaction holds the state it kept
+/// (the earliest of a compacted archive's), under that state's number.
 fn line(s: &SessionSummary, time: &str) -> String {
     let state = s.state.map_or_else(|| "-".to_string(), |n| n.to_string());
     let what = match s.kind {
         SessionKind::Merge => format!("merge of index runs (session {})", s.number),
-        SessionKind::Compaction => format!("compaction (session {}), {} entries", s.number, s.entries),
+        SessionKind::Compaction => {
+            format!("compaction (session {}) holding this state, {} entries", s.number, s.entries)
+        }
         _ => format!("stored {}, removed {}, {} entries", s.stored, s.removed, s.entries),
     };
     let mut line = format!("{state:>4}  {time}  {what}, {} bytes", s.bytes_written);

@@ -13,6 +13,7 @@ pub mod text;
 pub mod verbose;
 
 use std::fmt::Display;
+use std::fmt::Write as _;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
@@ -24,6 +25,7 @@ pub use history::log;
 use revault_lockbox_api::create::CreateReport;
 use revault_lockbox_api::read::{ArchiveInfo, ExtractReport, SessionSigners, VerifyReport};
 use revault_lockbox_api::slots::SlotInfo;
+use revault_lockbox_api::update::Reclaim;
 use revault_lockbox_api::{Entry, Quoted};
 
 /// The context of every failed write to stdout.
@@ -288,12 +290,30 @@ pub fn signers(signers: &[SessionSigners], as_json: bool, quiet: bool) -> Result
 }
 
 /// `info`: aligned text, or one JSON summary.
-pub fn info(info: &ArchiveInfo, as_json: bool) -> Result<()> {
+pub fn info(info: &ArchiveInfo, reclaim: Option<(&str, &Reclaim)>, as_json: bool) -> Result<()> {
     if as_json {
+        let mut summary = json::info_summary(info);
+        if let Some((policy, r)) = reclaim {
+            summary["reclaimable"] = serde_json::json!({
+                "policy": policy,
+                "first_state": r.states.0,
+                "last_state": r.states.1,
+                "bytes": r.bytes,
+            });
+        }
         let mut lines = json::Lines::stdout();
-        return lines.write(&json::info_summary(info)).and_then(|()| lines.flush()).context(STDOUT);
+        return lines.write(&summary).and_then(|()| lines.flush()).context(STDOUT);
     }
-    let text = text::info_text(info);
+    let mut text = text::info_text(info);
+    if let Some((policy, r)) = reclaim {
+        let (first, last) = r.states;
+        let kept = if first == last { format!("state {last}") } else { format!("states {first} to {last}") };
+        let _ = writeln!(
+            text,
+            "{:<18} at least {} bytes by compact {policy} (keeps {kept})",
+            "reclaimable", r.bytes
+        );
+    }
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes()).and_then(|()| out.flush()).context(STDOUT)
 }

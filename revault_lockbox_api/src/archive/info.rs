@@ -35,7 +35,8 @@ pub struct ArchiveInfo {
     pub sessions: u64,
     /// Entries runs the index merges.
     pub runs: u64,
-    /// Bytes `compact` would reclaim at least: data pages holding no live
+    /// Bytes `compact` (keeping the last state only) would reclaim at
+    /// least: data pages holding no live
     /// file's content, and the index runs, roots and trailers of earlier
     /// sessions that the root no longer lists.
     pub dead_bytes: u64,
@@ -87,24 +88,9 @@ impl<S: ReadAt> Archive<S> {
                 info.kdf.push(KdfParams { m_kib: p.m_kib, t: p.t, p: p.p });
             }
         }
-        let mut index_bytes = u64::from(self.trailer_root_len());
-        let table = self.sessions_table()?;
-        for session in 0..table.len() {
-            let tree = self.pages_tree(session)?;
-            let mut leaves = tree.leaves(table.pages(session));
-            for leaf in leaves.by_ref() {
-                let (id, child) = leaf?;
-                index_bytes += u64::from(child.unit_len());
-                for p in PagesLeaf::decode(&tree.node(&id, &child)?)?.pages {
-                    info.stored_page_bytes += u64::from(p.unit_len());
-                    info.raw_pages += u64::from(p.codec == Codec::Raw);
-                }
-            }
-            index_bytes += leaves.internal_bytes;
-        }
-        for (tree, top) in self.runs() {
-            index_bytes += tree_bytes(&tree, top)?;
-        }
+        let index = IndexBytes::of(self)?;
+        (info.stored_page_bytes, info.raw_pages) = (index.page_bytes, index.raw_pages);
+        let index_bytes = index.total;
         info.index_bytes = index_bytes;
         let mut live = LivePages::default();
         for e in self.entries()? {
@@ -128,6 +114,39 @@ impl<S: ReadAt> Archive<S> {
     }
 }
 
+/// The sealed bytes of the index in use (every pages tree, every run the
+/// root lists, the root), and of the data pages the pages trees list.
+pub(super) struct IndexBytes {
+    pub(super) total: u64,
+    pub(super) page_bytes: u64,
+    pub(super) raw_pages: u64,
+}
+
+impl IndexBytes {
+    pub(super) fn of<S: ReadAt>(archive: &Archive<S>) -> Result<IndexBytes> {
+        let mut bytes =
+            IndexBytes { total: u64::from(archive.trailer_root_len()), page_bytes: 0, raw_pages: 0 };
+        let table = archive.sessions_table()?;
+        for session in 0..table.len() {
+            let tree = archive.pages_tree(session)?;
+            let mut leaves = tree.leaves(table.pages(session));
+            for leaf in leaves.by_ref() {
+                let (id, child) = leaf?;
+                bytes.total += u64::from(child.unit_len());
+                for p in PagesLeaf::decode(&tree.node(&id, &child)?)?.pages {
+                    bytes.page_bytes += u64::from(p.unit_len());
+                    bytes.raw_pages += u64::from(p.codec == Codec::Raw);
+                }
+            }
+            bytes.total += leaves.internal_bytes;
+        }
+        for (tree, top) in archive.runs() {
+            bytes.total += tree_bytes(&tree, top)?;
+        }
+        Ok(bytes)
+    }
+}
+
 /// Sealed bytes of every node of one tree (leaves are not read).
 fn tree_bytes(tree: &crate::index::TreeReader<'_>, top: &TreeTop) -> Result<u64> {
     let mut leaves = tree.leaves(top);
@@ -138,37 +157,43 @@ fn tree_bytes(tree: &crate::index::TreeReader<'_>, top: &TreeTop) -> Result<u64>
     Ok(bytes + leaves.internal_bytes)
 }
 
-/// Data pages holding live content, counted once each. Each session's
-/// files come in ascending stream order, so one leaf and one last page
-/// per session suffice.
+/// Data pages holding live content, counted once each (one bit a page,
+/// so several states' files may be marked in any order). The page-table
+/// leaf last used is kept per session, since each state's files come in
+/// ascending stream order.
 #[derive(Default)]
-struct LivePages {
-    bytes: u64,
-    /// Per session: the page-table leaf in use and the next page not yet
-    /// counted.
-    sessions: HashMap<usize, (PagesLeaf, u64)>,
+pub(super) struct LivePages {
+    pub(super) bytes: u64,
+    pub(super) pages: u64,
+    /// Per session: the page-table leaf in use.
+    sessions: HashMap<usize, PagesLeaf>,
+    /// The pages counted, a bit each.
+    counted: Vec<u64>,
 }
 
 impl LivePages {
-    fn mark<S: ReadAt>(&mut self, archive: &Archive<S>, from: u64, to: u64) -> Result<()> {
+    pub(super) fn mark<S: ReadAt>(&mut self, archive: &Archive<S>, from: u64, to: u64) -> Result<()> {
         let session = archive.session_at(from)?;
         let mut at = from;
         while at < to {
-            let cached = self.sessions.get(&session).and_then(|(leaf, _)| page_in(leaf, at));
+            let cached = self.sessions.get(&session).and_then(|leaf| page_in(leaf, at));
             let (number, record, start) = match cached {
                 Some(hit) => hit,
                 None => {
                     let leaf = archive.pages_leaf_at(at)?;
                     let hit = page_in(&leaf, at).ok_or_else(super::no_page)?;
-                    let next = self.sessions.get(&session).map_or(0, |s| s.1);
-                    self.sessions.insert(session, (leaf, next));
+                    self.sessions.insert(session, leaf);
                     hit
                 }
             };
-            let next = &mut self.sessions.get_mut(&session).expect("inserted").1;
-            if number >= *next {
+            let (word, bit) = ((number / 64) as usize, 1u64 << (number % 64));
+            if self.counted.len() <= word {
+                self.counted.resize(word + 1, 0);
+            }
+            if self.counted[word] & bit == 0 {
+                self.counted[word] |= bit;
                 self.bytes += u64::from(record.unit_len());
-                *next = number + 1;
+                self.pages += 1;
             }
             at = start + u64::from(record.plain_len);
         }

@@ -35,10 +35,13 @@ pub struct SessionSummary {
     /// (merges and compactions included; a compaction carries it on).
     pub number: u32,
     /// Its place among the states a user made, from 1: changes (create,
-    /// add, update, rm) only; `None` for a merge of index runs or a
-    /// compaction, which change nothing a reader sees.
+    /// add, update, rm) count on from the state before; a compaction holds
+    /// the state it kept, under that state's number (the states before it
+    /// were removed); `None` for a merge of index runs, which changes
+    /// nothing a reader sees.
     pub state: Option<u64>,
-    /// When it started: UTC nanoseconds since 1970.
+    /// When it started: UTC nanoseconds since 1970 (a compaction's and
+    /// the sessions after it, the time of the state each keeps).
     pub created_ns: i64,
     /// A change, a merge of index runs, or a compaction.
     pub kind: SessionKind,
@@ -143,11 +146,16 @@ impl<S: ReadAt> Archive<S> {
             .zip(ends)
             .map(|(r, end)| {
                 let s = &r.summary;
-                let change = s.kind == SessionKind::Change;
-                state += u64::from(change);
+                // A compaction holds the state it names; changes count on.
+                let held = match s.kind {
+                    SessionKind::Change => Some(state + 1),
+                    SessionKind::Compaction => Some(s.state),
+                    _ => None,
+                };
+                state = held.unwrap_or(state);
                 SessionSummary {
                     number: r.number,
-                    state: change.then_some(state),
+                    state: held,
                     created_ns: s.created_ns,
                     kind: s.kind,
                     label: s.label.clone(),
@@ -165,31 +173,46 @@ impl<S: ReadAt> Archive<S> {
     pub(super) fn state_end(&self, as_of: AsOf) -> Result<u64> {
         let history = self.history()?;
         let states: Vec<&SessionSummary> = history.iter().filter(|s| s.state.is_some()).collect();
-        let count = states.len() as u64;
+        let (first, last) = match (states.first(), states.last()) {
+            (Some(f), Some(l)) => (f.state.unwrap_or(0), l.state.unwrap_or(0)),
+            _ => return Err(Error::NoSuchState { asked: 0, first: 1, states: 0 }),
+        };
+        let no_such = |asked: i64| Error::NoSuchState { asked, first, states: last };
         let chosen = match as_of {
             AsOf::State(state) => {
                 let index = match state {
-                    1.. => Some(state.unsigned_abs() - 1),
-                    ..=-1 => count.checked_sub(state.unsigned_abs()),
+                    1.. => state.unsigned_abs().checked_sub(first),
+                    ..=-1 => (states.len() as u64).checked_sub(state.unsigned_abs()),
                     0 => None,
                 };
-                index
-                    .and_then(|i| states.get(i as usize).copied())
-                    .ok_or(Error::NoSuchState { asked: state, states: count })?
+                index.and_then(|i| states.get(i as usize).copied()).ok_or_else(|| no_such(state))?
             }
             AsOf::Time(at_ns) => match states.iter().rposition(|s| s.created_ns <= at_ns) {
                 Some(i) => states[i],
                 None => {
-                    return Err(match states.first() {
-                        Some(first) => Error::NoStateAt { at_ns, first_ns: first.created_ns },
-                        None => Error::NoSuchState { asked: -1, states: 0 },
-                    })
+                    let first_ns = states[0].created_ns;
+                    return Err(Error::NoStateAt { at_ns, first_ns });
                 }
             },
         };
+        self.session_end(chosen.number)
+    }
+
+    /// Where session `number` ends: the next one's header, or the
+    /// committed end (numbers follow on, so no search).
+    fn session_end(&self, number: u32) -> Result<u64> {
         let records = &self.sessions_table()?.records;
-        let at = records.iter().position(|r| r.number == chosen.number).expect("listed");
+        let at = number.checked_sub(records[0].number).map(|i| i as usize).filter(|&i| i < records.len());
+        let at = at.ok_or(Error::NoSuchState { asked: i64::from(number), first: 0, states: 0 })?;
         Ok(records.get(at + 1).map_or(self.committed_len, |next| next.header_offset))
+    }
+
+    /// The archive right after session `number` (as [`SessionSummary::number`]
+    /// names it), without going through the states' numbering: what a
+    /// compaction reads each kept state from.
+    pub(crate) fn after_session(&self, number: u32) -> Result<Archive<&S>> {
+        let options = OpenOptions { tuning: self.tuning, ..OpenOptions::new() };
+        self.opened_to(&self.src, self.session_end(number)?, options)
     }
 
     /// The archive as it was right after the state `as_of` names, read from
@@ -212,7 +235,11 @@ impl<S: ReadAt> Archive<S> {
     }
 
     fn state_from<T: ReadAt>(&self, src: T, as_of: AsOf, options: OpenOptions) -> Result<Archive<T>> {
-        let end = self.state_end(as_of)?;
+        self.opened_to(src, self.state_end(as_of)?, options)
+    }
+
+    /// The archive cut at `end` (a session's end), read from `src`.
+    fn opened_to<T: ReadAt>(&self, src: T, end: u64, options: OpenOptions) -> Result<Archive<T>> {
         let header = read_prefix(&self.src)?;
         let key = ContentKey::from_bytes(self.content_key.bytes());
         let options = OpenOptions { state: None, ..options };

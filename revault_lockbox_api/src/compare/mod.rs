@@ -27,6 +27,7 @@ pub struct DiffOptions {
     quick: bool,
     dir_mtimes: bool,
     leave_out: Option<(u64, u64)>,
+    exact: bool,
 }
 
 impl DiffOptions {
@@ -48,6 +49,15 @@ impl DiffOptions {
     /// directory changes its mtime on disk, not in the archive).
     pub fn dir_mtimes(mut self, dir_mtimes: bool) -> Self {
         self.dir_mtimes = dir_mtimes;
+        self
+    }
+
+    /// Compares everything an entry stores (a compaction rewriting one
+    /// state as the difference from the one before): directories' mtimes,
+    /// and [`Changes::other`]. Default: not.
+    pub(crate) fn exact(mut self) -> Self {
+        self.exact = true;
+        self.dir_mtimes = true;
         self
     }
 
@@ -77,13 +87,17 @@ pub struct Changes {
     pub mtime: bool,
     /// A symbolic link's target.
     pub target: bool,
+    /// Anything else an entry stores: owner names, extended attributes, a
+    /// sparse map, a hard link's target path, whether hard links share a
+    /// file's content (compared only when a compaction asks).
+    pub other: bool,
 }
 
 impl Changes {
     /// Whether anything differs.
     pub fn any(&self) -> bool {
-        let Changes { kind, content, mode, owner, mtime, target } = *self;
-        kind || content || mode || owner || mtime || target
+        let Changes { kind, content, mode, owner, mtime, target, other } = *self;
+        kind || content || mode || owner || mtime || target || other
     }
 }
 
@@ -233,6 +247,11 @@ impl<'a> Diff<'a> {
             mode: kind_new != Kind::Symlink && o.mode & 0o7777 != n.mode & 0o7777,
             owner: (o.uid, o.gid) != (n.uid, n.gid),
             mtime: mtime && (kind_new != Kind::Dir || self.options.dir_mtimes),
+            other: self.options.exact
+                && (o != n
+                    || old.kind != new.kind
+                    || old.sparse != new.sparse
+                    || old.extent.map(|x| x.linked) != new.extent.map(|x| x.linked)),
             ..Changes::default()
         };
         match (&old.kind, &mut new.kind) {

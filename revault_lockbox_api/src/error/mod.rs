@@ -307,11 +307,13 @@ pub enum Error {
         path: PathBuf,
     },
     /// A state asked for (`--session N`) that the archive does not hold.
-    #[error("no state {asked}: the archive holds states 1 to {states} (-1 is the last)")]
+    #[error("{}", no_such_state(*asked, *first, *states))]
     NoSuchState {
         /// The state asked for.
         asked: i64,
-        /// States the archive holds.
+        /// The first state the archive holds (1 unless compacted).
+        first: u64,
+        /// The last state the archive holds.
         states: u64,
     },
     /// A time asked for (`--at TIME`) before the archive's first state.
@@ -431,5 +433,19 @@ impl From<DecodeError> for Error {
 impl From<io::Error> for Error {
     fn from(source: io::Error) -> Error {
         Error::Stream { action: "I/O", source }
+    }
+}
+
+/// Why there is no state `asked` among states `first` to `last`.
+fn no_such_state(asked: i64, first: u64, last: u64) -> String {
+    let held = match first == last {
+        true => format!("state {last} only"),
+        false => format!("states {first} to {last}"),
+    };
+    match asked {
+        1.. if asked.unsigned_abs() < first => {
+            format!("state {asked} was removed by a compaction: the archive holds {held}")
+        }
+        _ => format!("no state {asked}: the archive holds {held} (-1 is the last)"),
     }
 }

@@ -248,6 +248,20 @@ pub(crate) struct ArchiveFile {
     late_slots: Option<LateSlots>,
 }
 
+impl ArchiveFile {
+    /// A file beside `archive` to write a rewrite into and read it back,
+    /// never given a name: a dry run's scratch copy, gone when dropped.
+    pub(crate) fn scratch_beside(archive: &Path) -> Result<ArchiveFile> {
+        let file = AtomicFile::beside(archive, true, "the archive path does not name a file", "", true)?;
+        Ok(ArchiveFile { out: BufWriter::with_capacity(1 << 20, file), late_slots: None })
+    }
+
+    /// The file written, to read back what was flushed.
+    pub(crate) fn reader(&self) -> io::Result<File> {
+        self.out.get_ref().out.get_ref().try_clone()
+    }
+}
+
 impl SlotsLast for ArchiveFile {
     fn write_slots_last(&mut self, slots: LateSlots) {
         self.late_slots = Some(slots);

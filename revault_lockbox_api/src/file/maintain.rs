@@ -13,18 +13,25 @@ use std::sync::atomic::Ordering;
 use super::atomic::{replace_atomically, ArchiveFile};
 use super::changes::inconsistent;
 use super::lock::open_locked;
+use super::retain::{write_kept, Rewrite};
 use super::{ArchiveUpdater, UpdateOptions};
-use crate::archive::{is_salvageable, Archive, Damage, Members, Salvage};
+use crate::archive::{is_salvageable, Archive, Damage, Members, OpenOptions, Salvage, SessionSummary};
 use crate::error::{Error, Result};
 use crate::format::{Entry, EntryKind, PagesLeaf, SessionKind};
 use crate::keys::Unlock;
 use crate::session::{ArchiveWriter, CreateOptions, SessionStart};
 use crate::sparse::DataOnly;
+use crate::storage::ReadAt;
 
 impl ArchiveUpdater {
     /// Rewrites the archive at `path` (opened with `key`) without what later
-    /// sessions superseded: one session, one run, only the live files'
-    /// content. The new archive keeps the archive id and key slots; it is
+    /// sessions superseded and without the states that
+    /// [`UpdateOptions::retention`] does not keep: by default one session,
+    /// one run, only the live files' content; keeping more states, the
+    /// oldest kept whole, then one session per later state holding what
+    /// changed since the one before. Each kept state keeps its number,
+    /// time and label ([`Archive::history`]); the pages no kept state uses
+    /// are reclaimed. The new archive keeps the archive id and key slots; it is
     /// written to a temporary file beside the old one, synced, and renamed
     /// over it, so the path holds either the old or the new archive, whole.
     /// Holds the writer lock throughout. Returns the new archive's length
@@ -37,15 +44,29 @@ impl ArchiveUpdater {
         let reader = file.try_clone().map_err(Error::io("opening", path))?;
         let archive = Archive::open_with(reader, key, options.open_options())?;
         options.check_chain(&archive)?;
-        if let Some(p) = &options.create.progress {
-            p.total_bytes.store(Members::all().content_bytes(&archive)?, Ordering::Relaxed);
+        let kept = archive.kept_states(options.retention)?;
+        if let (Some(p), [last]) = (&options.create.progress, &kept[..]) {
+            let state = archive.after_session(last.number)?;
+            p.total_bytes.store(Members::all().content_bytes(&state)?, Ordering::Relaxed);
         }
         let mut head = vec![0u8; archive.data_start() as usize];
         std::os::unix::fs::FileExt::read_exact_at(&file, &mut head, 0).map_err(Error::io("reading", path))?;
-        let len = if options.dry_run {
-            copy_live(path, archive, head.len() as u64, io::sink(), &options.create)?.1
-        } else {
-            rewrite_archive(path, archive, &head, &options.create)?
+        let open = options.open_options();
+        let len = match (options.dry_run, kept.len()) {
+            (true, 1) => {
+                let to = Rewrite {
+                    out: io::sink(),
+                    reader: None,
+                    head_len: head.len() as u64,
+                    options: &options.create,
+                    open,
+                };
+                write_kept(path, &archive, &kept, to)?.1
+            }
+            // The later states are read back from what was written: a
+            // scratch file beside the archive, never named, gone after.
+            (true, _) => write_scratch(path, &archive, &kept, &head, &options.create, open)?,
+            (false, _) => rewrite_archive(path, &archive, &head, &kept, &options.create, open)?,
         };
         drop(file);
         Ok(len)
@@ -140,8 +161,14 @@ fn copy_salvaged(
 ) -> Result<(ArchiveFile, u64)> {
     let (archive_id, content_key, _, last) = salvage.rewrite_point();
     let number = last.map_or(0, |n| n.saturating_add(1));
-    let start =
-        SessionStart { number, kind: SessionKind::Compaction, ..SessionStart::first(archive_id, position) };
+    // What the scan proves is one state; the lost sessions tree held the
+    // states' numbering, so the salvaged history starts again at 1.
+    let start = SessionStart {
+        number,
+        kind: SessionKind::Compaction,
+        state: 1,
+        ..SessionStart::first(archive_id, position)
+    };
     let mut writer = ArchiveWriter::session(out, content_key, start, options.clone())?;
     let mut kept = 0;
     for entry in salvage.entries() {
@@ -178,61 +205,49 @@ fn copy_salvaged(
     Ok((out, kept))
 }
 
-/// Writes the live state of `archive` (read from `path`, whose writer lock
-/// the caller holds) after `head` (the header and key-slot table, resized
-/// or not) to a temporary file beside `path`, syncs it and renames it over
-/// `path`. Returns the new archive's length.
+/// Writes the `kept` states of `archive` (read from `path`, whose writer
+/// lock the caller holds) after `head` (the header and key-slot table,
+/// resized or not) to a temporary file beside `path`, syncs it and renames
+/// it over `path`. Returns the new archive's length.
 pub(crate) fn rewrite_archive(
     path: &Path,
-    archive: Archive<File>,
+    archive: &Archive<File>,
     head: &[u8],
+    kept: &[SessionSummary],
     options: &CreateOptions,
+    open: OpenOptions,
 ) -> Result<u64> {
     replace_atomically(path, |mut out| {
         out.write_all(head).map_err(Error::io("writing", path))?;
-        copy_live(path, archive, head.len() as u64, out, options)
+        let reader = out.reader().map_err(Error::io("writing", path))?;
+        let to = Rewrite { out, reader: Some(&reader), head_len: head.len() as u64, options, open };
+        write_kept(path, archive, kept, to)
     })
 }
 
-/// Writes the live entries of `archive` into `out` after the header (its
-/// first `position` bytes), finishing a one-session archive.
-fn copy_live<W: Write>(
+/// [`rewrite_archive`] into a file that is never named: a dry run's length.
+fn write_scratch(
     path: &Path,
-    archive: Archive<File>,
-    position: u64,
-    out: W,
+    archive: &Archive<File>,
+    kept: &[SessionSummary],
+    head: &[u8],
     options: &CreateOptions,
-) -> Result<(W, u64)> {
-    let (archive_id, content_key, _) = archive.append_point();
-    // A new archive of one session, numbered on from the old one's.
-    let number = archive.chain_point().0.saturating_add(1);
-    let start =
-        SessionStart { number, kind: SessionKind::Compaction, ..SessionStart::first(archive_id, position) };
-    let mut writer = ArchiveWriter::session(out, content_key, start, options.clone())?;
-    let mut leaf = None;
-    for entry in archive.entries()? {
-        let entry = entry?;
-        let meta = entry.meta.clone();
-        match &entry.kind {
-            EntryKind::Dir => writer.add_dir(&entry.path, &meta)?,
-            EntryKind::Symlink { target } => writer.add_symlink(&entry.path, &meta, target)?,
-            EntryKind::Hardlink { target, .. } => writer.add_hardlink(&entry.path, &meta, target)?,
-            EntryKind::File { .. } => {
-                let linked = entry.extent.is_some_and(|x| x.linked);
-                leaf = copy_content(&mut writer, &archive, &entry, linked, leaf.take(), path)?;
-            }
-        }
-    }
-    writer.finish_counted()
+    open: OpenOptions,
+) -> Result<u64> {
+    let mut out = ArchiveFile::scratch_beside(path)?;
+    out.write_all(head).map_err(Error::io("writing", path))?;
+    let reader = out.reader().map_err(Error::io("writing", path))?;
+    let to = Rewrite { out, reader: Some(&reader), head_len: head.len() as u64, options, open };
+    Ok(write_kept(path, archive, kept, to)?.1)
 }
 
 /// Stores `entry` (a file, or a hard link read as the file it names) again
 /// in `writer` with its content read from `archive`, checked against its
 /// SHA-256 on the way; `linked` when hard links will name it. `leaf` is the
 /// pages leaf the last copy ended in, returned for the next one.
-pub(super) fn copy_content<W: Write>(
+pub(super) fn copy_content<W: Write, S: ReadAt>(
     writer: &mut ArchiveWriter<W>,
-    archive: &Archive<File>,
+    archive: &Archive<S>,
     entry: &Entry,
     linked: bool,
     leaf: Option<PagesLeaf>,

@@ -12,6 +12,7 @@ mod lock;
 mod maintain;
 mod merge;
 mod options;
+mod retain;
 pub(crate) mod slots;
 mod sync;
 mod update;

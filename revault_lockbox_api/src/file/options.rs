@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::archive::{Archive, OpenOptions};
+use crate::archive::{Archive, OpenOptions, Retention};
 use crate::crypto::DEFAULT_KDF_BUDGET;
 use crate::error::Result;
 use crate::keys::{Fingerprint, SigningKey};
@@ -23,6 +23,7 @@ pub struct UpdateOptions {
     kdf_budget: u64,
     earlier_signers: Vec<Fingerprint>,
     pub(super) dry_run: bool,
+    pub(super) retention: Retention,
 }
 
 impl Default for UpdateOptions {
@@ -42,6 +43,7 @@ impl UpdateOptions {
             kdf_budget: DEFAULT_KDF_BUDGET,
             earlier_signers: Vec::new(),
             dry_run: false,
+            retention: Retention::Latest,
         }
     }
 
@@ -61,7 +63,8 @@ impl UpdateOptions {
 
     /// The session's label (`-m TEXT`), kept in its session header (see
     /// [`CreateOptions::label`]); `compact` gives it to the new archive's
-    /// one session. Default: none.
+    /// compaction session (without it, that session keeps the label of the
+    /// state it holds). Default: none.
     pub fn label(mut self, label: impl Into<String>) -> Self {
         self.create = self.create.label(label);
         self
@@ -104,6 +107,17 @@ impl UpdateOptions {
     /// left byte for byte as it was. Default: `false`.
     pub fn dry_run(mut self, dry_run: bool) -> Self {
         self.dry_run = dry_run;
+        self
+    }
+
+    /// Which states [`ArchiveUpdater::compact`](super::ArchiveUpdater::compact)
+    /// keeps readable: the last `n` ([`Retention::LastStates`]), or those
+    /// of a recent window ([`Retention::Since`]); the pages no kept state
+    /// uses are reclaimed, and [`Archive::reclaimable`] says how many
+    /// bytes that is at least. Changes in place ignore it. Default:
+    /// [`Retention::Latest`], the last state only.
+    pub fn retention(mut self, retention: Retention) -> Self {
+        self.retention = retention;
         self
     }
 

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use super::lock::open_locked;
 use super::maintain::rewrite_archive;
-use crate::archive::{find_committed, read_labeled_slots, read_prefix, Archive, OpenOptions};
+use crate::archive::{find_committed, read_labeled_slots, read_prefix, Archive, OpenOptions, Retention};
 use crate::crypto::{ContentKey, KdfParams, Password, DEFAULT_KDF_BUDGET};
 use crate::error::{Error, Result};
 use crate::format::{encode_labeled_slot, HeaderPrefix, KeySlot, TRAILER_LEN};
@@ -116,7 +116,9 @@ impl SlotTable {
         let reader = self.file.try_clone().map_err(Error::io("opening", &self.path))?;
         let archive = Archive::reopen(reader, content_key, OpenOptions::new())?;
         let head = header.encode_labeled(&self.slots, &self.labels);
-        rewrite_archive(&self.path, archive, &head, &CreateOptions::new())?;
+        // Every state stays: growing the slots removes no history.
+        let kept = archive.kept_states(Retention::LastStates(std::num::NonZeroU64::MAX))?;
+        rewrite_archive(&self.path, &archive, &head, &kept, &CreateOptions::new(), OpenOptions::new())?;
         Ok(written)
     }
 

@@ -292,6 +292,8 @@ impl ArchiveUpdater {
             number,
             kind,
             previous: (end, commit),
+            created_ns: None,
+            state: 0,
         };
         let out = match self.options.dry_run {
             true => AppendOut::Counted(0),

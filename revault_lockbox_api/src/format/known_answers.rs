@@ -137,18 +137,19 @@ fn salt() -> [u8; SESSION_SALT_LEN] {
     std::array::from_fn(|i| 0x20 + i as u8)
 }
 
-#[test]
-fn session_record_and_root() {
+/// The record of the vectors: session 1, `nightly`, one signer `k1`.
+fn nightly_record(kind: SessionKind, state: u64) -> SessionRecord {
     let summary = Summary {
         created_ns: 1_764_633_600_000_000_000,
-        kind: SessionKind::Change,
+        kind,
         label: "nightly".into(),
         stored: 1,
         removed: 0,
         entries: 3,
         signers: vec![b"k1".to_vec()],
+        state,
     };
-    let record = SessionRecord {
+    SessionRecord {
         number: 1,
         salt: salt(),
         first_page: 2,
@@ -156,7 +157,12 @@ fn session_record_and_root() {
         header_offset: 5000,
         pages: TreeTop::default(),
         summary,
-    };
+    }
+}
+
+#[test]
+fn session_record_and_root() {
+    let record = nightly_record(SessionKind::Change, 0);
     let top = SessionsTop { count: 1, forest: Vec::new(), pending: vec![record] };
     let mut e = codec::Encoder::default();
     top.encode(&mut e);
@@ -204,4 +210,30 @@ fn session_record_and_root() {
     );
     assert_eq!(hex(&root.encode()), expected.replace(' ', ""));
     assert_eq!(Root::decode(&root.encode()).unwrap(), root);
+}
+
+/// A compaction's record also names the state it holds (§3.7): state 7
+/// kept by a retention, the rest as in [`session_record_and_root`]'s.
+#[test]
+fn compaction_record_names_its_state() {
+    let record = nightly_record(SessionKind::Compaction, 7);
+    let top = SessionsTop { count: 1, forest: Vec::new(), pending: vec![record] };
+    let mut e = codec::Encoder::default();
+    top.encode(&mut e);
+    let expected = concat!(
+        "01000000 00 01",
+        "01000000 202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f",
+        "0200000000000000 0010000000000000 8813000000000000 00 00000000",
+        "0000b8e6e83c7d18 0200 07000000 6e696768746c79",
+        "0100000000000000 0000000000000000 0300000000000000 01 02000000 6b31",
+        "0700000000000000",
+    );
+    assert_eq!(hex(&e.buf), expected.replace(' ', ""));
+    let mut d = codec::Decoder::new(&e.buf, "sessions");
+    assert_eq!(SessionsTop::decode(&mut d).unwrap(), top);
+    // A compaction holding state 0 holds nothing a user made.
+    let zero = hex(&e.buf).replace("0700000000000000", "0000000000000000");
+    let bytes: Vec<u8> =
+        (0..zero.len()).step_by(2).map(|i| u8::from_str_radix(&zero[i..i + 2], 16).unwrap()).collect();
+    assert!(SessionsTop::decode(&mut codec::Decoder::new(&bytes, "sessions")).is_err());
 }

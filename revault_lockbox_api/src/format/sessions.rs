@@ -8,6 +8,7 @@
 //! summary           = created_ns i64 || kind u16 || label var(1024)
 //!                     || stored u64 || removed u64 || entries u64
 //!                     || signer_count u8 || key_id var(64)[signer_count]
+//!                     || state u64                                 (kind compaction only)
 //! sessions_leaf     = count u8 || session_record[count]            (count = 16)
 //! sessions_internal = count u8 || sessions_child[count]            (count = 16)
 //! sessions_child    = child || salt[32]                            (the salt of the session that sealed it)
@@ -54,6 +55,9 @@ pub(crate) struct Summary {
     pub(crate) entries: u64,
     /// Key ids of the keys that signed the session.
     pub(crate) signers: Vec<Vec<u8>>,
+    /// For a compaction: the number (from 1) of the state it holds, as the
+    /// archive it replaced numbered it; 0 for other kinds (not encoded).
+    pub(crate) state: u64,
 }
 
 /// One write session: where it starts, its keys' salt, its pages tree, its
@@ -91,6 +95,9 @@ impl SessionRecord {
         for id in &s.signers {
             e.var_bytes(id);
         }
+        if s.kind == SessionKind::Compaction {
+            e.u64(s.state);
+        }
     }
 
     fn decode(d: &mut Decoder<'_>) -> Result<SessionRecord, DecodeError> {
@@ -118,8 +125,15 @@ impl SessionRecord {
             }
             signers.push(id.to_vec());
         }
+        let state = match kind {
+            SessionKind::Compaction => match d.u64()? {
+                0 => return Err(malformed(WHAT, "a compaction holding state 0")),
+                n => n,
+            },
+            _ => 0,
+        };
         let label = label.to_string();
-        let summary = Summary { created_ns, kind, label, stored, removed, entries, signers };
+        let summary = Summary { created_ns, kind, label, stored, removed, entries, signers, state };
         Ok(SessionRecord { number, salt, first_page, stream_start, header_offset, pages, summary })
     }
 }

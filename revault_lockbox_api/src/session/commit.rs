@@ -63,6 +63,7 @@ impl<W: Write> ArchiveWriter<W> {
             removed: self.deleted,
             entries: next.entry_count,
             signers: self.signers.clone(),
+            state: self.state,
         };
         let (number, salt) = (info.number, self.session_salt);
         let record = SessionRecord {
@@ -188,6 +189,11 @@ pub(crate) struct SessionStart {
     /// The previous trailer's end and commit hash: `(0, zeros)` for the
     /// first session of an archive.
     pub(crate) previous: (u64, Hash),
+    /// The session's time, UTC nanoseconds since 1970: `None` for now; a
+    /// compaction keeps each kept state's own.
+    pub(crate) created_ns: Option<i64>,
+    /// For a compaction: the number of the state it holds (§3.7).
+    pub(crate) state: u64,
 }
 
 impl SessionStart {
@@ -202,6 +208,8 @@ impl SessionStart {
             number: 0,
             kind: SessionKind::Change,
             previous: (0, [0; HASH_LEN]),
+            created_ns: None,
+            state: 0,
         }
     }
 }

@@ -38,7 +38,7 @@ pub(super) fn write_header<W: Write>(
 ) -> Result<(Hash, SessionInfo)> {
     let info = SessionInfo {
         number: start.number,
-        created_ns: now_ns(),
+        created_ns: start.created_ns.unwrap_or_else(now_ns),
         kind: start.kind,
         label: label.into(),
         tool: TOOL.into(),

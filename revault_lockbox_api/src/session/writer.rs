@@ -98,6 +98,8 @@ pub struct ArchiveWriter<W: Write> {
     pub(super) link_targets: HashMap<Vec<u8>, LinkTarget>,
     /// Who signs the commit.
     pub(super) signing: Signing,
+    /// For a compaction: the state it holds, for its summary.
+    pub(super) state: u64,
 }
 
 impl<W: Write> ArchiveWriter<W> {
@@ -169,6 +171,7 @@ impl<W: Write> ArchiveWriter<W> {
             link_targets: HashMap::new(),
             signing: options.signing,
             tuning: options.tuning,
+            state: start.state,
         })
     }
 
@@ -320,6 +323,12 @@ impl<W: Write> ArchiveWriter<W> {
         }
         self.deleted += 1;
         self.push_record(Record::Delete(path.to_vec()))
+    }
+
+    /// Whether this session stored a file that hard links may name at
+    /// `path` (a linked file).
+    pub(crate) fn links_to(&self, path: &[u8]) -> bool {
+        self.link_targets.contains_key(path)
     }
 
     /// Appends an entry as it was read from another run (merging runs):
