@@ -93,6 +93,7 @@ pub const TABLE: &[Status] = &[
             "an archive to or from a terminal",
             "a KDF cost out of range",
             "a malformed recipient, recipients file, identity file or key file (an SSH key given to `--key-file` included)",
+            "a malformed `--signer`, or a `--signers` file that is missing, unreadable, lists no signer or has a bad line",
             "post-quantum and classical recipients together without `--allow-mixed-recipients`",
             "an invalid or non-UTF-8 pattern (`--exclude`, `--wildcards` NAMEs)",
             "a `--files-from` list naming no path",

@@ -61,7 +61,7 @@ fn main() -> ExitCode {
         Command::Verify(args) => verify::run(args),
         Command::Keygen(args) => keygen::run(args),
         Command::Key(KeyCommand::List(args)) => key::list(args),
-        Command::Key(KeyCommand::Add(args)) => key::add(args),
+        Command::Key(KeyCommand::Add(args)) => key::add(*args),
         Command::Key(KeyCommand::Remove(args)) => key::remove(args),
         Command::Passwd(args) => passwd::run(args),
         Command::Export(args) => export::run(args),

@@ -1,14 +1,15 @@
 //! The keys of the signing flags: the signing keys `--sign KEY` names (a
 //! passphrase-protected key asks on the terminal) and the trusted signers
-//! `--signer` names (a fingerprint `lbsig1…` or a `.pub` file).
+//! `--signer` names (a fingerprint `lbsig1…` or a `.pub` file) and
+//! `--signers FILE` lists.
 
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Result;
 use revault_lockbox_api::error::KeyError;
-use revault_lockbox_api::keys::{Fingerprint, SigningKey, VerifyingKey};
+use revault_lockbox_api::keys::{read_signers_file, Fingerprint, SigningKey, VerifyingKey};
 use revault_lockbox_api::{Error, Password, Quoted, UpdateOptions};
 
 use crate::exit::UsageError;
@@ -45,10 +46,23 @@ pub fn signing_keys(paths: &[impl AsRef<Path>]) -> Result<Vec<Arc<SigningKey>>> 
         .collect()
 }
 
-/// The fingerprints of every `--signer`: `lbsig1…` as given, a `.pub`
-/// file's key's otherwise.
-pub fn signers(given: &[String]) -> Result<Vec<Fingerprint>> {
-    given.iter().map(|s| signer(s)).collect()
+/// The fingerprints of every `--signer` (`lbsig1…` as given, a `.pub`
+/// file's key's otherwise) and of every signer the `--signers` files list.
+pub fn trusted(given: &[String], files: &[PathBuf]) -> Result<Vec<Fingerprint>> {
+    let mut all: Vec<Fingerprint> = given.iter().map(|s| signer(s)).collect::<Result<_>>()?;
+    for file in files {
+        // Every trouble with the list, a missing file included, is a usage
+        // error (exit 2), as with a recipients file.
+        let listed = read_signers_file(file).map_err(|e| {
+            let reason = match &e {
+                KeyError::Io { source, .. } => format!("{e}: {source}"),
+                _ => e.to_string(),
+            };
+            UsageError(format!("--signers: {reason}"))
+        })?;
+        all.extend(listed);
+    }
+    Ok(all)
 }
 
 fn signer(given: &str) -> Result<Fingerprint> {
@@ -69,7 +83,8 @@ fn signer(given: &str) -> Result<Fingerprint> {
 /// `options` signing as `a` says: its keys, the earlier signers it
 /// trusts, whether it adopts the earlier sessions.
 pub fn update_options(options: UpdateOptions, a: &SignArgs) -> Result<UpdateOptions> {
-    let mut options = options.trust_earlier(signers(&a.signers)?).adopt_unsigned(a.adopt_unsigned);
+    let trusted = trusted(&a.signers, &a.signers_files)?;
+    let mut options = options.trust_earlier(trusted).adopt_unsigned(a.adopt_unsigned);
     for key in signing_keys(&a.key.keys)? {
         options = options.sign(key);
     }

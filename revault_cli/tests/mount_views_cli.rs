@@ -166,12 +166,25 @@ fn a_mount_with_signer_serves_only_what_that_signer_signed() {
     assert_eq!(fs::read_to_string(m.point.join("a.txt")).unwrap(), "signed\n");
     drop(m);
 
+    // The same through a signers file (`--signers`).
+    let (team, outsiders) = (work.path().join("team"), work.path().join("outsiders"));
+    fs::write(&team, "# alice\nalice.key.pub\n").unwrap();
+    fs::write(&outsiders, format!("{mallory}\n")).unwrap();
+    let mut cmd = mount_cmd();
+    cmd.arg("--signers").arg(&team).arg(&signed);
+    let m = Mounted::spawn(cmd, work.path());
+    assert_eq!(fs::read_to_string(m.point.join("a.txt")).unwrap(), "signed\n");
+    drop(m);
+
     let point = work.path().join("mnt");
-    for (archive, signer, why) in [
-        (&signed, &mallory, "signed only by keys not trusted"),
-        (&unsigned, &alice, "session 0 is not signed"),
+    let (outsiders, team) = (outsiders.to_str().unwrap(), team.to_str().unwrap());
+    for (archive, flag, signer, why) in [
+        (&signed, "--signer", mallory.as_str(), "signed only by keys not trusted"),
+        (&signed, "--signers", outsiders, "signed only by keys not trusted"),
+        (&unsigned, "--signer", alice.as_str(), "session 0 is not signed"),
+        (&unsigned, "--signers", team, "session 0 is not signed"),
     ] {
-        let out = run(lockbox().args(["mount", "--signer", signer]).arg(archive).arg(&point));
+        let out = run(lockbox().args(["mount", flag, signer]).arg(archive).arg(&point));
         assert_eq!(code(&out), 3, "{}", stderr(&out));
         let err = stderr(&out);
         assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");

@@ -18,36 +18,36 @@ const TRAILER_LEN: usize = 216;
 const PREVIOUS_AT: usize = 156;
 const SIGNATURE_LEN_AT: usize = 196;
 
-struct Work {
-    dir: TempDir,
+pub(crate) struct Work {
+    pub(crate) dir: TempDir,
 }
 
 impl Work {
-    fn new() -> Work {
+    pub(crate) fn new() -> Work {
         let work = Work { dir: TempDir::new().unwrap() };
         fs::create_dir(work.path("src")).unwrap();
         fs::write(work.path("src/a.txt"), b"written by alice\n").unwrap();
         work
     }
 
-    fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
 
     /// A new signing key `NAME.key` and its `NAME.key.pub`; returns the
     /// fingerprint.
-    fn key(&self, name: &str) -> String {
+    pub(crate) fn key(&self, name: &str) -> String {
         let out = ok(run(lockbox().args(["keygen", "--sign", "-o"]).arg(self.path(&format!("{name}.key")))));
         String::from_utf8(out.stdout).unwrap().trim().to_string()
     }
 
     /// `lockbox ARGS... ARCHIVE [TAIL...]`, run in the source directory.
-    fn run(&self, args: &[&str], archive: &Path, tail: &[&str]) -> Output {
+    pub(crate) fn run(&self, args: &[&str], archive: &Path, tail: &[&str]) -> Output {
         run(lockbox().current_dir(self.path("src")).args(args).arg(archive).args(tail))
     }
 
     /// `ARCHIVE` created from `src/a.txt` with `extra` flags.
-    fn create(&self, name: &str, extra: &[&str]) -> PathBuf {
+    pub(crate) fn create(&self, name: &str, extra: &[&str]) -> PathBuf {
         let archive = self.path(name);
         ok(run(create_cmd(&archive, &self.path("src"), "a.txt", extra).current_dir(self.path("src"))));
         archive
@@ -55,7 +55,7 @@ impl Work {
 }
 
 /// The error is one line, exit 3, and names `what`.
-fn refused(out: &Output, what: &str) {
+pub(crate) fn refused(out: &Output, what: &str) {
     assert_eq!(code(out), 3, "{}", stderr(out));
     let err = stderr(out);
     assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
@@ -63,7 +63,7 @@ fn refused(out: &Output, what: &str) {
 }
 
 /// Standard output with runs of spaces (text columns) made one.
-fn stdout(out: &Output) -> String {
+pub(crate) fn stdout(out: &Output) -> String {
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     text.split('\n')
         .map(|l| l.split(' ').filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" "))

@@ -135,8 +135,8 @@ pub mod update {
 /// change a password, without rewriting the payload.
 pub mod slots {
     pub use crate::file::slots::{
-        add, add_with_budget, change_password, change_password_with_budget, list, read, remove,
-        remove_with_budget, SlotInfo, SlotKind,
+        add, add_with_budget, add_with_options, change_password, change_password_with_budget, list, read,
+        remove, remove_with_budget, SlotInfo, SlotKind, SlotsAdded,
     };
     pub use crate::format::{check_slot_label, MAX_SLOT_LABEL_LEN};
 }

@@ -83,3 +83,28 @@ fn slot_table_corpus() {
 fn sealed_corpus() {
     replay("sealed", fuzz::sealed);
 }
+
+#[test]
+fn session_header_corpus() {
+    replay("session_header", fuzz::session_header);
+}
+
+#[test]
+fn frame_corpus() {
+    replay("frame", fuzz::frame);
+}
+
+#[test]
+fn signature_block_corpus() {
+    replay("signature_block", fuzz::signature_block);
+}
+
+#[test]
+fn sessions_corpus() {
+    replay("sessions", fuzz::sessions);
+}
+
+#[test]
+fn salvage_corpus() {
+    replay("salvage", fuzz::salvage);
+}

@@ -11,12 +11,12 @@ use std::fs;
 use std::io::{Cursor, Read};
 use std::path::{Path, PathBuf};
 
-use revault_lockbox_api::fuzz::{
-    self, HEADER_PREFIX_LEN, INDEX_ENTRIES_LEAF, INDEX_INTERNAL, INDEX_PAGES_LEAF, INDEX_ROOT,
-    TRAILER_LEN,
-};
-use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, KdfParams, Password};
 use revault_lockbox_api::create::Metadata;
+use revault_lockbox_api::fuzz::{
+    self, HEADER_PREFIX_LEN, INDEX_ENTRIES_LEAF, INDEX_INTERNAL, INDEX_PAGES_LEAF, INDEX_ROOT, TRAILER_LEN,
+};
+use revault_lockbox_api::keys::SigningKey;
+use revault_lockbox_api::{Archive, ArchiveWriter, CreateOptions, KdfParams, Password};
 
 const PAGE_SIZE: usize = 4096;
 /// Largest seed written: AFL++ reads inputs up to 1 MiB, but small seeds
@@ -77,6 +77,17 @@ fn main() {
         write(&root, "sealed", &name, &seed);
     }
 
+    // Format v3's units, from a signed archive; the scanner gets whole
+    // archives and archives cut in the middle of a unit.
+    let signed = signed();
+    for (target, (name, seed)) in fuzz::v3_seeds(&signed, &password()).expect("v3 seeds") {
+        write(&root, target, &name, &seed);
+    }
+    for (name, bytes) in [("signed", &signed[..]), ("small-tree", &shapes[2].bytes[..])] {
+        write(&root, "salvage", name, bytes);
+        write(&root, "salvage", &format!("{name}-cut"), &bytes[..bytes.len() * 2 / 3]);
+    }
+
     let text = text(3 * PAGE_SIZE);
     for (name, plain) in [("text", &text[..]), ("empty", &[][..]), ("zeros", &[0u8; PAGE_SIZE][..])] {
         let mut seed = (plain.len() as u32).to_le_bytes().to_vec();
@@ -85,8 +96,22 @@ fn main() {
     }
 }
 
-const TARGETS: [&str; 9] =
-    ["archive", "header", "key_slots", "trailer", "index", "page", "recipient_slot", "slot_table", "sealed"];
+const TARGETS: [&str; 14] = [
+    "archive",
+    "header",
+    "key_slots",
+    "trailer",
+    "index",
+    "page",
+    "recipient_slot",
+    "slot_table",
+    "sealed",
+    "session_header",
+    "frame",
+    "signature_block",
+    "sessions",
+    "salvage",
+];
 
 /// Whether the command line names `target`, or names none.
 fn wanted(target: &str) -> bool {
@@ -154,7 +179,20 @@ fn meta(mode: u32) -> Metadata {
 }
 
 fn build(add: impl FnOnce(&mut ArchiveWriter<Vec<u8>>)) -> Vec<u8> {
-    let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS).page_size(PAGE_SIZE).threads(1);
+    build_with(CreateOptions::new(), add)
+}
+
+/// The small tree's archive, signed by a fresh signing key.
+fn signed() -> Vec<u8> {
+    let key = std::sync::Arc::new(SigningKey::generate().expect("a signing key"));
+    build_with(CreateOptions::new().sign(key), |w| {
+        w.add_symlink("link", &meta(0o777), "signed.txt").unwrap();
+        w.add_file("signed.txt", &meta(0o644), 7, &b"signed\n"[..]).unwrap();
+    })
+}
+
+fn build_with(options: CreateOptions, add: impl FnOnce(&mut ArchiveWriter<Vec<u8>>)) -> Vec<u8> {
+    let options = options.kdf(KdfParams::INSECURE_FOR_TESTS).page_size(PAGE_SIZE).threads(1);
     let mut w = ArchiveWriter::new(Vec::new(), &password(), options).expect("writer");
     add(&mut w);
     let bytes = w.finish().expect("finish");
@@ -228,13 +266,14 @@ fn many_files() -> Vec<u8> {
     })
 }
 
-/// Paths of nearly the longest length, so that three entries fill a leaf
-/// and four leaves an internal node: an entries tree of height 2, whose
-/// last internal node has one child with a short key.
+/// Paths of nearly the longest length, so that a few entries fill a leaf:
+/// five entries leaves, then short symlinks.
 fn long_paths() -> Vec<u8> {
     build(|w| {
-        let long = "l".repeat(16_367);
-        for i in 0..12 {
+        // Components are at most 255 bytes: 63 of them, 16,126 bytes
+        // with the suffix below.
+        let long = format!("{}/{}", vec!["l".repeat(255); 62].join("/"), "l".repeat(250));
+        for i in 0..16 {
             let path = format!("{long}-{i:02}");
             w.add_file(path, &meta(0o644), 2, &b"x\n"[..]).unwrap();
         }

@@ -2,12 +2,12 @@
 //! rewritten in place without touching the data.
 
 use anyhow::{Context, Result};
-use revault_lockbox_api::{slots, KdfParams, Quoted};
+use revault_lockbox_api::{slots, KdfParams, Quoted, UpdateOptions};
 
 use super::{archive_bytes, in_place, Outcome};
 use crate::exit::UsageError;
 use crate::flags::{KeyAddArgs, KeyListArgs, KeyRemoveArgs};
-use crate::{keys, output, password};
+use crate::{keys, output, password, signing};
 
 /// `key list`: one line per slot in use.
 pub fn list(a: KeyListArgs) -> Result<Outcome> {
@@ -19,7 +19,8 @@ pub fn list(a: KeyListArgs) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-/// `key add`: new password and recipient slots.
+/// `key add`: new password and recipient slots; a rewrite (a key larger
+/// than the slots) signed with `--sign`.
 pub fn add(a: KeyAddArgs) -> Result<Outcome> {
     in_place(&a.archive, "key add")?;
     let name = Quoted::path(&a.archive).to_string();
@@ -38,14 +39,30 @@ pub fn add(a: KeyAddArgs) -> Result<Outcome> {
         return Err(UsageError("nothing to add: give --password, --new-key-file, -r or -R".into()).into());
     }
     let new = keys::labelled(new, &a.recipients)?;
-    let budget = a.unlock.kdf_budget();
+    let signing = !a.sign.key.keys.is_empty();
+    let options = signing::update_options(UpdateOptions::new().kdf_budget(a.unlock.kdf_budget()), &a.sign)?;
     let target = keys::Target::file(&a.archive, &name);
-    let written = keys::with_key(&a.unlock, target, |key| {
-        slots::add_with_budget(&a.archive, key, &new, KdfParams::default(), budget)
+    let added = keys::with_key(&a.unlock, target, |key| {
+        slots::add_with_options(&a.archive, key, &new, KdfParams::default(), &options)
     })
     .with_context(|| format!("adding keys to {}", Quoted::path(&a.archive)))?;
-    let slots: Vec<String> = written.iter().map(usize::to_string).collect();
+    let slots: Vec<String> = added.slots.iter().map(usize::to_string).collect();
     output::say(format_args!("{}: added slot {}", Quoted::path(&a.archive), slots.join(", ")));
+    match (added.rewritten, signing) {
+        (true, true) => {
+            output::say("the key needed larger slots: the archive was rewritten, every state kept, into signed sessions")
+        }
+        (true, false) => output::warn(
+            "the key needed larger slots: the archive was rewritten, every state kept, into unsigned \
+             sessions (earlier signatures are gone; --signer refuses them until a signed session \
+             follows; key add --sign KEY signs such a rewrite)",
+        ),
+        (false, true) => output::say(
+            "the slots were written in place: nothing was signed, and every signature still holds \
+             (signatures leave the key slots out)",
+        ),
+        (false, false) => {}
+    }
     Ok(Outcome::Success)
 }
 

@@ -108,7 +108,7 @@ fn opening_stage(
 }
 
 /// How `read` asks the archive to be opened: the profile's knobs, the KDF
-/// budget, the state (`--session`, `--at`), the trusted signers (`--signer`) and
+/// budget, the state (`--session`, `--at`), the trusted signers (`--signer`, `--signers`) and
 /// the progress counters.
 fn open_options(
     read: &ReadArgs,
@@ -127,8 +127,8 @@ fn open_options(
         options =
             options.at_time(i64::try_from(nanos).unwrap_or(if nanos < 0 { i64::MIN } else { i64::MAX }));
     }
-    if !read.signers.is_empty() {
-        options = options.trust(signing::signers(&read.signers)?);
+    if read.trusts_signers() {
+        options = options.trust(signing::trusted(&read.signers, &read.signers_files)?);
     }
     Ok(options)
 }
@@ -158,7 +158,7 @@ fn open_or_salvage(
     let options = open_options(read, profile, progress)?;
     // A scan proves neither an earlier state nor a signature: asked for
     // either, damage is reported, not salvaged.
-    let salvage = salvage && !read.earlier_state() && read.signers.is_empty();
+    let salvage = salvage && !read.earlier_state() && !read.trusts_signers();
     let target = keys::Target::bytes(&*src, &name);
     let readable = keys::with_key(&read.unlock, target, |key| {
         let _shown = progress::opening(stage.as_ref(), &name);

@@ -44,12 +44,13 @@ pub fn run(a: VerifyArgs) -> Result<Outcome> {
     Ok(if report.is_ok() { Outcome::Success } else { Outcome::Damaged })
 }
 
-/// With `--signer`: every session's signature, back along the hash chain.
+/// With `--signer` or `--signers`: every session's signature, back along
+/// the hash chain.
 fn check_signers<S: ReadAt>(archive: &Archive<S>, a: &VerifyArgs, name: &str) -> Result<()> {
-    if a.read.signers.is_empty() {
+    if !a.read.trusts_signers() {
         return Ok(());
     }
-    let trusted = signing::signers(&a.read.signers)?;
+    let trusted = signing::trusted(&a.read.signers, &a.read.signers_files)?;
     let signers = archive.check_signers(&trusted).with_context(|| format!("verifying {name}"))?;
     output::signers(&signers, a.format.json, a.quiet.quiet)
 }

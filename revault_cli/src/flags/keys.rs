@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{JsonArgs, ObjectStoreArgs, PasswordArgs, RecipientArgs, UnlockArgs};
+use super::{JsonArgs, ObjectStoreArgs, PasswordArgs, RecipientArgs, SignArgs, UnlockArgs};
 
 #[derive(Debug, Args)]
 pub struct KeyListArgs {
@@ -36,6 +36,11 @@ pub struct KeyAddArgs {
     pub recipients: RecipientArgs,
     #[command(flatten)]
     pub unlock: UnlockArgs,
+    // Signs the archive when a key too large for its slots makes key add
+    // rewrite it (slots written in place sign nothing: signatures leave the
+    // slot table out, and every one still holds).
+    #[command(flatten)]
+    pub sign: SignArgs,
 }
 
 #[derive(Debug, Args)]

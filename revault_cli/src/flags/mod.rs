@@ -90,6 +90,11 @@ pub struct ReadArgs {
     /// each session's.
     #[arg(long = "signer", value_name = "FPR|FILE.pub")]
     pub signers: Vec<String>,
+    /// Trust the signers listed in FILE as --signer trusts one: a
+    /// fingerprint, a `.pub` file's key line or a `.pub` path (relative to
+    /// FILE) a line, `#` comments; repeatable, with --signer too.
+    #[arg(long = "signers", value_name = "FILE")]
+    pub signers_files: Vec<std::path::PathBuf>,
 }
 
 impl ReadArgs {
@@ -98,12 +103,18 @@ impl ReadArgs {
         self.session.is_some() || self.at.is_some()
     }
 
+    /// Whether trusted signers were given (`--signer`, `--signers`).
+    pub fn trusts_signers(&self) -> bool {
+        !self.signers.is_empty() || !self.signers_files.is_empty()
+    }
+
     fn inherit(&mut self, before: &ReadArgs, given: &Given<'_>) {
         self.session = self.session.or(before.session);
         self.at = self.at.or(before.at);
         self.unlock.inherit(&before.unlock, given);
         self.s3.inherit(&before.s3, given);
         given.take("signers", &mut self.signers, &before.signers);
+        given.take("signers_files", &mut self.signers_files, &before.signers_files);
     }
 }
 
@@ -173,8 +184,9 @@ pub enum KeyCommand {
     /// Show the slots in use: position, kind, KDF cost or recipient type.
     List(KeyListArgs),
     /// Add password or recipient slots; an existing key (password or -i)
-    /// unlocks the archive. Only the slot table is rewritten.
-    Add(KeyAddArgs),
+    /// unlocks the archive. Only the slot table is rewritten, unless a key
+    /// needs larger slots: then the whole archive (signed with --sign).
+    Add(Box<KeyAddArgs>),
     /// Remove slot SLOT (see `key list`); its bytes are overwritten. The
     /// last slot is never removed.
     Remove(KeyRemoveArgs),
@@ -265,8 +277,8 @@ impl Command {
                 given.take("quiet", quiet, &b.quiet.quiet);
             }
             Command::Key(KeyCommand::List(a)) => a.s3.inherit(&b.read.s3, given),
-            Command::Key(KeyCommand::Add(KeyAddArgs { unlock, .. }))
-            | Command::Key(KeyCommand::Remove(KeyRemoveArgs { unlock, .. })) => {
+            Command::Key(KeyCommand::Add(a)) => a.unlock.inherit(&b.read.unlock, given),
+            Command::Key(KeyCommand::Remove(KeyRemoveArgs { unlock, .. })) => {
                 unlock.inherit(&b.read.unlock, given)
             }
             Command::Rm(RmArgs { unlock, quiet, .. }) => {

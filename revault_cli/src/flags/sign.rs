@@ -1,5 +1,6 @@
 //! Signing flags: `--sign KEY` for the commands that write a session, and
-//! the trusted signers (`--signer`) that writers and readers take.
+//! the trusted signers (`--signer`, `--signers FILE`) that writers and
+//! readers take.
 
 use std::path::PathBuf;
 
@@ -16,7 +17,7 @@ pub struct SignKeyArgs {
 }
 
 /// `--sign KEY` and the chain rule's flags, for the commands that append
-/// to an archive or rewrite it.
+/// to an archive or rewrite it (`key add`, when its keys need larger slots).
 #[derive(Debug, Args)]
 pub struct SignArgs {
     #[command(flatten)]
@@ -26,6 +27,10 @@ pub struct SignArgs {
     /// every earlier session must be signed by a --sign key.
     #[arg(long = "signer", value_name = "FPR|FILE.pub", requires = "keys")]
     pub signers: Vec<String>,
+    /// With --sign: also accept earlier sessions signed by a signer listed
+    /// in FILE (as readers' --signers reads it); repeatable.
+    #[arg(long = "signers", value_name = "FILE", requires = "keys")]
+    pub signers_files: Vec<PathBuf>,
     /// With --sign: sign even though earlier sessions are unsigned or signed
     /// by other keys, vouching for them (recorded in the signature).
     #[arg(long, requires = "keys")]

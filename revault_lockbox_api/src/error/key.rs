@@ -53,6 +53,16 @@ pub enum KeyError {
         /// Why the line was refused.
         reason: String,
     },
+    /// A line of a trusted signers file (`--signers`) names no signer.
+    #[error("{source_name}, line {line}: {reason}")]
+    SignersFile {
+        /// The file.
+        source_name: String,
+        /// 1-based line number.
+        line: usize,
+        /// Why the line was refused.
+        reason: String,
+    },
     /// An identity is malformed or of a kind not supported.
     #[error("invalid identity{}: {reason}", line.map(|l| format!(" on line {l}")).unwrap_or_default())]
     InvalidIdentity {

@@ -20,7 +20,7 @@ pub struct UpdateOptions {
     pub(super) create: CreateOptions,
     profile: WorkloadProfile,
     pub(super) wait: bool,
-    kdf_budget: u64,
+    pub(super) kdf_budget: u64,
     earlier_signers: Vec<Fingerprint>,
     pub(super) dry_run: bool,
     pub(super) retention: Retention,

@@ -7,6 +7,12 @@
 //! larger than the archive's slots (a post-quantum recipient added to an
 //! archive made with a password): then the whole archive is rewritten with
 //! larger slots, as `compact` rewrites it, and renamed over the old one.
+//!
+//! Signatures (FORMAT.md §3.10) sign each session's commit hash, which
+//! leaves the slot table out (§3.8): a slot written in place keeps every
+//! signature valid. A rewrite makes one fresh session, signed only when
+//! [`add_with_options`] is given signing keys (with the chain rule of
+//! [`UpdateOptions::sign`]); otherwise it is unsigned.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -14,12 +20,12 @@ use std::path::Path;
 
 use super::lock::open_locked;
 use super::maintain::rewrite_archive;
-use crate::archive::{find_committed, read_labeled_slots, read_prefix, Archive, OpenOptions, Retention};
+use super::UpdateOptions;
+use crate::archive::{find_committed, read_labeled_slots, read_prefix, Archive, Retention};
 use crate::crypto::{ContentKey, KdfParams, Password, DEFAULT_KDF_BUDGET};
 use crate::error::{Error, Result};
 use crate::format::{encode_labeled_slot, HeaderPrefix, KeySlot, TRAILER_LEN};
 use crate::keys::{stanza_types, KeySet, Unlock};
-use crate::session::CreateOptions;
 use crate::storage::ReadAt;
 
 /// What one slot holds, as `key list` shows it.
@@ -59,15 +65,15 @@ struct SlotTable {
 }
 
 impl SlotTable {
-    fn open(path: &Path) -> Result<SlotTable> {
-        let file = open_locked(path, false)?;
+    fn open(path: &Path, wait: bool) -> Result<SlotTable> {
+        let file = open_locked(path, wait)?;
         let header = read_prefix(&file)?;
         let (slots, labels) = read_labeled_slots(&file, &header)?.into_iter().unzip();
         Ok(SlotTable { file, path: path.to_path_buf(), header, slots, labels })
     }
 
     /// The content key that `key` opens (a password spending at most
-    /// `kdf_budget`, as [`OpenOptions::kdf_budget`]), checked against this
+    /// `kdf_budget`, as [`OpenOptions::kdf_budget`](crate::OpenOptions::kdf_budget)), checked against this
     /// archive's last committed trailer, and the slot it came from.
     fn unlock(&self, key: Unlock<'_>, kdf_budget: u64) -> Result<(ContentKey, usize)> {
         let (content_key, at) = key.content_key(&self.header.archive_id, &self.slots, kdf_budget)?;
@@ -97,13 +103,16 @@ impl SlotTable {
     }
 
     /// Rewrites the archive with `new` (labelled by `labels`, in order) in
-    /// the first empty slots and every slot as large as the largest needs.
-    /// Returns the positions of `new`.
+    /// the first empty slots and every slot as large as the largest needs,
+    /// every state kept, its sessions signed as `options` says (the chain
+    /// rule checked first, before anything is written). Returns the
+    /// positions of `new`.
     fn rewrite_with(
         mut self,
         new: Vec<KeySlot>,
         labels: &[String],
         content_key: &ContentKey,
+        options: &UpdateOptions,
     ) -> Result<Vec<usize>> {
         let mut written = Vec::with_capacity(new.len());
         for (slot, label) in new.into_iter().zip(labels) {
@@ -114,11 +123,12 @@ impl SlotTable {
         }
         let header = HeaderPrefix::fitting_labeled(self.header.archive_id, &self.slots, &self.labels);
         let reader = self.file.try_clone().map_err(Error::io("opening", &self.path))?;
-        let archive = Archive::reopen(reader, content_key, OpenOptions::new())?;
+        let archive = Archive::reopen(reader, content_key, options.open_options())?;
+        options.check_chain(&archive)?;
         let head = header.encode_labeled(&self.slots, &self.labels);
         // Every state stays: growing the slots removes no history.
         let kept = archive.kept_states(Retention::LastStates(std::num::NonZeroU64::MAX))?;
-        rewrite_archive(&self.path, &archive, &head, &kept, &CreateOptions::new(), OpenOptions::new())?;
+        rewrite_archive(&self.path, &archive, &head, &kept, &options.create, options.open_options())?;
         Ok(written)
     }
 
@@ -162,7 +172,7 @@ pub fn add<'k>(path: &Path, key: impl Into<Unlock<'k>>, keys: &KeySet, kdf: KdfP
 }
 
 /// [`add`], opening with a password that may spend `kdf_budget` (Argon2id
-/// KiB × passes, as [`OpenOptions::kdf_budget`]).
+/// KiB × passes, as [`OpenOptions::kdf_budget`](crate::OpenOptions::kdf_budget)).
 pub fn add_with_budget<'k>(
     path: &Path,
     key: impl Into<Unlock<'k>>,
@@ -170,12 +180,45 @@ pub fn add_with_budget<'k>(
     kdf: KdfParams,
     kdf_budget: u64,
 ) -> Result<Vec<usize>> {
-    let mut table = SlotTable::open(path)?;
-    let (content_key, _) = table.unlock(key.into(), kdf_budget)?;
+    let options = UpdateOptions::new().kdf_budget(kdf_budget);
+    add_with_options(path, key, keys, kdf, &options).map(|added| added.slots)
+}
+
+/// What [`add_with_options`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SlotsAdded {
+    /// The positions written.
+    pub slots: Vec<usize>,
+    /// Whether a key did not fit the archive's slots, so that the whole
+    /// archive was rewritten with larger ones into one fresh session
+    /// (signed by the options' signing keys, else unsigned); `false`: the
+    /// slots were written in place and every signature still holds.
+    pub rewritten: bool,
+}
+
+/// [`add`], with `options`: of them, the KDF budget of opening
+/// ([`UpdateOptions::kdf_budget`]), `wait`, and, for a rewrite, the
+/// signing keys with their chain rule ([`UpdateOptions::sign`],
+/// [`trust_earlier`](UpdateOptions::trust_earlier),
+/// [`adopt_unsigned`](UpdateOptions::adopt_unsigned)), the profile,
+/// threads and progress. Slots written in place sign nothing (signatures
+/// leave the slot table out), so the chain rule is checked only when the
+/// archive is rewritten, before anything is written.
+pub fn add_with_options<'k>(
+    path: &Path,
+    key: impl Into<Unlock<'k>>,
+    keys: &KeySet,
+    kdf: KdfParams,
+    options: &UpdateOptions,
+) -> Result<SlotsAdded> {
+    let mut table = SlotTable::open(path, options.wait)?;
+    let (content_key, _) = table.unlock(key.into(), options.kdf_budget)?;
     let new = keys.wrap(&table.header.archive_id, &content_key, kdf, &table.slots)?;
     let labels = keys.slot_labels();
     if !new.iter().zip(&labels).all(|(slot, label)| table.header.fits(slot, label)) {
-        return table.rewrite_with(new, &labels, &content_key);
+        let slots = table.rewrite_with(new, &labels, &content_key, options)?;
+        return Ok(SlotsAdded { slots, rewritten: true });
     }
     let mut written = Vec::with_capacity(new.len());
     for (slot, label) in new.into_iter().zip(&labels) {
@@ -183,7 +226,7 @@ pub fn add_with_budget<'k>(
         table.write(index, slot, label)?;
         written.push(index);
     }
-    Ok(written)
+    Ok(SlotsAdded { slots: written, rewritten: false })
 }
 
 /// Removes slot `index` from the archive at `path`, which `key` opens:
@@ -201,7 +244,7 @@ pub fn remove_with_budget<'k>(
     index: usize,
     kdf_budget: u64,
 ) -> Result<()> {
-    let mut table = SlotTable::open(path)?;
+    let mut table = SlotTable::open(path, false)?;
     table.unlock(key.into(), kdf_budget)?;
     if table.slots.get(index).is_none_or(|s| matches!(s, KeySlot::Empty)) {
         return Err(Error::SlotNotInUse { index });
@@ -229,7 +272,7 @@ pub fn change_password_with_budget(
     kdf: KdfParams,
     kdf_budget: u64,
 ) -> Result<usize> {
-    let mut table = SlotTable::open(path)?;
+    let mut table = SlotTable::open(path, false)?;
     let (content_key, old_index) = table.unlock(Unlock::Password(old), kdf_budget)?;
     let slot = KeySet::new().password(new).wrap(&table.header.archive_id, &content_key, kdf, &[])?.remove(0);
     let Some(index) = table.first_empty() else {

@@ -2,8 +2,10 @@
 //! bytes from a file, callable in one line from any fuzzing harness
 //! (cargo-afl, cargo-fuzz) and from the corpus replay test. None may panic,
 //! whatever the input. Also what a seed generator needs to cut real
-//! archives into the inputs of each target (`seeds`), and the target
-//! behind the MAC, which writes its own archive (`sealed`).
+//! archives into the inputs of each target (`seeds`), the target behind
+//! the MAC, which writes its own archive (`sealed`), and the decoders of
+//! format v3's session headers, frames, signature blocks, sessions tree
+//! and salvage scan (`v3`).
 
 use std::io::Cursor;
 use std::sync::OnceLock;
@@ -19,11 +21,16 @@ use crate::keys::{unwrap_content_key, Identity, KeyFile, Unlock};
 
 mod sealed;
 mod seeds;
+mod v3;
 
 pub use sealed::{
     sealed, sealed_seeds, SEALED_ENTRIES_LEAF, SEALED_FIRST_PAGE, SEALED_PAGES_LEAF, SEALED_ROOT,
 };
 pub use seeds::{index_plaintexts, key_seeds};
+pub use v3::{
+    frame, salvage, session_header, sessions, signature_block, v3_seeds, FRAME_INPUT_LEN, SESSIONS_INTERNAL,
+    SESSIONS_LEAF, SESSION_HEADER_CLEAR, SIGNED_PREFIX_LEN,
+};
 
 /// Length of the header prefix, the input of [`header`].
 pub const HEADER_PREFIX_LEN: usize = crate::format::HEADER_PREFIX_LEN;
@@ -101,9 +108,7 @@ pub const PASSWORD: &str = "fuzz";
 /// that asks for more than a cheap Argon2id cost are skipped, so that the
 /// fuzzer spends its time in the decoders, not in the KDF.
 pub fn archive(data: &[u8]) {
-    let Some(len) = slot_len(data) else { return };
-    let slots = data.get(HEADER_PREFIX_LEN..HEADER_PREFIX_LEN + KEY_SLOTS * len).unwrap_or_default();
-    if slots.chunks(len).any(|s| matches!(decode_slot(s), Ok(slot) if !cheap(&slot))) {
+    if !cheap_slots(data) {
         return;
     }
     if let Ok(a) = Archive::open(Cursor::new(data), &Password::from(PASSWORD)) {
@@ -161,6 +166,14 @@ pub fn slot_table(data: &[u8]) {
         let _ =
             Unlock::Password(&Password::from(PASSWORD)).content_key(&ARCHIVE_ID, &slots, DEFAULT_KDF_BUDGET);
     }
+}
+
+/// Whether `data` starts with a header and no password slot dearer than
+/// [`cheap`] allows.
+fn cheap_slots(data: &[u8]) -> bool {
+    let Some(len) = slot_len(data) else { return false };
+    let slots = data.get(HEADER_PREFIX_LEN..HEADER_PREFIX_LEN + KEY_SLOTS * len).unwrap_or_default();
+    !slots.chunks(len).any(|s| matches!(decode_slot(s), Ok(slot) if !cheap(&slot)))
 }
 
 fn cheap(slot: &KeySlot) -> bool {

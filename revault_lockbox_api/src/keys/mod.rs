@@ -58,8 +58,8 @@ pub use plugin::{NoPluginUi, PluginUi};
 pub use recipient::{parse_recipients, read_recipients_file, Recipient, RecipientKind};
 pub(crate) use sign::{check_signatures, sign_block};
 pub use sign::{
-    Fingerprint, SessionSignature, SignatureCheck, SigningKey, VerifyingKey, FINGERPRINT_LABEL,
-    FINGERPRINT_LEN, PUBLIC_KEY_LEN, SIGNATURE_LEN,
+    parse_signers, read_signers_file, Fingerprint, SessionSignature, SignatureCheck, SigningKey,
+    VerifyingKey, FINGERPRINT_LABEL, FINGERPRINT_LEN, PUBLIC_KEY_LEN, SIGNATURE_LEN,
 };
 pub(crate) use slot::stanza_types;
 pub(crate) use slot::{unwrap_content_key, wrap_content_key};

@@ -19,7 +19,7 @@ const SECRET_PREFIX: &str = "LOCKBOX-SIGNING-KEY-1 ";
 /// The key line of a passphrase-protected secret key.
 const PROTECTED_PREFIX: &str = "LOCKBOX-SIGNING-KEY-ARGON2ID-1 ";
 /// The key line of a public key: then the 1984 bytes in padded base64.
-const PUBLIC_PREFIX: &str = "LOCKBOX-SIGNING-PUBLIC-KEY-1 ";
+pub(super) const PUBLIC_PREFIX: &str = "LOCKBOX-SIGNING-PUBLIC-KEY-1 ";
 /// Argon2id salt length in a protected key.
 const SALT_LEN: usize = 16;
 /// The sealed secret: 64 bytes and the 16-byte tag.

@@ -7,7 +7,8 @@
 //! so its number, and every earlier session by the hash chain) || flags:
 //! the label keeps it from meaning anything elsewhere; the id and the
 //! commit keep it from being copied to another archive or another
-//! session. `block` makes and checks a session's signature block. A public key is named by its
+//! session. `block` makes and checks a session's signature block; `trusted`
+//! reads files of trusted signers. A public key is named by its
 //! [`Fingerprint`] (`lbsig1…`), SHA-256 of [`FINGERPRINT_LABEL`] and the
 //! whole key. `docs/KEYS.md` ("Signing keys") gives the bytes and the key
 //! files' text, with known-answer vectors.
@@ -22,6 +23,7 @@ mod halves;
 mod key;
 #[cfg(test)]
 mod tests;
+mod trusted;
 #[cfg(test)]
 mod wycheproof_tests;
 
@@ -30,6 +32,7 @@ pub(crate) use block::{check_signatures, sign_block};
 pub use key::{
     Fingerprint, SessionSignature, SigningKey, VerifyingKey, FINGERPRINT_LEN, PUBLIC_KEY_LEN, SIGNATURE_LEN,
 };
+pub use trusted::{parse_signers, read_signers_file};
 
 /// The label hashed before the public key into its fingerprint.
 pub const FINGERPRINT_LABEL: &[u8] = b"revault-lockbox signing key fingerprint";
