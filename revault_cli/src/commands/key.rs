@@ -49,9 +49,9 @@ pub fn add(a: KeyAddArgs) -> Result<Outcome> {
     let slots: Vec<String> = added.slots.iter().map(usize::to_string).collect();
     output::say(format_args!("{}: added slot {}", Quoted::path(&a.archive), slots.join(", ")));
     match (added.rewritten, signing) {
-        (true, true) => {
-            output::say("the key needed larger slots: the archive was rewritten, every state kept, into signed sessions")
-        }
+        (true, true) => output::say(
+            "the key needed larger slots: the archive was rewritten, every state kept, into signed sessions",
+        ),
         (true, false) => output::warn(
             "the key needed larger slots: the archive was rewritten, every state kept, into unsigned \
              sessions (earlier signatures are gone; --signer refuses them until a signed session \
