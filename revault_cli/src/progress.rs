@@ -84,14 +84,21 @@ impl Display {
         let (tx, rx) = mpsc::channel::<bool>();
         let note = Arc::new(Mutex::new(None::<String>));
         let noted = Arc::clone(&note);
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template("{elapsed:>4} {spinner} {bytes} {binary_bytes_per_sec} {msg}")
+                .expect("valid template"),
+        );
+        if let Some(what) = &stage {
+            bar.set_message(what.clone());
+        }
+        // Drawn and on screen before this returns, so that whatever asks
+        // on the terminal next (an age plugin's PIN) comes after it and
+        // finds it to step aside from.
+        bar.tick();
+        bar.enable_steady_tick(POLL);
+        *on_screen() = Some(bar.clone());
         let thread = std::thread::spawn(move || {
-            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-            bar.set_style(
-                ProgressStyle::with_template("{elapsed:>4} {spinner} {bytes} {binary_bytes_per_sec} {msg}")
-                    .expect("valid template"),
-            );
-            bar.enable_steady_tick(POLL);
-            *on_screen() = Some(bar.clone());
             let mut has_total = false;
             let mut update = |bar: &ProgressBar| {
                 let total = counters.total_bytes.load(Ordering::Relaxed);
