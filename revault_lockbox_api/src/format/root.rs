@@ -14,7 +14,7 @@
 use super::codec::{malformed, Decoder, Encoder};
 use super::node::{decode_children, encode_children, Child};
 use super::sessions::SessionsTop;
-use super::{DecodeError, MAX_RUNS, MAX_TREE_LEVELS, SESSION_SALT_LEN};
+use super::{DecodeError, Table, MAX_RUNS, MAX_TREE_LEVELS, SESSION_SALT_LEN};
 
 /// The top of one tree as the root records it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -70,7 +70,7 @@ impl Root {
         }
         let mut runs: Vec<Run> = Vec::with_capacity(run_count);
         for _ in 0..run_count {
-            let run = Run { session: d.u32()?, salt: d.array()?, top: decode_tree(&mut d)? };
+            let run = Run { session: d.u32()?, salt: d.array()?, top: decode_tree(&mut d, Table::Entries)? };
             if runs.last().is_some_and(|r| r.session >= run.session) {
                 return Err(malformed("index root", "runs out of order"));
             }
@@ -100,11 +100,16 @@ pub(super) fn encode_tree(tree: &TreeTop, e: &mut Encoder) {
     encode_children(&tree.children, e);
 }
 
-pub(super) fn decode_tree(d: &mut Decoder<'_>) -> Result<TreeTop, DecodeError> {
+/// A tree's top, its children's first keys strictly increasing in the
+/// order of `table` (checked here once, not at every descent).
+pub(super) fn decode_tree(d: &mut Decoder<'_>, table: Table) -> Result<TreeTop, DecodeError> {
     let height = d.u8()?;
     let children = decode_children(d)?;
     if height > MAX_TREE_LEVELS || (height == 0) != children.is_empty() {
         return Err(malformed("index root", "tree height out of range"));
+    }
+    if children.windows(2).any(|w| table.cmp(&w[0].first_key, &w[1].first_key).is_ge()) {
+        return Err(malformed("index root", "children out of order"));
     }
     Ok(TreeTop { height, children })
 }

@@ -23,6 +23,7 @@
 use super::codec::{malformed, Decoder, Encoder};
 use super::node::Child;
 use super::root::{decode_tree, encode_tree, TreeTop};
+use super::Table;
 use super::{
     check_label, DecodeError, SessionKind, MAX_LABEL_LEN, MAX_SESSIONS, MAX_SIGNATURES, SESSION_SALT_LEN,
 };
@@ -103,7 +104,7 @@ impl SessionRecord {
     fn decode(d: &mut Decoder<'_>) -> Result<SessionRecord, DecodeError> {
         let (number, salt) = (d.u32()?, d.array()?);
         let (first_page, stream_start, header_offset) = (d.u64()?, d.u64()?, d.u64()?);
-        let pages = decode_tree(d)?;
+        let pages = decode_tree(d, Table::Pages)?;
         if pages.children.first().is_some_and(|c| c.first_key != stream_start.to_be_bytes()) {
             return Err(malformed(WHAT, "pages tree does not start at the session's stream offset"));
         }
