@@ -6,8 +6,10 @@ use std::sync::Arc;
 
 use super::{no_page, page_in};
 use crate::archive::Archive;
+use crate::crypto::open_data_page;
 use crate::error::{EntryPath, Error, Result};
 use crate::format::{Entry, PageRecord, PagesLeaf, DIGEST_LEN};
+use crate::index::read_sealed;
 use crate::sparse::ContentHasher;
 use crate::storage::ReadAt;
 
@@ -74,6 +76,26 @@ impl<S: ReadAt> Archive<S> {
             leaf,
             page: None,
         })
+    }
+}
+
+impl<S: ReadAt> Archive<S> {
+    /// Reads and opens data page `number`, through a small cache.
+    pub(crate) fn page(&self, number: u64, record: &PageRecord) -> Result<Arc<Vec<u8>>> {
+        let mut cache = self.cache.lock().map_err(|_| Error::tampered("page cache"))?;
+        if let Some(pos) = cache.iter().position(|(n, _)| *n == number) {
+            let hit = cache.remove(pos).expect("position is valid");
+            cache.push_front(hit.clone());
+            return Ok(hit.1);
+        }
+        drop(cache);
+        let bytes = read_sealed(&self.src, record.offset, record.unit_len(), || format!("page {number}"))?;
+        let plain =
+            Arc::new(open_data_page(self.keys_for(number)?, &self.archive_id, number, record, bytes)?);
+        let mut cache = self.cache.lock().map_err(|_| Error::tampered("page cache"))?;
+        cache.push_front((number, Arc::clone(&plain)));
+        cache.truncate(self.tuning.page_cache.max(1));
+        Ok(plain)
     }
 }
 

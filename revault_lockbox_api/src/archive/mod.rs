@@ -28,8 +28,8 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::crypto::open_root;
 use crate::crypto::SessionKeys;
-use crate::crypto::{open_data_page, open_root};
 use crate::crypto::{ContentKey, DEFAULT_KDF_BUDGET};
 use crate::error::{Error, Result};
 use crate::format::{
@@ -421,24 +421,6 @@ impl<S: ReadAt> Archive<S> {
         }
         self.check_pages_leaf(session, &leaf)?;
         Ok(leaf)
-    }
-
-    /// Reads and opens data page `number`, through a small cache.
-    pub(crate) fn page(&self, number: u64, record: &PageRecord) -> Result<Arc<Vec<u8>>> {
-        let mut cache = self.cache.lock().map_err(|_| Error::tampered("page cache"))?;
-        if let Some(pos) = cache.iter().position(|(n, _)| *n == number) {
-            let hit = cache.remove(pos).expect("position is valid");
-            cache.push_front(hit.clone());
-            return Ok(hit.1);
-        }
-        drop(cache);
-        let bytes = read_sealed(&self.src, record.offset, record.unit_len(), || format!("page {number}"))?;
-        let plain =
-            Arc::new(open_data_page(self.keys_for(number)?, &self.archive_id, number, record, bytes)?);
-        let mut cache = self.cache.lock().map_err(|_| Error::tampered("page cache"))?;
-        cache.push_front((number, Arc::clone(&plain)));
-        cache.truncate(self.tuning.page_cache.max(1));
-        Ok(plain)
     }
 }
 
