@@ -199,6 +199,51 @@ fn a_tree_reads_back_through_the_mount() {
     drop(m);
 }
 
+/// A directory of more names than a listing step (256) and than the
+/// browser keeps nodes (4,096), with a subdirectory among them and hard
+/// links across them: every name listed once, in order, each file's
+/// content and inode right, whether read in listing order or backwards
+/// (after the first names have left the cache).
+#[test]
+fn a_directory_of_thousands_of_names_lists_and_reads_each_once() {
+    if !have_fuse() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let src = work.path().join("src");
+    fs::create_dir_all(src.join("big/m-sub")).unwrap();
+    fs::write(src.join("big/m-sub/inner"), b"inner\n").unwrap();
+    let names: Vec<String> = (0..5000).map(|i| format!("f{i:05}-{}", "x".repeat(i % 37))).collect();
+    for (i, name) in names.iter().enumerate() {
+        fs::write(src.join("big").join(name), format!("{i}\n")).unwrap();
+    }
+    fs::hard_link(src.join("big").join(&names[10]), src.join("big/z-link")).unwrap();
+    let archive = archive_of(work.path(), &src, &["big"], &[]);
+    let m = Mounted::new(&archive, work.path());
+    let big = m.point.join("big");
+
+    // Unsorted, as readdir gives them: a name given twice or skipped shows.
+    let names_in = |dir: &Path| {
+        sh(&format!("find {} -mindepth 1 -maxdepth 1 -printf '%f\\n' | LC_ALL=C sort", dir.display()))
+    };
+    let (listed, expected) = (names_in(&big), names_in(&src.join("big")));
+    assert!(
+        listed == expected,
+        "{} names listed, {} stored",
+        listed.lines().count(),
+        expected.lines().count()
+    );
+    for (i, name) in names.iter().enumerate().chain(names.iter().enumerate().rev()) {
+        assert_eq!(fs::read_to_string(big.join(name)).unwrap(), format!("{i}\n"), "{name}");
+    }
+    let (file, link) =
+        (fs::metadata(big.join(&names[10])).unwrap(), fs::metadata(big.join("z-link")).unwrap());
+    assert_eq!((file.ino(), fs::read(big.join("z-link")).unwrap()), (link.ino(), b"10\n".to_vec()));
+    assert_ne!(file.ino(), fs::metadata(big.join(&names[11])).unwrap().ino());
+    assert_eq!(fs::read(big.join("m-sub/inner")).unwrap(), b"inner\n");
+    drop(m);
+}
+
 #[test]
 fn a_damaged_page_gives_eio_for_its_file_only() {
     if !have_fuse() {

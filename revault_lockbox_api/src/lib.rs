@@ -51,6 +51,7 @@
 #![deny(missing_docs)]
 
 mod archive;
+mod cache;
 pub mod civil;
 mod compare;
 mod crypto;

@@ -3,6 +3,7 @@
 //! is read a step at a time, never whole. The top of a mount of every
 //! state lists the states.
 
+use std::collections::VecDeque;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 
@@ -16,17 +17,22 @@ use super::inode::DirAt;
 /// Children listed per step of a directory listing.
 const LIST_STEP: usize = 256;
 
-/// An open directory: what it is, the listing's position (its cookie)
-/// and the last name listed, from which the next step goes on.
+/// An open directory: what it is, the listing's position (its cookie),
+/// the last name listed, from which the next step goes on, and the names
+/// of the last step not yet given (a reply holds a few dozen names, a
+/// step hundreds: the next reply takes them, not a new step).
 pub struct OpenDir {
     at: DirAt,
     cookie: u64,
     last: Option<Vec<u8>>,
+    ahead: VecDeque<Listed>,
+    /// The last step was short: nothing follows what is ahead.
+    ended: bool,
 }
 
 impl OpenDir {
     pub(super) fn new(at: DirAt) -> OpenDir {
-        OpenDir { at, cookie: 0, last: None }
+        OpenDir { at, cookie: 0, last: None, ahead: VecDeque::new(), ended: false }
     }
 }
 
@@ -58,6 +64,8 @@ impl<S: ReadAt + Clone + 'static> LockboxFs<S> {
             // A seek back: list again from the start up to that cookie.
             dir.cookie = 0;
             dir.last = None;
+            dir.ahead.clear();
+            dir.ended = false;
             while dir.cookie < offset {
                 let want = (offset - dir.cookie).min(LIST_STEP as u64) as usize;
                 let step = self.children(view, &path, dir.last.as_deref(), want)?;
@@ -65,24 +73,28 @@ impl<S: ReadAt + Clone + 'static> LockboxFs<S> {
                 dir.last = Some(name_of(last.path()).to_vec());
                 dir.cookie += step.len() as u64;
                 if step.len() < want {
+                    dir.ended = true;
                     break;
                 }
             }
         }
         loop {
-            let step = self.children(view, &path, dir.last.as_deref(), LIST_STEP)?;
-            let full_step = step.len() == LIST_STEP;
-            for listed in &step {
-                let name = OsStr::from_bytes(name_of(listed.path()));
-                if add(dir.cookie + 1, name, &self.attr_of_listed(view, listed)?) {
+            if dir.ahead.is_empty() {
+                if dir.ended {
                     return Ok(());
                 }
-                dir.cookie += 1;
-                dir.last = Some(name.as_bytes().to_vec());
+                let step = self.children(view, &path, dir.last.as_deref(), LIST_STEP)?;
+                dir.ended = step.len() < LIST_STEP;
+                dir.ahead = step.into();
             }
-            if !full_step {
+            let Some(listed) = dir.ahead.front() else { return Ok(()) };
+            let name = OsStr::from_bytes(name_of(listed.path()));
+            if add(dir.cookie + 1, name, &self.attr_of_listed(view, listed)?) {
                 return Ok(());
             }
+            dir.cookie += 1;
+            dir.last = Some(name.as_bytes().to_vec());
+            dir.ahead.pop_front();
         }
     }
 

@@ -3,17 +3,19 @@
 //! time, one file's bytes read at any offset, each entry named by a
 //! stable [`Place`], its position in the index, so that a caller needs no
 //! table of what it has seen. Everything is read on demand; the only state
-//! is a bounded cache of page-table leaves, beside the archive's own of
-//! opened entries leaves (which lookups share).
+//! is bounded caches of page-table leaves and of the nodes last looked up
+//! or listed (a file system asks for the same entry by place again and
+//! again: its attributes, its opening, the entry after a listing), beside
+//! the archive's own of opened entries leaves (which lookups share).
 //!
 //! Entries come from the same lookup and walk as every other reader
 //! ([`Archive::find`], the checked walk), so a browser refuses what
 //! extraction refuses.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::archive::Archive;
+use crate::cache::Bounded;
 use crate::error::{Error, Result};
 use crate::format::{is_within, EntriesLeaf, Entry, EntryKind, PagesLeaf, Record};
 use crate::storage::ReadAt;
@@ -86,9 +88,10 @@ impl Listed {
 /// ```
 pub struct Browser<S> {
     archive: Archive<S>,
-    /// Page-table leaves last used by reads, most recent first.
-    pages: Mutex<VecDeque<PagesLeaf>>,
-    capacity: usize,
+    /// Page-table leaves last used by reads, by first offset.
+    pages: Bounded<u64, PagesLeaf>,
+    /// Nodes checked as a lookup checks them, by place.
+    nodes: Bounded<Place, Node>,
 }
 
 impl<S> std::fmt::Debug for Browser<S> {
@@ -97,6 +100,11 @@ impl<S> std::fmt::Debug for Browser<S> {
     }
 }
 
+/// Nodes kept by place: a few directories' worth (a listing gives up to
+/// hundreds at a time, and a reader then opens them one by one); each is
+/// a few hundred bytes.
+const NODES_KEPT: usize = 4096;
+
 /// Entries read past in a listing below one child before the walk jumps
 /// over that child's subtree (a jump restarts the walk, which costs a
 /// descent; a few entries cost less).
@@ -104,11 +112,11 @@ const SKIP_BEFORE_JUMP: usize = 32;
 
 impl<S: ReadAt> Browser<S> {
     /// Browses `archive`; the cache holds as many page-table leaves as
-    /// its read profile caches pages (at least 8):
-    /// memory stays bounded whatever the archive's size.
+    /// its read profile caches pages (at least 8), and a few thousand
+    /// nodes: memory stays bounded whatever the archive's size.
     pub fn new(archive: Archive<S>) -> Browser<S> {
-        let capacity = archive.tuning().page_cache.max(8);
-        Browser { archive, pages: Mutex::default(), capacity }
+        let pages = Bounded::new(archive.tuning().page_cache.max(8));
+        Browser { archive, pages, nodes: Bounded::new(NODES_KEPT) }
     }
 
     /// The archive browsed.
@@ -119,15 +127,18 @@ impl<S: ReadAt> Browser<S> {
     /// The entry at `path` (as stored: no leading `./` or trailing `/`),
     /// if the merged view holds one; reads the index nodes on the way.
     pub fn lookup(&self, path: &[u8]) -> Result<Option<Node>> {
-        match self.archive.find(path)? {
-            Some(entry) => self.node_of(entry).map(Some),
-            None => Ok(None),
-        }
+        let Some(entry) = self.archive.find(path)? else { return Ok(None) };
+        let node = self.node_of(entry)?;
+        self.keep(&node);
+        Ok(Some(node))
     }
 
     /// The entry at `place`, as a lookup of its path gives it now.
     /// [`Error::NotFound`] when the place holds no entry of the view.
     pub fn node(&self, place: Place) -> Result<Node> {
+        if let Some(node) = self.nodes.get(&place) {
+            return Ok(node);
+        }
         let (run, seq, slot) = place.parts();
         let leaf = self.leaf_by_seq(run, seq)?;
         let Some(Record::Put(stored)) = leaf.entries.get(slot) else {
@@ -170,8 +181,13 @@ impl<S: ReadAt> Browser<S> {
                 (None, false) => self.archive.lookup_from(dir)?,
             };
             let mut deeper = 0;
-            while found.len() < limit {
+            loop {
                 let Some(entry) = entries.next().transpose()? else { break 'restart };
+                if found.len() == limit {
+                    // Checked (the entry after the last one listed, as a
+                    // lookup checks it), not listed.
+                    break 'restart;
+                }
                 if !dir.is_empty() && !is_within(dir, &entry.path) {
                     break 'restart;
                 }
@@ -181,7 +197,9 @@ impl<S: ReadAt> Browser<S> {
                 let name = &entry.path[prefix_len..];
                 let Some(end) = name.iter().position(|&b| b == b'/') else {
                     deeper = 0;
-                    found.push(Listed::Entry(self.node_of(entry)?));
+                    let node = self.node_of(entry)?;
+                    self.keep(&node);
+                    found.push(Listed::Entry(node));
                     continue;
                 };
                 let child = &entry.path[..prefix_len + end];
@@ -199,7 +217,6 @@ impl<S: ReadAt> Browser<S> {
                     continue 'restart;
                 }
             }
-            break;
         }
         Ok(found)
     }
@@ -229,6 +246,16 @@ impl<S: ReadAt> Browser<S> {
             self.keep_pages_leaf(leaf);
         }
         Ok(filled)
+    }
+
+    /// Keeps `node` for [`node`](Self::node), unless it is a hard link:
+    /// its place may be its file's (which [`node`](Self::node) answers with
+    /// the file), and a listing does not check it against its target as a
+    /// lookup of its own path does.
+    fn keep(&self, node: &Node) {
+        if !matches!(node.entry.kind, EntryKind::Hardlink { .. }) {
+            self.nodes.put(node.place, node.clone());
+        }
     }
 
     /// `entry` with its inode's place.
@@ -274,26 +301,12 @@ impl<S: ReadAt> Browser<S> {
     }
 
     fn pages_leaf_for(&self, at: u64) -> Option<PagesLeaf> {
-        take_cached(&self.pages, |leaf| super::page_in(leaf, at).is_some())
+        self.pages.take(|leaf| super::page_in(leaf, at).is_some())
     }
 
     fn keep_pages_leaf(&self, leaf: PagesLeaf) {
-        put_cached(&self.pages, leaf, self.capacity);
+        self.pages.put(leaf.first_offset, leaf);
     }
-}
-
-/// Removes and returns the first cached item `matches` accepts.
-fn take_cached<T>(cache: &Mutex<VecDeque<T>>, matches: impl Fn(&T) -> bool) -> Option<T> {
-    let mut cache = cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let pos = cache.iter().position(matches)?;
-    cache.remove(pos)
-}
-
-/// Puts `item` first, dropping the least recently used past `capacity`.
-fn put_cached<T>(cache: &Mutex<VecDeque<T>>, item: T, capacity: usize) {
-    let mut cache = cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    cache.push_front(item);
-    cache.truncate(capacity);
 }
 
 /// The library error inside an I/O error from an entry reader.

@@ -82,20 +82,11 @@ impl<S: ReadAt> Archive<S> {
 impl<S: ReadAt> Archive<S> {
     /// Reads and opens data page `number`, through a small cache.
     pub(crate) fn page(&self, number: u64, record: &PageRecord) -> Result<Arc<Vec<u8>>> {
-        let mut cache = self.cache.lock().map_err(|_| Error::tampered("page cache"))?;
-        if let Some(pos) = cache.iter().position(|(n, _)| *n == number) {
-            let hit = cache.remove(pos).expect("position is valid");
-            cache.push_front(hit.clone());
-            return Ok(hit.1);
-        }
-        drop(cache);
-        let bytes = read_sealed(&self.src, record.offset, record.unit_len(), || format!("page {number}"))?;
-        let plain =
-            Arc::new(open_data_page(self.keys_for(number)?, &self.archive_id, number, record, bytes)?);
-        let mut cache = self.cache.lock().map_err(|_| Error::tampered("page cache"))?;
-        cache.push_front((number, Arc::clone(&plain)));
-        cache.truncate(self.tuning.page_cache.max(1));
-        Ok(plain)
+        self.pages.get_or_open(number, || {
+            let what = || format!("page {number}");
+            let bytes = read_sealed(&self.src, record.offset, record.unit_len(), what)?;
+            Ok(Arc::new(open_data_page(self.keys_for(number)?, &self.archive_id, number, record, bytes)?))
+        })
     }
 }
 

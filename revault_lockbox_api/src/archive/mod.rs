@@ -24,10 +24,10 @@ mod signers;
 mod tail;
 mod verify;
 
-use std::collections::VecDeque;
 use std::fs::File;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
+use crate::cache::Bounded;
 use crate::crypto::open_root;
 use crate::crypto::SessionKeys;
 use crate::crypto::{ContentKey, DEFAULT_KDF_BUDGET};
@@ -176,7 +176,8 @@ pub struct Archive<S = File> {
     /// Every session's record, read on first use.
     sessions: OnceLock<sessions::SessionTable>,
     tuning: ReadTuning,
-    cache: Mutex<VecDeque<(u64, Arc<Vec<u8>>)>>,
+    /// Data pages opened, by number.
+    pages: Bounded<u64, Arc<Vec<u8>>>,
     /// Entries leaves opened by lookups, and internal nodes by descents.
     leaves: NodeCache<EntriesLeaf>,
     internals: NodeCache<Internal>,
@@ -280,7 +281,7 @@ impl<S: ReadAt> Archive<S> {
             run_keys,
             sessions: OnceLock::new(),
             tuning: options.tuning,
-            cache: Mutex::new(VecDeque::new()),
+            pages: Bounded::new(options.tuning.page_cache),
             leaves: NodeCache::new(LOOKUP_LEAVES),
             internals: NodeCache::new(DESCENT_NODES),
             file_len,

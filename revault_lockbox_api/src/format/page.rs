@@ -26,7 +26,7 @@ impl Codec {
 
 /// Which tree an index node belongs to: a session's entries run or pages
 /// tree, or the archive's sessions tree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub(crate) enum Table {
     /// Entries, keyed by path.
@@ -52,7 +52,7 @@ impl Table {
 /// leaves) and position within that level. It gives the node's nonce and
 /// is bound into its associated data, so nodes cannot be swapped, moved
 /// or reordered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct IndexNodeId {
     pub(crate) table: Table,
     pub(crate) level: u8,

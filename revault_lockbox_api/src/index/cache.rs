@@ -7,10 +7,10 @@
 //! far more than finding a key in it, so a few stay decoded: bounded, so
 //! memory stays flat whatever the archive's size.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::TreeReader;
+use crate::cache::Bounded;
 use crate::error::Result;
 use crate::format::{Child, EntriesLeaf, Hash, IndexNodeId};
 
@@ -22,14 +22,13 @@ type Key = (usize, IndexNodeId, u64, Hash);
 
 /// The cache of one kind of node; see the module docs.
 pub(crate) struct NodeCache<T> {
-    nodes: Mutex<VecDeque<(Key, Arc<T>)>>,
-    capacity: usize,
+    nodes: Bounded<Key, Arc<T>>,
 }
 
 impl<T> NodeCache<T> {
     /// A cache of at most `capacity` nodes (at least one).
     pub(crate) fn new(capacity: usize) -> NodeCache<T> {
-        NodeCache { nodes: Mutex::default(), capacity: capacity.max(1) }
+        NodeCache { nodes: Bounded::new(capacity) }
     }
 
     /// Node `id`, which `child` names in `tree`: from the cache, or read,
@@ -43,19 +42,7 @@ impl<T> NodeCache<T> {
         decode: impl FnOnce(&[u8]) -> Result<T>,
     ) -> Result<Arc<T>> {
         let key = (Arc::as_ptr(&tree.keys) as usize, *id, child.offset, child.hash);
-        let mut nodes = self.nodes.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(at) = nodes.iter().position(|(k, _)| *k == key) {
-            let hit = nodes.remove(at).expect("position is valid");
-            let node = Arc::clone(&hit.1);
-            nodes.push_front(hit);
-            return Ok(node);
-        }
-        drop(nodes);
-        let node = Arc::new(decode(&tree.node(id, child)?)?);
-        let mut nodes = self.nodes.lock().unwrap_or_else(|p| p.into_inner());
-        nodes.push_front((key, Arc::clone(&node)));
-        nodes.truncate(self.capacity);
-        Ok(node)
+        self.nodes.get_or_open(key, || Ok(Arc::new(decode(&tree.node(id, child)?)?)))
     }
 }
 
