@@ -5,7 +5,8 @@
 //! read in small pieces, the nodes every lookup descends through, the
 //! entries a directory listing just gave): a few stay, the least recently
 //! used dropped first, so memory stays flat whatever the archive's size.
-//! Shared between threads (a mount serves several requests at once).
+//! Shared between threads (a mount serves several requests at once, and
+//! keeps its open states of the archive in one too).
 
 use std::hash::Hash;
 use std::num::NonZeroUsize;
@@ -13,25 +14,26 @@ use std::sync::{Mutex, MutexGuard};
 
 use lru::LruCache;
 
-/// A cache of at most a fixed number of values; see the module docs.
-pub(crate) struct Bounded<K, V> {
+/// A cache of at most a fixed number of values, the least recently used
+/// dropped first; shared between threads.
+pub struct Bounded<K, V> {
     items: Mutex<LruCache<K, V>>,
 }
 
 impl<K: Hash + Eq + Clone, V> Bounded<K, V> {
     /// A cache of at most `capacity` values (at least one).
-    pub(crate) fn new(capacity: usize) -> Bounded<K, V> {
+    pub fn new(capacity: usize) -> Bounded<K, V> {
         let capacity = NonZeroUsize::new(capacity).unwrap_or(NonZeroUsize::MIN);
         Bounded { items: Mutex::new(LruCache::new(capacity)) }
     }
 
     /// Keeps `value` at `key`, dropping the least recently used if full.
-    pub(crate) fn put(&self, key: K, value: V) {
+    pub fn put(&self, key: K, value: V) {
         self.lock().put(key, value);
     }
 
     /// Removes and returns the most recently used value `matches` accepts.
-    pub(crate) fn take(&self, matches: impl Fn(&V) -> bool) -> Option<V> {
+    pub fn take(&self, matches: impl Fn(&V) -> bool) -> Option<V> {
         let mut items = self.lock();
         let key = items.iter().find(|(_, v)| matches(v)).map(|(k, _)| k.clone())?;
         items.pop(&key)
@@ -46,13 +48,13 @@ impl<K: Hash + Eq + Clone, V> Bounded<K, V> {
 
 impl<K: Hash + Eq + Clone, V: Clone> Bounded<K, V> {
     /// The value at `key`, now the most recently used.
-    pub(crate) fn get(&self, key: &K) -> Option<V> {
+    pub fn get(&self, key: &K) -> Option<V> {
         self.lock().get(key).cloned()
     }
 
     /// The value at `key`, or the one `open` makes (outside the lock, so
     /// other readers go on meanwhile), then kept.
-    pub(crate) fn get_or_open<E>(&self, key: K, open: impl FnOnce() -> Result<V, E>) -> Result<V, E> {
+    pub fn get_or_open<E>(&self, key: K, open: impl FnOnce() -> Result<V, E>) -> Result<V, E> {
         if let Some(hit) = self.get(&key) {
             return Ok(hit);
         }

@@ -108,12 +108,14 @@ pub mod create {
 
 /// Reading an archive in detail: listing, reading one file, verifying,
 /// describing, choosing subtrees, browsing by path and place (what a
-/// mount needs), and what an extraction did.
+/// mount needs, with the bounded cache readers keep what they opened in),
+/// and what an extraction did.
 pub mod read {
     pub use crate::archive::{
         is_salvageable, ArchiveInfo, AsOf, Browser, Damage, Entries, EntryReader, Listed, Members, Node,
         Place, Salvage, Selected, SessionSigners, SessionSummary, Subtrees, VerifyReport,
     };
+    pub use crate::cache::Bounded;
     pub use crate::extract::{ExistingFiles, ExtractReport};
     pub use crate::format::{SessionInfo, SessionKind, SparseMap, Xattr};
     pub use crate::pattern::MatchRules;

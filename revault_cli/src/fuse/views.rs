@@ -4,11 +4,10 @@
 //! archive as it was right after that state, opened on first use from the
 //! content key already unlocked (no KDF again), a few kept open.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use revault_lockbox_api::read::{AsOf, Browser};
+use revault_lockbox_api::read::{AsOf, Bounded, Browser};
 use revault_lockbox_api::storage::ReadAt;
 use revault_lockbox_api::{Archive, Error, OpenOptions};
 
@@ -33,7 +32,7 @@ pub enum Views<S> {
         latest: Arc<Browser<S>>,
         states: Vec<StateDir>,
         options: OpenOptions,
-        open: Mutex<VecDeque<(u64, Arc<Browser<S>>)>>,
+        open: Bounded<u64, Arc<Browser<S>>>,
     },
 }
 
@@ -54,7 +53,7 @@ impl<S: ReadAt + Clone + 'static> Views<S> {
             latest: Arc::new(Browser::new(archive)),
             states,
             options,
-            open: Mutex::default(),
+            open: Bounded::new(OPEN_STATES),
         })
     }
 
@@ -89,19 +88,11 @@ impl<S: ReadAt + Clone + 'static> Views<S> {
             Views::One(b) => return Ok(Arc::clone(b)),
             Views::AllStates { latest, options, open, states } => (latest, options, open, states),
         };
-        let mut open = open.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(i) = open.iter().position(|(v, _)| *v == view) {
-            let hit = open.remove(i).expect("found");
-            let browser = Arc::clone(&hit.1);
-            open.push_front(hit);
-            return Ok(browser);
-        }
-        // Views are at most MAX_VIEWS (2^20 - 1), counted from 1.
-        let state = states.get((view as usize).wrapping_sub(1)).map_or(view, |s| s.state);
-        let browser =
-            Arc::new(Browser::new(latest.archive().open_state(AsOf::State(state as i64), options.clone())?));
-        open.push_front((view, Arc::clone(&browser)));
-        open.truncate(OPEN_STATES);
-        Ok(browser)
+        open.get_or_open(view, || {
+            // Views are at most MAX_VIEWS (2^20 - 1), counted from 1.
+            let state = states.get((view as usize).wrapping_sub(1)).map_or(view, |s| s.state);
+            let archive = latest.archive().open_state(AsOf::State(state as i64), options.clone())?;
+            Ok(Arc::new(Browser::new(archive)))
+        })
     }
 }
