@@ -338,7 +338,11 @@ fn extract_on_a_full_disk_removes_the_directories_it_left_empty() {
         let message = stderr(&out);
         assert_eq!(code(&out), 1, "{message}");
         assert!(message.contains("writing") && message.contains("No space left on device"), "{message}");
-        assert_eq!(dest.join("t/d000/f").is_file(), placed, "{extra:?}: {message}");
+        // Which files come first depends on the writer threads' order
+        // (under a loaded test run d000 may be the one that fills the
+        // disk), so any placed file counts.
+        let any_placed = (0..160).any(|i| dest.join(format!("t/d{i:03}/f")).is_file());
+        assert_eq!(any_placed, placed, "{extra:?}: {message}");
         // No directory is left empty (the archive's own empty one
         // included: this extraction made it).
         assert_eq!(empty_dirs(&dest), Vec::<PathBuf>::new(), "{extra:?}: {message}");

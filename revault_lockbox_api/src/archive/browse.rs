@@ -17,7 +17,7 @@ use std::sync::Arc;
 use crate::archive::Archive;
 use crate::cache::Bounded;
 use crate::error::{Error, Result};
-use crate::format::{is_within, EntriesLeaf, Entry, EntryKind, PagesLeaf, Record};
+use crate::format::{is_within, path_cmp, EntriesLeaf, Entry, EntryKind, PagesLeaf, Record};
 use crate::storage::ReadAt;
 
 mod place;
@@ -145,7 +145,40 @@ impl<S: ReadAt> Browser<S> {
             return Err(bad_place("it holds no entry"));
         };
         let path = stored.path.clone();
+        // A file system asks for one entry by place, then for its
+        // neighbours: check the whole leaf once and keep its nodes, rather
+        // than walk it from its start again for each of them. A hard link
+        // is never kept (see `keep`), and damage anywhere in the leaf
+        // leaves the answer to the exact lookup of this one path.
+        if !matches!(stored.kind, EntryKind::Hardlink { .. }) && self.keep_leaf(&leaf).is_ok() {
+            if let Some(node) = self.nodes.get(&place) {
+                return Ok(node);
+            }
+        }
         self.lookup(&path)?.ok_or(Error::NotFound { path: path.as_slice().into() })
+    }
+
+    /// Keeps the node of every entry of `leaf`'s part of the merged view,
+    /// each checked as its own lookup checks it: one walk from the leaf's
+    /// first entry (through the paths above it) to the entry after its
+    /// last, a node kept only once the entry after it has passed too.
+    fn keep_leaf(&self, leaf: &EntriesLeaf) -> Result<()> {
+        let (Some(first), Some(last)) = (leaf.entries.first(), leaf.entries.last()) else { return Ok(()) };
+        let mut checked: Option<Node> = None;
+        for entry in self.archive.lookup_from(first.path())? {
+            let entry = entry?;
+            if let Some(node) = checked.take() {
+                self.keep(&node);
+            }
+            if path_cmp(&entry.path, last.path()).is_gt() {
+                return Ok(());
+            }
+            checked = Some(self.node_of(entry)?);
+        }
+        if let Some(node) = checked {
+            self.keep(&node);
+        }
+        Ok(())
     }
 
     /// Whether stored paths lie below `path` (`b""`: the top): a
@@ -286,7 +319,8 @@ impl<S: ReadAt> Browser<S> {
         for (run, (tree, top)) in runs.iter().enumerate().rev() {
             let Some((id, child)) = tree.find_leaf(top, path)? else { continue };
             let leaf = self.archive.leaves.leaf(tree, &id, &child)?;
-            if let Some(slot) = leaf.entries.iter().position(|r| r.path() == path) {
+            // A leaf's records ascend (a walk refuses one that does not).
+            if let Ok(slot) = leaf.entries.binary_search_by(|r| path_cmp(r.path(), path)) {
                 return Place::new(run, id.seq, slot);
             }
         }

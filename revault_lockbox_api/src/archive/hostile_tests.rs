@@ -252,6 +252,34 @@ fn a_lookup_refuses_what_the_walk_refuses_on_its_way() {
     }
 }
 
+#[test]
+fn a_browser_asked_by_place_refuses_what_a_lookup_of_the_path_refuses() {
+    // The records of each vector's one leaf, in order: a place of run 0,
+    // leaf 0 is its slot. A browser checks a whole leaf at the first place
+    // asked; its answers must still be each path's own lookup's.
+    let slots: [&[&[u8]]; 5] =
+        [&[b"d", b"d/x"], &[b"f", b"f/x"], &[b"a", b"h"], &[b"a", b"b"], &[b"a", b"c", b"d"]];
+    for ((name, _, bytes), paths) in lookup_vectors().into_iter().zip(slots) {
+        let open = || Archive::open(Cursor::new(bytes.clone()), &password()).unwrap();
+        let archive = open();
+        let asked_in_order = crate::read::Browser::new(open());
+        let asked_in_reverse = crate::read::Browser::new(open());
+        let answers = |b: &crate::read::Browser<_>, slot: usize| {
+            b.node(crate::read::Place::from_number(slot as u64).unwrap()).map(|n| n.entry).ok()
+        };
+        let mut in_reverse: Vec<_> = (0..paths.len()).rev().map(|i| answers(&asked_in_reverse, i)).collect();
+        in_reverse.reverse();
+        for (slot, path) in paths.iter().enumerate() {
+            let expected = archive.find(path).ok().flatten();
+            let alone = answers(&crate::read::Browser::new(open()), slot);
+            let why = format!("{name}: {}", String::from_utf8_lossy(path));
+            assert_eq!(alone, expected, "{why}, asked first");
+            assert_eq!(answers(&asked_in_order, slot), expected, "{why}, asked in order");
+            assert_eq!(in_reverse[slot], expected, "{why}, asked in reverse");
+        }
+    }
+}
+
 /// Eight files 1,024 directories deep, no directory listed: 8,192
 /// directories to make from a few KB (issue 27, case 6).
 fn implicit_parents() -> Vec<u8> {
