@@ -92,9 +92,9 @@ tick=$(getconf CLK_TCK)
 bindfs --no-allow-other "$SRC" "$PASS"
 BINDFS_PID=$(pgrep -n -x bindfs)
 for round in 1 2; do
+  order="lockbox bindfs"; [ "$round" = 2 ] && order="bindfs lockbox"
   for cond in cold warm; do
-    for what in lockbox bindfs; do
-      if [ "$round" = 2 ]; then what=$([ "$what" = lockbox ] && echo bindfs || echo lockbox); fi
+    for what in $order; do
       drop_caches
       if [ "$cond" = warm ]; then
         if [ "$what" = lockbox ]; then cat "$ARCHIVE" >/dev/null; else tar -cf - -C "$SRC" . | wc -c >/dev/null; fi

@@ -13,6 +13,7 @@ use crate::crypto::{KdfParams, Password};
 use crate::error::Error;
 use crate::extract::ExtractOptions;
 use crate::format::{Entry, EntryKind, Extent, SparseMap, Xattr};
+use crate::read::{Browser, Place};
 use crate::session::{ArchiveWriter, CreateOptions, Metadata};
 
 fn password() -> Password {
@@ -259,19 +260,21 @@ fn a_browser_asked_by_place_refuses_what_a_lookup_of_the_path_refuses() {
     // asked; its answers must still be each path's own lookup's.
     let slots: [&[&[u8]]; 5] =
         [&[b"d", b"d/x"], &[b"f", b"f/x"], &[b"a", b"h"], &[b"a", b"b"], &[b"a", b"c", b"d"]];
-    for ((name, _, bytes), paths) in lookup_vectors().into_iter().zip(slots) {
+    let vectors = lookup_vectors();
+    assert_eq!(vectors.len(), slots.len(), "one list of records per vector");
+    for ((name, _, bytes), paths) in vectors.into_iter().zip(slots) {
         let open = || Archive::open(Cursor::new(bytes.clone()), &password()).unwrap();
         let archive = open();
-        let asked_in_order = crate::read::Browser::new(open());
-        let asked_in_reverse = crate::read::Browser::new(open());
-        let answers = |b: &crate::read::Browser<_>, slot: usize| {
-            b.node(crate::read::Place::from_number(slot as u64).unwrap()).map(|n| n.entry).ok()
+        let asked_in_order = Browser::new(open());
+        let asked_in_reverse = Browser::new(open());
+        let answers = |b: &Browser<_>, slot: usize| {
+            b.node(Place::from_number(slot as u64).unwrap()).map(|n| n.entry).ok()
         };
         let mut in_reverse: Vec<_> = (0..paths.len()).rev().map(|i| answers(&asked_in_reverse, i)).collect();
         in_reverse.reverse();
         for (slot, path) in paths.iter().enumerate() {
             let expected = archive.find(path).ok().flatten();
-            let alone = answers(&crate::read::Browser::new(open()), slot);
+            let alone = answers(&Browser::new(open()), slot);
             let why = format!("{name}: {}", String::from_utf8_lossy(path));
             assert_eq!(alone, expected, "{why}, asked first");
             assert_eq!(answers(&asked_in_order, slot), expected, "{why}, asked in order");
