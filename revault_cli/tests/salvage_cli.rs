@@ -262,3 +262,72 @@ fn salvage_refuses_a_wrong_password_and_what_is_no_archive() {
     assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
     assert_eq!(fs::read(&junk).unwrap(), before, "left untouched");
 }
+
+/// A flipped byte anywhere in an earlier session's trailer (its core, which
+/// the next trailer's `previous_hash` pins, its `signature_len` or its
+/// tag). In the trailer the last session links to, every strict command
+/// refuses the archive in one line naming it; `extract --keep-going`
+/// restores every file; `repair` makes it valid again. In one further back,
+/// the last state still opens; `verify` checks every file, names the
+/// trailer and exits 3, and `repair` makes the archive valid again.
+#[test]
+fn a_damaged_earlier_trailer_loses_history_not_files() {
+    const TRAILER: usize = 216;
+    let work = TempDir::new().unwrap();
+    let (archive, src, mut names) = create(&work, 20);
+    let first_end = fs::metadata(&archive).unwrap().len() as usize;
+    names.extend(tree(&src, "g", 5, 11));
+    ok(run(lockbox().arg("add").arg(&archive).arg("-C").arg(&src).arg("d")));
+    let second_end = fs::metadata(&archive).unwrap().len() as usize;
+    names.extend(tree(&src, "h", 5, 13));
+    ok(run(lockbox().arg("add").arg(&archive).arg("-C").arg(&src).arg("d")));
+    let bytes = fs::read(&archive).unwrap();
+    let damaged = |trailer_end: usize, at: usize| {
+        let mut copy = bytes.clone();
+        copy[trailer_end - TRAILER + at] ^= 0x10;
+        let file = work.path().join(format!("t{trailer_end}-{at}.lbox"));
+        fs::write(&file, copy).unwrap();
+        file
+    };
+    let repaired_whole = |file: &Path, tag: &str| {
+        let out = run(lockbox().arg("repair").arg(file));
+        assert_eq!(code(&out), 3, "{tag}: {}", stderr(&out));
+        assert!(stderr(&out).contains("rewritten from what a scan proves"), "{tag}: {}", stderr(&out));
+        ok(run(lockbox().arg("verify").arg(file)));
+        let (status, err, restored) =
+            salvage_extract(file, &src, &names, &work.path().join(format!("{tag}-r")));
+        assert_eq!((status, restored), (0, 30), "{tag}: {err}");
+    };
+    // Magic, salt, root_offset, previous_hash, signature_len, tag.
+    for at in [0, 40, 124, 180, 197, 210] {
+        let tag = format!("second trailer, byte {at}");
+        let file = damaged(second_end, at);
+        let out = run(lockbox().arg("list").arg(&file));
+        let named = format!("the trailer at byte {}", second_end - TRAILER);
+        assert_eq!(code(&out), 3, "{tag}");
+        assert!(
+            stderr(&out).contains(&named) && stderr(&out).lines().count() == 1,
+            "{tag}: {}",
+            stderr(&out)
+        );
+        let (status, err, restored) =
+            salvage_extract(&file, &src, &names, &work.path().join(format!("s{at}")));
+        assert_eq!((status, restored), (3, 30), "{tag}: {err}");
+        assert!(err.contains("its trailer is damaged"), "{tag}: {err}");
+        repaired_whole(&file, &format!("s{at}"));
+    }
+    for at in [100, 210] {
+        let tag = format!("first trailer, byte {at}");
+        let file = damaged(first_end, at);
+        ok(run(lockbox().arg("list").arg(&file)));
+        let out = run(lockbox().arg("verify").arg(&file));
+        let named = format!("the trailer at byte {}", first_end - TRAILER);
+        assert_eq!(code(&out), 3, "{tag}");
+        assert!(
+            stderr(&out).contains(&named) && stderr(&out).contains("30 files proven"),
+            "{tag}: {}",
+            stderr(&out)
+        );
+        repaired_whole(&file, &format!("f{at}"));
+    }
+}

@@ -251,7 +251,7 @@ impl<S: ReadAt> Archive<S> {
     ) -> Result<Archive<S>> {
         let Committed { trailer, keys: last_keys, end: committed_len } =
             find_committed(&src, file_len, &header, &content_key)?;
-        let last = check_session(&src, &header, &trailer, &last_keys)?;
+        let last = check_session(&src, &header, &trailer, &content_key, &last_keys)?;
         let root_len = FRAME_LEN as u32 + trailer.root_stored_len;
         let framed = read_sealed(&src, trailer.root_offset, root_len, || "index root".into())?;
         let root = Root::decode(&open_root(&last_keys, &header.archive_id, &trailer, framed)?)?;
@@ -316,7 +316,7 @@ impl<S: ReadAt> Archive<S> {
     /// Follows the trailers' hash chain back to the first session.
     pub(crate) fn check_chain(&self) -> Result<()> {
         let header = read_prefix(&self.src)?;
-        check_chain(&self.src, &header, &self.last.trailer)
+        check_chain(&self.src, &header, &self.content_key, &self.last.trailer)
     }
 
     /// Bytes of the last session's header and signature block.

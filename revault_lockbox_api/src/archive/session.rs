@@ -2,7 +2,7 @@
 //! header (hash, salt, sealed body), the link to the previous trailer (its
 //! commit hash), and the signature block's framing (FORMAT.md §6.1).
 
-use crate::crypto::{open_session_body, SessionKeys};
+use crate::crypto::{open_session_body, ContentKey, SessionKeys};
 use crate::error::{Error, Result};
 use crate::format::{
     decode_signatures, session_header_hash, Hash, HeaderClear, HeaderPrefix, SessionInfo, Signature, Trailer,
@@ -30,12 +30,13 @@ pub(crate) fn check_session(
     src: &dyn ReadAt,
     header: &HeaderPrefix,
     trailer: &Trailer,
+    content_key: &ContentKey,
     keys: &SessionKeys,
 ) -> Result<SessionState> {
     let (info, header_len) =
         read_session_header(src, trailer.session_start(header.data_start()), trailer, keys)?;
     if trailer.previous_trailer != 0 {
-        check_previous(src, header, trailer)?;
+        check_previous(src, header, content_key, trailer)?;
     }
     let signatures = read_signatures(src, trailer)?;
     let overhead = header_len + u64::from(trailer.signature_len);
@@ -75,14 +76,33 @@ fn read_session_header(
     Ok((SessionInfo::decode(&open_session_body(keys, &clear_bytes, sealed)?)?, len))
 }
 
-/// The previous trailer must decode where this one says it ended, name
-/// this archive and have the commit hash this one records; returns it.
-pub(super) fn check_previous(src: &dyn ReadAt, header: &HeaderPrefix, trailer: &Trailer) -> Result<Trailer> {
+/// The previous trailer: its core's commit hash must be the one this
+/// trailer records, its tag must check under its session's trailer key
+/// (which binds `signature_len`, outside the core), and it must fit where
+/// this one says it ended and name this archive. Returns it. Damage to any
+/// of its bytes is tampering (what a salvage may get round); a trailer
+/// that authenticates and breaks the rules is malformed.
+pub(super) fn check_previous(
+    src: &dyn ReadAt,
+    header: &HeaderPrefix,
+    content_key: &ContentKey,
+    trailer: &Trailer,
+) -> Result<Trailer> {
     let at = trailer.previous_trailer - TRAILER_LEN as u64;
     let raw = read_sealed(src, at, TRAILER_LEN as u32, || "previous trailer".into())?;
-    let previous = Trailer::decode(raw.as_slice().try_into().expect("read exactly"), at)?;
-    if previous.archive_id != header.archive_id || previous.commit_hash() != trailer.previous_hash {
-        return Err(Error::tampered("previous trailer (its commit hash differs from the chain's)"));
+    let raw: &[u8; TRAILER_LEN] = raw.as_slice().try_into().expect("read exactly");
+    let damaged = |why: &str| Error::tampered(format!("the trailer at byte {at} ({why})"));
+    if Trailer::commit_hash_of(raw) != trailer.previous_hash {
+        return Err(damaged("its commit hash is not the one the session after it records"));
+    }
+    let previous = Trailer::parse(raw)?;
+    let keys = SessionKeys::derive(content_key, &previous.session_salt);
+    if keys.check_trailer_tag(&previous.body(), &previous.tag).is_err() {
+        return Err(damaged("its signature length or tag"));
+    }
+    previous.check_fits(at)?;
+    if previous.archive_id != header.archive_id {
+        return Err(Error::malformed("trailer", "names another archive"));
     }
     Ok(previous)
 }
@@ -90,10 +110,15 @@ pub(super) fn check_previous(src: &dyn ReadAt, header: &HeaderPrefix, trailer: &
 /// Follows the hash chain from `trailer` back to the first session
 /// (`verify`): one trailer read per session. Each previous trailer lies
 /// strictly before the one that names it, so the walk ends.
-pub(crate) fn check_chain(src: &dyn ReadAt, header: &HeaderPrefix, trailer: &Trailer) -> Result<()> {
+pub(crate) fn check_chain(
+    src: &dyn ReadAt,
+    header: &HeaderPrefix,
+    content_key: &ContentKey,
+    trailer: &Trailer,
+) -> Result<()> {
     let mut at = trailer.clone();
     while at.previous_trailer != 0 {
-        at = check_previous(src, header, &at)?;
+        at = check_previous(src, header, content_key, &at)?;
     }
     Ok(())
 }

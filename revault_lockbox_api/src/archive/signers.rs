@@ -77,7 +77,7 @@ impl<S: ReadAt> Archive<S> {
         let mut all = vec![self.last_signers()];
         let (mut trailer, mut number) = (self.last.trailer.clone(), self.last.info.number);
         while trailer.previous_trailer != 0 {
-            trailer = check_previous(&self.src, &header, &trailer)?;
+            trailer = check_previous(&self.src, &header, &self.content_key, &trailer)?;
             number = number
                 .checked_sub(1)
                 .ok_or_else(|| Error::malformed("trailer", "more sessions than numbers"))?;

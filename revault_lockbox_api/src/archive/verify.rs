@@ -2,7 +2,7 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{ContentVisitor, Members, Span, SpanRequest};
+use super::{is_salvageable, ContentVisitor, Members, Span, SpanRequest};
 use crate::archive::Archive;
 use crate::error::{EntryPath, Error, Result};
 use crate::format::DIGEST_LEN;
@@ -40,7 +40,8 @@ pub struct VerifyReport {
     /// count against [`is_ok`](Self::is_ok); `repair` cuts them off.
     pub torn_tail_bytes: u64,
     /// What a salvage scan could not prove (FORMAT.md §6.6), one line
-    /// each: empty for an archive read through its trailer and index.
+    /// each; for an archive read through its trailer and index, an
+    /// earlier trailer of the hash chain that is damaged.
     pub lost: Vec<String>,
 }
 
@@ -168,7 +169,15 @@ impl<S: ReadAt> Archive<S> {
     /// in (every page when every entry is selected). A name that matches
     /// no entry is [`Error::NotFound`].
     pub fn verify_members(&self, members: &Members) -> Result<VerifyReport> {
-        self.check_chain()?;
+        // A damaged earlier trailer loses the states before it, not this
+        // one (its trailer and root prove it): reported, and the walk goes on.
+        let history = match self.check_chain() {
+            Ok(()) => None,
+            Err(e) if is_salvageable(&e) => Some(format!(
+                "{e}: earlier states (`--session`) that need it no longer open; the last state is proven"
+            )),
+            Err(e) => return Err(e),
+        };
         if let Some(missing) = members.first_missing_name(self)? {
             return Err(Error::NotFound { path: missing.into() });
         }
@@ -179,6 +188,7 @@ impl<S: ReadAt> Archive<S> {
         let report = {
             let mut checker = Checker::new(Box::new(selected.by_ref()), self.progress());
             checker.report.torn_tail_bytes = self.torn_tail_bytes();
+            checker.report.lost.extend(history);
             self.walk_content(&mut checker, members.is_everything())?;
             checker.report
         };

@@ -76,7 +76,8 @@ impl ArchiveUpdater {
     /// archive whose last commit reads, index included, only loses its
     /// torn tail (what an interrupted session left after the last
     /// committed trailer), cut off in place. One whose trailer, root or
-    /// index is damaged, or that was cut with no commit left, is salvaged
+    /// index is damaged, or an earlier trailer of its hash chain, or that
+    /// was cut with no commit left, is salvaged
     /// (FORMAT.md §6.6): a new archive of one session holding what the
     /// scan proves, each file's SHA-256 checked, is written beside it,
     /// synced and renamed over it (the original is untouched until the
@@ -91,7 +92,9 @@ impl ArchiveUpdater {
         let file = open_locked(path, options.wait)?;
         let reader = file.try_clone().map_err(Error::io("opening", path))?;
         let damage = match Archive::open_with(reader, key, options.open_options()) {
-            Ok(archive) => match archive.check_index() {
+            // An earlier trailer that does not check loses its history: a
+            // rewrite of what the scan proves makes the archive valid again.
+            Ok(archive) => match archive.check_index().and_then(|()| archive.check_chain()) {
                 Ok(()) => {
                     let torn = archive.torn_tail_bytes();
                     if torn > 0 {

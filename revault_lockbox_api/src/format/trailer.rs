@@ -93,6 +93,13 @@ impl Trailer {
         commit_hash(&self.core())
     }
 
+    /// The commit hash of a trailer's raw bytes, before anything in them
+    /// is trusted: equal to [`commit_hash`](Self::commit_hash) of what
+    /// they decode to.
+    pub(crate) fn commit_hash_of(bytes: &[u8; TRAILER_LEN]) -> Hash {
+        commit_hash(&bytes[..TRAILER_CORE_LEN])
+    }
+
     pub(crate) fn encode(&self) -> [u8; TRAILER_LEN] {
         let mut out = [0u8; TRAILER_LEN];
         out[..TRAILER_BODY_LEN].copy_from_slice(&self.body());
@@ -118,6 +125,14 @@ impl Trailer {
     /// Decodes a trailer found at `trailer_offset` and checks its lengths
     /// against the limits and the file.
     pub(crate) fn decode(bytes: &[u8; TRAILER_LEN], trailer_offset: u64) -> Result<Trailer, DecodeError> {
+        let t = Trailer::parse(bytes)?;
+        t.check_fits(trailer_offset)?;
+        Ok(t)
+    }
+
+    /// Reads the fields (magic, version and flags checked), nothing else:
+    /// a reader that authenticates the bytes first checks the rest after.
+    pub(crate) fn parse(bytes: &[u8; TRAILER_LEN]) -> Result<Trailer, DecodeError> {
         let mut d = Decoder::new(bytes, "trailer");
         if d.array::<8>()? != TRAILER_MAGIC {
             return Err(malformed("trailer", "missing (file truncated or not an archive)"));
@@ -144,6 +159,13 @@ impl Trailer {
             tag: d.array()?,
         };
         d.finish()?;
+        Ok(t)
+    }
+
+    /// The limits on its lengths, the previous trailer's range and its
+    /// offsets against where it was found (`trailer_offset`).
+    pub(crate) fn check_fits(&self, trailer_offset: u64) -> Result<(), DecodeError> {
+        let t = self;
         if t.root_plain_len > MAX_ROOT_LEN || t.root_stored_len > MAX_ROOT_LEN + TAG_LEN as u32 {
             return Err(malformed("trailer", "root length over its limit"));
         }
@@ -165,7 +187,7 @@ impl Trailer {
         if end != Some(trailer_offset) || t.root_offset < MIN_DATA_START {
             return Err(malformed("trailer", "offsets do not fit the file"));
         }
-        Ok(t)
+        Ok(())
     }
 }
 

@@ -219,9 +219,13 @@ fn note_lost_leaves(scan: &Scan, s: usize, lost: &mut Vec<String>) {
         lost.push(format!("{name}: entries leaf #{seq} was lost{from}"));
     }
     if !session.committed {
+        // A later session's header was found: this one's trailer was there
+        // and is damaged, not cut off.
+        let why =
+            if s + 1 < scan.sessions.len() { "its trailer is damaged" } else { "it was cut or interrupted" };
         lost.push(format!(
-            "{name} (from byte {}) has no trailer that authenticates: it was cut or interrupted, \
-             and what it wrote after its last surviving unit is lost",
+            "{name} (from byte {}) has no trailer that authenticates ({why}): \
+             what it wrote after its last surviving unit is lost",
             session.offset
         ));
     }
