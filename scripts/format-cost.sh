@@ -86,11 +86,10 @@ for c in order:
     for op in ("create", "extract"):
         a, b = runs[(c, "old", op)], runs[(c, "new", op)]
         cells = []
-        for k in (0, 1):
+        for k in (0, 1):  # wall, then CPU
             ratios = [y[k] / x[k] for x, y in zip(a, b) if x[k] > 0]
-            med = lambda v: statistics.median(v)
-            cells += [f"{med([x[k] for x in a]):.3f}", f"{med([y[k] for y in b]):.3f}",
-                      f"{med(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f})"]
+            cells += [f"{statistics.median(x[k] for x in a):.3f}", f"{statistics.median(y[k] for y in b):.3f}",
+                      f"{statistics.median(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f})"]
         size = f"{nw / o:.4f}" if op == "create" else ""
         print(f"| {c} | {o:,} | {nw:,} | {size} | {op} | " + " | ".join(cells) + " |")
 EOF

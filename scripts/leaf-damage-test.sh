@@ -22,7 +22,7 @@ cd "$WORK"
 
 # The entries leaves (frame kind 2, table 1, level 0) of the one session,
 # walked by their frames (FORMAT.md §3.4, §3.9): a byte flipped inside the
-# sealed bytes of the one QUARTER quarters of the way along.
+# sealed bytes of the leaf $1 quarters of the way along (1, 2 or 3).
 damage() {
 python3 - linux.lbox damaged.lbox "$1" <<'EOF'
 import sys
@@ -47,14 +47,16 @@ EOF
 check() {
 python3 - manifest got order report <<'EOF'
 import re, sys
-manifest = {}
-for line in open(sys.argv[1], encoding="utf-8", errors="surrogateescape"):
-    digest, path = line.rstrip("\n").split("  ", 1)
-    manifest[path[2:]] = digest
-got = {}
-for line in open(sys.argv[2], encoding="utf-8", errors="surrogateescape"):
-    digest, path = line.rstrip("\n").split("  ", 1)
-    got[path[2:]] = digest
+
+def digests(listing):
+    """Path (without its leading ./) to SHA-256, from sha256sum's output."""
+    out = {}
+    for line in open(listing, encoding="utf-8", errors="surrogateescape"):
+        digest, path = line.rstrip("\n").split("  ", 1)
+        out[path[2:]] = digest
+    return out
+
+manifest, got = digests(sys.argv[1]), digests(sys.argv[2])
 order = [l.rstrip("\n") for l in open(sys.argv[3], encoding="utf-8", errors="surrogateescape")]
 wrong = sum(1 for p, d in got.items() if manifest.get(p) != d)
 files = [p for p in order if p in manifest]

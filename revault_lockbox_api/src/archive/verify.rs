@@ -169,8 +169,9 @@ impl<S: ReadAt> Archive<S> {
     /// in (every page when every entry is selected). A name that matches
     /// no entry is [`Error::NotFound`].
     pub fn verify_members(&self, members: &Members) -> Result<VerifyReport> {
-        // A damaged earlier trailer loses the states before it, not this
-        // one (its trailer and root prove it): reported, and the walk goes on.
+        // A damaged earlier trailer loses the earlier states that need it,
+        // not this one (its trailer and root prove it): reported, and the
+        // walk goes on.
         let history = match self.check_chain() {
             Ok(()) => None,
             Err(e) if is_salvageable(&e) => Some(format!(
