@@ -4,6 +4,7 @@
 use std::io::{self, Read, Seek, SeekFrom};
 use std::sync::Arc;
 
+use super::content::ReadAhead;
 use super::{no_page, page_in};
 use crate::archive::Archive;
 use crate::crypto::open_data_page;
@@ -13,12 +14,20 @@ use crate::index::read_sealed;
 use crate::sparse::ContentHasher;
 use crate::storage::ReadAt;
 
+#[cfg(test)]
+mod tests;
+
 impl<S: ReadAt> Archive<S> {
     /// A reader over one file's content (`Read + Seek`); a hard link reads
     /// the content it shares. Reads the index nodes on the way to `path`,
     /// then only the pages of that content. Each page is authenticated
     /// before any of its bytes are returned; the SHA-256 of the whole file
-    /// is checked when it is read through to its end from the start.
+    /// is checked when it is read through to its end from the start. Read
+    /// that way, past its first page, the pages after the one being read
+    /// are opened and hashed ahead on the archive's page workers
+    /// ([`OpenOptions::threads`](crate::OpenOptions::threads),
+    /// [`pages_in_flight`](crate::OpenOptions::pages_in_flight)); a seek
+    /// ends that and reads page by page.
     ///
     /// ```
     /// use std::io::{Read, Seek, SeekFrom};
@@ -40,7 +49,7 @@ impl<S: ReadAt> Archive<S> {
     pub fn open_file(&self, path: impl AsRef<[u8]>) -> Result<EntryReader<'_, S>> {
         let path = path.as_ref();
         let entry = self.find(path)?.ok_or_else(|| Error::NotFound { path: path.into() })?;
-        self.content_reader(&entry, None)
+        Ok(self.content_reader(&entry, None)?.reading_ahead())
     }
 
     /// A reader over the content of `entry` (a file or hard link read from
@@ -75,6 +84,8 @@ impl<S: ReadAt> Archive<S> {
             sha256: *sha256,
             leaf,
             page: None,
+            ahead: None,
+            may_read_ahead: false,
         })
     }
 }
@@ -111,9 +122,21 @@ pub struct EntryReader<'a, S> {
     leaf: Option<PagesLeaf>,
     /// The page last read: number's record start, and its plaintext.
     page: Option<(u64, Arc<Vec<u8>>)>,
+    /// The pages after the first, opened ahead (and the file hashed) on
+    /// the workers, while the read goes on in order from the start.
+    ahead: Option<ReadAhead<'a, S>>,
+    may_read_ahead: bool,
 }
 
 impl<S> EntryReader<'_, S> {
+    /// Opens the pages after the first ahead when the file is read in
+    /// order from its start: for readers that go through whole files, not
+    /// the short reads at an offset a mount makes.
+    pub(crate) fn reading_ahead(mut self) -> Self {
+        self.may_read_ahead = true;
+        self
+    }
+
     /// The page-table leaf last used, for the next reader.
     pub(crate) fn into_leaf(self) -> Option<PagesLeaf> {
         self.leaf
@@ -130,10 +153,13 @@ impl<S> EntryReader<'_, S> {
     }
 
     fn check_digest(&mut self) -> io::Result<()> {
-        if let Some(h) = self.hasher.take() {
-            if h.finish_entry() != self.sha256 {
-                return Err(io::Error::other(Error::ChecksumMismatch { path: EntryPath(self.path.clone()) }));
-            }
+        let digest = match (self.hasher.take(), self.ahead.take()) {
+            (Some(h), _) => h.finish_entry(),
+            (None, Some(ahead)) => ahead.digest().ok_or_else(|| io::Error::other(no_page()))?,
+            (None, None) => return Ok(()),
+        };
+        if digest != self.sha256 {
+            return Err(io::Error::other(Error::ChecksumMismatch { path: EntryPath(self.path.clone()) }));
         }
         Ok(())
     }
@@ -164,6 +190,46 @@ impl<S> EntryReader<'_, S> {
 }
 
 impl<S: ReadAt> EntryReader<'_, S> {
+    /// Copies into `buf` the bytes at stream offset `at`, at most `len`
+    /// of them; returns how many.
+    fn copy_at(&mut self, at: u64, len: u64, buf: &mut [u8]) -> Result<usize> {
+        if self.ahead.is_none() && self.should_read_ahead(at) {
+            let hasher = self.hasher.take().expect("checked by should_read_ahead");
+            let end = self.start + self.stored_len();
+            self.ahead = Some(ReadAhead::new(self.archive, at, end, hasher)?);
+        }
+        let copy = |(page_start, plain): (u64, &[u8]), buf: &mut [u8]| {
+            let offset = (at - page_start) as usize;
+            let n = (plain.len() - offset).min(len as usize).min(buf.len());
+            buf[..n].copy_from_slice(&plain[offset..offset + n]);
+            n
+        };
+        match &mut self.ahead {
+            Some(ahead) => Ok(copy(ahead.page_at(at)?, buf)),
+            None => {
+                let (start, plain) = self.page_at(at)?;
+                Ok(copy((start, &plain), buf))
+            }
+        }
+    }
+
+    /// Whether to read ahead from `at`: reading in order from the start
+    /// (the hasher still runs) and moving past the first page.
+    fn should_read_ahead(&self, at: u64) -> bool {
+        self.may_read_ahead
+            && self.hasher.is_some()
+            && self.page.as_ref().is_some_and(|(start, plain)| at >= start + plain.len() as u64)
+    }
+
+    /// How many bytes the file has in the data stream (a sparse file's
+    /// holes have none).
+    fn stored_len(&self) -> u64 {
+        match &self.segments {
+            Some(segments) => segments.last().map_or(0, |&(_, len, stored)| stored + len),
+            None => self.size,
+        }
+    }
+
     /// The page holding stream offset `at`, with its first byte's offset.
     fn page_at(&mut self, at: u64) -> Result<(u64, Arc<Vec<u8>>)> {
         if let Some((start, plain)) = &self.page {
@@ -204,12 +270,7 @@ impl<S: ReadAt> Read for EntryReader<'_, S> {
                 return Ok(n);
             }
             Located::Data(stored, len) => {
-                let at = self.start + stored;
-                let (page_start, plain) = self.page_at(at).map_err(io::Error::other)?;
-                let offset = (at - page_start) as usize;
-                let n = (plain.len() - offset).min(len as usize).min(buf.len());
-                buf[..n].copy_from_slice(&plain[offset..offset + n]);
-                n
+                self.copy_at(self.start + stored, len, buf).map_err(io::Error::other)?
             }
         };
         if let Some(h) = &mut self.hasher {
@@ -231,6 +292,7 @@ impl<S> Seek for EntryReader<'_, S> {
             target.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before start"))?;
         if target != self.pos {
             self.hasher = None;
+            self.ahead = None;
         }
         self.pos = target;
         Ok(target)

@@ -258,7 +258,7 @@ pub(super) fn copy_content<W: Write, S: ReadAt>(
 ) -> Result<Option<PagesLeaf>> {
     let size = entry.content().map_or(0, |(size, _)| size);
     let meta = &entry.meta;
-    let mut content = archive.content_reader(entry, leaf)?;
+    let mut content = archive.content_reader(entry, leaf)?.reading_ahead();
     let n = if let Some(map) = entry.sparse_map() {
         let data = DataOnly::new(&mut content, map);
         let stored = writer.add_sparse_file(&entry.path, meta, map.clone(), size, linked, data)?;

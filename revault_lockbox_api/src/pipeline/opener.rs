@@ -120,6 +120,11 @@ impl PageOpener {
         self.workers.in_flight()
     }
 
+    /// Whether another page fits in flight.
+    pub(crate) fn has_room(&self) -> bool {
+        self.workers.has_room()
+    }
+
     /// Queues a page; blocks while every worker is busy. The caller keeps
     /// fewer than `capacity` pages in flight.
     pub(crate) fn submit(&mut self, page: PageToOpen) {

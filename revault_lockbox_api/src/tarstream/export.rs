@@ -75,7 +75,7 @@ pub fn export<W: Write, S: ReadAt>(
         };
         let header = header(&entry, kind, size, link.as_deref(), &mut tar)?;
         if kind == tar::EntryType::Regular {
-            let reader = archive.content_reader(&entry, None)?;
+            let reader = archive.content_reader(&entry, None)?.reading_ahead();
             let mut counted = Counted { inner: reader, n: 0, progress: archive.progress() };
             tar.append(&header, &mut counted).map_err(content_error)?;
             if counted.n != size {

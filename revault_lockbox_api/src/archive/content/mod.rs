@@ -19,8 +19,10 @@ use crate::pipeline::{HashedSpan, OpenedPage, PageOpener, PageToOpen, SpanDigest
 use crate::sparse::ContentHasher;
 use crate::storage::ReadAt;
 
+mod ahead;
 mod records;
 
+pub(crate) use ahead::ReadAhead;
 use records::PageRecords;
 #[cfg(test)]
 mod tests;

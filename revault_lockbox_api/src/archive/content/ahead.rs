@@ -1,0 +1,118 @@
+//! One file read through from its start, its pages opened ahead: the
+//! sequential path of an [`EntryReader`](crate::archive::EntryReader).
+//! Once the reader moves past its first page, the pages after it are read
+//! here and opened and hashed on the page workers, as a content walk does,
+//! while the reader copies out the page before: the reading thread keeps
+//! only the I/O and the copy.
+
+use std::sync::Arc;
+
+use super::records::PageRecords;
+use crate::archive::Archive;
+use crate::error::Result;
+use crate::format::DIGEST_LEN;
+use crate::index::read_sealed_into;
+use crate::pipeline::{HashedSpan, PageOpener, PageToOpen};
+use crate::sparse::ContentHasher;
+use crate::storage::ReadAt;
+
+/// A file's remaining pages, opened ahead on the archive's page workers.
+pub(crate) struct ReadAhead<'a, S> {
+    archive: &'a Archive<S>,
+    records: PageRecords<'a, S>,
+    pool: PageOpener,
+    /// Data-stream end of the file's stored bytes: no page starting here
+    /// or later is read.
+    end: u64,
+    /// The file's hash, given to the workers with the first page.
+    span: Option<HashedSpan>,
+    submitted_all: bool,
+    /// The page being read: its first byte's data-stream offset and its
+    /// plaintext.
+    current: Option<(u64, Vec<u8>)>,
+    /// The file's digest, from the page its bytes end in.
+    digest: Option<[u8; DIGEST_LEN]>,
+}
+
+impl<S> ReadAhead<'_, S> {
+    /// The file's digest, known once the page holding its last byte was
+    /// read.
+    pub(crate) fn digest(&self) -> Option<[u8; DIGEST_LEN]> {
+        self.digest
+    }
+}
+
+impl<'a, S: ReadAt> ReadAhead<'a, S> {
+    /// Reads the stored bytes `at..end` of a file whose bytes before `at`
+    /// `hasher` has hashed.
+    pub(crate) fn new(archive: &'a Archive<S>, at: u64, end: u64, hasher: ContentHasher) -> Result<Self> {
+        let tuning = &archive.tuning;
+        Ok(ReadAhead {
+            archive,
+            records: archive.page_records_from(at)?,
+            pool: PageOpener::new(tuning.threads, tuning.pages_in_flight)?,
+            end,
+            span: Some(HashedSpan { token: 0, start: at, size: end - at, hasher }),
+            submitted_all: false,
+            current: None,
+            digest: None,
+        })
+    }
+
+    /// The page holding data-stream offset `at` (at or after the last one
+    /// asked for, before `end`), with its first byte's offset.
+    pub(crate) fn page_at(&mut self, at: u64) -> Result<(u64, &[u8])> {
+        while !self
+            .current
+            .as_ref()
+            .is_some_and(|(start, page)| (*start..*start + page.len() as u64).contains(&at))
+        {
+            self.fill()?;
+            let Some(opened) = self.pool.pop() else { return Err(super::no_page()) };
+            if let Some((_, done)) = self.current.take() {
+                self.pool.recycle(done);
+            }
+            if let Some(&(_, digest)) = opened.digests.first() {
+                self.digest = digest;
+            }
+            self.pool.recycle_digests(opened.digests);
+            self.current = Some((opened.start, opened.plain?));
+        }
+        let (start, page) = self.current.as_ref().expect("found above");
+        Ok((*start, page))
+    }
+
+    /// Submits the file's next pages while the workers have room.
+    fn fill(&mut self) -> Result<()> {
+        while !self.submitted_all && self.pool.has_room() {
+            let Some((number, record, start)) = self.records.next()? else {
+                self.submitted_all = true;
+                break;
+            };
+            let page_end = start + u64::from(record.plain_len);
+            let first = self.span.as_ref().map_or(0, |span| span.start);
+            if page_end <= first {
+                // The leaf's pages before the one the file goes on in.
+                continue;
+            }
+            if start >= self.end {
+                self.submitted_all = true;
+                break;
+            }
+            let what = || format!("page {number}");
+            let sealed = read_sealed_into(
+                &self.archive.src,
+                record.offset,
+                record.unit_len(),
+                what,
+                self.pool.buffer(),
+            );
+            let mut spans = self.pool.spans();
+            spans.extend(self.span.take());
+            let keys = Arc::clone(self.archive.keys_for(number)?);
+            let archive_id = self.archive.archive_id;
+            self.pool.submit(PageToOpen { number, start, record, keys, archive_id, sealed, spans });
+        }
+        Ok(())
+    }
+}

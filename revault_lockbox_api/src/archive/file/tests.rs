@@ -1,0 +1,127 @@
+//! A file read through from its start, its pages opened ahead on the
+//! workers: the same bytes as page by page, a damaged page or a content
+//! hash that does not match refused, a seek back to page by page.
+
+use std::io::{Cursor, Read, Seek, SeekFrom};
+
+use crate::archive::Archive;
+use crate::crypto::{KdfParams, Password};
+use crate::error::Error;
+use crate::format::{EntryKind, SparseMap};
+use crate::session::{ArchiveWriter, CreateOptions, Metadata};
+
+const PAGE: usize = 4096;
+
+fn password() -> Password {
+    Password::from("ahead")
+}
+
+/// Bytes that compress a little, different for each `seed`.
+fn content(len: usize, seed: usize) -> Vec<u8> {
+    (0..len).map(|j| ((j * 31 + seed * 7) ^ (j / 97)) as u8).collect()
+}
+
+/// An archive (4 KiB pages) of a small file, `big` (40 pages at least),
+/// a sparse file whose data spans pages, and a file after them.
+fn archive() -> Vec<u8> {
+    let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS).page_size(PAGE).threads(2);
+    let mut w = ArchiveWriter::new(Vec::new(), &password(), options).unwrap();
+    let meta = Metadata::new(0o644, 0, 0, 0, 0);
+    w.add_file("a", &meta, 100, &content(100, 1)[..]).unwrap();
+    let big = content(40 * PAGE + 123, 2);
+    w.add_file("big", &meta, big.len() as u64, &big[..]).unwrap();
+    let size = 30 * PAGE as u64;
+    let map = SparseMap::new(vec![(0, 3 * PAGE as u64), (20 * PAGE as u64, 5 * PAGE as u64)], size).unwrap();
+    w.add_sparse_file("sparse", &meta, map, size, false, &content(8 * PAGE, 3)[..]).unwrap();
+    w.add_file("z", &meta, 5000, &content(5000, 4)[..]).unwrap();
+    w.finish().unwrap()
+}
+
+/// `sparse`'s logical bytes.
+fn sparse_bytes() -> Vec<u8> {
+    let data = content(8 * PAGE, 3);
+    let mut logical = vec![0u8; 30 * PAGE];
+    logical[..3 * PAGE].copy_from_slice(&data[..3 * PAGE]);
+    logical[20 * PAGE..25 * PAGE].copy_from_slice(&data[3 * PAGE..]);
+    logical
+}
+
+#[test]
+fn a_file_read_through_is_read_ahead_and_matches() {
+    let a = Archive::open(Cursor::new(archive()), &password()).unwrap();
+    for (path, want) in [("big", content(40 * PAGE + 123, 2)), ("sparse", sparse_bytes())] {
+        for chunk in [1000, PAGE, 64 << 10] {
+            let mut reader = a.open_file(path).unwrap();
+            let mut got = Vec::new();
+            let mut buf = vec![0u8; chunk];
+            loop {
+                let n = reader.read(&mut buf).unwrap();
+                if n == 0 {
+                    break;
+                }
+                got.extend_from_slice(&buf[..n]);
+                if got.len() > 2 * PAGE {
+                    assert!(reader.ahead.is_some(), "{path}: past its first page, the reader reads ahead");
+                }
+            }
+            assert!(got == want, "{path} read in {chunk}-byte reads");
+        }
+    }
+    let mut small = Vec::new();
+    a.open_file("a").unwrap().read_to_end(&mut small).unwrap();
+    assert_eq!(small, content(100, 1));
+}
+
+#[test]
+fn a_seek_while_reading_ahead_goes_back_to_page_by_page() {
+    let a = Archive::open(Cursor::new(archive()), &password()).unwrap();
+    let want = content(40 * PAGE + 123, 2);
+    let mut reader = a.open_file("big").unwrap();
+    let mut head = vec![0u8; 10 * PAGE];
+    reader.read_exact(&mut head).unwrap();
+    assert!(reader.ahead.is_some());
+    reader.seek(SeekFrom::Start(3 * PAGE as u64 + 5)).unwrap();
+    assert!(reader.ahead.is_none(), "a seek ends the read-ahead");
+    let mut rest = Vec::new();
+    reader.read_to_end(&mut rest).unwrap();
+    assert!(head == want[..10 * PAGE] && rest == want[3 * PAGE + 5..]);
+}
+
+#[test]
+fn a_damaged_page_ahead_is_refused_after_the_bytes_before_it() {
+    let bytes = archive();
+    let a = Archive::open(Cursor::new(bytes.clone()), &password()).unwrap();
+    let big = a.find(b"big").unwrap().unwrap();
+    let start = big.extent.unwrap().offset;
+    // The file's fourth page: well past the first, so read ahead.
+    let leaf = a.pages_leaf_at(start).unwrap();
+    let (number, record, page_start) = super::page_in(&leaf, start + 3 * PAGE as u64).unwrap();
+    let mut damaged = bytes;
+    damaged[record.offset as usize + 40] ^= 0x04;
+    let a = Archive::open(Cursor::new(damaged), &password()).unwrap();
+    let mut reader = a.open_file("big").unwrap();
+    let mut got = Vec::new();
+    let err = reader.read_to_end(&mut got).unwrap_err();
+    let inner = err.get_ref().and_then(|e| e.downcast_ref::<Error>());
+    assert!(matches!(inner, Some(Error::DamagedPage { number: n }) if *n == number), "{err:?}");
+    assert_eq!(got.len() as u64, page_start - start, "every byte before the damaged page, none of it");
+    assert!(got == content(40 * PAGE + 123, 2)[..got.len()]);
+}
+
+#[test]
+fn a_content_hash_that_does_not_match_is_refused_at_the_end() {
+    let a = Archive::open(Cursor::new(archive()), &password()).unwrap();
+    for path in [&b"big"[..], b"sparse"] {
+        let mut entry = a.find(path).unwrap().unwrap();
+        match &mut entry.kind {
+            EntryKind::File { sha256, .. } => sha256[0] ^= 1,
+            other => panic!("{other:?}"),
+        }
+        let mut reader = a.content_reader(&entry, None).unwrap().reading_ahead();
+        reader.read_exact(&mut [0u8; 2 * PAGE + 1]).unwrap();
+        assert!(reader.ahead.is_some(), "the digest comes from the workers");
+        let err = reader.read_to_end(&mut Vec::new()).unwrap_err();
+        let inner = err.get_ref().and_then(|e| e.downcast_ref::<Error>());
+        assert!(matches!(inner, Some(Error::ChecksumMismatch { .. })), "{err:?}");
+    }
+}
