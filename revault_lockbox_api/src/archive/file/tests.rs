@@ -125,3 +125,22 @@ fn a_content_hash_that_does_not_match_is_refused_at_the_end() {
         assert!(matches!(inner, Some(Error::ChecksumMismatch { .. })), "{err:?}");
     }
 }
+
+#[test]
+fn a_reader_reading_ahead_can_move_to_another_thread() {
+    fn send<T: Send>(_: &T) {}
+    let a = Archive::open(Cursor::new(archive()), &password()).unwrap();
+    let mut reader = a.open_file("big").unwrap();
+    reader.read_exact(&mut [0u8; 3 * PAGE]).unwrap();
+    send(&reader);
+    let rest = std::thread::scope(|s| {
+        s.spawn(move || {
+            let mut rest = Vec::new();
+            reader.read_to_end(&mut rest).map(|_| rest)
+        })
+        .join()
+        .unwrap()
+    })
+    .unwrap();
+    assert!(rest == content(40 * PAGE + 123, 2)[3 * PAGE..]);
+}
