@@ -5,14 +5,11 @@
 //! while the reader copies out the page before: the reading thread keeps
 //! only the I/O and the copy.
 
-use std::sync::Arc;
-
 use super::records::PageRecords;
 use crate::archive::Archive;
 use crate::error::Result;
 use crate::format::DIGEST_LEN;
-use crate::index::read_sealed_into;
-use crate::pipeline::{HashedSpan, PageOpener, PageToOpen};
+use crate::pipeline::{HashedSpan, PageOpener};
 use crate::sparse::ContentHasher;
 use crate::storage::ReadAt;
 
@@ -99,19 +96,9 @@ impl<'a, S: ReadAt> ReadAhead<'a, S> {
                 self.submitted_all = true;
                 break;
             }
-            let what = || format!("page {number}");
-            let sealed = read_sealed_into(
-                &self.archive.src,
-                record.offset,
-                record.unit_len(),
-                what,
-                self.pool.buffer(),
-            );
             let mut spans = self.pool.spans();
             spans.extend(self.span.take());
-            let keys = Arc::clone(self.archive.keys_for(number)?);
-            let archive_id = self.archive.archive_id;
-            self.pool.submit(PageToOpen { number, start, record, keys, archive_id, sealed, spans });
+            self.archive.submit_page(&mut self.pool, (number, record, start), spans)?;
         }
         Ok(())
     }

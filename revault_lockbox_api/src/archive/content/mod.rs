@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use super::{no_page, Archive};
 use crate::error::{Error, Result};
-use crate::format::DIGEST_LEN;
+use crate::format::{PageRecord, DIGEST_LEN};
 use crate::index::read_sealed_into;
 use crate::pipeline::{HashedSpan, OpenedPage, PageOpener, PageToOpen, SpanDigest};
 use crate::sparse::ContentHasher;
@@ -181,16 +181,11 @@ impl<S: ReadAt> Archive<S> {
                     }
                     continue;
                 }
-                let what = || format!("page {number}");
-                let sealed =
-                    read_sealed_into(&self.src, record.offset, record.unit_len(), what, pool.buffer());
-                let keys = Arc::clone(self.keys_for(number)?);
                 let mut spans = pool.spans();
                 while to_hash.front().is_some_and(|s| s.start < end) {
                     spans.extend(to_hash.pop_front());
                 }
-                let archive_id = self.archive_id;
-                pool.submit(PageToOpen { number, start, record, keys, archive_id, sealed, spans });
+                self.submit_page(&mut pool, (number, record, start), spans)?;
             }
             let Some(OpenedPage { number, start, end, plain, digests }) = pool.pop() else { break };
             match plain {
@@ -215,6 +210,26 @@ impl<S: ReadAt> Archive<S> {
                 return Err(Error::malformed("page table", "does not cover the data stream"));
             }
         }
+        Ok(())
+    }
+}
+
+impl<S: ReadAt> Archive<S> {
+    /// Reads data page `number`'s sealed bytes (or why they could not be
+    /// read) and gives them to the workers, with the hashed spans that
+    /// start in it: the one way a page reaches them, for a walk and for a
+    /// file read ahead.
+    fn submit_page(
+        &self,
+        pool: &mut PageOpener,
+        (number, record, start): (u64, PageRecord, u64),
+        spans: Vec<HashedSpan>,
+    ) -> Result<()> {
+        let what = || format!("page {number}");
+        let sealed = read_sealed_into(&self.src, record.offset, record.unit_len(), what, pool.buffer());
+        let keys = Arc::clone(self.keys_for(number)?);
+        let archive_id = self.archive_id;
+        pool.submit(PageToOpen { number, start, record, keys, archive_id, sealed, spans });
         Ok(())
     }
 }
