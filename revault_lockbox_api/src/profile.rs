@@ -13,7 +13,8 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum WorkloadProfile {
-    /// 1 MiB pages, zstd level 3, all cores: a good ratio at high speed.
+    /// 1 MiB pages (4 MiB for runs of small files), zstd level 3, all
+    /// cores: a good ratio at high speed.
     #[default]
     Balanced,
     /// Importing a lot of data fast: 4 MiB pages, zstd level 1, a deeper
@@ -39,14 +40,19 @@ pub fn zstd_levels() -> std::ops::RangeInclusive<i32> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CreateTuning {
-    /// Plaintext bytes per data page.
+    /// Plaintext bytes per data page that holds part of a large file (half
+    /// a page or more).
     pub page_size: usize,
+    /// Plaintext bytes per data page that holds only smaller files: pages of
+    /// a run of small files compress closer to one zstd stream, at the cost
+    /// of opening more bytes to read one of them. At least `page_size`.
+    pub small_files_page_size: usize,
     /// zstd level for data pages.
     pub zstd_level: i32,
     /// Worker threads compressing and sealing pages.
     pub threads: usize,
     /// Pages queued or being sealed at once; bounds memory to about
-    /// `pages_in_flight * page_size * 2`.
+    /// `pages_in_flight * small_files_page_size * 2`.
     pub pages_in_flight: usize,
 }
 
@@ -95,17 +101,27 @@ impl WorkloadProfile {
     /// The write knobs this preset sets on this machine.
     pub fn create_tuning(self) -> CreateTuning {
         let threads = cores();
-        let base =
-            CreateTuning { page_size: 1 << 20, zstd_level: 3, threads, pages_in_flight: 2 * threads + 2 };
+        let base = CreateTuning {
+            page_size: 1 << 20,
+            small_files_page_size: 4 << 20,
+            zstd_level: 3,
+            threads,
+            pages_in_flight: 2 * threads + 2,
+        };
         match self {
             WorkloadProfile::Balanced | WorkloadProfile::ExtractMany => base,
             WorkloadProfile::BulkImport => {
                 CreateTuning { page_size: 4 << 20, zstd_level: 1, pages_in_flight: 3 * threads + 2, ..base }
             }
-            WorkloadProfile::RandomRead => {
-                CreateTuning { page_size: 64 << 10, pages_in_flight: 8 * threads, ..base }
+            WorkloadProfile::RandomRead => CreateTuning {
+                page_size: 64 << 10,
+                small_files_page_size: 64 << 10,
+                pages_in_flight: 8 * threads,
+                ..base
+            },
+            WorkloadProfile::Archival => {
+                CreateTuning { page_size: 8 << 20, small_files_page_size: 8 << 20, zstd_level: 19, ..base }
             }
-            WorkloadProfile::Archival => CreateTuning { page_size: 8 << 20, zstd_level: 19, ..base },
         }
     }
 
@@ -129,7 +145,9 @@ impl WorkloadProfile {
 impl CreateTuning {
     /// Checks knobs a caller may have overridden.
     pub(crate) fn validate(&self) -> Result<()> {
-        let page_ok = (4096..=crate::format::MAX_PAGE_PLAIN_LEN as usize).contains(&self.page_size);
+        let page_ok = (4096..=crate::format::MAX_PAGE_PLAIN_LEN as usize).contains(&self.page_size)
+            && (self.page_size..=crate::format::MAX_PAGE_PLAIN_LEN as usize)
+                .contains(&self.small_files_page_size);
         if !page_ok
             || !zstd_levels().contains(&self.zstd_level)
             || self.threads == 0
@@ -137,6 +155,7 @@ impl CreateTuning {
         {
             return Err(Error::InvalidTuning {
                 page_size: self.page_size,
+                small_files_page_size: self.small_files_page_size,
                 zstd_level: self.zstd_level,
                 zstd_levels: zstd_levels(),
                 threads: self.threads,

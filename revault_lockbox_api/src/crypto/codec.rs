@@ -29,7 +29,7 @@ thread_local! {
 /// Whether three small probes (start, middle, end) of the page all fail to
 /// compress at zstd's fastest level: random-looking data skips zstd
 /// entirely, which costs a few microseconds instead of a full pass.
-fn looks_incompressible(plain: &[u8]) -> bool {
+pub(crate) fn looks_incompressible(plain: &[u8]) -> bool {
     if plain.len() < 4 * PROBE_LEN {
         return false;
     }

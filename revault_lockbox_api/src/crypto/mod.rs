@@ -27,8 +27,9 @@ pub use backend::ChaChaBackend;
 #[cfg(feature = "fuzzing")]
 pub(crate) use codec::decompress;
 pub(crate) use codec::{
-    open_data_page, open_data_page_into, open_index_node, open_root, open_session_body, page_buffer_capacity,
-    seal_data_page, seal_index_node, seal_root, seal_session_body, to_seal, Sealed, Sealing,
+    looks_incompressible, open_data_page, open_data_page_into, open_index_node, open_root, open_session_body,
+    page_buffer_capacity, seal_data_page, seal_index_node, seal_root, seal_session_body, to_seal, Sealed,
+    Sealing,
 };
 pub use kdf::{KdfParams, DEFAULT_KDF_BUDGET};
 pub(crate) use keyslot::{

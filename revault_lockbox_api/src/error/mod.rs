@@ -259,12 +259,15 @@ pub enum Error {
     },
     /// A writer's page size, zstd level or counts out of range.
     #[error(
-        "invalid tuning: page size {page_size} (4 KiB..16 MiB), zstd level {zstd_level} ({zstd_levels:?}), \
+        "invalid tuning: page size {page_size} (4 KiB..16 MiB), small files' page size \
+         {small_files_page_size} (page size..16 MiB), zstd level {zstd_level} ({zstd_levels:?}), \
          threads {threads}, pages in flight {pages_in_flight}"
     )]
     InvalidTuning {
         /// Bytes of plaintext per page.
         page_size: usize,
+        /// Bytes of plaintext per page of small files.
+        small_files_page_size: usize,
         /// The zstd level.
         zstd_level: i32,
         /// The levels zstd accepts.

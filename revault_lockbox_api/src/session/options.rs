@@ -66,10 +66,20 @@ impl CreateOptions {
         self
     }
 
-    /// Overrides the plaintext bytes per page. Default: the profile's (1 MiB
-    /// for `Balanced`).
+    /// Overrides the plaintext bytes of every page, small files' pages
+    /// included. Default: the profile's (1 MiB for `Balanced`, 4 MiB for its
+    /// runs of small files).
     pub fn page_size(mut self, bytes: usize) -> Self {
         self.tuning.page_size = bytes;
+        self.tuning.small_files_page_size = bytes;
+        self
+    }
+
+    /// Overrides the plaintext bytes of pages that hold only files smaller
+    /// than half of [`page_size`](Self::page_size); set it after
+    /// `page_size`. Default: the profile's (4 MiB for `Balanced`).
+    pub fn small_files_page_size(mut self, bytes: usize) -> Self {
+        self.tuning.small_files_page_size = bytes;
         self
     }
 

@@ -6,6 +6,7 @@ use std::io::{self, Read, Write};
 use std::sync::atomic::Ordering;
 
 use super::{ArchiveWriter, Metadata};
+use crate::crypto::looks_incompressible;
 use crate::error::{Error, Result};
 use crate::format::{EntryKind, Extent, PageRecord, SparseMap, INDEX_NODE_TARGET_LEN, PAGE_RECORD_LEN};
 use crate::index::page_key;
@@ -13,8 +14,12 @@ use crate::sparse::ContentHasher;
 
 impl<W: Write> ArchiveWriter<W> {
     /// Adds a file whose content `content` yields: read straight into the
-    /// current page (a file of half a page or more starts a new one), hashed
-    /// in line or, once it runs across pages, by the sealing workers.
+    /// current page, hashed in line or, once it runs across pages, by the
+    /// sealing workers. A large file (half a page or more) starts a new page
+    /// and its pages are `page_size`; a page holding only smaller files
+    /// grows on to `small_files_page_size` if its first `page_size` bytes
+    /// compress (incompressible ones gain nothing from a larger page, and
+    /// a read of one of them would open more).
     pub(super) fn add_file_dyn(
         &mut self,
         path: &[u8],
@@ -27,8 +32,8 @@ impl<W: Write> ArchiveWriter<W> {
         self.check_next_path(path)?;
         // `None` while the page workers hash the file (it runs across pages).
         let mut hasher = Some(ContentHasher::new(sparse.as_ref().map(|(map, _)| map)));
-        let page_size = self.tuning.page_size;
-        if size_hint >= (page_size / 2) as u64 && !self.page.is_empty() {
+        let large = size_hint >= (self.tuning.page_size / 2) as u64;
+        if large && !self.page.is_empty() {
             self.flush_page()?;
         }
         let offset = self.page_start + self.page.len() as u64;
@@ -36,7 +41,14 @@ impl<W: Write> ArchiveWriter<W> {
         // Where the file's bytes begin in the current page.
         let mut in_page = None;
         loop {
-            if self.page.len() == page_size {
+            let page_size = self.tuning.page_size;
+            if self.page.len() == page_size
+                && self.page_limit > page_size
+                && looks_incompressible(self.page.bytes())
+            {
+                self.page_limit = page_size;
+            }
+            if self.page.len() >= self.page_limit {
                 if in_page.is_some() {
                     if let Some(h) = hasher.take() {
                         self.sealer.hand_over(h);
@@ -44,12 +56,18 @@ impl<W: Write> ArchiveWriter<W> {
                 }
                 self.flush_page_hashing(in_page.take())?;
             }
+            if large {
+                // Only an empty page gets here: a large file starts a page.
+                self.page_limit = page_size;
+            }
             let start = self.page.len();
-            in_page = Some(start);
-            let room = (page_size - start) as u64;
+            in_page.get_or_insert(start);
+            // A page stops at `page_size` once, to be probed there.
+            let stop = if start < page_size { page_size } else { self.page_limit };
+            let room = (stop - start) as u64;
             let n = self
                 .page
-                .fill(content, page_size, size_hint.saturating_sub(size))
+                .fill(content, stop, size_hint.saturating_sub(size))
                 .map_err(|source| Error::Stream { action: Error::READING_CONTENT, source })?;
             size += n as u64;
             if let Some(p) = &self.output.progress {
@@ -88,6 +106,7 @@ impl<W: Write> ArchiveWriter<W> {
     pub(super) fn flush_page_hashing(&mut self, hash_from: Option<usize>) -> Result<()> {
         let fresh = self.sealer.buffer();
         let plain = self.page.take(fresh);
+        self.page_limit = self.tuning.small_files_page_size;
         self.page_start += plain.len() as u64;
         self.sealer.submit(self.next_page, plain, hash_from);
         self.next_page += 1;
@@ -279,6 +298,23 @@ mod tests {
             io::Read::read_to_end(&mut archive.open_file("sparse").unwrap(), &mut read).unwrap();
             assert!(read == logical, "the sparse file reads as its logical content");
         }
+    }
+
+    #[test]
+    fn a_small_files_page_smaller_than_a_page_is_refused() {
+        use crate::crypto::{KdfParams, Password};
+        use crate::session::CreateOptions;
+
+        let options = CreateOptions::new()
+            .kdf(KdfParams::INSECURE_FOR_TESTS)
+            .page_size(8192)
+            .small_files_page_size(4096);
+        let refused = ArchiveWriter::new(Vec::new(), &Password::from("p"), options).err().unwrap();
+        assert!(
+            matches!(refused, Error::InvalidTuning { page_size: 8192, small_files_page_size: 4096, .. }),
+            "{refused}"
+        );
+        assert!(refused.to_string().contains("small files' page size 4096 (page size..16 MiB)"), "{refused}");
     }
 
     #[test]

@@ -74,6 +74,9 @@ pub struct ArchiveWriter<W: Write> {
     pub(crate) signers: Vec<Vec<u8>>,
     pub(super) tuning: CreateTuning,
     pub(super) page: FillingPage,
+    /// The size the current page fills to: `small_files_page_size` until
+    /// bytes of a large file go into it, then `page_size`.
+    pub(super) page_limit: usize,
     /// Data-stream offset of the current page's first byte.
     pub(super) page_start: u64,
     pub(super) next_page: u64,
@@ -129,7 +132,8 @@ impl<W: Write> ArchiveWriter<W> {
             archive_id: start.archive_id,
             zstd_level: tuning.zstd_level,
         };
-        let mut sealer = PageSealer::new(sealing, tuning.page_size, tuning.threads, tuning.pages_in_flight)?;
+        let mut sealer =
+            PageSealer::new(sealing, tuning.small_files_page_size, tuning.threads, tuning.pages_in_flight)?;
         let mut output = Output {
             out,
             position: start.position,
@@ -151,6 +155,7 @@ impl<W: Write> ArchiveWriter<W> {
             // Key ids as the signature block's (FORMAT.md §3.10): fingerprints.
             signers: options.signing.keys.iter().map(|k| k.fingerprint().0.to_vec()).collect(),
             page: FillingPage::new(sealer.buffer()),
+            page_limit: tuning.small_files_page_size,
             page_start: start.stream_len,
             next_page: start.next_page,
             sealer,
@@ -354,7 +359,7 @@ impl<W: Write> ArchiveWriter<W> {
         // archive keeps the names of all but its last few pages' files
         // (FORMAT.md §5, §6.6).
         let stream = self.page_start + self.page.len() as u64;
-        let span = (LEAF_SPAN_PAGES * self.tuning.page_size) as u64;
+        let span = (LEAF_SPAN_PAGES * self.tuning.small_files_page_size) as u64;
         if self.leaf_bytes + len > INDEX_NODE_TARGET_LEN || stream - self.leaf_stream_start >= span {
             self.flush_leaf()?;
         }

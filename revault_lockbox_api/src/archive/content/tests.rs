@@ -155,3 +155,83 @@ fn a_span_past_the_stream_is_refused() {
     a.walk_content(&mut visitor, false).unwrap();
     assert!(visitor.ended.iter().all(|&e| e), "both spans delivered");
 }
+
+/// Writes `files` (name, content, size hint) with pages of `page_size`
+/// and `small_files_page_size`, checks that each reads back and that the
+/// archive verifies; returns the pages' plaintext lengths.
+fn page_lengths(
+    page_size: usize,
+    small_files_page_size: usize,
+    files: &[(String, Vec<u8>, u64)],
+) -> Vec<u32> {
+    let password = Password::from("pages");
+    let options = CreateOptions::new()
+        .kdf(KdfParams::INSECURE_FOR_TESTS)
+        .page_size(page_size)
+        .small_files_page_size(small_files_page_size)
+        .threads(2);
+    let mut w = ArchiveWriter::new(Vec::new(), &password, options).unwrap();
+    let meta = Metadata::new(0o644, 0, 0, 0, 0);
+    for (name, bytes, hint) in files {
+        w.add_file(name, &meta, *hint, &bytes[..]).unwrap();
+    }
+    let a = Archive::open(Cursor::new(w.finish().unwrap()), &password).unwrap();
+    for (name, want) in files.iter().map(|(name, bytes, _)| (name, bytes)) {
+        let mut read = Vec::new();
+        std::io::Read::read_to_end(&mut a.open_file(name).unwrap(), &mut read).unwrap();
+        assert!(&read == want, "{name} reads back");
+    }
+    assert!(a.verify().unwrap().is_ok());
+    let mut pages = Vec::new();
+    let mut records = a.page_records_from(0).unwrap();
+    while let Some((_, record, _)) = records.next().unwrap() {
+        pages.push(record.plain_len);
+    }
+    pages
+}
+
+/// Small files fill pages of `small_files_page_size`; a large file
+/// starts a page, and the pages holding its bytes are `page_size`.
+#[test]
+fn runs_of_small_files_fill_larger_pages_than_large_files() {
+    // 24 small files (24,000 bytes), a large one (10,000 bytes: three
+    // pages, its last partly filled by the small files after it), then
+    // 12 small files more; the last file comes without a size hint.
+    let sizes = [[1000; 24].as_slice(), &[10_000], &[1500; 12]].concat();
+    let files: Vec<_> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &size)| {
+            let bytes: Vec<u8> = (0..size).map(|j| (j * 7 + i * 13 + j / 89) as u8).collect();
+            let hint = if i + 1 == sizes.len() { 0 } else { size as u64 };
+            (format!("f{i:02}"), bytes, hint)
+        })
+        .collect();
+    // 16,384 of small files, 7,616 (the large file starts a page), the
+    // large file's 4,096 + 4,096 + 1,808 then 2,288 of small files up
+    // to 4,096, and the remaining 15,712 on a page of small files.
+    assert_eq!(page_lengths(4096, 16_384, &files), [16_384, 7_616, 4_096, 4_096, 4_096, 15_712]);
+}
+
+/// A run of small files that does not compress keeps to `page_size`: a
+/// larger page would save nothing and cost its readers more.
+#[test]
+fn runs_of_incompressible_small_files_keep_to_the_page_size() {
+    // 40 files of 3,000 random bytes, then 40 of text.
+    let mut files = Vec::new();
+    for i in 0..40u64 {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut corpora::RandomReader::new(i, 3000), &mut bytes).unwrap();
+        files.push((format!("a{i:02}"), bytes, 3000));
+    }
+    for i in 0..40 {
+        let bytes = format!("line {i} of a text that compresses well\n").repeat(75).into_bytes();
+        let hint = bytes.len() as u64;
+        files.push((format!("b{i:02}"), bytes, hint));
+    }
+    let pages = page_lengths(16_384, 65_536, &files);
+    // 120,000 random bytes in 16 KiB pages; the page where the text starts
+    // (its first 16 KiB still random) and the text's pages grow.
+    assert_eq!(&pages[..7], [16_384; 7], "{pages:?}");
+    assert!(pages[7..].iter().any(|&len| len > 16_384), "{pages:?}");
+}
