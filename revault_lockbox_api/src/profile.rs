@@ -62,7 +62,8 @@ pub struct CreateTuning {
 pub struct ReadTuning {
     /// Worker threads opening pages and index nodes.
     pub threads: usize,
-    /// Pages (and index nodes) read ahead and being opened at once.
+    /// Pages (and index nodes) read ahead and being opened at once; a
+    /// data page over 1 MiB counts as its size in MiB.
     pub pages_in_flight: usize,
     /// Opened pages kept for random reads.
     pub page_cache: usize,

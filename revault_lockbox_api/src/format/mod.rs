@@ -30,12 +30,14 @@ pub(crate) use extra::{check_name, check_xattr, check_xattr_list};
 pub(crate) use frame::{Frame, UnitKind, FRAME_LEN};
 pub(crate) use hash::{session_header_hash, unit_hash, Hash};
 pub use header::check_slot_label;
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use header::decode_slot;
+#[cfg(feature = "fuzzing")]
+pub(crate) use header::encode_slot;
 pub(crate) use header::{
     decode_labeled_slot, encode_labeled_slot, recipient_slot_aad, HeaderPrefix, KeyFileSlot, KeySlot,
     PasswordSlot,
 };
-#[cfg(any(test, feature = "fuzzing"))]
-pub(crate) use header::{decode_slot, encode_slot};
 pub(crate) use links::FirstLinks;
 pub use metadata::{Metadata, Xattr};
 pub(crate) use node::{Child, EntriesLeaf, Internal, PageRecord, PagesLeaf, PAGE_RECORD_LEN};

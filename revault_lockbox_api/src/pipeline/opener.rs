@@ -64,9 +64,20 @@ type Job = (PageToOpen, Vec<u8>, u64, Vec<SpanDigest>);
 /// span list.
 type Done = (OpenedPage, Vec<u8>, Vec<HashedSpan>);
 
-/// Opens data pages on `threads` workers, at most `capacity` in flight.
+/// Plaintext bytes a page in flight counts as at least: `capacity` pages
+/// of up to this size are in flight at once, larger ones fewer, so that
+/// memory stays near `capacity` MiB whatever the archive's page sizes.
+const PAGE_IN_FLIGHT_BYTES: u64 = 1 << 20;
+
+/// Opens data pages on `threads` workers, at most `capacity` in flight,
+/// and no more plaintext than `capacity` pages of [`PAGE_IN_FLIGHT_BYTES`]
+/// unless only one is.
 pub(crate) struct PageOpener {
     workers: OrderedWorkers<Job, Done>,
+    /// Plaintext bytes of the pages in flight, each counted as at least
+    /// [`PAGE_IN_FLIGHT_BYTES`], and their bound.
+    bytes_in_flight: u64,
+    byte_budget: u64,
     next_ticket: u64,
     /// Cleared buffers from pages already delivered.
     free: Vec<Vec<u8>>,
@@ -83,6 +94,8 @@ impl PageOpener {
             OrderedWorkers::new("lockbox-opener", threads, capacity, move |job| open(job, &hashing))?;
         Ok(PageOpener {
             workers,
+            bytes_in_flight: 0,
+            byte_budget: capacity as u64 * PAGE_IN_FLIGHT_BYTES,
             next_ticket: 0,
             free: Vec::new(),
             free_spans: Vec::new(),
@@ -122,7 +135,7 @@ impl PageOpener {
 
     /// Whether another page fits in flight.
     pub(crate) fn has_room(&self) -> bool {
-        self.workers.has_room()
+        self.in_flight() == 0 || (self.workers.has_room() && self.bytes_in_flight < self.byte_budget)
     }
 
     /// Queues a page; blocks while every worker is busy. The caller keeps
@@ -130,6 +143,7 @@ impl PageOpener {
     pub(crate) fn submit(&mut self, page: PageToOpen) {
         let spare = self.buffer();
         let digests = self.free_digests.pop().unwrap_or_default();
+        self.bytes_in_flight += counted_bytes(page.record.plain_len.into());
         self.workers.submit((page, spare, self.next_ticket, digests));
         self.next_ticket += 1;
     }
@@ -138,10 +152,16 @@ impl PageOpener {
     /// page is in flight.
     pub(crate) fn pop(&mut self) -> Option<OpenedPage> {
         let (page, spare, spans) = self.workers.pop()?;
+        self.bytes_in_flight -= counted_bytes(page.end - page.start);
         self.recycle(spare);
         self.free_spans.push(spans);
         Some(page)
     }
+}
+
+/// What a page of `plain_len` bytes counts for against the byte budget.
+fn counted_bytes(plain_len: u64) -> u64 {
+    plain_len.max(PAGE_IN_FLIGHT_BYTES)
 }
 
 /// A worker's job: opens the page into whichever of its two buffers the
@@ -192,5 +212,66 @@ fn hash_page(
         }
         let span = open.pop_front().expect("front exists");
         digests.push((span.token, Some(span.hasher.finish_entry())));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+    use crate::format::{Codec, HASH_LEN};
+
+    /// A page that could not be read: the worker hands it back at once.
+    fn unreadable(number: u64, plain_len: u32) -> PageToOpen {
+        PageToOpen {
+            number,
+            start: number * u64::from(plain_len),
+            record: PageRecord {
+                offset: 0,
+                stored_len: 16,
+                plain_len,
+                codec: Codec::Zstd,
+                hash: [0; HASH_LEN],
+            },
+            keys: Arc::new(SessionKeys::from_raw_key(&[1; 32])),
+            archive_id: [0; ARCHIVE_ID_LEN],
+            sealed: Err(Error::DamagedPage { number }),
+            spans: Vec::new(),
+        }
+    }
+
+    /// How many pages of `plain_len` bytes go in flight before there is
+    /// no room, with room for `capacity` pages.
+    fn pages_admitted(capacity: usize, plain_len: u32) -> usize {
+        let mut pool = PageOpener::new(1, capacity).unwrap();
+        let mut admitted = 0;
+        while pool.has_room() {
+            pool.submit(unreadable(admitted as u64, plain_len));
+            admitted += 1;
+        }
+        while let Some(page) = pool.pop() {
+            assert!(page.plain.is_err());
+        }
+        assert!(pool.has_room());
+        admitted
+    }
+
+    #[test]
+    fn pages_up_to_a_mib_fill_every_place_in_flight() {
+        assert_eq!(pages_admitted(6, 4096), 6);
+        assert_eq!(pages_admitted(6, 1 << 20), 6);
+    }
+
+    #[test]
+    fn larger_pages_count_as_their_size_in_mib() {
+        assert_eq!(pages_admitted(6, 2 << 20), 3);
+        assert_eq!(pages_admitted(6, 4 << 20), 2);
+        assert_eq!(pages_admitted(6, (4 << 20) + 1), 2);
+    }
+
+    #[test]
+    fn one_page_goes_in_flight_whatever_its_size() {
+        assert_eq!(pages_admitted(2, 16 << 20), 1);
+        assert_eq!(pages_admitted(1, u32::MAX), 1);
     }
 }

@@ -144,8 +144,7 @@ impl<S: ReadAt> Archive<S> {
             // Pages in flight are bounded, and so are the spans waiting for
             // them: a page of tiny files holds thousands.
             let room = |pool: &PageOpener, queue: &VecDeque<Pending>| {
-                pool.in_flight() == 0
-                    || (pool.in_flight() < self.tuning.pages_in_flight && queue.len() < MAX_WAITING_SPANS)
+                pool.in_flight() == 0 || (pool.has_room() && queue.len() < MAX_WAITING_SPANS)
             };
             while !pages_done && room(&pool, &queue) {
                 if pages.is_none() {
