@@ -73,8 +73,22 @@ fn zstd_compress_into(plain: &[u8], level: i32, frame: &mut Vec<u8>) -> bool {
                 Err(_) => return false,
             },
         };
-        contexts[i].1.compress_to_buffer(plain, frame).is_ok()
+        let context = &mut contexts[i].1;
+        context.set_parameter(zstd::zstd_safe::CParameter::WindowLog(window_log(plain.len()))).is_ok()
+            && context.compress_to_buffer(plain, frame).is_ok()
     })
+}
+
+/// The window that covers all of a `len`-byte input. zstd shrinks a
+/// level's window to an input smaller than it, so this changes nothing
+/// there; for larger inputs (level 3's window is 2 MiB, level 1's
+/// 512 KiB) it lets a page of small files match across its whole length,
+/// closer to one stream over them (docs/BENCHMARKS.md, "Larger pages for
+/// runs of small files"). A decoder given the whole frame and an output
+/// of its content size needs no window buffer of its own.
+fn window_log(len: usize) -> u32 {
+    const MIN_WINDOW_LOG: u32 = 10;
+    (usize::BITS - len.saturating_sub(1).leading_zeros()).max(MIN_WINDOW_LOG)
 }
 
 /// What is being sealed, for the fuzzing hook that swaps plaintexts.
@@ -157,8 +171,11 @@ pub(crate) fn page_buffer_capacity(page_size: usize) -> usize {
     sealed_capacity(page_size)
 }
 
-/// zstd level of index nodes and the root: they are small and read often.
-const INDEX_LEVEL: i32 = 3;
+/// zstd level of index nodes and the root: they are small (128 KiB at
+/// most) and read often, and decompress as fast at this level as at 3.
+/// The Linux tree's index: 3.97 MB at level 3, 3.86 at 6, 3.86 at 9
+/// (docs/BENCHMARKS.md, "Larger pages for runs of small files").
+const INDEX_LEVEL: i32 = 6;
 
 /// Compresses (when it pays) and seals data page `number`, held in
 /// `plain`, using `spare` for the frame; returns the sealed page and the
@@ -368,17 +385,22 @@ pub(crate) fn decompress(frame: &[u8], len: usize) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn incompressible_pages_skip_zstd() {
-        let mut state = 0x9e3779b97f4a7c15u64;
-        let random: Vec<u8> = (0..65536)
+    /// `len` bytes from a xorshift generator, each mapped by `byte`.
+    fn generated(seed: u64, len: usize, byte: impl Fn(u64) -> u8) -> Vec<u8> {
+        let mut state = seed;
+        (0..len)
             .map(|_| {
                 state ^= state << 13;
                 state ^= state >> 7;
                 state ^= state << 17;
-                state as u8
+                byte(state)
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn incompressible_pages_skip_zstd() {
+        let random = generated(0x9e3779b97f4a7c15, 65536, |x| x as u8);
         assert!(looks_incompressible(&random));
         let mut frame = Vec::new();
         assert!(!compress_into(&random, 3, &mut frame));
@@ -388,5 +410,38 @@ mod tests {
         let c = frame;
         assert_eq!(decompress(&c, text.len()).unwrap(), text);
         assert!(decompress(&c, text.len() - 1).is_none());
+    }
+
+    #[test]
+    fn a_page_matches_across_its_whole_length() {
+        // Letters (compressible, never looking incompressible), then other
+        // letters, then the first ones again 2.75 MiB later: beyond level
+        // 3's 2 MiB window, inside a window that covers the page.
+        let letter = |x: u64| b'a' + (x % 26) as u8;
+        let first = generated(1, 1280 << 10, letter);
+        let mut page = first.clone();
+        page.extend(generated(2, 1536 << 10, letter));
+        page.extend(&first);
+        assert_eq!(page.len(), 4 << 20);
+        let mut frame = Vec::new();
+        assert!(compress_into(&page, 3, &mut frame));
+        let unique = (page.len() - first.len()) as f64;
+        assert!((frame.len() as f64) < unique * 0.7, "{} bytes for {unique} unique letters", frame.len());
+        assert_eq!(decompress(&frame, page.len()).unwrap(), page);
+        // Where the page is smaller than the level's window, zstd's own
+        // choice stands: the same frame as without the parameter.
+        let small = &page[..1 << 20];
+        assert!(compress_into(small, 3, &mut frame));
+        assert_eq!(frame, zstd::bulk::compress(small, 3).unwrap());
+    }
+
+    #[test]
+    fn the_window_covers_the_input() {
+        assert_eq!(window_log(0), 10);
+        assert_eq!(window_log(1000), 10);
+        assert_eq!(window_log(1 << 20), 20);
+        assert_eq!(window_log((1 << 20) + 1), 21);
+        assert_eq!(window_log(4 << 20), 22);
+        assert_eq!(window_log(16 << 20), 24);
     }
 }
