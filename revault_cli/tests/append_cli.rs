@@ -354,7 +354,7 @@ fn sessions_carry_their_labels_and_numbers() {
     fs::write(src.join("d/new.txt"), b"new\n").unwrap();
     ok(&["add", a, "-m", "nightly: new.txt", "-C", s(&src), "d/new.txt"]);
     let after_add = info(a);
-    assert_eq!(after_add["last_session"], 1);
+    assert_eq!((after_add["last_session"].as_u64(), after_add["state"].as_u64()), (Some(1), Some(2)));
     assert_eq!(after_add["last_session_label"], "nightly: new.txt");
     let started = after_add["last_session_created_ns"].as_i64().unwrap();
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as i64;
@@ -362,7 +362,10 @@ fn sessions_carry_their_labels_and_numbers() {
     assert_eq!(after_add["commit_hash"].as_str().unwrap().len(), 64);
     let text = String::from_utf8(ok(&["info", a]).stdout).unwrap();
     assert!(
-        text.contains("last session") && text.contains("#1, ") && text.contains("nightly: new.txt"),
+        text.contains("last session")
+            && text.contains("#1, ")
+            && text.contains("nightly: new.txt")
+            && text.contains("\nstate              2 (as lockbox log numbers it; --session 2 reads it)\n"),
         "{text}"
     );
     ok(&["rm", a, "--message", "drop top", "top.txt"]);
@@ -373,6 +376,7 @@ fn sessions_carry_their_labels_and_numbers() {
     ok(&["compact", "-q", "-m", "squashed", a]);
     let compacted = info(a);
     assert_eq!((compacted["sessions"].as_u64(), compacted["last_session"].as_u64()), (Some(1), Some(3)));
+    assert_eq!(compacted["state"], 3, "a compaction keeping the last state holds its number");
     assert_eq!(compacted["last_session_label"], "squashed");
 
     let before = fs::read(&archive).unwrap();

@@ -131,6 +131,7 @@ fn keeping_the_last_states_reads_each_back_as_it_was() {
     );
     assert_eq!(after[0].kind, SessionKind::Compaction);
     assert!(after.iter().skip(1).all(|s| s.kind != SessionKind::Compaction));
+    assert_eq!(a.info().unwrap().state, last, "the compacted archive still holds the last state");
     assert_eq!(extracted(&archive, dir.path(), first..=last), trees, "every kept state extracts as before");
     for (n, old) in (first..=last).zip(&entries_before) {
         let new = entries(&a.at(AsOf::State(n as i64)).unwrap());

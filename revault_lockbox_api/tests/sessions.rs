@@ -107,4 +107,6 @@ fn history_lists_every_session_from_the_sessions_tree_alone() {
     // leaf, page or session header.
     assert!(read < 2 * 16 * 200, "history read {read} bytes");
     assert!(read > 0, "records 0 to 31 are in leaves");
+    let info = a.info().unwrap();
+    assert_eq!((info.last_session, info.state), (43, 42), "the last session's number and the state it makes");
 }

@@ -269,6 +269,7 @@ pub fn info_summary(info: &ArchiveInfo) -> Value {
         "torn_tail_bytes": info.torn_tail_bytes,
         "key_slots": info.key_slots,
         "last_session": info.last_session,
+        "state": info.state,
         "last_session_created_ns": info.last_session_created_ns,
         "last_session_label": info.last_session_label,
         "commit_hash": info.commit_hash.iter().map(|b| format!("{b:02x}")).collect::<String>(),

@@ -137,6 +137,7 @@ pub fn info_text(info: &ArchiveInfo) -> String {
         label => format!(", {}", Quoted::bytes(label.as_bytes())),
     };
     line("last session", format!("#{}, {started} UTC{label}", info.last_session));
+    line("state", format!("{} (as lockbox log numbers it; --session {0} reads it)", info.state));
     line("commit hash", info.commit_hash.iter().map(|b| format!("{b:02x}")).collect());
     line("dead bytes", format!("{} (lockbox compact reclaims them)", info.dead_bytes));
     if info.torn_tail_bytes > 0 {

@@ -55,6 +55,11 @@ pub struct ArchiveInfo {
     pub content_bytes: u64,
     /// The last session's number (0 for the create).
     pub last_session: u32,
+    /// The state the archive holds, numbered from 1 as
+    /// [`Archive::history`] numbers states (and [`AsOf::State`](crate::AsOf::State) takes
+    /// them): a change makes the next state, a merge of index runs none,
+    /// a compaction holds the state it kept.
+    pub state: u64,
     /// When the last session started: UTC nanoseconds since 1970.
     pub last_session_created_ns: i64,
     /// The last session's label (`-m TEXT`), empty when none.
@@ -76,6 +81,7 @@ impl<S: ReadAt> Archive<S> {
             runs: self.root.runs.len() as u64,
             torn_tail_bytes: self.torn_tail_bytes(),
             last_session: self.last_session().number,
+            state: self.history()?.iter().rev().find_map(|s| s.state).unwrap_or(0),
             last_session_created_ns: self.last_session().created_ns,
             last_session_label: self.last_session().label.clone(),
             commit_hash: self.commit_hash(),
