@@ -56,7 +56,7 @@ pub struct ArchiveInfo {
     /// The last session's number (0 for the create).
     pub last_session: u32,
     /// The state the archive holds, numbered from 1 as
-    /// [`Archive::history`] numbers states (and [`AsOf::State`](crate::AsOf::State) takes
+    /// [`Archive::history`] numbers states (and [`AsOf::State`](crate::read::AsOf::State) takes
     /// them): a change makes the next state, a merge of index runs none,
     /// a compaction holds the state it kept.
     pub state: u64,
