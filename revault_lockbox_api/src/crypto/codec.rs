@@ -88,7 +88,7 @@ fn zstd_compress_into(plain: &[u8], level: i32, frame: &mut Vec<u8>) -> bool {
 /// of its content size needs no window buffer of its own.
 fn window_log(len: usize) -> u32 {
     const MIN_WINDOW_LOG: u32 = 10;
-    (usize::BITS - len.saturating_sub(1).leading_zeros()).max(MIN_WINDOW_LOG)
+    len.next_power_of_two().trailing_zeros().max(MIN_WINDOW_LOG)
 }
 
 /// What is being sealed, for the fuzzing hook that swaps plaintexts.
