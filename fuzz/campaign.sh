@@ -11,17 +11,18 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
+usage() { echo "usage: $0 [-j JOBS] [-t SECONDS_EACH] TARGET..." >&2; exit 2; }
 jobs=$(nproc)
 seconds=1800
 while getopts "j:t:" opt; do
     case $opt in
         j) jobs=$OPTARG ;;
         t) seconds=$OPTARG ;;
-        *) echo "usage: $0 [-j JOBS] [-t SECONDS_EACH] TARGET..." >&2; exit 2 ;;
+        *) usage ;;
     esac
 done
 shift $((OPTIND - 1))
-[ $# -gt 0 ] || { echo "usage: $0 [-j JOBS] [-t SECONDS_EACH] TARGET..." >&2; exit 2; }
+[ $# -gt 0 ] || usage
 for t in "$@"; do
     [ -x "target/debug/$t" ] || { echo "$0: target/debug/$t missing (cargo afl build)" >&2; exit 2; }
     [ -d "corpus/$t" ] || { echo "$0: corpus/$t missing" >&2; exit 2; }
@@ -44,12 +45,18 @@ while [ ${#pending[@]} -gt 0 ]; do
     round=("${pending[@]:0:$jobs}")
     pending=("${pending[@]:$jobs}")
     echo "$(date -u +%T) round: ${round[*]}" >&2
-    for t in "${round[@]}"; do run "$t" & done
-    wait
+    pids=()
+    for t in "${round[@]}"; do run "$t" & pids+=($!); done
+    # A run that failed (AFL++ refused its seeds, say) has no figures to print.
+    for i in "${!pids[@]}"; do
+        wait "${pids[$i]}" || { echo "$0: ${round[$i]} failed: out/${round[$i]}.log" >&2; exit 1; }
+    done
 done
 echo "end $(date -u +%FT%TZ)" >&2
 
 stat() { sed -n "s/^$2 *: //p" "out/$1/default/fuzzer_stats"; }
+# 23121373 -> 23,121,373, as SECURITY.md writes counts.
+grouped() { sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<< "$1"; }
 echo "| target | executions | execs/s (mean) | run time | paths (corpus) | edges found / instrumented | crashes | hangs | stability | last new path (after start) |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for t in "$@"; do
@@ -57,7 +64,7 @@ for t in "$@"; do
     last=$(stat "$t" last_find)
     if [ "$last" -gt 0 ]; then since="$((last - start)) s"; else since="—"; fi
     printf '| `%s` | %s | %s | %s s | %s | %s/%s | %s | %s | %s | %s |\n' "$t" \
-        "$(stat "$t" execs_done)" "$(stat "$t" execs_per_sec)" "$(stat "$t" run_time)" \
+        "$(grouped "$(stat "$t" execs_done)")" "$(grouped "$(printf %.0f "$(stat "$t" execs_per_sec)")")" "$(stat "$t" run_time)" \
         "$(stat "$t" corpus_count)" "$(stat "$t" edges_found)" "$(stat "$t" total_edges)" \
         "$(stat "$t" saved_crashes)" "$(stat "$t" saved_hangs)" "$(stat "$t" stability)" "$since"
 done
