@@ -23,11 +23,12 @@ impl<S: ReadAt> Archive<S> {
     /// then only the pages of that content. Each page is authenticated
     /// before any of its bytes are returned; the SHA-256 of the whole file
     /// is checked when it is read through to its end from the start. Read
-    /// that way, past its first page, the pages after the one being read
-    /// are opened and hashed ahead on the archive's page workers
+    /// that way, a file whose bytes go on past their first page has its
+    /// pages opened and hashed ahead on the archive's page workers
     /// ([`OpenOptions::threads`](crate::OpenOptions::threads),
-    /// [`pages_in_flight`](crate::OpenOptions::pages_in_flight)); a seek
-    /// ends that and reads page by page.
+    /// [`pages_in_flight`](crate::OpenOptions::pages_in_flight)) from its
+    /// first read; a seek ends that and reads page by page. A file within
+    /// one page is read on the calling thread.
     ///
     /// ```
     /// use std::io::{Read, Seek, SeekFrom};
@@ -122,16 +123,17 @@ pub struct EntryReader<'a, S> {
     leaf: Option<PagesLeaf>,
     /// The page last read: number's record start, and its plaintext.
     page: Option<(u64, Arc<Vec<u8>>)>,
-    /// The pages after the first, opened ahead (and the file hashed) on
-    /// the workers, while the read goes on in order from the start.
+    /// The file's pages, opened ahead (and the file hashed) on the
+    /// workers, while the read goes on in order from the start.
     ahead: Option<ReadAhead<'a, S>>,
+    /// Whether the first read may start reading ahead.
     may_read_ahead: bool,
 }
 
 impl<S> EntryReader<'_, S> {
-    /// Opens the pages after the first ahead when the file is read in
-    /// order from its start: for readers that go through whole files, not
-    /// the short reads at an offset a mount makes.
+    /// Opens the pages ahead when the file is read in order from its
+    /// start and goes on past its first page: for readers that go through
+    /// whole files, not the short reads at an offset a mount makes.
     pub(crate) fn reading_ahead(mut self) -> Self {
         self.may_read_ahead = true;
         self
@@ -193,10 +195,15 @@ impl<S: ReadAt> EntryReader<'_, S> {
     /// Copies into `buf` the bytes at stream offset `at`, at most `len`
     /// of them; returns how many.
     fn copy_at(&mut self, at: u64, len: u64, buf: &mut [u8]) -> Result<usize> {
-        if self.ahead.is_none() && self.should_read_ahead(at) {
-            let hasher = self.hasher.take().expect("checked by should_read_ahead");
+        if self.ahead.is_none() && self.may_read_ahead && self.hasher.is_some() {
+            // Decided once, at the first bytes read.
+            self.may_read_ahead = false;
             let end = self.start + self.stored_len();
-            self.ahead = Some(ReadAhead::new(self.archive, at, end, hasher)?);
+            let (_, record, page_start) = self.locate_page(at)?;
+            if end > page_start + u64::from(record.plain_len) {
+                let hasher = self.hasher.take().expect("checked above");
+                self.ahead = Some(ReadAhead::new(self.archive, at, end, hasher)?);
+            }
         }
         let copy = |(page_start, plain): (u64, &[u8]), buf: &mut [u8]| {
             let offset = (at - page_start) as usize;
@@ -211,14 +218,6 @@ impl<S: ReadAt> EntryReader<'_, S> {
                 Ok(copy((start, &plain), buf))
             }
         }
-    }
-
-    /// Whether to read ahead from `at`: reading in order from the start
-    /// (the hasher still runs) and moving past the first page.
-    fn should_read_ahead(&self, at: u64) -> bool {
-        self.may_read_ahead
-            && self.hasher.is_some()
-            && self.page.as_ref().is_some_and(|(start, plain)| at >= start + plain.len() as u64)
     }
 
     /// How many bytes the file has in the data stream (a sparse file's
@@ -237,19 +236,22 @@ impl<S: ReadAt> EntryReader<'_, S> {
                 return Ok((*start, Arc::clone(plain)));
             }
         }
-        let found = self.leaf.as_ref().and_then(|leaf| page_in(leaf, at));
-        let (number, record, start): (u64, PageRecord, u64) = match found {
-            Some(hit) => hit,
-            None => {
-                let leaf = self.archive.pages_leaf_at(at)?;
-                let hit = page_in(&leaf, at).ok_or_else(no_page)?;
-                self.leaf = Some(leaf);
-                hit
-            }
-        };
+        let (number, record, start) = self.locate_page(at)?;
         let plain = self.archive.page(number, &record)?;
         self.page = Some((start, Arc::clone(&plain)));
         Ok((start, plain))
+    }
+
+    /// The page holding stream offset `at`: its number, record and first
+    /// byte's offset, from the leaf last used when that leaf holds it.
+    fn locate_page(&mut self, at: u64) -> Result<(u64, PageRecord, u64)> {
+        if let Some(hit) = self.leaf.as_ref().and_then(|leaf| page_in(leaf, at)) {
+            return Ok(hit);
+        }
+        let leaf = self.archive.pages_leaf_at(at)?;
+        let hit = page_in(&leaf, at).ok_or_else(no_page)?;
+        self.leaf = Some(leaf);
+        Ok(hit)
     }
 }
 

@@ -1,9 +1,9 @@
 //! One file read through from its start, its pages opened ahead: the
 //! sequential path of an [`EntryReader`](crate::archive::EntryReader).
-//! Once the reader moves past its first page, the pages after it are read
-//! here and opened and hashed on the page workers, as a content walk does,
-//! while the reader copies out the page before: the reading thread keeps
-//! only the I/O and the copy.
+//! From the first read of a file whose bytes go on past their first page,
+//! its pages are read here and opened and hashed on the page workers, as a
+//! content walk does, while the reader copies out the page before: the
+//! reading thread keeps only the I/O and the copy.
 
 use super::records::PageRecords;
 use crate::archive::Archive;

@@ -60,16 +60,19 @@ fn a_file_read_through_is_read_ahead_and_matches() {
                     break;
                 }
                 got.extend_from_slice(&buf[..n]);
-                if got.len() > 2 * PAGE {
-                    assert!(reader.ahead.is_some(), "{path}: past its first page, the reader reads ahead");
-                }
+                assert!(reader.ahead.is_some(), "{path}: from its first read, the reader reads ahead");
             }
             assert!(got == want, "{path} read in {chunk}-byte reads");
         }
     }
-    let mut small = Vec::new();
-    a.open_file("a").unwrap().read_to_end(&mut small).unwrap();
-    assert_eq!(small, content(100, 1));
+    // Within one page: read on this thread, no workers started.
+    let mut small = a.open_file("a").unwrap();
+    let mut head = [0u8; 10];
+    small.read_exact(&mut head).unwrap();
+    assert!(small.ahead.is_none(), "a file within one page is not read ahead");
+    let mut rest = Vec::new();
+    small.read_to_end(&mut rest).unwrap();
+    assert_eq!([&head[..], &rest].concat(), content(100, 1));
 }
 
 #[test]
