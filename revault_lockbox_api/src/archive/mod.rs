@@ -145,7 +145,10 @@ impl OpenOptions {
         self
     }
 
-    /// Worker threads opening pages. Default: the profile's (all cores).
+    /// Worker threads opening pages; data pages get one spare worker more
+    /// when this is 2 or more
+    /// ([`ReadTuning::threads`](crate::profile::ReadTuning::threads)).
+    /// Default: the profile's (all cores).
     pub fn threads(mut self, threads: usize) -> Self {
         self.tuning.threads = threads;
         self

@@ -90,8 +90,9 @@ impl PageOpener {
         // The spans being hashed, oldest first; only the worker whose turn
         // it is touches them.
         let hashing = Arc::new(InTurn::new(VecDeque::new()));
-        let workers =
-            OrderedWorkers::new("lockbox-opener", threads, capacity, move |job| open(job, &hashing))?;
+        let workers = OrderedWorkers::new("lockbox-opener", workers_for(threads), capacity, move |job| {
+            open(job, &hashing)
+        })?;
         Ok(PageOpener {
             workers,
             bytes_in_flight: 0,
@@ -156,6 +157,19 @@ impl PageOpener {
         self.recycle(spare);
         self.free_spans.push(spans);
         Some(page)
+    }
+}
+
+/// Workers for `threads` cores. A worker that has opened its page and
+/// waits for its turn at the file hashes holds no core; with two or more,
+/// one worker more than `threads` opens the next page meanwhile, so that
+/// the cores stay busy (docs/BENCHMARKS.md, "A spare page opener"). One
+/// worker takes every turn in order and never waits.
+fn workers_for(threads: usize) -> usize {
+    if threads >= 2 {
+        threads + 1
+    } else {
+        1
     }
 }
 
@@ -254,6 +268,11 @@ mod tests {
         }
         assert!(pool.has_room());
         admitted
+    }
+
+    #[test]
+    fn one_spare_worker_only_where_turns_can_wait() {
+        assert_eq!([0, 1, 2, 4].map(workers_for), [1, 1, 3, 5]);
     }
 
     #[test]
