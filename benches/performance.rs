@@ -100,7 +100,9 @@ fn read_file<R: ReadAt>(archive: &Archive<R>, path: &str, buf: &mut [u8]) -> u64
     }
 }
 
-/// Seal and open of whole pages on one worker thread: 8 MiB per iteration,
+/// Seal of whole pages on one sealer thread, and their open with the
+/// default read tuning (the file read through with `open_file`, its pages
+/// opened ahead on the page workers): 8 MiB per iteration,
 /// so per-archive costs (header, index, thread start) are small next to the
 /// pages. Text pages are compressed (level 3); random ones are detected
 /// and stored raw, so they measure hashing and the AEAD alone.

@@ -201,8 +201,7 @@ impl<S: ReadAt> EntryReader<'_, S> {
             let end = self.start + self.stored_len();
             let (_, record, page_start) = self.locate_page(at)?;
             if end > page_start + u64::from(record.plain_len) {
-                let hasher = self.hasher.take().expect("checked above");
-                self.ahead = Some(ReadAhead::new(self.archive, at, end, hasher)?);
+                self.ahead = Some(ReadAhead::new(self.archive, at, end, &mut self.hasher)?);
             }
         }
         let copy = |(page_start, plain): (u64, &[u8]), buf: &mut [u8]| {

@@ -69,7 +69,8 @@ type Done = (OpenedPage, Vec<u8>, Vec<HashedSpan>);
 /// memory stays near `capacity` MiB whatever the archive's page sizes.
 const PAGE_IN_FLIGHT_BYTES: u64 = 1 << 20;
 
-/// Opens data pages on `threads` workers, at most `capacity` in flight,
+/// Opens data pages on [`workers_for`]`(threads)` workers, at most
+/// `capacity` in flight,
 /// and no more plaintext than `capacity` pages of [`PAGE_IN_FLIGHT_BYTES`]
 /// unless only one is.
 pub(crate) struct PageOpener {

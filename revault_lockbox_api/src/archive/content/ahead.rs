@@ -41,13 +41,22 @@ impl<S> ReadAhead<'_, S> {
 
 impl<'a, S: ReadAt> ReadAhead<'a, S> {
     /// Reads the stored bytes `at..end` of a file whose bytes before `at`
-    /// `hasher` has hashed.
-    pub(crate) fn new(archive: &'a Archive<S>, at: u64, end: u64, hasher: ContentHasher) -> Result<Self> {
+    /// `hasher` has hashed. Takes the hasher only once nothing can fail:
+    /// on an error the caller still has it, and still checks the file.
+    pub(crate) fn new(
+        archive: &'a Archive<S>,
+        at: u64,
+        end: u64,
+        hasher: &mut Option<ContentHasher>,
+    ) -> Result<Self> {
         let tuning = &archive.tuning;
+        let records = archive.page_records_from(at)?;
+        let pool = PageOpener::new(tuning.threads, tuning.pages_in_flight)?;
+        let hasher = hasher.take().expect("a reader reading in order from its start has its hasher");
         Ok(ReadAhead {
             archive,
-            records: archive.page_records_from(at)?,
-            pool: PageOpener::new(tuning.threads, tuning.pages_in_flight)?,
+            records,
+            pool,
             end,
             span: Some(HashedSpan { token: 0, start: at, size: end - at, hasher }),
             submitted_all: false,

@@ -34,6 +34,8 @@ fn archive() -> Vec<u8> {
     let map = SparseMap::new(vec![(0, 3 * PAGE as u64), (20 * PAGE as u64, 5 * PAGE as u64)], size).unwrap();
     w.add_sparse_file("sparse", &meta, map, size, false, &content(8 * PAGE, 3)[..]).unwrap();
     w.add_file("z", &meta, 5000, &content(5000, 4)[..]).unwrap();
+    let hole = SparseMap::new(vec![(5 * PAGE as u64, 3 * PAGE as u64)], 10 * PAGE as u64).unwrap();
+    w.add_sparse_file("zhole", &meta, hole, 10 * PAGE as u64, false, &content(3 * PAGE, 5)[..]).unwrap();
     w.finish().unwrap()
 }
 
@@ -73,6 +75,38 @@ fn a_file_read_through_is_read_ahead_and_matches() {
     let mut rest = Vec::new();
     small.read_to_end(&mut rest).unwrap();
     assert_eq!([&head[..], &rest].concat(), content(100, 1));
+}
+
+#[test]
+fn only_a_file_going_on_past_its_first_page_reads_ahead_from_its_first_read() {
+    let a = Archive::open(Cursor::new(archive()), &password()).unwrap();
+    let mut kinds = (false, false);
+    for path in ["a", "big", "sparse", "z"] {
+        let extent = a.find(path.as_bytes()).unwrap().unwrap().extent.unwrap();
+        let leaf = a.pages_leaf_at(extent.offset).unwrap();
+        let (_, record, page_start) = super::page_in(&leaf, extent.offset).unwrap();
+        let past = extent.offset + extent.size > page_start + u64::from(record.plain_len);
+        let mut reader = a.open_file(path).unwrap();
+        reader.read_exact(&mut [0u8; 1]).unwrap();
+        assert_eq!(reader.ahead.is_some(), past, "{path}");
+        kinds = (kinds.0 || past, kinds.1 || !past);
+    }
+    assert_eq!(kinds, (true, true), "files of both kinds");
+}
+
+#[test]
+fn a_sparse_file_that_starts_with_a_hole_reads_ahead_from_its_data() {
+    let a = Archive::open(Cursor::new(archive()), &password()).unwrap();
+    let mut reader = a.open_file("zhole").unwrap();
+    let mut got = vec![0xff; 5 * PAGE + 1];
+    reader.read_exact(&mut got[..5 * PAGE]).unwrap();
+    assert!(reader.ahead.is_none(), "a hole reads no page");
+    reader.read_exact(&mut got[5 * PAGE..]).unwrap();
+    assert!(reader.ahead.is_some(), "its data spans pages");
+    reader.read_to_end(&mut got).unwrap();
+    let mut want = vec![0u8; 10 * PAGE];
+    want[5 * PAGE..8 * PAGE].copy_from_slice(&content(3 * PAGE, 5));
+    assert!(got == want);
 }
 
 #[test]
