@@ -195,8 +195,9 @@ impl<S: ReadAt> EntryReader<'_, S> {
     /// Copies into `buf` the bytes at stream offset `at`, at most `len`
     /// of them; returns how many.
     fn copy_at(&mut self, at: u64, len: u64, buf: &mut [u8]) -> Result<usize> {
-        if self.ahead.is_none() && self.may_read_ahead && self.hasher.is_some() {
-            // Decided once, at the first bytes read.
+        if self.may_read_ahead && self.hasher.is_some() {
+            // Decided once, at the first bytes read (so never while reading
+            // ahead already).
             self.may_read_ahead = false;
             let end = self.start + self.stored_len();
             let (_, record, page_start) = self.locate_page(at)?;
