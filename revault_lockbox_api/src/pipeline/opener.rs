@@ -8,13 +8,14 @@
 
 use std::collections::VecDeque;
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::ordered::OrderedWorkers;
 use super::turns::InTurn;
 use crate::crypto::open_data_page_into;
 use crate::crypto::SessionKeys;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::{PageRecord, ARCHIVE_ID_LEN, DIGEST_LEN};
 use crate::sparse::ContentHasher;
 
@@ -84,6 +85,9 @@ pub(crate) struct PageOpener {
     free: Vec<Vec<u8>>,
     free_spans: Vec<Vec<HashedSpan>>,
     free_digests: Vec<Vec<SpanDigest>>,
+    /// Set when the pages in flight are no longer wanted: the workers
+    /// hand back the pages they have not started unopened.
+    cancelled: Arc<AtomicBool>,
 }
 
 impl PageOpener {
@@ -91,8 +95,10 @@ impl PageOpener {
         // The spans being hashed, oldest first; only the worker whose turn
         // it is touches them.
         let hashing = Arc::new(InTurn::new(VecDeque::new()));
+        let cancelled = Arc::new(AtomicBool::new(false));
+        let skip = Arc::clone(&cancelled);
         let workers = OrderedWorkers::new("lockbox-opener", workers_for(threads), capacity, move |job| {
-            open(job, &hashing)
+            open(job, &hashing, &skip)
         })?;
         Ok(PageOpener {
             workers,
@@ -102,6 +108,7 @@ impl PageOpener {
             free: Vec::new(),
             free_spans: Vec::new(),
             free_digests: Vec::new(),
+            cancelled,
         })
     }
 
@@ -161,6 +168,15 @@ impl PageOpener {
     }
 }
 
+impl Drop for PageOpener {
+    /// A reader that stops in the middle of a file (a seek, an error,
+    /// `cat | head`) waits for the workers to finish: only for the pages
+    /// they have started, not for every page in flight.
+    fn drop(&mut self) {
+        self.cancelled.store(true, Ordering::Relaxed);
+    }
+}
+
 /// Workers for `threads` cores. A worker that has opened its page and
 /// waits for its turn at the file hashes holds no core; with two or more,
 /// one worker more than `threads` opens the next page meanwhile, so that
@@ -181,12 +197,18 @@ fn counted_bytes(plain_len: u64) -> u64 {
 
 /// A worker's job: opens the page into whichever of its two buffers the
 /// codec needs (returning the other), then, in its turn, hashes the spans'
-/// bytes the page holds.
-fn open((page, spare, ticket, mut digests): Job, hashing: &InTurn<VecDeque<HashedSpan>>) -> Done {
+/// bytes the page holds. Once the opener is `cancelled` the page is handed
+/// back unopened, and its spans unhashed.
+fn open(
+    (page, spare, ticket, mut digests): Job,
+    hashing: &InTurn<VecDeque<HashedSpan>>,
+    cancelled: &AtomicBool,
+) -> Done {
     let PageToOpen { number, start, record, keys, archive_id, sealed, mut spans } = page;
     let end = start + u64::from(record.plain_len);
     // The turn is taken whatever happens, or later pages would wait for it.
     let opened = panic::catch_unwind(AssertUnwindSafe(|| match sealed {
+        _ if cancelled.load(Ordering::Relaxed) => (Err(not_wanted()), spare),
         Ok(sealed) => open_data_page_into(&keys, &archive_id, number, &record, sealed, spare),
         Err(e) => (Err(e), spare),
     }));
@@ -197,6 +219,11 @@ fn open((page, spare, ticket, mut digests): Job, hashing: &InTurn<VecDeque<Hashe
     });
     let (plain, spare) = opened.unwrap_or_else(|payload| panic::resume_unwind(payload));
     (OpenedPage { number, start, end, plain, digests }, spare, spans)
+}
+
+/// What a page handed back unopened holds instead of its plaintext.
+fn not_wanted() -> Error {
+    Error::Stream { action: "opening a page", source: std::io::ErrorKind::Interrupted.into() }
 }
 
 /// Feeds the spans the bytes of the page at stream offsets `start..end`
@@ -233,7 +260,7 @@ fn hash_page(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Error;
+    use crate::crypto::seal_data_page;
     use crate::format::{Codec, HASH_LEN};
 
     /// A page that could not be read: the worker hands it back at once.
@@ -269,6 +296,47 @@ mod tests {
         }
         assert!(pool.has_room());
         admitted
+    }
+
+    /// Page 5 of a session, sealed, with its record and keys.
+    fn sealed_page(plain: &[u8]) -> PageToOpen {
+        let keys = Arc::new(SessionKeys::from_raw_key(&[9; 32]));
+        let archive_id = [4; ARCHIVE_ID_LEN];
+        let (sealed, _) = seal_data_page(&keys, &archive_id, 5, plain.to_vec(), Vec::new(), 3);
+        let record = PageRecord {
+            offset: 0,
+            stored_len: sealed.stored_len(),
+            plain_len: sealed.plain_len,
+            codec: sealed.codec,
+            hash: sealed.hash,
+        };
+        let framed = [&sealed.frame[..], &sealed.bytes].concat();
+        PageToOpen { number: 5, start: 0, record, keys, archive_id, sealed: Ok(framed), spans: Vec::new() }
+    }
+
+    #[test]
+    fn a_cancelled_opener_hands_pages_back_unopened_and_unhashed() {
+        let plain = b"lockbox ".repeat(4096);
+        let mut pool = PageOpener::new(2, 4).unwrap();
+        let span =
+            || HashedSpan { token: 7, start: 0, size: plain.len() as u64, hasher: ContentHasher::new(None) };
+        let mut page = sealed_page(&plain);
+        page.spans.push(span());
+        pool.submit(page);
+        let opened = pool.pop().unwrap();
+        assert_eq!(opened.plain.unwrap(), plain);
+        assert!(matches!(opened.digests[..], [(7, Some(_))]));
+
+        pool.cancelled.store(true, Ordering::Relaxed);
+        let mut page = sealed_page(&plain);
+        page.spans.push(span());
+        pool.submit(page);
+        let skipped = pool.pop().unwrap();
+        match skipped.plain {
+            Err(Error::Stream { source, .. }) => assert_eq!(source.kind(), std::io::ErrorKind::Interrupted),
+            other => panic!("a page opened after the opener was cancelled: {:?}", other.map(|p| p.len())),
+        }
+        assert!(matches!(skipped.digests[..], [(7, None)]));
     }
 
     #[test]
