@@ -6,7 +6,7 @@
 
 use std::os::unix::ffi::OsStrExt;
 
-use globset::{GlobBuilder, GlobMatcher};
+use globset::{Glob, GlobBuilder, GlobMatcher};
 
 use crate::error::{Error, Result};
 use crate::format::is_within;
@@ -53,13 +53,7 @@ impl Pattern {
             let bad =
                 |reason: String| Error::BadPattern { pattern: String::from_utf8_lossy(given).into(), reason };
             let text = std::str::from_utf8(spelled).map_err(|_| bad("not UTF-8".into()))?;
-            let literal_braces = text.replace('{', "[{]").replace('}', "[}]");
-            let glob = GlobBuilder::new(&literal_braces)
-                .literal_separator(false)
-                .backslash_escape(true)
-                .build()
-                .map_err(|e| bad(e.kind().to_string()))?;
-            Body::Glob(glob.compile_matcher())
+            Body::Glob(tar_glob(text).map_err(|e| bad(e.kind().to_string()))?.compile_matcher())
         } else {
             Body::Literal(spelled.to_vec())
         };
@@ -113,6 +107,13 @@ impl Pattern {
             }
         }
     }
+}
+
+/// `pattern` as tar's `fnmatch` reads it: `*`, `?` and `[...]` also match
+/// `/`, `\` quotes the next character, and braces are literal.
+pub(crate) fn tar_glob(pattern: &str) -> std::result::Result<Glob, globset::Error> {
+    let literal_braces = pattern.replace('{', "[{]").replace('}', "[}]");
+    GlobBuilder::new(&literal_braces).literal_separator(false).backslash_escape(true).build()
 }
 
 /// A name as stored names spell it: without leading `./` and trailing `/`

@@ -5,9 +5,10 @@
 
 use std::os::unix::ffi::OsStrExt;
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{GlobSet, GlobSetBuilder};
 
 use crate::error::{Error, Result};
+use crate::pattern::tar_glob;
 
 /// The names `--exclude-vcs` skips, as GNU tar lists them.
 const VCS_NAMES: [&str; 21] = [
@@ -178,16 +179,12 @@ impl Selection {
     }
 }
 
-/// One pattern as a glob: fnmatch's syntax, so `{` and `}` are literal.
+/// One pattern as a glob, as tar's excludes read it ([`tar_glob`]); a
+/// trailing `/` is not part of it.
 fn glob(pattern: &str) -> Result<globset::Glob> {
     let trimmed = pattern.trim_end_matches('/');
     let trimmed = if trimmed.is_empty() { pattern } else { trimmed };
-    let literal_braces = trimmed.replace('{', "[{]").replace('}', "[}]");
-    GlobBuilder::new(&literal_braces)
-        .literal_separator(false)
-        .backslash_escape(true)
-        .build()
-        .map_err(|e| Error::BadPattern { pattern: pattern.into(), reason: e.kind().to_string() })
+    tar_glob(trimmed).map_err(|e| Error::BadPattern { pattern: pattern.into(), reason: e.kind().to_string() })
 }
 
 #[cfg(test)]
