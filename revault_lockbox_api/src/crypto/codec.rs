@@ -127,6 +127,12 @@ impl Sealed {
         self.bytes.len() as u32
     }
 
+    /// The page table's record of this data page, written at `offset`.
+    pub(crate) fn page_record(&self, offset: u64) -> PageRecord {
+        let (stored_len, plain_len, codec, hash) = (self.stored_len(), self.plain_len, self.codec, self.hash);
+        PageRecord { offset, stored_len, plain_len, codec, hash }
+    }
+
     /// Compresses `plain` when it pays and seals it; `frame_of` gives the
     /// frame for the codec and lengths, `seal` seals the buffer in place
     /// with that frame's associated data.

@@ -303,13 +303,7 @@ mod tests {
         let keys = Arc::new(SessionKeys::from_raw_key(&[9; 32]));
         let archive_id = [4; ARCHIVE_ID_LEN];
         let (sealed, _) = seal_data_page(&keys, &archive_id, 5, plain.to_vec(), Vec::new(), 3);
-        let record = PageRecord {
-            offset: 0,
-            stored_len: sealed.stored_len(),
-            plain_len: sealed.plain_len,
-            codec: sealed.codec,
-            hash: sealed.hash,
-        };
+        let record = sealed.page_record(0);
         let framed = [&sealed.frame[..], &sealed.bytes].concat();
         PageToOpen { number: 5, start: 0, record, keys, archive_id, sealed: Ok(framed), spans: Vec::new() }
     }

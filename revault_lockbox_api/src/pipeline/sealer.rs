@@ -123,7 +123,7 @@ mod tests {
     use super::*;
     use crate::crypto::open_data_page;
     use crate::crypto::ContentKey;
-    use crate::format::{PageRecord, SESSION_SALT_LEN};
+    use crate::format::SESSION_SALT_LEN;
 
     #[test]
     fn pages_come_back_sealed_in_order_and_open() {
@@ -150,13 +150,7 @@ mod tests {
         };
         let mut opened = Vec::new();
         let mut check = |sealed: Sealed, number: u64| {
-            let record = PageRecord {
-                offset: 0,
-                stored_len: sealed.stored_len(),
-                plain_len: sealed.plain_len,
-                codec: sealed.codec,
-                hash: sealed.hash,
-            };
+            let record = sealed.page_record(0);
             let framed = [&sealed.frame[..], &sealed.bytes].concat();
             let plain = open_data_page(&keys, &archive_id, number, &record, framed).unwrap();
             assert_eq!(plain, page(number));

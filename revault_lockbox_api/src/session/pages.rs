@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use super::{ArchiveWriter, Metadata};
 use crate::crypto::looks_incompressible;
 use crate::error::{Error, Result};
-use crate::format::{EntryKind, Extent, PageRecord, SparseMap, INDEX_NODE_TARGET_LEN, PAGE_RECORD_LEN};
+use crate::format::{EntryKind, Extent, SparseMap, INDEX_NODE_TARGET_LEN, PAGE_RECORD_LEN};
 use crate::index::page_key;
 use crate::sparse::ContentHasher;
 
@@ -121,13 +121,7 @@ impl<W: Write> ArchiveWriter<W> {
         let offset = self.output.position;
         self.output.write(&sealed.frame, "writing a page")?;
         self.output.write(&sealed.bytes, "writing a page")?;
-        self.page_records.pages.push(PageRecord {
-            offset,
-            stored_len: sealed.stored_len(),
-            plain_len: sealed.plain_len,
-            codec: sealed.codec,
-            hash: sealed.hash,
-        });
+        self.page_records.pages.push(sealed.page_record(offset));
         self.sealer.recycle(sealed.bytes);
         if (self.page_records.pages.len() + 1) * PAGE_RECORD_LEN > INDEX_NODE_TARGET_LEN {
             self.flush_page_records()?;
