@@ -38,6 +38,9 @@ fn options(a: &AppendArgs) -> Result<(UpdateOptions, Shown)> {
     if let Some(level) = a.input.level {
         options = options.zstd_level(level);
     }
+    if let Some(threads) = a.input.threads.count() {
+        options = options.threads(threads);
+    }
     let quiet = a.quiet.quiet || a.verbose.verbose > 0;
     Ok(shown(options, a.verbose.verbose, a.format.json, quiet))
 }
@@ -142,7 +145,10 @@ pub fn rm(a: RmArgs) -> Result<Outcome> {
         .wait(a.lock.wait)
         .label(a.label.message.clone().unwrap_or_default())
         .dry_run(a.dry_run.dry_run);
-    let options = signing::update_options(options, &a.sign)?;
+    let mut options = signing::update_options(options, &a.sign)?;
+    if let Some(threads) = a.threads.count() {
+        options = options.threads(threads);
+    }
     let quiet = a.quiet.quiet || a.verbose.verbose > 0;
     let (options, shown) = shown(options, a.verbose.verbose, a.format.json, quiet);
     let opened = open(&a.unlock, &a.archive, options)?;

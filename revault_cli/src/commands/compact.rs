@@ -28,6 +28,9 @@ pub fn run(c: CompactArgs) -> Result<Outcome> {
         .dry_run(c.dry_run)
         .retention(retention.map_or(Retention::Latest, |(r, _)| r));
     let mut options = signing::update_options(options, &c.sign)?;
+    if let Some(threads) = a.threads.count() {
+        options = options.threads(threads);
+    }
     let counters = progress::counters(a.quiet.quiet);
     if let Some(counters) = &counters {
         options = options.progress(std::sync::Arc::clone(counters));

@@ -144,6 +144,9 @@ fn options(
     if let Some(level) = a.input.level {
         options = options.zstd_level(level);
     }
+    if let Some(threads) = a.input.threads.count() {
+        options = options.threads(threads);
+    }
     if let Some(log) = verbose {
         options = options.log(Arc::clone(log) as Arc<dyn EntryLog>);
     }
@@ -206,4 +209,27 @@ fn kdf_params(a: &CreateArgs) -> Result<KdfParams> {
         return Err(too_big().into());
     }
     Ok(params)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::flags::{Cli, Command};
+
+    /// `create --threads N` sets the workers of the options it hands the
+    /// library; without it they are the profile's.
+    #[test]
+    fn threads_reach_the_create_options() {
+        let profile = revault_lockbox_api::WorkloadProfile::Balanced.create_tuning();
+        let cases: [(&[&str], usize); 3] =
+            [(&["--threads", "3"], 3), (&["--threads", "1"], 1), (&[], profile.threads)];
+        for (flags, expected) in cases {
+            let args = [&["lockbox", "create"][..], flags, &["-o", "a.lbox", "p"]].concat();
+            let Command::Create(a) = Cli::parse_from(args).command else { panic!("not create") };
+            let options = options(&a, KdfParams::INSECURE_FOR_TESTS, Selection::new(), None);
+            assert_eq!(options.tuning().threads, expected, "{flags:?}");
+        }
+    }
 }

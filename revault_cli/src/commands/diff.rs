@@ -27,7 +27,7 @@ pub fn run(a: DiffArgs) -> Result<Outcome> {
     if let Ok(own) = std::fs::metadata(&a.archive) {
         options = options.leave_out(own.dev(), own.ino());
     }
-    let (archive, name) = open_archive(&a.archive, &a.read, WorkloadProfile::Balanced)?;
+    let (archive, name) = open_archive(&a.archive, &a.read, WorkloadProfile::Balanced, a.threads.count())?;
     let comparing = || format!("comparing {name}");
     let found = match (&a.directory, a.from) {
         (Some(dir), _) => {

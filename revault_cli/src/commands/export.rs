@@ -27,6 +27,7 @@ pub fn run(a: ExportArgs) -> Result<Outcome> {
         &a.archive,
         &a.read,
         WorkloadProfile::ExtractMany,
+        a.threads.count(),
         counters.as_ref(),
         Opening::unless(a.quiet),
     )?;

@@ -26,8 +26,9 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
     let members = select::members(&a.members, &a.paths)?;
     raise_open_file_limit();
     let profile = a.profile.unwrap_or(WorkloadProfile::ExtractMany);
+    let threads = a.threads.count();
     if a.to_stdout {
-        let (archive, name) = open_archive(&a.archive, &a.read, profile)?;
+        let (archive, name) = open_archive(&a.archive, &a.read, profile, threads)?;
         super::write_contents(&archive, &name, &members)?;
         return Ok(Outcome::Success);
     }
@@ -56,8 +57,9 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
         options = options.log(Arc::clone(log) as Arc<dyn EntryLog>);
     }
     // Only --keep-going salvages: without it, damage stops the extraction.
+    let opening = Opening::unless(a.quiet.quiet);
     let (readable, name) =
-        open_or_salvage(&a.archive, &a.read, profile, a.keep_going, None, Opening::unless(a.quiet.quiet))?;
+        open_or_salvage(&a.archive, &a.read, profile, threads, a.keep_going, None, opening)?;
     // All of the content for a whole extraction; at most that for a part.
     let total = match &readable {
         Readable::Indexed(archive) => archive.content_bytes(),

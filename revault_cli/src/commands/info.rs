@@ -11,7 +11,7 @@ use crate::output;
 
 pub fn run(a: InfoArgs) -> Result<Outcome> {
     let policy = compact::retention(&a.keep)?;
-    let (archive, name) = open_archive(&a.archive, &a.read, WorkloadProfile::Balanced)?;
+    let (archive, name) = open_archive(&a.archive, &a.read, WorkloadProfile::Balanced, a.threads.count())?;
     let info = archive.info().with_context(|| format!("reading {name}"))?;
     let reclaim = match policy {
         Some((retention, named)) => {

@@ -38,6 +38,7 @@ pub fn examples(path: &[String]) -> &'static [(&'static str, &'static str)] {
             ),
             ("Write to an object store.", "lockbox create -o s3://bucket/a.lbox dir"),
             ("Sign it with a signing key (see keygen --sign).", "lockbox create --sign me.key -o a.lbox dir"),
+            ("Leave the other cores free: one worker thread.", "lockbox create --threads 1 -o a.lbox dir"),
         ],
         ["list"] => &[
             ("Long listing, as tar -tv.", "lockbox list -l a.lbox"),

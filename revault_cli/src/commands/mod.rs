@@ -51,14 +51,16 @@ fn archive_bytes(arg: &Path, s3: &ObjectStoreArgs) -> Result<(Box<dyn ReadAt>, S
     })
 }
 
-/// Opens the archive argument with the key `read` gives; returns it and
-/// how messages name it.
+/// Opens the archive argument with the key `read` gives, the knobs of
+/// `profile` and `threads` workers (`--threads`; `None`: the profile's);
+/// returns it and how messages name it.
 fn open_archive(
     arg: &Path,
     read: &ReadArgs,
     profile: WorkloadProfile,
+    threads: Option<usize>,
 ) -> Result<(Archive<Arc<dyn ReadAt>>, String)> {
-    open_counted(arg, read, profile, None, Opening::Remote)
+    open_counted(arg, read, profile, threads, None, Opening::Remote)
 }
 
 /// [`open_archive`], the reading jobs of the archive updating `progress`,
@@ -67,13 +69,14 @@ fn open_counted(
     arg: &Path,
     read: &ReadArgs,
     profile: WorkloadProfile,
+    threads: Option<usize>,
     progress: Option<&Arc<Progress>>,
     opening: Opening,
 ) -> Result<(Archive<Arc<dyn ReadAt>>, String)> {
     // Shared, so that a mount of every state opens each on the same bytes.
     let (src, name) = archive_bytes(arg, &read.s3)?;
     let (src, stage) = opening_stage(Arc::from(src), arg, opening)?;
-    let options = open_options(read, profile, progress)?;
+    let options = open_options(read, profile, threads, progress)?;
     // A spooled copy may be deleted now: the open file keeps its bytes.
     let target = keys::Target::bytes(&*src, &name);
     let archive = keys::with_key(&read.unlock, target, |key| {
@@ -107,15 +110,20 @@ fn opening_stage(
     })
 }
 
-/// How `read` asks the archive to be opened: the profile's knobs, the KDF
-/// budget, the state (`--session`, `--at`), the trusted signers (`--signer`, `--signers`) and
-/// the progress counters.
+/// How `read` asks the archive to be opened: the profile's knobs, the
+/// worker threads (`--threads`), the KDF budget, the state (`--session`,
+/// `--at`), the trusted signers (`--signer`, `--signers`) and the progress
+/// counters.
 fn open_options(
     read: &ReadArgs,
     profile: WorkloadProfile,
+    threads: Option<usize>,
     progress: Option<&Arc<Progress>>,
 ) -> Result<OpenOptions> {
     let mut options = OpenOptions::new().profile(profile).kdf_budget(read.unlock.kdf_budget());
+    if let Some(threads) = threads {
+        options = options.threads(threads);
+    }
     if let Some(progress) = progress {
         options = options.progress(Arc::clone(progress));
     }
@@ -149,13 +157,14 @@ fn open_or_salvage(
     arg: &Path,
     read: &ReadArgs,
     profile: WorkloadProfile,
+    threads: Option<usize>,
     salvage: bool,
     progress: Option<&Arc<Progress>>,
     opening: Opening,
 ) -> Result<(Readable, String)> {
     let (src, name) = archive_bytes(arg, &read.s3)?;
     let (src, stage) = opening_stage(Arc::from(src), arg, opening)?;
-    let options = open_options(read, profile, progress)?;
+    let options = open_options(read, profile, threads, progress)?;
     // A scan proves neither an earlier state nor a signature: asked for
     // either, damage is reported, not salvaged.
     let salvage = salvage && !read.earlier_state() && !read.trusts_signers();
@@ -212,4 +221,40 @@ fn write_contents<S: ReadAt>(archive: &Archive<S>, name: &str, members: &Members
         }
     }
     selected.all_matched().with_context(reading)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use clap::Parser;
+    use revault_lockbox_api::{CreateOptions, KdfParams, Password};
+
+    use super::*;
+    use crate::flags::{Cli, Command};
+
+    /// A reading command's `--threads` reaches the library: the archive
+    /// opened with its options works with that many threads; without it,
+    /// with the profile's.
+    #[test]
+    fn threads_reach_the_archive_a_reader_opens() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), b"content").unwrap();
+        let password = Password::from("threads");
+        let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS);
+        let inputs = [std::path::PathBuf::from("f")];
+        let (bytes, _) =
+            revault_lockbox_api::create::write_archive(Vec::new(), dir.path(), &inputs, &password, options)
+                .unwrap();
+        let profile = WorkloadProfile::ExtractMany;
+        let cases: [(&[&str], usize); 3] =
+            [(&["--threads", "3"], 3), (&["--threads", "1"], 1), (&[], profile.read_tuning().threads)];
+        for (flags, expected) in cases {
+            let args = [&["lockbox", "verify"][..], flags, &["a.lbox"]].concat();
+            let Command::Verify(a) = Cli::parse_from(args).command else { panic!("not verify") };
+            let options = open_options(&a.read, profile, a.threads.count(), None).unwrap();
+            let archive = Archive::open_with(Cursor::new(bytes.as_slice()), &password, options).unwrap();
+            assert_eq!(archive.tuning().threads, expected, "{flags:?}");
+        }
+    }
 }

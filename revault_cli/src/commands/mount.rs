@@ -32,11 +32,12 @@ pub fn run(a: MountArgs) -> Result<Outcome> {
     if mounted_at(&absolute(&a.mountpoint)?)?.is_some() {
         bail!("mounting at {shown}: a lockbox archive is mounted there already");
     }
+    let asked = a.threads.count();
     let (archive, name) =
-        super::open_counted(&a.archive, &a.read, WorkloadProfile::RandomRead, None, Opening::Shown)?;
+        super::open_counted(&a.archive, &a.read, WorkloadProfile::RandomRead, asked, None, Opening::Shown)?;
     let threads = archive.tuning().threads;
     let views = if a.all_sessions {
-        let options = super::open_options(&a.read, WorkloadProfile::RandomRead, None)?;
+        let options = super::open_options(&a.read, WorkloadProfile::RandomRead, asked, None)?;
         Views::all_states(archive, options).with_context(|| format!("reading the sessions of {name}"))?
     } else {
         Views::One(Arc::new(Browser::new(archive)))

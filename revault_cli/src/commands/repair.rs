@@ -16,6 +16,9 @@ pub fn run(a: MaintainArgs) -> Result<Outcome> {
     in_place(&a.archive, "repair")?;
     let name = Quoted::path(&a.archive).to_string();
     let mut options = UpdateOptions::new().wait(a.lock.wait).kdf_budget(a.unlock.kdf_budget());
+    if let Some(threads) = a.threads.count() {
+        options = options.threads(threads);
+    }
     let counters = progress::counters(a.quiet.quiet);
     if let Some(counters) = &counters {
         options = options.progress(Arc::clone(counters));

@@ -16,11 +16,13 @@ pub fn run(a: VerifyArgs) -> Result<Outcome> {
     let members = select::members(&a.members, &a.names)?;
     let counters = progress::counters(a.quiet.quiet);
     let profile = WorkloadProfile::ExtractMany;
+    let threads = a.threads.count();
     let (report, name) = if members.is_everything() {
         let (readable, name) = open_or_salvage(
             &a.archive,
             &a.read,
             profile,
+            threads,
             true,
             counters.as_ref(),
             Opening::unless(a.quiet.quiet),
@@ -34,8 +36,14 @@ pub fn run(a: VerifyArgs) -> Result<Outcome> {
         };
         (report.with_context(|| format!("verifying {name}"))?, name)
     } else {
-        let (archive, name) =
-            open_counted(&a.archive, &a.read, profile, counters.as_ref(), Opening::unless(a.quiet.quiet))?;
+        let (archive, name) = open_counted(
+            &a.archive,
+            &a.read,
+            profile,
+            threads,
+            counters.as_ref(),
+            Opening::unless(a.quiet.quiet),
+        )?;
         check_signers(&archive, &a, &name)?;
         let report = shown(counters.as_ref(), || archive.verify_members(&members));
         (report.with_context(|| format!("verifying {name}"))?, name)

@@ -9,8 +9,8 @@ use revault_lockbox_api::WorkloadProfile;
 
 use super::{
     profile_parser, DryRunArgs, ExistingArgs, FilterArgs, InputArgs, LockArgs, MemberArgs, ObjectStoreArgs,
-    QuietArgs, ReadArgs, RecipientArgs, RetentionArgs, SelectArgs, SignArgs, SignKeyArgs, TimeArgs,
-    UnlockArgs, VerboseArgs, WaitArgs,
+    QuietArgs, ReadArgs, RecipientArgs, RetentionArgs, SelectArgs, SignArgs, SignKeyArgs, ThreadsArgs,
+    TimeArgs, UnlockArgs, VerboseArgs, WaitArgs,
 };
 
 /// `--json`: NDJSON on stdout instead of text.
@@ -117,6 +117,8 @@ pub struct ListArgs {
     #[command(flatten)]
     pub read: ReadArgs,
     #[command(flatten)]
+    pub threads: ThreadsArgs,
+    #[command(flatten)]
     pub members: MemberArgs,
     /// List only these stored paths and everything below them (with
     /// --wildcards, patterns); each must match an entry.
@@ -188,6 +190,8 @@ pub struct ExtractArgs {
     #[arg(long, value_name = "NAME", value_parser = profile_parser())]
     pub profile: Option<WorkloadProfile>,
     #[command(flatten)]
+    pub threads: ThreadsArgs,
+    #[command(flatten)]
     pub read: ReadArgs,
     #[command(flatten)]
     pub quiet: QuietArgs,
@@ -211,6 +215,8 @@ pub struct CatArgs {
     #[command(flatten)]
     pub read: ReadArgs,
     #[command(flatten)]
+    pub threads: ThreadsArgs,
+    #[command(flatten)]
     pub members: MemberArgs,
 }
 
@@ -222,6 +228,8 @@ pub struct VerifyArgs {
     pub archive: PathBuf,
     #[command(flatten)]
     pub read: ReadArgs,
+    #[command(flatten)]
+    pub threads: ThreadsArgs,
     #[command(flatten)]
     pub quiet: QuietArgs,
     #[command(flatten)]
@@ -242,6 +250,8 @@ pub struct InfoArgs {
     pub format: JsonArgs,
     #[command(flatten)]
     pub read: ReadArgs,
+    #[command(flatten)]
+    pub threads: ThreadsArgs,
 }
 
 #[derive(Debug, Args)]
@@ -270,6 +280,8 @@ pub struct ExportArgs {
     pub overwrite: bool,
     #[command(flatten)]
     pub read: ReadArgs,
+    #[command(flatten)]
+    pub threads: ThreadsArgs,
     /// Show no progress bar (there is none with `-o -`).
     #[arg(short, long)]
     pub quiet: bool,
@@ -341,6 +353,8 @@ pub struct RmArgs {
     #[command(flatten)]
     pub unlock: UnlockArgs,
     #[command(flatten)]
+    pub threads: ThreadsArgs,
+    #[command(flatten)]
     pub label: LabelArgs,
     #[command(flatten)]
     pub sign: SignArgs,
@@ -391,6 +405,8 @@ pub struct MaintainArgs {
     pub lock: WaitArgs,
     #[command(flatten)]
     pub unlock: UnlockArgs,
+    #[command(flatten)]
+    pub threads: ThreadsArgs,
     #[command(flatten)]
     pub quiet: QuietArgs,
 }

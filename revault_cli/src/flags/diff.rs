@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{JsonArgs, ReadArgs};
+use super::{JsonArgs, ReadArgs, ThreadsArgs};
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
@@ -42,6 +42,8 @@ pub struct DiffArgs {
     pub dir_mtimes: bool,
     #[command(flatten)]
     pub read: ReadArgs,
+    #[command(flatten)]
+    pub threads: ThreadsArgs,
     /// With -C: compare only these stored paths and what is below them
     /// [default: every name in DIR that the archive holds].
     #[arg(value_name = "PATH", requires = "directory")]

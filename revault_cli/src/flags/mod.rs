@@ -38,7 +38,7 @@ pub use filters::FilterArgs;
 pub use keys::{KeyAddArgs, KeyListArgs, KeyRemoveArgs, KeygenArgs, PasswdArgs};
 pub use mount::{MountArgs, UmountArgs};
 pub use retain::RetentionArgs;
-pub use select::{InputArgs, MemberArgs, SelectArgs, WaitArgs};
+pub use select::{InputArgs, MemberArgs, SelectArgs, ThreadsArgs, WaitArgs};
 pub use sign::{SignArgs, SignKeyArgs};
 pub use store::ObjectStoreArgs;
 pub use times::TimeArgs;
@@ -363,5 +363,78 @@ mod tests {
         assert!(longs("list").iter().any(|l| l == "endpoint"));
         assert!(!longs("list").iter().any(|l| l == "quiet"));
         assert!(longs("extract").iter().any(|l| l == "quiet"));
+    }
+
+    /// The `--threads` of the command `cli` runs, if it takes one.
+    fn threads_of(cli: &Cli) -> Option<&ThreadsArgs> {
+        match &cli.command {
+            Command::Create(a) => Some(&a.input.threads),
+            Command::Add(AddArgs { append }) | Command::Update(UpdateArgs { append, .. }) => {
+                Some(&append.input.threads)
+            }
+            Command::Rm(a) => Some(&a.threads),
+            Command::Compact(CompactArgs { maintain: a, .. }) | Command::Repair(a) => Some(&a.threads),
+            Command::List(ListArgs { threads, .. })
+            | Command::Info(InfoArgs { threads, .. })
+            | Command::Extract(ExtractArgs { threads, .. })
+            | Command::Cat(CatArgs { threads, .. })
+            | Command::Verify(VerifyArgs { threads, .. })
+            | Command::Export(ExportArgs { threads, .. })
+            | Command::Diff(DiffArgs { threads, .. })
+            | Command::Mount(MountArgs { threads, .. }) => Some(threads),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn threads_reach_every_command_that_seals_or_opens_pages() {
+        let lines: [&[&str]; 14] = [
+            &["create", "-o", "a", "p"],
+            &["add", "a", "p"],
+            &["update", "a", "p"],
+            &["rm", "a", "p"],
+            &["compact", "a"],
+            &["repair", "a"],
+            &["list", "a"],
+            &["info", "a"],
+            &["extract", "a"],
+            &["cat", "a", "p"],
+            &["verify", "a"],
+            &["export", "a", "-o", "t"],
+            &["diff", "a", "--from", "1"],
+            &["mount", "a", "m"],
+        ];
+        let cores = std::thread::available_parallelism().unwrap().get();
+        for line in lines {
+            let with = |threads: &[&str]| {
+                let args = [&["lockbox", line[0]][..], threads, &line[1..]].concat();
+                threads_of(&parsed(&args)).unwrap_or_else(|| panic!("{args:?} takes no --threads")).count()
+            };
+            assert_eq!(with(&["--threads", "3"]), Some(3), "{line:?}");
+            assert_eq!(with(&["--threads=1"]), Some(1), "{line:?}");
+            assert_eq!(with(&["--threads", "0"]), Some(cores), "{line:?}: 0 is one per core");
+            assert_eq!(with(&[]), None, "{line:?}: the profile's");
+        }
+        let mut cli = Cli::command();
+        cli.build();
+        let mut taking: Vec<&str> = cli
+            .get_subcommands()
+            .filter(|sub| sub.get_arguments().any(|a| a.get_long() == Some("threads")))
+            .map(|sub| sub.get_name())
+            .collect();
+        let mut expected = lines.map(|line| line[0]);
+        taking.sort_unstable();
+        expected.sort_unstable();
+        assert_eq!(taking, expected, "the commands that show --threads");
+    }
+
+    #[test]
+    fn a_thread_count_that_is_no_count_is_a_usage_error() {
+        for bad in ["abc", "-1", "1.5", "", "1025"] {
+            let e =
+                Cli::command().try_get_matches_from(["lockbox", "list", "--threads", bad, "a"]).unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation, "{bad}");
+            assert_eq!(e.exit_code(), i32::from(crate::exit::USAGE), "{bad}");
+        }
     }
 }

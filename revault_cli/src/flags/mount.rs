@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::ReadArgs;
+use super::{ReadArgs, ThreadsArgs};
 
 #[derive(Debug, Args)]
 pub struct MountArgs {
@@ -25,6 +25,8 @@ pub struct MountArgs {
     pub all_sessions: bool,
     #[command(flatten)]
     pub read: ReadArgs,
+    #[command(flatten)]
+    pub threads: ThreadsArgs,
 }
 
 #[derive(Debug, Args)]

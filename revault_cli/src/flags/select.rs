@@ -1,7 +1,9 @@
 //! What goes into an archive and how: input paths and tuning, the
+//! worker threads of every command that seals or opens pages, the
 //! selection flags of `create`, and waiting for another writer.
 
 use std::ffi::OsString;
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -22,6 +24,42 @@ pub struct InputArgs {
     /// zstd level for data pages, overriding the profile's (e.g. 1 fast ... 19 small).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub level: Option<i32>,
+    #[command(flatten)]
+    pub threads: ThreadsArgs,
+}
+
+/// The most `--threads` takes: more workers than cores gain nothing, and
+/// the library takes any count, aborting on a huge one (a writer makes
+/// room up front for one page in flight more than its threads).
+const MAX_THREADS: usize = 1024;
+
+/// `--threads N`: for every command that seals or opens pages (`create`,
+/// `add`, `update`, `rm`, `compact`, `repair` and the readers but `log`).
+#[derive(Debug, Args)]
+pub struct ThreadsArgs {
+    /// Worker threads compressing, sealing and opening pages [default: the
+    /// profile's, one per core]; 0 is also one per core (the cores this
+    /// process may use, as `zstd -T0`). At most 1024.
+    #[arg(long, value_name = "N", value_parser = threads_parser, allow_negative_numbers = true)]
+    pub threads: Option<usize>,
+}
+
+impl ThreadsArgs {
+    /// The worker threads asked for, `0` made the number of cores this
+    /// process may use; `None` without `--threads` (the profile's).
+    pub fn count(&self) -> Option<usize> {
+        self.threads.map(|n| match n {
+            0 => std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
+            n => n,
+        })
+    }
+}
+
+fn threads_parser(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if n <= MAX_THREADS => Ok(n),
+        _ => Err(format!("expected a number of threads from 1 to {MAX_THREADS}, or 0 for one per core")),
+    }
 }
 
 /// Waiting for another writer of the same archive.
