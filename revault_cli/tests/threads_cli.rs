@@ -154,16 +154,32 @@ fn threads_set_the_workers_that_seal_and_open_pages() {
     let archive = work.path().join("a.lbox");
     let dir = s(work.path());
     done(&[&["create", "-q", "-o", s(&archive), "-C", dir, "big"][..], &CHEAP].concat());
+    // Names enough to fill the pipe `extract -v` lists them to.
+    let names = work.path().join("names");
+    fs::create_dir(&names).unwrap();
+    for i in 0..3000 {
+        fs::write(names.join(format!("{i:04}-a-name-long-enough-that-3000-of-them-fill-a-pipe")), b"x")
+            .unwrap();
+    }
+    let many = work.path().join("many.lbox");
+    done(&[&["create", "-q", "-o", s(&many), "-C", s(&names), "."][..], &CHEAP].concat());
     for threads in [1, 3] {
         let n = threads.to_string();
         let create = [&["create", "-q", "--threads", &n, "-o", "-", "-C", dir, "big"][..], &CHEAP].concat();
         let sealers = workers_while_waiting(&create, "lockbox-sealer", threads);
         assert_eq!(sealers, threads, "create --threads {n}");
         let cat = ["cat", "--threads", &n, s(&archive), "big"];
-        // Two workers or more get one spare (ReadTuning::threads).
+        let openers = workers_while_waiting(&cat, "lockbox-opener", threads);
+        assert_eq!(openers, threads, "cat --threads {n}");
+        // An extraction writes files while its pages open: two workers or
+        // more get one spare (ReadTuning::threads). `-v` lists each file on
+        // stdout as the walk reaches it, and waits there.
         let spare = usize::from(threads >= 2);
-        let openers = workers_while_waiting(&cat, "lockbox-opener", threads + spare);
-        assert_eq!(openers, threads + spare, "cat --threads {n}");
+        let out = work.path().join(format!("out-{n}"));
+        fs::create_dir(&out).unwrap();
+        let extract = ["extract", "-v", "--threads", &n, s(&many), "-C", s(&out)];
+        let openers = workers_while_waiting(&extract, "lockbox-opener", threads + spare);
+        assert_eq!(openers, threads + spare, "extract --threads {n}");
     }
 }
 

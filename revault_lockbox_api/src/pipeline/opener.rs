@@ -70,10 +70,9 @@ type Done = (OpenedPage, Vec<u8>, Vec<HashedSpan>);
 /// memory stays near `capacity` MiB whatever the archive's page sizes.
 const PAGE_IN_FLIGHT_BYTES: u64 = 1 << 20;
 
-/// Opens data pages on [`workers_for`]`(threads)` workers, at most
-/// `capacity` in flight,
-/// and no more plaintext than `capacity` pages of [`PAGE_IN_FLIGHT_BYTES`]
-/// unless only one is.
+/// Opens data pages on worker threads ([`workers_for`]), at most
+/// `capacity` in flight, and no more plaintext than `capacity` pages of
+/// [`PAGE_IN_FLIGHT_BYTES`] unless only one is.
 pub(crate) struct PageOpener {
     workers: OrderedWorkers<Job, Done>,
     /// Plaintext bytes of the pages in flight, each counted as at least
@@ -91,15 +90,18 @@ pub(crate) struct PageOpener {
 }
 
 impl PageOpener {
-    pub(crate) fn new(threads: usize, capacity: usize) -> Result<PageOpener> {
+    /// Starts the workers for `threads` cores, with a `spare` one when the
+    /// thread taking the pages has work of its own for each ([`workers_for`]).
+    pub(crate) fn new(threads: usize, capacity: usize, spare: bool) -> Result<PageOpener> {
         // The spans being hashed, oldest first; only the worker whose turn
         // it is touches them.
         let hashing = Arc::new(InTurn::new(VecDeque::new()));
         let cancelled = Arc::new(AtomicBool::new(false));
         let skip = Arc::clone(&cancelled);
-        let workers = OrderedWorkers::new("lockbox-opener", workers_for(threads), capacity, move |job| {
-            open(job, &hashing, &skip)
-        })?;
+        let workers =
+            OrderedWorkers::new("lockbox-opener", workers_for(threads, spare), capacity, move |job| {
+                open(job, &hashing, &skip)
+            })?;
         Ok(PageOpener {
             workers,
             bytes_in_flight: 0,
@@ -178,15 +180,18 @@ impl Drop for PageOpener {
 }
 
 /// Workers for `threads` cores. A worker that has opened its page and
-/// waits for its turn at the file hashes holds no core; with two or more,
-/// one worker more than `threads` opens the next page meanwhile, so that
-/// the cores stay busy (docs/BENCHMARKS.md, "A spare page opener"). One
-/// worker takes every turn in order and never waits.
-fn workers_for(threads: usize) -> usize {
-    if threads >= 2 {
+/// waits for its turn at the file hashes holds no core. When the thread
+/// taking the pages writes them out (extraction), one worker more than
+/// `threads` opens the next page meanwhile, so that the cores stay busy;
+/// when it only reads them (`verify`, `cat`), the spare takes cores from the
+/// worker whose turn it is, and reading is slower with it
+/// (docs/BENCHMARKS.md, "A spare page opener"). One worker takes every
+/// turn in order and never waits.
+fn workers_for(threads: usize, spare: bool) -> usize {
+    if spare && threads >= 2 {
         threads + 1
     } else {
-        1
+        threads.max(1)
     }
 }
 
@@ -285,7 +290,7 @@ mod tests {
     /// How many pages of `plain_len` bytes go in flight before there is
     /// no room, with room for `capacity` pages.
     fn pages_admitted(capacity: usize, plain_len: u32) -> usize {
-        let mut pool = PageOpener::new(1, capacity).unwrap();
+        let mut pool = PageOpener::new(1, capacity, false).unwrap();
         let mut admitted = 0;
         while pool.has_room() {
             pool.submit(unreadable(admitted as u64, plain_len));
@@ -311,7 +316,7 @@ mod tests {
     #[test]
     fn a_cancelled_opener_hands_pages_back_unopened_and_unhashed() {
         let plain = b"lockbox ".repeat(4096);
-        let mut pool = PageOpener::new(2, 4).unwrap();
+        let mut pool = PageOpener::new(2, 4, true).unwrap();
         let span =
             || HashedSpan { token: 7, start: 0, size: plain.len() as u64, hasher: ContentHasher::new(None) };
         let mut page = sealed_page(&plain);
@@ -334,8 +339,9 @@ mod tests {
     }
 
     #[test]
-    fn one_spare_worker_only_where_turns_can_wait() {
-        assert_eq!([0, 1, 2, 4].map(workers_for), [1, 1, 3, 5]);
+    fn one_spare_worker_only_where_asked_and_turns_can_wait() {
+        assert_eq!([0, 1, 2, 4].map(|threads| workers_for(threads, true)), [1, 1, 3, 5]);
+        assert_eq!([0, 1, 2, 4].map(|threads| workers_for(threads, false)), [1, 1, 2, 4]);
     }
 
     #[test]

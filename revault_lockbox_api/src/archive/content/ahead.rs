@@ -51,7 +51,9 @@ impl<'a, S: ReadAt> ReadAhead<'a, S> {
     ) -> Result<Self> {
         let tuning = &archive.tuning;
         let records = archive.page_records_from(at)?;
-        let pool = PageOpener::new(tuning.threads, tuning.pages_in_flight)?;
+        // The caller takes the bytes: no spare opener (see
+        // `PageOpener::new`).
+        let pool = PageOpener::new(tuning.threads, tuning.pages_in_flight, false)?;
         let hasher = hasher.take().expect("a reader reading in order from its start has its hasher");
         Ok(ReadAhead {
             archive,

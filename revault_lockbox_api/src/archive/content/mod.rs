@@ -61,6 +61,12 @@ pub(crate) trait ContentVisitor {
     fn damaged(&mut self, token: usize, error: &Error) -> bool;
     /// Page `number` was opened, or failed with `error`.
     fn page(&mut self, _number: u64, _error: Option<&Error>) {}
+    /// Whether taking the bytes is work of its own (writing files), done on
+    /// the walk's thread while the workers open pages: the walk then starts
+    /// a spare page opener ([`PageOpener::new`]).
+    fn writes_bytes_out(&self) -> bool {
+        false
+    }
 }
 
 impl<S: ReadAt> Archive<S> {
@@ -136,7 +142,8 @@ impl<S: ReadAt> Archive<S> {
         let mut to_hash: VecDeque<HashedSpan> = VecDeque::new();
         let mut spans_done = false;
         let mut pages: Option<PageRecords<'_, S>> = None;
-        let mut pool = PageOpener::new(self.tuning.threads, self.tuning.pages_in_flight)?;
+        let spare = visitor.writes_bytes_out();
+        let mut pool = PageOpener::new(self.tuning.threads, self.tuning.pages_in_flight, spare)?;
         let mut pages_done = false;
         // The last span the visitor gave, for the order check.
         let mut last_end = 0u64;
@@ -280,6 +287,10 @@ impl ContentVisitor for Pass<'_> {
 
     fn page(&mut self, number: u64, error: Option<&Error>) {
         self.inner.page(number, error)
+    }
+
+    fn writes_bytes_out(&self) -> bool {
+        self.inner.writes_bytes_out()
     }
 }
 

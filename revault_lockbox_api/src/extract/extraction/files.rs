@@ -124,6 +124,10 @@ impl ContentVisitor for FileWriter<'_, '_, '_> {
         self.x.finish_file(f, digest)
     }
 
+    fn writes_bytes_out(&self) -> bool {
+        true
+    }
+
     fn damaged(&mut self, token: usize, error: &Error) -> bool {
         let path = match (self.open.remove(&token), self.files.remove(&token)) {
             (Some(f), _) => f.entry.path,
