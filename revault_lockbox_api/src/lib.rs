@@ -75,6 +75,8 @@ mod sparse;
 pub mod storage;
 mod tarstream;
 pub mod temporary;
+#[cfg(test)]
+mod test_data;
 mod walk;
 mod warning;
 mod xattrs;

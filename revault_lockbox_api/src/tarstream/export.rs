@@ -1,13 +1,15 @@
 //! `export`: an archive's entries as a pax tar stream.
 
-use std::io::{self, Read, Write};
+use std::collections::VecDeque;
+use std::io::{self, Write};
 use std::sync::atomic::Ordering;
 
 use super::import::PAX_XATTR;
-use crate::archive::{Archive, Members};
+use crate::archive::{Archive, ContentVisitor, Members, Selected, Span, SpanRequest};
 use crate::error::{Error, Result};
-use crate::format::{Entry, EntryKind, FirstLinks};
+use crate::format::{Entry, EntryKind, FirstLinks, DIGEST_LEN};
 use crate::progress::Progress;
+use crate::sparse::{ContentHasher, Expander, Piece};
 use crate::storage::ReadAt;
 
 /// What an export wrote.
@@ -40,6 +42,9 @@ const USTAR_NAME_LEN: usize = 100;
 /// not exported is written as a file. Each file's content is authenticated
 /// and its SHA-256 checked as it is copied; a damaged one stops the export
 /// with the error, the stream then incomplete (no end-of-archive blocks).
+///
+/// The content comes from one walk over the data pages, opened on the
+/// archive's page workers, as an extraction reads them.
 pub fn export<W: Write, S: ReadAt>(
     out: W,
     archive: &Archive<S>,
@@ -51,58 +56,170 @@ pub fn export<W: Write, S: ReadAt>(
     if let Some(p) = archive.progress() {
         p.total_bytes.store(members.content_bytes(archive)?, Ordering::Relaxed);
     }
-    let mut tar = tar::Builder::new(out);
-    let mut report = ExportReport::default();
-    // By the stored file's path: the name its content went out under.
-    let mut written = FirstLinks::new();
     let mut selected = members.entries(archive)?;
-    for entry in selected.by_ref() {
-        let entry = entry?;
-        let (kind, size, link) = match &entry.kind {
-            EntryKind::Dir => (tar::EntryType::Directory, 0, None),
-            EntryKind::Symlink { target } => (tar::EntryType::Symlink, 0, Some(target.clone())),
-            EntryKind::File { size, .. } => {
-                written.written(entry.path.clone(), entry.path.clone());
-                (tar::EntryType::Regular, *size, None)
-            }
-            EntryKind::Hardlink { target, size, .. } => match written.first(target) {
-                Some(first) => (tar::EntryType::Link, 0, Some(first.to_vec())),
-                None => {
-                    written.written(target.clone(), entry.path.clone());
-                    (tar::EntryType::Regular, *size, None)
-                }
-            },
-        };
-        let header = header(&entry, kind, size, link.as_deref(), &mut tar)?;
-        if kind == tar::EntryType::Regular {
-            let reader = archive.content_reader(&entry, None)?.reading_ahead();
-            let mut counted = Counted { inner: reader, n: 0, progress: archive.progress() };
-            tar.append(&header, &mut counted).map_err(content_error)?;
-            if counted.n != size {
-                return Err(Error::ChecksumMismatch { path: entry.path.as_slice().into() });
-            }
-            report.content_bytes += size;
-        } else {
-            tar.append(&header, io::empty()).map_err(Error::stream("writing the tar stream"))?;
-        }
-        report.entries += 1;
-        if let Some(p) = archive.progress() {
-            p.entries.fetch_add(1, Ordering::Relaxed);
-        }
-    }
+    let mut writer = TarWriter {
+        tar: tar::Builder::new(out),
+        selected: &mut selected,
+        queue: VecDeque::new(),
+        written: FirstLinks::new(),
+        report: ExportReport::default(),
+        progress: archive.progress(),
+        next_token: 0,
+    };
+    archive.walk_content(&mut writer, false)?;
+    // The entries after the last file's content.
+    writer.write_ready()?;
+    let TarWriter { tar, report, .. } = writer;
     selected.all_matched()?;
     let out = tar.into_inner().map_err(Error::stream("writing the tar stream"))?;
     Ok((out, report))
 }
 
-/// The ustar header of `entry`, after writing the pax records it needs.
-fn header<W: Write>(
+/// An entry taken from the selection and not yet written: entries go out
+/// in the selection's order, and those after a file wait for its content.
+enum Queued {
+    /// A regular file whose content is span `token`; its header went out
+    /// with its first bytes when `started`, and its digest was checked
+    /// when `ended`.
+    File { token: usize, entry: Entry, size: u64, expander: Expander, started: bool, ended: bool },
+    /// A directory, symbolic link or hard link: a header alone.
+    Header { entry: Entry, kind: tar::EntryType, link: Option<Vec<u8>> },
+}
+
+/// The content walk's visitor that writes the tar stream.
+struct TarWriter<'a, 's, W: Write> {
+    tar: tar::Builder<W>,
+    selected: &'a mut Selected<'s>,
+    queue: VecDeque<Queued>,
+    /// By the stored file's path: the name its content went out under.
+    written: FirstLinks<Vec<u8>>,
+    report: ExportReport,
+    progress: Option<&'a Progress>,
+    next_token: usize,
+}
+
+impl<W: Write> TarWriter<'_, '_, W> {
+    /// Writes the queued entries up to the first file whose content has
+    /// not all come.
+    fn write_ready(&mut self) -> Result<()> {
+        while let Some(front) = self.queue.front_mut() {
+            match front {
+                Queued::File { ended: false, .. } => return Ok(()),
+                Queued::File { entry, size, expander, started, .. } => {
+                    if !*started {
+                        write_header(&mut self.tar, entry, tar::EntryType::Regular, *size, None)?;
+                    }
+                    let out = self.tar.get_mut();
+                    expander.finish(*size, &mut |piece| write_piece(out, piece)).map_err(write_error)?;
+                    let padding = (BLOCK_LEN - *size % BLOCK_LEN) % BLOCK_LEN;
+                    out.write_all(&ZEROS[..padding as usize]).map_err(write_error)?;
+                    self.report.content_bytes += *size;
+                }
+                Queued::Header { entry, kind, link } => {
+                    write_header(&mut self.tar, entry, *kind, 0, link.as_deref())?;
+                }
+            }
+            self.queue.pop_front();
+            self.report.entries += 1;
+            if let Some(p) = self.progress {
+                p.entries.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The queued file of span `token`.
+fn queued_file(queue: &mut VecDeque<Queued>, token: usize) -> &mut Queued {
+    let found = queue.iter_mut().find(|q| matches!(q, Queued::File { token: t, .. } if *t == token));
+    found.expect("a span the walk delivers was handed out and is queued")
+}
+
+impl<W: Write> ContentVisitor for TarWriter<'_, '_, W> {
+    fn next_span(&mut self) -> Result<Option<SpanRequest>> {
+        while let Some(entry) = self.selected.next() {
+            let entry = entry?;
+            let (kind, link) = match &entry.kind {
+                EntryKind::Dir => (tar::EntryType::Directory, None),
+                EntryKind::Symlink { target } => (tar::EntryType::Symlink, Some(target.clone())),
+                EntryKind::File { .. } => {
+                    self.written.written(entry.path.clone(), entry.path.clone());
+                    (tar::EntryType::Regular, None)
+                }
+                EntryKind::Hardlink { target, .. } => match self.written.first(target) {
+                    Some(first) => (tar::EntryType::Link, Some(first.to_vec())),
+                    None => {
+                        self.written.written(target.clone(), entry.path.clone());
+                        (tar::EntryType::Regular, None)
+                    }
+                },
+            };
+            if kind != tar::EntryType::Regular {
+                self.queue.push_back(Queued::Header { entry, kind, link });
+                // Written now when no file's content is waiting before it.
+                self.write_ready()?;
+                continue;
+            }
+            let (Some(extent), Some((size, _))) = (entry.extent, entry.content()) else {
+                return Err(Error::NotAFile { path: entry.path.as_slice().into() });
+            };
+            let token = self.next_token;
+            self.next_token += 1;
+            let hasher = ContentHasher::for_entry(&entry);
+            let expander = Expander::new(entry.sparse_map());
+            self.queue.push_back(Queued::File { token, entry, size, expander, started: false, ended: false });
+            return Ok(Some((token, Span { start: extent.offset, size: extent.size }, hasher)));
+        }
+        Ok(None)
+    }
+
+    fn bytes(&mut self, token: usize, bytes: &[u8]) -> Result<()> {
+        if bytes.is_empty() {
+            // An empty span's one call: its header goes out at its end.
+            return Ok(());
+        }
+        let Queued::File { entry, size, expander, started, .. } = queued_file(&mut self.queue, token) else {
+            unreachable!("spans are files")
+        };
+        // Spans' bytes come in the order they were handed out, each after
+        // every entry before it was written: this file is the queue's front.
+        if !*started {
+            *started = true;
+            write_header(&mut self.tar, entry, tar::EntryType::Regular, *size, None)?;
+        }
+        let out = self.tar.get_mut();
+        expander.feed(bytes, &mut |piece| write_piece(out, piece)).map_err(write_error)?;
+        if let Some(p) = self.progress {
+            p.bytes_in.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, token: usize, digest: [u8; DIGEST_LEN]) -> Result<()> {
+        let Queued::File { entry, ended, .. } = queued_file(&mut self.queue, token) else {
+            unreachable!("spans are files")
+        };
+        if entry.content().map(|(_, sha256)| *sha256) != Some(digest) {
+            return Err(Error::ChecksumMismatch { path: entry.path.as_slice().into() });
+        }
+        *ended = true;
+        self.write_ready()
+    }
+
+    fn damaged(&mut self, _token: usize, _error: &Error) -> bool {
+        // The stream cannot skip a file whose header may be out: stop.
+        false
+    }
+}
+/// Writes the pax records `entry` needs and its ustar header; a regular
+/// file's `size` bytes of content and their padding follow.
+fn write_header<W: Write>(
+    tar: &mut tar::Builder<W>,
     entry: &Entry,
     kind: tar::EntryType,
     size: u64,
     link: Option<&[u8]>,
-    tar: &mut tar::Builder<W>,
-) -> Result<tar::Header> {
+) -> Result<()> {
     let mut pax: Vec<(String, Vec<u8>)> = Vec::new();
     pax.push(("mtime".into(), pax_time(entry.meta.mtime_secs, entry.meta.mtime_nanos).into_bytes()));
     let mut binary = false;
@@ -159,7 +276,32 @@ fn header<W: Write>(
         );
     }
     h.set_cksum();
-    Ok(h)
+    tar.get_mut().write_all(h.as_bytes()).map_err(write_error)
+}
+
+/// A tar block: headers and content padding come in these.
+const BLOCK_LEN: u64 = 512;
+/// Zeros to write holes and padding from.
+static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
+
+/// Writes a piece of a file's logical content: its bytes, or a hole's
+/// zeros.
+fn write_piece(out: &mut impl Write, piece: Piece<'_>) -> io::Result<()> {
+    match piece {
+        Piece::Data(_, bytes) => out.write_all(bytes),
+        Piece::Zeros(mut n) => {
+            while n > 0 {
+                let chunk = n.min(ZEROS.len() as u64) as usize;
+                out.write_all(&ZEROS[..chunk])?;
+                n -= chunk as u64;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn write_error(e: io::Error) -> Error {
+    Error::Stream { action: "writing the tar stream", source: e }
 }
 
 /// Copies what fits of `bytes` into a header field (a pax record holds the
@@ -179,41 +321,112 @@ fn pax_time(secs: i64, nanos: u32) -> String {
     }
 }
 
-/// A file's content failing to read is the archive's fault (damage, a
-/// checksum mismatch: the library's error inside the `io::Error`); failing
-/// to write, the output's.
-fn content_error(e: io::Error) -> Error {
-    if e.get_ref().is_some_and(|inner| inner.is::<Error>()) {
-        if let Some(Ok(lib)) = e.into_inner().map(|inner| inner.downcast::<Error>()) {
-            return *lib;
-        }
-        unreachable!("checked to hold a library error");
-    }
-    Error::Stream { action: "writing the tar stream", source: e }
-}
-
-/// A file's content as it goes into the stream, counted (and shown on
-/// the archive's progress counters, when it has some).
-struct Counted<'p, R> {
-    inner: R,
-    n: u64,
-    progress: Option<&'p Progress>,
-}
-
-impl<R: Read> Read for Counted<'_, R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.n += n as u64;
-        if let Some(p) = self.progress {
-            p.bytes_in.fetch_add(n as u64, Ordering::Relaxed);
-        }
-        Ok(n)
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::io::{Cursor, Read};
+
     use super::*;
+    use crate::crypto::{KdfParams, Password};
+    use crate::format::SparseMap;
+    use crate::session::{ArchiveWriter, CreateOptions, Metadata};
+    use crate::test_data::content;
+
+    const PAGE: usize = 4096;
+
+    fn password() -> Password {
+        Password::from("export")
+    }
+
+    /// An archive (4 KiB pages) whose entries interleave, in path order,
+    /// files of many pages, small and empty files, a sparse file, links
+    /// and directories: each entry after a file waits for its content.
+    fn archive() -> Vec<u8> {
+        let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS).page_size(PAGE).threads(2);
+        let mut w = ArchiveWriter::new(Vec::new(), &password(), options).unwrap();
+        let meta = Metadata::new(0o644, 0, 0, 0, 0);
+        let big = content(40 * PAGE + 123, 2);
+        w.add_linked_file("a-big", &meta, big.len() as u64, &big[..]).unwrap();
+        w.add_file("b-empty", &meta, 0, &b""[..]).unwrap();
+        w.add_dir("c-dir", &meta).unwrap();
+        w.add_file("c-dir/small", &meta, 100, &content(100, 1)[..]).unwrap();
+        w.add_hardlink("d-link", &meta, "a-big").unwrap();
+        let size = 30 * PAGE as u64;
+        let map =
+            SparseMap::new(vec![(PAGE as u64, 3 * PAGE as u64), (20 * PAGE as u64, 5 * PAGE as u64)], size)
+                .unwrap();
+        w.add_sparse_file("e-sparse", &meta, map, size, false, &content(8 * PAGE, 3)[..]).unwrap();
+        w.add_file("f-empty", &meta, 0, &b""[..]).unwrap();
+        w.add_symlink("g-symlink", &meta, "a-big").unwrap();
+        w.add_file("h-two-pages", &meta, 6000, &content(6000, 4)[..]).unwrap();
+        w.finish().unwrap()
+    }
+
+    /// Each tar entry: its path, type, link target and content.
+    fn read_tar(stream: &[u8]) -> Vec<(String, tar::EntryType, Option<String>, Vec<u8>)> {
+        let mut tar = tar::Archive::new(stream);
+        let mut got = Vec::new();
+        for entry in tar.entries().unwrap() {
+            let mut entry = entry.unwrap();
+            let path = entry.path().unwrap().to_string_lossy().into_owned();
+            let kind = entry.header().entry_type();
+            let link = entry.link_name().unwrap().map(|l| l.to_string_lossy().into_owned());
+            let mut bytes = Vec::new();
+            entry.read_to_end(&mut bytes).unwrap();
+            got.push((path, kind, link, bytes));
+        }
+        got
+    }
+
+    #[test]
+    fn every_entry_goes_out_in_order_with_its_content() {
+        let a = Archive::open(Cursor::new(archive()), &password()).unwrap();
+        let (stream, report) = export(Vec::new(), &a, &Members::all()).unwrap();
+        assert!(stream.ends_with(&[0; 1024]), "the end-of-archive blocks");
+        let got = read_tar(&stream);
+        let names: Vec<&str> = got.iter().map(|(p, ..)| p.as_str()).collect();
+        let want = ["a-big", "b-empty", "c-dir", "c-dir/small", "d-link", "e-sparse", "f-empty", "g-symlink"];
+        assert_eq!(names, [&want[..], &["h-two-pages"]].concat());
+        for (path, kind, link, bytes) in &got {
+            match kind {
+                tar::EntryType::Regular => {
+                    // The file read through the archive's own reader.
+                    let mut want = Vec::new();
+                    a.open_file(path).unwrap().read_to_end(&mut want).unwrap();
+                    assert!(bytes == &want, "{path}: {} bytes, {} wanted", bytes.len(), want.len());
+                }
+                tar::EntryType::Link => {
+                    assert_eq!((path.as_str(), link.as_deref()), ("d-link", Some("a-big")))
+                }
+                tar::EntryType::Symlink => assert_eq!(link.as_deref(), Some("a-big")),
+                tar::EntryType::Directory => assert_eq!(path, "c-dir"),
+                other => panic!("{path}: {other:?}"),
+            }
+        }
+        let sparse = &got[5].3;
+        assert_eq!(sparse.len(), 30 * PAGE, "the sparse file's holes go out as zeros");
+        assert!(
+            sparse[..PAGE].iter().all(|&b| b == 0)
+                && sparse[PAGE..4 * PAGE] == content(8 * PAGE, 3)[..3 * PAGE]
+        );
+        let sizes = [40 * PAGE + 123, 0, 100, 30 * PAGE, 0, 6000];
+        assert_eq!(report, ExportReport { entries: 9, content_bytes: sizes.iter().sum::<usize>() as u64 });
+    }
+
+    #[test]
+    fn a_damaged_page_stops_the_stream_before_its_file_ends() {
+        let bytes = archive();
+        let a = Archive::open(Cursor::new(bytes.clone()), &password()).unwrap();
+        let big = a.find(b"a-big").unwrap().unwrap();
+        let start = big.extent.unwrap().offset;
+        // A page well inside `a-big`, whose header is then out already.
+        let leaf = a.pages_leaf_at(start).unwrap();
+        let (number, record, _) = crate::archive::page_in(&leaf, start + 10 * PAGE as u64).unwrap();
+        let mut damaged = bytes;
+        damaged[record.offset as usize + 40] ^= 0x04;
+        let a = Archive::open(Cursor::new(damaged), &password()).unwrap();
+        let err = export(Vec::new(), &a, &Members::all()).unwrap_err();
+        assert!(matches!(err, Error::DamagedPage { number: n } if n == number), "{err:?}");
+    }
 
     #[test]
     fn pax_times_round_trip_the_import_parser() {

@@ -9,16 +9,12 @@ use crate::crypto::{KdfParams, Password};
 use crate::error::Error;
 use crate::format::{EntryKind, SparseMap};
 use crate::session::{ArchiveWriter, CreateOptions, Metadata};
+use crate::test_data::content;
 
 const PAGE: usize = 4096;
 
 fn password() -> Password {
     Password::from("ahead")
-}
-
-/// Bytes that compress a little, different for each `seed`.
-fn content(len: usize, seed: usize) -> Vec<u8> {
-    (0..len).map(|j| ((j * 31 + seed * 7) ^ (j / 97)) as u8).collect()
 }
 
 /// An archive (4 KiB pages) of a small file, `big` (40 pages at least),
