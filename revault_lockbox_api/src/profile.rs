@@ -60,10 +60,10 @@ pub struct CreateTuning {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ReadTuning {
-    /// Worker threads opening pages and index nodes. An extraction opens
-    /// data pages on one worker more when this is 2 or more: while it
-    /// writes files, a worker waiting for its turn at a file's hash uses
-    /// no core, and the spare keeps opening.
+    /// Worker threads opening pages and index nodes. An extraction or an
+    /// export opens data pages on one worker more when this is 2 or more:
+    /// while it writes files or its stream, a worker waiting for its turn
+    /// at a file's hash uses no core, and the spare keeps opening.
     pub threads: usize,
     /// Pages (and index nodes) read ahead and being opened at once; a
     /// data page over 1 MiB counts as its size in MiB.

@@ -145,8 +145,8 @@ impl OpenOptions {
         self
     }
 
-    /// Worker threads opening pages; an extraction's data pages get one
-    /// spare worker more when this is 2 or more
+    /// Worker threads opening pages; an extraction's or export's data
+    /// pages get one spare worker more when this is 2 or more
     /// ([`ReadTuning::threads`](crate::profile::ReadTuning::threads)).
     /// Default: the profile's (all cores).
     pub fn threads(mut self, threads: usize) -> Self {

@@ -61,9 +61,9 @@ pub(crate) trait ContentVisitor {
     fn damaged(&mut self, token: usize, error: &Error) -> bool;
     /// Page `number` was opened, or failed with `error`.
     fn page(&mut self, _number: u64, _error: Option<&Error>) {}
-    /// Whether taking the bytes is work of its own (writing files), done on
-    /// the walk's thread while the workers open pages: the walk then starts
-    /// a spare page opener ([`PageOpener::new`]).
+    /// Whether taking the bytes is work of its own (writing files or a
+    /// stream), done on the walk's thread while the workers open pages: the
+    /// walk then starts a spare page opener ([`PageOpener::new`]).
     fn writes_bytes_out(&self) -> bool {
         false
     }
