@@ -25,13 +25,14 @@ pub mod passwd;
 pub mod repair;
 pub mod verify;
 
+use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use revault_lockbox_api::read::{is_salvageable, Members, Salvage};
 use revault_lockbox_api::storage::ReadAt;
-use revault_lockbox_api::{Archive, EntryKind, OpenOptions, Progress, Quoted, WorkloadProfile};
+use revault_lockbox_api::{Archive, OpenOptions, Progress, Quoted, WorkloadProfile};
 
 pub use crate::exit::Outcome;
 use crate::flags::{ObjectStoreArgs, ReadArgs};
@@ -210,17 +211,10 @@ fn refuse_missing_names<S: ReadAt>(archive: &Archive<S>, members: &Members) -> R
 /// must match an entry.
 fn write_contents<S: ReadAt>(archive: &Archive<S>, name: &str, members: &Members) -> Result<()> {
     let reading = || format!("reading {name}");
-    refuse_missing_names(archive, members).with_context(reading)?;
-    let mut selected = members.entries(archive).with_context(reading)?;
-    for entry in selected.by_ref() {
-        let entry = entry.with_context(reading)?;
-        if matches!(entry.kind, EntryKind::File { .. } | EntryKind::Hardlink { .. }) {
-            let what = || format!("reading {} from {}", Quoted::bytes(&entry.path), name);
-            let mut reader = archive.open_file(&entry.path).with_context(what)?;
-            output::copy(&mut reader, what)?;
-        }
-    }
-    selected.all_matched().with_context(reading)
+    let out = BufWriter::with_capacity(1 << 20, io::stdout().lock());
+    let (out, _) = revault_lockbox_api::read::write_contents(out, archive, members).with_context(reading)?;
+    let mut out = out.into_inner().map_err(|e| e.into_error()).context(output::STDOUT)?;
+    out.flush().context(output::STDOUT)
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ use revault_lockbox_api::update::Reclaim;
 use revault_lockbox_api::{Entry, Quoted};
 
 /// The context of every failed write to stdout.
-const STDOUT: &str = "writing to stdout";
+pub const STDOUT: &str = "writing to stdout";
 
 /// A line on stderr: `lockbox: MESSAGE`.
 pub fn say(message: impl Display) {

@@ -1,4 +1,5 @@
-//! `export`: an archive's entries as a pax tar stream.
+//! `export`: an archive's entries as a pax tar stream; and their contents
+//! alone, one after another (`extract -O`).
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -50,6 +51,63 @@ pub fn export<W: Write, S: ReadAt>(
     archive: &Archive<S>,
     members: &Members,
 ) -> Result<(W, ExportReport)> {
+    let (out, report) = write_stream(Stream::Tar(tar::Builder::new(out)), archive, members)?;
+    match out {
+        Stream::Tar(tar) => Ok((tar.into_inner().map_err(Error::stream(Stream::<W>::TAR))?, report)),
+        Stream::Contents(_) => unreachable!("the stream stays a tar stream"),
+    }
+}
+
+/// Writes the contents of the files and hard links of `archive` that
+/// `members` selects to `out`, one after another in index order, as
+/// `tar -xO` does (a sparse file's holes as zeros); `entries` in the
+/// report counts them. Names, content checks and failures as for
+/// [`export`]: a damaged file stops the copy with the error, after the
+/// bytes before the damage.
+pub fn write_contents<W: Write, S: ReadAt>(
+    out: W,
+    archive: &Archive<S>,
+    members: &Members,
+) -> Result<(W, ExportReport)> {
+    match write_stream(Stream::Contents(out), archive, members)? {
+        (Stream::Contents(out), report) => Ok((out, report)),
+        (Stream::Tar(_), _) => unreachable!("the stream stays contents alone"),
+    }
+}
+
+/// Where the walk's bytes go: a tar stream, headers and all, or the files'
+/// contents alone.
+enum Stream<W: Write> {
+    Tar(tar::Builder<W>),
+    Contents(W),
+}
+
+impl<W: Write> Stream<W> {
+    const TAR: &'static str = "writing the tar stream";
+    const CONTENTS: &'static str = "writing the contents";
+
+    /// Where content bytes go.
+    fn content(&mut self) -> &mut W {
+        match self {
+            Stream::Tar(tar) => tar.get_mut(),
+            Stream::Contents(out) => out,
+        }
+    }
+
+    /// A failed write of the stream.
+    fn error(&self) -> impl FnOnce(io::Error) -> Error {
+        Error::stream(match self {
+            Stream::Tar(_) => Self::TAR,
+            Stream::Contents(_) => Self::CONTENTS,
+        })
+    }
+}
+
+fn write_stream<W: Write, S: ReadAt>(
+    out: Stream<W>,
+    archive: &Archive<S>,
+    members: &Members,
+) -> Result<(Stream<W>, ExportReport)> {
     if let Some(missing) = members.first_missing_name(archive)? {
         return Err(Error::NotFound { path: missing.into() });
     }
@@ -57,8 +115,8 @@ pub fn export<W: Write, S: ReadAt>(
         p.total_bytes.store(members.content_bytes(archive)?, Ordering::Relaxed);
     }
     let mut selected = members.entries(archive)?;
-    let mut writer = TarWriter {
-        tar: tar::Builder::new(out),
+    let mut writer = StreamWriter {
+        out,
         selected: &mut selected,
         queue: VecDeque::new(),
         written: FirstLinks::new(),
@@ -69,9 +127,8 @@ pub fn export<W: Write, S: ReadAt>(
     archive.walk_content(&mut writer, false)?;
     // The entries after the last file's content.
     writer.write_ready()?;
-    let TarWriter { tar, report, .. } = writer;
+    let StreamWriter { out, report, .. } = writer;
     selected.all_matched()?;
-    let out = tar.into_inner().map_err(Error::stream("writing the tar stream"))?;
     Ok((out, report))
 }
 
@@ -86,9 +143,9 @@ enum Queued {
     Header { entry: Entry, kind: tar::EntryType, link: Option<Vec<u8>> },
 }
 
-/// The content walk's visitor that writes the tar stream.
-struct TarWriter<'a, 's, W: Write> {
-    tar: tar::Builder<W>,
+/// The content walk's visitor that writes the stream.
+struct StreamWriter<'a, 's, W: Write> {
+    out: Stream<W>,
     selected: &'a mut Selected<'s>,
     queue: VecDeque<Queued>,
     /// By the stored file's path: the name its content went out under.
@@ -98,7 +155,7 @@ struct TarWriter<'a, 's, W: Write> {
     next_token: usize,
 }
 
-impl<W: Write> TarWriter<'_, '_, W> {
+impl<W: Write> StreamWriter<'_, '_, W> {
     /// Writes the queued entries up to the first file whose content has
     /// not all come.
     fn write_ready(&mut self) -> Result<()> {
@@ -106,17 +163,22 @@ impl<W: Write> TarWriter<'_, '_, W> {
             match front {
                 Queued::File { ended: false, .. } => return Ok(()),
                 Queued::File { entry, size, expander, started, .. } => {
-                    if !*started {
-                        write_header(&mut self.tar, entry, tar::EntryType::Regular, *size, None)?;
+                    if let (Stream::Tar(tar), false) = (&mut self.out, *started) {
+                        write_header(tar, entry, tar::EntryType::Regular, *size, None)?;
                     }
-                    let out = self.tar.get_mut();
-                    expander.finish(*size, &mut |piece| write_piece(out, piece)).map_err(write_error)?;
-                    let padding = (BLOCK_LEN - *size % BLOCK_LEN) % BLOCK_LEN;
-                    out.write_all(&ZEROS[..padding as usize]).map_err(write_error)?;
+                    let error = self.out.error();
+                    let out = self.out.content();
+                    expander.finish(*size, &mut |piece| write_piece(out, piece)).map_err(error)?;
+                    if let Stream::Tar(tar) = &mut self.out {
+                        let padding = (BLOCK_LEN - *size % BLOCK_LEN) % BLOCK_LEN;
+                        tar.get_mut().write_all(&ZEROS[..padding as usize]).map_err(write_error)?;
+                    }
                     self.report.content_bytes += *size;
                 }
                 Queued::Header { entry, kind, link } => {
-                    write_header(&mut self.tar, entry, *kind, 0, link.as_deref())?;
+                    if let Stream::Tar(tar) = &mut self.out {
+                        write_header(tar, entry, *kind, 0, link.as_deref())?;
+                    }
                 }
             }
             self.queue.pop_front();
@@ -135,11 +197,15 @@ fn queued_file(queue: &mut VecDeque<Queued>, token: usize) -> &mut Queued {
     found.expect("a span the walk delivers was handed out and is queued")
 }
 
-impl<W: Write> ContentVisitor for TarWriter<'_, '_, W> {
+impl<W: Write> ContentVisitor for StreamWriter<'_, '_, W> {
     fn next_span(&mut self) -> Result<Option<SpanRequest>> {
+        let tar = matches!(self.out, Stream::Tar(_));
         while let Some(entry) = self.selected.next() {
             let entry = entry?;
             let (kind, link) = match &entry.kind {
+                // Contents alone: only files' and hard links' content.
+                EntryKind::Dir | EntryKind::Symlink { .. } if !tar => continue,
+                EntryKind::Hardlink { .. } if !tar => (tar::EntryType::Regular, None),
                 EntryKind::Dir => (tar::EntryType::Directory, None),
                 EntryKind::Symlink { target } => (tar::EntryType::Symlink, Some(target.clone())),
                 EntryKind::File { .. } => {
@@ -183,12 +249,13 @@ impl<W: Write> ContentVisitor for TarWriter<'_, '_, W> {
         };
         // Spans' bytes come in the order they were handed out, each after
         // every entry before it was written: this file is the queue's front.
-        if !*started {
-            *started = true;
-            write_header(&mut self.tar, entry, tar::EntryType::Regular, *size, None)?;
+        if let (Stream::Tar(tar), false) = (&mut self.out, *started) {
+            write_header(tar, entry, tar::EntryType::Regular, *size, None)?;
         }
-        let out = self.tar.get_mut();
-        expander.feed(bytes, &mut |piece| write_piece(out, piece)).map_err(write_error)?;
+        *started = true;
+        let error = self.out.error();
+        let out = self.out.content();
+        expander.feed(bytes, &mut |piece| write_piece(out, piece)).map_err(error)?;
         if let Some(p) = self.progress {
             p.bytes_in.fetch_add(bytes.len() as u64, Ordering::Relaxed);
         }
@@ -212,12 +279,13 @@ impl<W: Write> ContentVisitor for TarWriter<'_, '_, W> {
     }
 
     /// The stream's writes are work of their own: a spare opener helps
-    /// when they go to a file or a pipe (docs/BENCHMARKS.md, "export on the
-    /// content walk").
+    /// when they go to a file or a pipe (docs/BENCHMARKS.md, "export on
+    /// the content walk").
     fn writes_bytes_out(&self) -> bool {
         true
     }
 }
+
 /// Writes the pax records `entry` needs and its ustar header; a regular
 /// file's `size` bytes of content and their padding follow.
 fn write_header<W: Write>(
@@ -307,8 +375,9 @@ fn write_piece(out: &mut impl Write, piece: Piece<'_>) -> io::Result<()> {
     }
 }
 
+/// A failed write of the tar stream's headers and padding.
 fn write_error(e: io::Error) -> Error {
-    Error::Stream { action: "writing the tar stream", source: e }
+    Error::Stream { action: Stream::<io::Sink>::TAR, source: e }
 }
 
 /// Copies what fits of `bytes` into a header field (a pax record holds the
@@ -420,6 +489,18 @@ mod tests {
     }
 
     #[test]
+    fn contents_alone_are_the_files_and_hard_links_one_after_another() {
+        let a = Archive::open(Cursor::new(archive()), &password()).unwrap();
+        let (out, report) = write_contents(Vec::new(), &a, &Members::all()).unwrap();
+        let mut want = Vec::new();
+        for path in ["a-big", "b-empty", "c-dir/small", "d-link", "e-sparse", "f-empty", "h-two-pages"] {
+            a.open_file(path).unwrap().read_to_end(&mut want).unwrap();
+        }
+        assert!(out == want, "{} bytes, {} wanted", out.len(), want.len());
+        assert_eq!(report, ExportReport { entries: 7, content_bytes: want.len() as u64 });
+    }
+
+    #[test]
     fn a_damaged_page_stops_the_stream_before_its_file_ends() {
         let bytes = archive();
         let a = Archive::open(Cursor::new(bytes.clone()), &password()).unwrap();
@@ -432,6 +513,8 @@ mod tests {
         damaged[record.offset as usize + 40] ^= 0x04;
         let a = Archive::open(Cursor::new(damaged), &password()).unwrap();
         let err = export(Vec::new(), &a, &Members::all()).unwrap_err();
+        assert!(matches!(err, Error::DamagedPage { number: n } if n == number), "{err:?}");
+        let err = write_contents(Vec::new(), &a, &Members::all()).unwrap_err();
         assert!(matches!(err, Error::DamagedPage { number: n } if n == number), "{err:?}");
     }
 

@@ -14,7 +14,7 @@ mod spool;
 
 use std::io::{Read, Write};
 
-pub use export::{export, ExportReport};
+pub use export::{export, write_contents, ExportReport};
 pub(crate) use import::tar_into;
 
 use crate::error::Result;
