@@ -181,12 +181,13 @@ impl Drop for PageOpener {
 
 /// Workers for `threads` cores. A worker that has opened its page and
 /// waits for its turn at the file hashes holds no core. When the thread
-/// taking the pages writes them out (extraction, export), one worker more
-/// than `threads` opens the next page meanwhile, so that the cores stay
-/// busy; when it only reads them (`verify`, `cat`), the spare takes cores
-/// from the worker whose turn it is, and reading is slower with it
-/// (docs/BENCHMARKS.md, "The spare opener only where files are written").
-/// One worker takes every turn in order and never waits.
+/// taking the pages writes them out (extraction, export), one worker
+/// more than `threads` opens the next page meanwhile, so that the cores
+/// stay busy; when it only reads them (`verify`, `cat` of one file),
+/// the spare takes cores from the worker whose turn it is, and reading
+/// is slower with it (docs/BENCHMARKS.md, "The spare opener only where
+/// files are written"). One worker takes every turn in order and never
+/// waits.
 fn workers_for(threads: usize, spare: bool) -> usize {
     if spare && threads >= 2 {
         threads + 1

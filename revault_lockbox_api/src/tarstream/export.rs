@@ -37,12 +37,14 @@ const USTAR_NAME_LEN: usize = 100;
 /// stream to `out` ([`Members::all`]: every one). A name (no wildcards)
 /// that matches no entry is [`Error::NotFound`] before anything is
 /// written; a pattern that matched none is that error after the last
-/// entry, before the end-of-archive blocks. Names, link targets and nanosecond mtimes that a ustar header
-/// cannot hold go in pax records (`hdrcharset=BINARY` for names that are not
-/// UTF-8), modes and owner ids in the header. A hard link whose target is
-/// not exported is written as a file. Each file's content is authenticated
-/// and its SHA-256 checked as it is copied; a damaged one stops the export
-/// with the error, the stream then incomplete (no end-of-archive blocks).
+/// entry, before the end-of-archive blocks. Names, link targets and
+/// nanosecond mtimes that a ustar header cannot hold go in pax records
+/// (`hdrcharset=BINARY` for names that are not UTF-8), modes and owner ids
+/// in the header. A hard link whose target is not exported is written as
+/// a file. Each file's content is authenticated and its SHA-256 checked as
+/// it is copied; a damaged one stops the export with the error, the stream
+/// then incomplete: the file's header written, its content cut short, and
+/// no end-of-archive blocks.
 ///
 /// The content comes from one walk over the data pages, opened on the
 /// archive's page workers, as an extraction reads them.
@@ -51,11 +53,18 @@ pub fn export<W: Write, S: ReadAt>(
     archive: &Archive<S>,
     members: &Members,
 ) -> Result<(W, ExportReport)> {
-    let (out, report) = write_stream(Stream::Tar(tar::Builder::new(out)), archive, members)?;
-    match out {
-        Stream::Tar(tar) => Ok((tar.into_inner().map_err(Error::stream(Stream::<W>::TAR))?, report)),
-        Stream::Contents(_) => unreachable!("the stream stays a tar stream"),
+    check_names(archive, members)?;
+    let mut stream = Stream::Tar(tar::Builder::new(Gate { inner: out, open: true }));
+    let report = write_stream(&mut stream, archive, members);
+    let Stream::Tar(mut tar) = stream else { unreachable!("the stream stays a tar stream") };
+    if report.is_err() {
+        // No end-of-archive blocks after a failure: the builder writes
+        // them when dropped.
+        tar.get_mut().open = false;
     }
+    let report = report?;
+    let out = tar.into_inner().map_err(Error::stream(TAR))?;
+    Ok((out.inner, report))
 }
 
 /// Writes the contents of the files and hard links of `archive` that
@@ -69,25 +78,61 @@ pub fn write_contents<W: Write, S: ReadAt>(
     archive: &Archive<S>,
     members: &Members,
 ) -> Result<(W, ExportReport)> {
-    match write_stream(Stream::Contents(out), archive, members)? {
-        (Stream::Contents(out), report) => Ok((out, report)),
-        (Stream::Tar(_), _) => unreachable!("the stream stays contents alone"),
+    check_names(archive, members)?;
+    let mut stream = Stream::Contents(Gate { inner: out, open: true });
+    let report = write_stream(&mut stream, archive, members)?;
+    let Stream::Contents(out) = stream else { unreachable!("the stream stays contents alone") };
+    Ok((out.inner, report))
+}
+
+/// [`Error::NotFound`] for a name that matches no entry, before anything
+/// is written.
+fn check_names<S: ReadAt>(archive: &Archive<S>, members: &Members) -> Result<()> {
+    match members.first_missing_name(archive)? {
+        Some(missing) => Err(Error::NotFound { path: missing.into() }),
+        None => Ok(()),
+    }
+}
+
+/// The action of a failed write of a tar stream, and of contents alone.
+const TAR: &str = "writing the tar stream";
+const CONTENTS: &str = "writing the contents";
+
+/// The output, which a failed export closes before the tar builder's
+/// drop would end the stream with end-of-archive blocks.
+struct Gate<W> {
+    inner: W,
+    open: bool,
+}
+
+impl<W: Write> Write for Gate<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.open {
+            self.inner.write(buf)
+        } else {
+            Ok(buf.len())
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.open {
+            self.inner.flush()
+        } else {
+            Ok(())
+        }
     }
 }
 
 /// Where the walk's bytes go: a tar stream, headers and all, or the files'
 /// contents alone.
 enum Stream<W: Write> {
-    Tar(tar::Builder<W>),
-    Contents(W),
+    Tar(tar::Builder<Gate<W>>),
+    Contents(Gate<W>),
 }
 
 impl<W: Write> Stream<W> {
-    const TAR: &'static str = "writing the tar stream";
-    const CONTENTS: &'static str = "writing the contents";
-
     /// Where content bytes go.
-    fn content(&mut self) -> &mut W {
+    fn content(&mut self) -> &mut Gate<W> {
         match self {
             Stream::Tar(tar) => tar.get_mut(),
             Stream::Contents(out) => out,
@@ -97,26 +142,24 @@ impl<W: Write> Stream<W> {
     /// A failed write of the stream.
     fn error(&self) -> impl FnOnce(io::Error) -> Error {
         Error::stream(match self {
-            Stream::Tar(_) => Self::TAR,
-            Stream::Contents(_) => Self::CONTENTS,
+            Stream::Tar(_) => TAR,
+            Stream::Contents(_) => CONTENTS,
         })
     }
 }
 
 fn write_stream<W: Write, S: ReadAt>(
-    out: Stream<W>,
+    out: &mut Stream<W>,
     archive: &Archive<S>,
     members: &Members,
-) -> Result<(Stream<W>, ExportReport)> {
-    if let Some(missing) = members.first_missing_name(archive)? {
-        return Err(Error::NotFound { path: missing.into() });
-    }
+) -> Result<ExportReport> {
     if let Some(p) = archive.progress() {
         p.total_bytes.store(members.content_bytes(archive)?, Ordering::Relaxed);
     }
     let mut selected = members.entries(archive)?;
     let mut writer = StreamWriter {
         out,
+        archive,
         selected: &mut selected,
         queue: VecDeque::new(),
         written: FirstLinks::new(),
@@ -127,25 +170,32 @@ fn write_stream<W: Write, S: ReadAt>(
     archive.walk_content(&mut writer, false)?;
     // The entries after the last file's content.
     writer.write_ready()?;
-    let StreamWriter { out, report, .. } = writer;
+    debug_assert!(writer.queue.is_empty(), "every queued entry was written");
+    let report = writer.report;
     selected.all_matched()?;
-    Ok((out, report))
+    Ok(report)
 }
 
 /// An entry taken from the selection and not yet written: entries go out
 /// in the selection's order, and those after a file wait for its content.
+/// The queue holds at most the entries between the files whose pages are
+/// in flight, as an extraction holds its links until the end.
 enum Queued {
     /// A regular file whose content is span `token`; its header went out
-    /// with its first bytes when `started`, and its digest was checked
-    /// when `ended`.
+    /// when `started`, and its digest was checked when `ended`.
     File { token: usize, entry: Entry, size: u64, expander: Expander, started: bool, ended: bool },
+    /// A hard link written with its content: read on its own when it is
+    /// written (its content lies where its target's does, which the walk
+    /// could reach only by going back over the data stream).
+    Copy { entry: Entry, size: u64 },
     /// A directory, symbolic link or hard link: a header alone.
     Header { entry: Entry, kind: tar::EntryType, link: Option<Vec<u8>> },
 }
 
 /// The content walk's visitor that writes the stream.
-struct StreamWriter<'a, 's, W: Write> {
-    out: Stream<W>,
+struct StreamWriter<'a, 's, W: Write, S> {
+    out: &'a mut Stream<W>,
+    archive: &'a Archive<S>,
     selected: &'a mut Selected<'s>,
     queue: VecDeque<Queued>,
     /// By the stored file's path: the name its content went out under.
@@ -155,32 +205,50 @@ struct StreamWriter<'a, 's, W: Write> {
     next_token: usize,
 }
 
-impl<W: Write> StreamWriter<'_, '_, W> {
+impl<W: Write, S: ReadAt> StreamWriter<'_, '_, W, S> {
     /// Writes the queued entries up to the first file whose content has
-    /// not all come.
+    /// not all come, and that file's header.
     fn write_ready(&mut self) -> Result<()> {
         while let Some(front) = self.queue.front_mut() {
-            match front {
-                Queued::File { ended: false, .. } => return Ok(()),
-                Queued::File { entry, size, expander, started, .. } => {
-                    if let (Stream::Tar(tar), false) = (&mut self.out, *started) {
+            let size = match front {
+                Queued::File { entry, size, started, ended, .. } if !*ended => {
+                    // Its header now: a failure in its content then leaves
+                    // a member cut short, which tar refuses.
+                    if let (Stream::Tar(tar), false) = (&mut *self.out, *started) {
                         write_header(tar, entry, tar::EntryType::Regular, *size, None)?;
                     }
-                    let error = self.out.error();
-                    let out = self.out.content();
-                    expander.finish(*size, &mut |piece| write_piece(out, piece)).map_err(error)?;
-                    if let Stream::Tar(tar) = &mut self.out {
-                        let padding = (BLOCK_LEN - *size % BLOCK_LEN) % BLOCK_LEN;
-                        tar.get_mut().write_all(&ZEROS[..padding as usize]).map_err(write_error)?;
+                    *started = true;
+                    return Ok(());
+                }
+                Queued::File { entry, size, expander, started, .. } => {
+                    if let (Stream::Tar(tar), false) = (&mut *self.out, *started) {
+                        write_header(tar, entry, tar::EntryType::Regular, *size, None)?;
                     }
-                    self.report.content_bytes += *size;
+                    let (error, progress) = (self.out.error(), self.progress);
+                    let out = self.out.content();
+                    expander.finish(*size, &mut |piece| write_piece(out, piece, progress)).map_err(error)?;
+                    *size
+                }
+                Queued::Copy { entry, size } => {
+                    if let Stream::Tar(tar) = &mut *self.out {
+                        write_header(tar, entry, tar::EntryType::Regular, *size, None)?;
+                    }
+                    let reader = self.archive.content_reader(entry, None)?.reading_ahead();
+                    copy_file(reader, self.out, self.progress, &entry.path, *size)?;
+                    *size
                 }
                 Queued::Header { entry, kind, link } => {
-                    if let Stream::Tar(tar) = &mut self.out {
+                    if let Stream::Tar(tar) = &mut *self.out {
                         write_header(tar, entry, *kind, 0, link.as_deref())?;
                     }
+                    0
                 }
+            };
+            if let Stream::Tar(tar) = &mut *self.out {
+                let padding = (BLOCK_LEN - size % BLOCK_LEN) % BLOCK_LEN;
+                tar.get_mut().write_all(&ZEROS[..padding as usize]).map_err(Error::stream(TAR))?;
             }
+            self.report.content_bytes += size;
             self.queue.pop_front();
             self.report.entries += 1;
             if let Some(p) = self.progress {
@@ -191,75 +259,127 @@ impl<W: Write> StreamWriter<'_, '_, W> {
     }
 }
 
-/// The queued file of span `token`.
+/// The queued file of span `token`: the front, whose bytes come, or an
+/// empty one at the back, ended as soon as it is handed out.
 fn queued_file(queue: &mut VecDeque<Queued>, token: usize) -> &mut Queued {
-    let found = queue.iter_mut().find(|q| matches!(q, Queued::File { token: t, .. } if *t == token));
-    found.expect("a span the walk delivers was handed out and is queued")
+    let is = |q: &Queued| matches!(q, Queued::File { token: t, .. } if *t == token);
+    let at = match queue.front() {
+        Some(front) if is(front) => 0,
+        _ => queue.iter().rposition(is).expect("a span the walk delivers was handed out and is queued"),
+    };
+    &mut queue[at]
 }
 
-impl<W: Write> ContentVisitor for StreamWriter<'_, '_, W> {
+/// Copies a hard link's content (its logical bytes, holes as zeros) from
+/// `reader` into the stream, and checks it was `size` bytes.
+fn copy_file<W: Write>(
+    mut reader: impl io::Read,
+    out: &mut Stream<W>,
+    progress: Option<&Progress>,
+    path: &[u8],
+    size: u64,
+) -> Result<()> {
+    let error = out.error();
+    let out = out.content();
+    let mut buf = vec![0u8; 256 << 10];
+    let mut copied = 0u64;
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(read_error(e)),
+        };
+        if let Err(e) = out.write_all(&buf[..n]) {
+            return Err(error(e));
+        }
+        copied += n as u64;
+        if let Some(p) = progress {
+            p.bytes_in.fetch_add(n as u64, Ordering::Relaxed);
+        }
+    }
+    if copied != size {
+        return Err(Error::ChecksumMismatch { path: path.into() });
+    }
+    Ok(())
+}
+
+/// A hard link's content failing to read: the archive's fault (damage, a
+/// checksum mismatch: the library's error inside the `io::Error`).
+fn read_error(e: io::Error) -> Error {
+    if e.get_ref().is_some_and(|inner| inner.is::<Error>()) {
+        if let Some(Ok(lib)) = e.into_inner().map(|inner| inner.downcast::<Error>()) {
+            return *lib;
+        }
+        unreachable!("checked to hold a library error");
+    }
+    Error::Stream { action: Error::READING_CONTENT, source: e }
+}
+
+impl<W: Write, S: ReadAt> ContentVisitor for StreamWriter<'_, '_, W, S> {
     fn next_span(&mut self) -> Result<Option<SpanRequest>> {
         let tar = matches!(self.out, Stream::Tar(_));
         while let Some(entry) = self.selected.next() {
             let entry = entry?;
-            let (kind, link) = match &entry.kind {
+            let queued = match &entry.kind {
                 // Contents alone: only files' and hard links' content.
                 EntryKind::Dir | EntryKind::Symlink { .. } if !tar => continue,
-                EntryKind::Hardlink { .. } if !tar => (tar::EntryType::Regular, None),
-                EntryKind::Dir => (tar::EntryType::Directory, None),
-                EntryKind::Symlink { target } => (tar::EntryType::Symlink, Some(target.clone())),
-                EntryKind::File { .. } => {
-                    self.written.written(entry.path.clone(), entry.path.clone());
-                    (tar::EntryType::Regular, None)
+                EntryKind::Dir => Queued::Header { entry, kind: tar::EntryType::Directory, link: None },
+                EntryKind::Symlink { target } => {
+                    let link = Some(target.clone());
+                    Queued::Header { entry, kind: tar::EntryType::Symlink, link }
                 }
-                EntryKind::Hardlink { target, .. } => match self.written.first(target) {
-                    Some(first) => (tar::EntryType::Link, Some(first.to_vec())),
-                    None => {
-                        self.written.written(target.clone(), entry.path.clone());
-                        (tar::EntryType::Regular, None)
+                EntryKind::Hardlink { target, size, .. } => match self.written.first(target) {
+                    Some(first) if tar => {
+                        let link = Some(first.to_vec());
+                        Queued::Header { entry, kind: tar::EntryType::Link, link }
+                    }
+                    _ => {
+                        if tar {
+                            self.written.written(target.clone(), entry.path.clone());
+                        }
+                        let size = *size;
+                        Queued::Copy { entry, size }
                     }
                 },
+                EntryKind::File { size, .. } => {
+                    self.written.written(entry.path.clone(), entry.path.clone());
+                    let (Some(extent), size) = (entry.extent, *size) else {
+                        return Err(Error::NotAFile { path: entry.path.as_slice().into() });
+                    };
+                    let token = self.next_token;
+                    self.next_token += 1;
+                    let hasher = ContentHasher::for_entry(&entry);
+                    let expander = Expander::new(entry.sparse_map());
+                    let file = Queued::File { token, entry, size, expander, started: false, ended: false };
+                    self.queue.push_back(file);
+                    // Its header goes out now if nothing waits before it.
+                    self.write_ready()?;
+                    return Ok(Some((token, Span { start: extent.offset, size: extent.size }, hasher)));
+                }
             };
-            if kind != tar::EntryType::Regular {
-                self.queue.push_back(Queued::Header { entry, kind, link });
-                // Written now when no file's content is waiting before it.
-                self.write_ready()?;
-                continue;
-            }
-            let (Some(extent), Some((size, _))) = (entry.extent, entry.content()) else {
-                return Err(Error::NotAFile { path: entry.path.as_slice().into() });
-            };
-            let token = self.next_token;
-            self.next_token += 1;
-            let hasher = ContentHasher::for_entry(&entry);
-            let expander = Expander::new(entry.sparse_map());
-            self.queue.push_back(Queued::File { token, entry, size, expander, started: false, ended: false });
-            return Ok(Some((token, Span { start: extent.offset, size: extent.size }, hasher)));
+            self.queue.push_back(queued);
+            // Written now when no file's content is waiting before it.
+            self.write_ready()?;
         }
         Ok(None)
     }
 
     fn bytes(&mut self, token: usize, bytes: &[u8]) -> Result<()> {
         if bytes.is_empty() {
-            // An empty span's one call: its header goes out at its end.
+            // An empty span's one call: its header goes out in its turn.
             return Ok(());
         }
-        let Queued::File { entry, size, expander, started, .. } = queued_file(&mut self.queue, token) else {
+        let Queued::File { expander, started, .. } = queued_file(&mut self.queue, token) else {
             unreachable!("spans are files")
         };
         // Spans' bytes come in the order they were handed out, each after
-        // every entry before it was written: this file is the queue's front.
-        if let (Stream::Tar(tar), false) = (&mut self.out, *started) {
-            write_header(tar, entry, tar::EntryType::Regular, *size, None)?;
-        }
-        *started = true;
-        let error = self.out.error();
+        // every entry before it was written: this file is the queue's
+        // front, its header out.
+        debug_assert!(*started, "bytes of a file whose header is not out");
+        let (error, progress) = (self.out.error(), self.progress);
         let out = self.out.content();
-        expander.feed(bytes, &mut |piece| write_piece(out, piece)).map_err(error)?;
-        if let Some(p) = self.progress {
-            p.bytes_in.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-        }
-        Ok(())
+        expander.feed(bytes, &mut |piece| write_piece(out, piece, progress)).map_err(error)
     }
 
     fn end(&mut self, token: usize, digest: [u8; DIGEST_LEN]) -> Result<()> {
@@ -360,24 +480,32 @@ const BLOCK_LEN: u64 = 512;
 static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
 
 /// Writes a piece of a file's logical content: its bytes, or a hole's
-/// zeros.
-fn write_piece(out: &mut impl Write, piece: Piece<'_>) -> io::Result<()> {
-    match piece {
-        Piece::Data(_, bytes) => out.write_all(bytes),
-        Piece::Zeros(mut n) => {
-            while n > 0 {
-                let chunk = n.min(ZEROS.len() as u64) as usize;
-                out.write_all(&ZEROS[..chunk])?;
-                n -= chunk as u64;
-            }
-            Ok(())
+/// zeros; counted on `progress` (logical bytes, as its total counts them).
+fn write_piece(out: &mut impl Write, piece: Piece<'_>, progress: Option<&Progress>) -> io::Result<()> {
+    let n = match piece {
+        Piece::Data(_, bytes) => {
+            out.write_all(bytes)?;
+            bytes.len() as u64
         }
+        Piece::Zeros(n) => {
+            let mut left = n;
+            while left > 0 {
+                let chunk = left.min(ZEROS.len() as u64) as usize;
+                out.write_all(&ZEROS[..chunk])?;
+                left -= chunk as u64;
+            }
+            n
+        }
+    };
+    if let Some(p) = progress {
+        p.bytes_in.fetch_add(n, Ordering::Relaxed);
     }
+    Ok(())
 }
 
 /// A failed write of the tar stream's headers and padding.
 fn write_error(e: io::Error) -> Error {
-    Error::Stream { action: Stream::<io::Sink>::TAR, source: e }
+    Error::Stream { action: TAR, source: e }
 }
 
 /// Copies what fits of `bytes` into a header field (a pax record holds the
@@ -512,10 +640,44 @@ mod tests {
         let mut damaged = bytes;
         damaged[record.offset as usize + 40] ^= 0x04;
         let a = Archive::open(Cursor::new(damaged), &password()).unwrap();
-        let err = export(Vec::new(), &a, &Members::all()).unwrap_err();
+        let mut stream = Vec::new();
+        let err = export(&mut stream, &a, &Members::all()).unwrap_err();
         assert!(matches!(err, Error::DamagedPage { number: n } if n == number), "{err:?}");
+        // `a-big`'s header and the bytes before the damage, then nothing:
+        // no end-of-archive blocks, so a reader of the stream fails too.
+        assert!(!stream.ends_with(&[0; 1024]), "no end-of-archive blocks");
+        let mut tar = tar::Archive::new(&stream[..]);
+        let mut first = tar.entries().unwrap().next().unwrap().unwrap();
+        assert_eq!(first.path().unwrap().to_str(), Some("a-big"));
+        let mut got = Vec::new();
+        let _ = first.read_to_end(&mut got);
+        assert!(got.len() < 40 * PAGE + 123, "its content is cut short: {} bytes", got.len());
         let err = write_contents(Vec::new(), &a, &Members::all()).unwrap_err();
         assert!(matches!(err, Error::DamagedPage { number: n } if n == number), "{err:?}");
+    }
+
+    #[test]
+    fn a_name_that_matches_nothing_writes_nothing() {
+        let a = Archive::open(Cursor::new(archive()), &password()).unwrap();
+        let members = Members::paths(&[b"a-big".to_vec(), b"nope".to_vec()]);
+        let mut stream = Vec::new();
+        assert!(matches!(export(&mut stream, &a, &members), Err(Error::NotFound { .. })));
+        assert!(matches!(write_contents(&mut stream, &a, &members), Err(Error::NotFound { .. })));
+        assert!(stream.is_empty(), "{} bytes written", stream.len());
+    }
+
+    #[test]
+    fn a_hard_link_alone_goes_out_as_its_targets_content() {
+        let a = Archive::open(Cursor::new(archive()), &password()).unwrap();
+        let want = content(40 * PAGE + 123, 2);
+        let link = Members::paths(&[b"d-link".to_vec()]);
+        let (stream, _) = export(Vec::new(), &a, &link).unwrap();
+        let got = read_tar(&stream);
+        assert_eq!((got.len(), got[0].0.as_str(), got[0].1), (1, "d-link", tar::EntryType::Regular));
+        assert!(got[0].3 == want);
+        let (contents, report) = write_contents(Vec::new(), &a, &link).unwrap();
+        assert!(contents == want);
+        assert_eq!(report.entries, 1);
     }
 
     #[test]
