@@ -55,14 +55,14 @@ pub fn export<W: Write, S: ReadAt>(
 ) -> Result<(W, ExportReport)> {
     check_names(archive, members)?;
     let mut stream = Stream::Tar(tar::Builder::new(Gate { inner: out, open: true }));
-    let report = write_stream(&mut stream, archive, members);
+    let written = write_stream(&mut stream, archive, members);
     let Stream::Tar(mut tar) = stream else { unreachable!("the stream stays a tar stream") };
-    if report.is_err() {
+    if written.is_err() {
         // No end-of-archive blocks after a failure: the builder writes
         // them when dropped.
         tar.get_mut().open = false;
     }
-    let report = report?;
+    let (report, _) = written?;
     let out = tar.into_inner().map_err(Error::stream(TAR))?;
     Ok((out.inner, report))
 }
@@ -80,7 +80,7 @@ pub fn write_contents<W: Write, S: ReadAt>(
 ) -> Result<(W, ExportReport)> {
     check_names(archive, members)?;
     let mut stream = Stream::Contents(Gate { inner: out, open: true });
-    let report = write_stream(&mut stream, archive, members)?;
+    let (report, _) = write_stream(&mut stream, archive, members)?;
     let Stream::Contents(out) = stream else { unreachable!("the stream stays contents alone") };
     Ok((out.inner, report))
 }
@@ -93,6 +93,14 @@ fn check_names<S: ReadAt>(archive: &Archive<S>, members: &Members) -> Result<()>
         None => Ok(()),
     }
 }
+
+/// Entries without content of their own in the walk (directories, links,
+/// hard links read on their own) queued behind a file whose pages are in
+/// flight before the writer pauses the walk ([`ContentVisitor::paused`]): the walk then
+/// delivers those files, the queue is written out, and a new pass goes on.
+/// A bound on the memory a long run of directories or links after a file
+/// would take.
+const MAX_QUEUED: usize = if cfg!(test) { 16 } else { 16 << 10 };
 
 /// The action of a failed write of a tar stream, and of contents alone.
 const TAR: &str = "writing the tar stream";
@@ -148,11 +156,13 @@ impl<W: Write> Stream<W> {
     }
 }
 
+/// Writes the stream; returns its report and the most entries other than
+/// files on the walk it held queued at once.
 fn write_stream<W: Write, S: ReadAt>(
     out: &mut Stream<W>,
     archive: &Archive<S>,
     members: &Members,
-) -> Result<ExportReport> {
+) -> Result<(ExportReport, usize)> {
     if let Some(p) = archive.progress() {
         p.total_bytes.store(members.content_bytes(archive)?, Ordering::Relaxed);
     }
@@ -166,20 +176,24 @@ fn write_stream<W: Write, S: ReadAt>(
         report: ExportReport::default(),
         progress: archive.progress(),
         next_token: 0,
+        paused: false,
+        queued_others: 0,
+        most_queued: 0,
     };
     archive.walk_content(&mut writer, false)?;
     // The entries after the last file's content.
     writer.write_ready()?;
     debug_assert!(writer.queue.is_empty(), "every queued entry was written");
-    let report = writer.report;
+    let (report, most_queued) = (writer.report, writer.most_queued);
     selected.all_matched()?;
-    Ok(report)
+    Ok((report, most_queued))
 }
 
 /// An entry taken from the selection and not yet written: entries go out
 /// in the selection's order, and those after a file wait for its content.
-/// The queue holds at most the entries between the files whose pages are
-/// in flight, as an extraction holds its links until the end.
+/// The queue holds the entries from the first file whose pages are in
+/// flight on: the files as many as the walk has spans waiting, the others
+/// at most [`MAX_QUEUED`].
 enum Queued {
     /// A regular file whose content is span `token`; its header went out
     /// when `started`, and its digest was checked when `ended`.
@@ -203,6 +217,12 @@ struct StreamWriter<'a, 's, W: Write, S> {
     report: ExportReport,
     progress: Option<&'a Progress>,
     next_token: usize,
+    /// The last `None` handed to the walk was a pause.
+    paused: bool,
+    /// Queued entries that are not files on the walk, and the most of them
+    /// queued at once.
+    queued_others: usize,
+    most_queued: usize,
 }
 
 impl<W: Write, S: ReadAt> StreamWriter<'_, '_, W, S> {
@@ -249,7 +269,9 @@ impl<W: Write, S: ReadAt> StreamWriter<'_, '_, W, S> {
                 tar.get_mut().write_all(&ZEROS[..padding as usize]).map_err(Error::stream(TAR))?;
             }
             self.report.content_bytes += size;
-            self.queue.pop_front();
+            if !matches!(self.queue.pop_front(), Some(Queued::File { .. })) {
+                self.queued_others -= 1;
+            }
             self.report.entries += 1;
             if let Some(p) = self.progress {
                 p.entries.fetch_add(1, Ordering::Relaxed);
@@ -319,6 +341,10 @@ fn read_error(e: io::Error) -> Error {
 impl<W: Write, S: ReadAt> ContentVisitor for StreamWriter<'_, '_, W, S> {
     fn next_span(&mut self) -> Result<Option<SpanRequest>> {
         let tar = matches!(self.out, Stream::Tar(_));
+        self.paused = self.queued_others >= MAX_QUEUED;
+        if self.paused {
+            return Ok(None);
+        }
         while let Some(entry) = self.selected.next() {
             let entry = entry?;
             let queued = match &entry.kind {
@@ -359,8 +385,14 @@ impl<W: Write, S: ReadAt> ContentVisitor for StreamWriter<'_, '_, W, S> {
                 }
             };
             self.queue.push_back(queued);
+            self.queued_others += 1;
+            self.most_queued = self.most_queued.max(self.queued_others);
             // Written now when no file's content is waiting before it.
             self.write_ready()?;
+            if self.queued_others >= MAX_QUEUED {
+                self.paused = true;
+                return Ok(None);
+            }
         }
         Ok(None)
     }
@@ -403,6 +435,10 @@ impl<W: Write, S: ReadAt> ContentVisitor for StreamWriter<'_, '_, W, S> {
     /// the content walk").
     fn writes_bytes_out(&self) -> bool {
         true
+    }
+
+    fn paused(&self) -> bool {
+        self.paused
     }
 }
 
@@ -654,6 +690,32 @@ mod tests {
         assert!(got.len() < 40 * PAGE + 123, "its content is cut short: {} bytes", got.len());
         let err = write_contents(Vec::new(), &a, &Members::all()).unwrap_err();
         assert!(matches!(err, Error::DamagedPage { number: n } if n == number), "{err:?}");
+    }
+
+    #[test]
+    fn a_long_run_of_entries_after_a_file_pauses_the_walk_and_keeps_its_order() {
+        let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS).page_size(PAGE).threads(2);
+        let mut w = ArchiveWriter::new(Vec::new(), &password(), options).unwrap();
+        let meta = Metadata::new(0o755, 0, 0, 0, 0);
+        let big = content(40 * PAGE, 6);
+        let mut want = vec!["a".to_string()];
+        w.add_file("a", &meta, big.len() as u64, &big[..]).unwrap();
+        for i in 0..10 * MAX_QUEUED {
+            let name = format!("d{i:04}");
+            w.add_dir(&name, &meta).unwrap();
+            want.push(name);
+        }
+        w.add_file("z", &meta, 3 * PAGE as u64, &content(3 * PAGE, 7)[..]).unwrap();
+        want.push("z".into());
+        let a = Archive::open(Cursor::new(w.finish().unwrap()), &password()).unwrap();
+        let mut stream = Stream::Tar(tar::Builder::new(Gate { inner: Vec::new(), open: true }));
+        let (report, most_queued) = write_stream(&mut stream, &a, &Members::all()).unwrap();
+        assert!(most_queued <= MAX_QUEUED, "{most_queued} directories queued at once");
+        let Stream::Tar(tar) = stream else { unreachable!() };
+        let got = read_tar(&tar.into_inner().unwrap().inner);
+        assert_eq!(got.iter().map(|(p, ..)| p.trim_end_matches('/')).collect::<Vec<_>>(), want);
+        assert!(got[0].3 == big && got.last().unwrap().3 == content(3 * PAGE, 7));
+        assert_eq!(report.entries, want.len() as u64);
     }
 
     #[test]

@@ -1,12 +1,14 @@
-//! Walking file contents through the data pages in one ordered pass: the
-//! shared engine of extraction and verification.
+//! Walking file contents through the data pages in ordered passes: the
+//! shared engine of extraction, verification and export.
 //!
-//! The visitor hands out file spans in ascending data-stream order as it
-//! walks the entries; the engine reads the pages those spans need (every
-//! page, for verification) in order, opens them on worker threads with
-//! bounded read-ahead, and delivers each span's bytes and, at its end, the
-//! digest of its content, hashed on the workers. Memory is the pages in
-//! flight and the spans they cover, whatever the archive's size.
+//! The visitor hands out file spans as it walks the entries, within a
+//! pass in ascending data-stream order (a span that goes back begins the
+//! next pass, see [`Archive::walk_content`]); the engine reads the pages
+//! those spans need (every page, for verification) in order, opens them
+//! on worker threads with bounded read-ahead, and delivers each span's
+//! bytes and, at its end, the digest of its content, hashed on the
+//! workers. Memory is the pages in flight and the spans they cover,
+//! whatever the archive's size.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -47,8 +49,9 @@ pub(crate) type SpanRequest = (usize, Span, ContentHasher);
 /// Feeds spans to the engine and receives their bytes. `token` is the
 /// visitor's own name for a span.
 pub(crate) trait ContentVisitor {
-    /// The next span, at or after the end of the one before; `None` when
-    /// there are no more.
+    /// The next span; `None` when there are no more (or, when
+    /// [`paused`](Self::paused), none for now). One that starts before the
+    /// end of the one before begins a new pass.
     fn next_span(&mut self) -> Result<Option<SpanRequest>>;
     /// The next bytes of span `token`, authenticated, in order. An empty
     /// span gets one call with no bytes.
@@ -65,6 +68,13 @@ pub(crate) trait ContentVisitor {
     /// stream), done on the walk's thread while the workers open pages: the
     /// walk then starts a spare page opener ([`PageOpener::new`]).
     fn writes_bytes_out(&self) -> bool {
+        false
+    }
+    /// Whether the last `None` from [`next_span`](Self::next_span) meant
+    /// "not now" rather than "no more": the visitor holds as much as it
+    /// will while spans are in flight. The walk delivers what it handed
+    /// out, then asks again in a new pass.
+    fn paused(&self) -> bool {
         false
     }
 }
@@ -121,14 +131,16 @@ impl<S: ReadAt> Archive<S> {
     /// Spans come in index order; after appends, files of a later session
     /// sit later in the data stream than paths around them. The walk runs
     /// in passes, each over ascending spans: a span that starts before the
-    /// previous one ended begins the next pass (its pages are read again).
+    /// previous one ended begins the next pass (its pages are read again),
+    /// and so does the span after a visitor's pause
+    /// ([`ContentVisitor::paused`]).
     pub(crate) fn walk_content(&self, visitor: &mut dyn ContentVisitor, every_page: bool) -> Result<()> {
-        let mut pass = Pass { inner: visitor, carry: None, last_end: 0, stopped: false };
+        let mut pass = Pass { inner: visitor, carry: None, last_end: 0, stopped: false, resume: false };
         let mut first = true;
         loop {
             self.walk_pass(&mut pass, every_page && first)?;
             first = false;
-            if pass.carry.is_none() {
+            if pass.carry.is_none() && !std::mem::take(&mut pass.resume) {
                 return Ok(());
             }
             pass.stopped = false;
@@ -242,12 +254,14 @@ impl<S: ReadAt> Archive<S> {
 
 /// One pass of a content walk: the visitor's spans while they ascend. The
 /// first span that starts before the last one ended is kept for the next
-/// pass.
+/// pass; a visitor that pauses also gets one.
 struct Pass<'v> {
     inner: &'v mut dyn ContentVisitor,
     carry: Option<SpanRequest>,
     last_end: u64,
     stopped: bool,
+    /// The visitor paused: another pass follows.
+    resume: bool,
 }
 
 impl ContentVisitor for Pass<'_> {
@@ -269,7 +283,13 @@ impl ContentVisitor for Pass<'_> {
                 self.last_end = request.1.end();
                 Ok(Some(request))
             }
-            None => Ok(None),
+            None => {
+                if self.inner.paused() {
+                    self.stopped = true;
+                    self.resume = true;
+                }
+                Ok(None)
+            }
         }
     }
 
