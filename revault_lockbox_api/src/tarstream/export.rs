@@ -254,7 +254,7 @@ impl<W: Write, S: ReadAt> StreamWriter<'_, '_, W, S> {
                         write_header(tar, entry, tar::EntryType::Regular, *size, None)?;
                     }
                     let reader = self.archive.content_reader(entry, None)?.reading_ahead();
-                    copy_file(reader, self.out, self.progress, &entry.path, *size)?;
+                    copy_file(reader, self.out, &entry.path, *size)?;
                     *size
                 }
                 Queued::Header { entry, kind, link } => {
@@ -293,14 +293,9 @@ fn queued_file(queue: &mut VecDeque<Queued>, token: usize) -> &mut Queued {
 }
 
 /// Copies a hard link's content (its logical bytes, holes as zeros) from
-/// `reader` into the stream, and checks it was `size` bytes.
-fn copy_file<W: Write>(
-    mut reader: impl io::Read,
-    out: &mut Stream<W>,
-    progress: Option<&Progress>,
-    path: &[u8],
-    size: u64,
-) -> Result<()> {
+/// `reader` into the stream, and checks it was `size` bytes. Not counted
+/// on the progress bar, whose total is the selected files' bytes.
+fn copy_file<W: Write>(mut reader: impl io::Read, out: &mut Stream<W>, path: &[u8], size: u64) -> Result<()> {
     let error = out.error();
     let out = out.content();
     let mut buf = vec![0u8; 256 << 10];
@@ -316,9 +311,6 @@ fn copy_file<W: Write>(
             return Err(error(e));
         }
         copied += n as u64;
-        if let Some(p) = progress {
-            p.bytes_in.fetch_add(n as u64, Ordering::Relaxed);
-        }
     }
     if copied != size {
         return Err(Error::ChecksumMismatch { path: path.into() });
