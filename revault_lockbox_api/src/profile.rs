@@ -104,7 +104,12 @@ impl WorkloadProfile {
 
     /// The write knobs this preset sets on this machine.
     pub fn create_tuning(self) -> CreateTuning {
-        let threads = cores();
+        self.create_tuning_for(cores())
+    }
+
+    /// The write knobs this preset sets for `threads` worker threads: the
+    /// pages in flight follow the threads.
+    pub fn create_tuning_for(self, threads: usize) -> CreateTuning {
         let base = CreateTuning {
             page_size: 1 << 20,
             small_files_page_size: 4 << 20,
@@ -131,7 +136,12 @@ impl WorkloadProfile {
 
     /// The read knobs this preset sets on this machine.
     pub fn read_tuning(self) -> ReadTuning {
-        let threads = cores();
+        self.read_tuning_for(cores())
+    }
+
+    /// The read knobs this preset sets for `threads` worker threads: the
+    /// pages in flight follow the threads.
+    pub fn read_tuning_for(self, threads: usize) -> ReadTuning {
         let base = ReadTuning { threads, pages_in_flight: 2 * threads + 2, page_cache: 4 };
         match self {
             WorkloadProfile::Balanced | WorkloadProfile::Archival => base,
@@ -195,5 +205,25 @@ mod tests {
             assert_eq!(WorkloadProfile::from_name(p.name()), Some(p));
         }
         assert_eq!(WorkloadProfile::from_name("fast"), None);
+    }
+
+    #[test]
+    fn fewer_threads_hold_fewer_pages_in_flight() {
+        use crate::archive::OpenOptions;
+        use crate::session::CreateOptions;
+        for (threads, create, read) in [(1, 4, 4), (3, 8, 8), (64, 130, 130)] {
+            let options = CreateOptions::new().threads(threads);
+            assert_eq!((options.tuning().threads, options.tuning().pages_in_flight), (threads, create));
+            let options = OpenOptions::new().threads(threads);
+            assert_eq!((options.tuning.threads, options.tuning.pages_in_flight), (threads, read));
+        }
+        // The profile's ratio, whichever profile; an explicit count after
+        // the threads stands.
+        let random = CreateOptions::new().profile(WorkloadProfile::RandomRead).threads(2);
+        assert_eq!(random.tuning().pages_in_flight, 16);
+        let open = OpenOptions::new().profile(WorkloadProfile::ExtractMany).threads(1).pages_in_flight(3);
+        assert_eq!(open.tuning.pages_in_flight, 3);
+        let extract_many = OpenOptions::new().profile(WorkloadProfile::ExtractMany).threads(2);
+        assert_eq!(extract_many.tuning.pages_in_flight, 12);
     }
 }

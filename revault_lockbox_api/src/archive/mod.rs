@@ -69,7 +69,9 @@ pub use verify::{Damage, VerifyReport};
 /// How an archive is read. Every setter's doc states its default.
 #[derive(Debug, Clone)]
 pub struct OpenOptions {
-    tuning: ReadTuning,
+    pub(crate) tuning: ReadTuning,
+    /// The preset the tuning came from, for [`threads`](Self::threads).
+    profile: WorkloadProfile,
     kdf_budget: u64,
     state: Option<AsOf>,
     trusted: Option<Vec<Fingerprint>>,
@@ -87,6 +89,7 @@ impl OpenOptions {
     pub fn new() -> OpenOptions {
         OpenOptions {
             tuning: WorkloadProfile::Balanced.read_tuning(),
+            profile: WorkloadProfile::Balanced,
             kdf_budget: DEFAULT_KDF_BUDGET,
             state: None,
             trusted: None,
@@ -142,15 +145,19 @@ impl OpenOptions {
     /// Takes every reading knob from `profile`. Default: `Balanced`.
     pub fn profile(mut self, profile: WorkloadProfile) -> Self {
         self.tuning = profile.read_tuning();
+        self.profile = profile;
         self
     }
 
     /// Worker threads opening pages; an extraction's or export's data
     /// pages get one spare worker more when this is 2 or more
     /// ([`ReadTuning::threads`](crate::profile::ReadTuning::threads)).
+    /// The pages in flight become the profile's for that many threads;
+    /// [`pages_in_flight`](Self::pages_in_flight) after this sets them.
     /// Default: the profile's (all cores).
     pub fn threads(mut self, threads: usize) -> Self {
         self.tuning.threads = threads;
+        self.tuning.pages_in_flight = self.profile.read_tuning_for(threads).pages_in_flight.max(1);
         self
     }
 

@@ -15,6 +15,8 @@ use crate::progress::Progress;
 #[derive(Debug, Clone)]
 pub struct CreateOptions {
     pub(crate) tuning: CreateTuning,
+    /// The preset the tuning came from, for [`threads`](Self::threads).
+    profile: WorkloadProfile,
     pub(crate) kdf: KdfParams,
     pub(crate) progress: Option<Arc<Progress>>,
     pub(crate) log: Option<Log>,
@@ -39,6 +41,7 @@ impl CreateOptions {
     pub fn new() -> CreateOptions {
         CreateOptions {
             tuning: WorkloadProfile::Balanced.create_tuning(),
+            profile: WorkloadProfile::Balanced,
             kdf: KdfParams::default(),
             progress: None,
             log: None,
@@ -56,6 +59,7 @@ impl CreateOptions {
     /// Takes every knob from `profile`. Default: [`WorkloadProfile::Balanced`].
     pub fn profile(mut self, profile: WorkloadProfile) -> Self {
         self.tuning = profile.create_tuning();
+        self.profile = profile;
         self
     }
 
@@ -83,10 +87,13 @@ impl CreateOptions {
         self
     }
 
-    /// Overrides the worker threads. Default: the profile's (all cores).
+    /// Overrides the worker threads, and the pages in flight with the
+    /// profile's for that many threads (as `zstd -T1` holds less than
+    /// `-T0`). Default: the profile's (all cores).
     pub fn threads(mut self, threads: usize) -> Self {
         self.tuning.threads = threads;
-        self.tuning.pages_in_flight = self.tuning.pages_in_flight.max(threads + 1);
+        self.tuning.pages_in_flight =
+            self.profile.create_tuning_for(threads).pages_in_flight.max(threads + 1);
         self
     }
 
