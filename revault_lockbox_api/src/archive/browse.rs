@@ -272,7 +272,7 @@ impl<S: ReadAt> Browser<S> {
             match reader.read(&mut buf[filled..]) {
                 Ok(0) => break,
                 Ok(n) => filled += n,
-                Err(e) => return Err(into_error(e)),
+                Err(e) => return Err(Error::from_reader("reading a file")(e)),
             }
         }
         if let Some(leaf) = reader.into_leaf() {
@@ -341,14 +341,6 @@ impl<S: ReadAt> Browser<S> {
     fn keep_pages_leaf(&self, leaf: PagesLeaf) {
         self.pages.put(leaf.first_offset, leaf);
     }
-}
-
-/// The library error inside an I/O error from an entry reader.
-fn into_error(e: std::io::Error) -> Error {
-    if !e.get_ref().is_some_and(|inner| inner.is::<Error>()) {
-        return Error::Stream { action: "reading a file", source: e };
-    }
-    *e.into_inner().and_then(|inner| inner.downcast::<Error>().ok()).expect("checked the type")
 }
 
 fn bad_place(why: &'static str) -> Error {

@@ -17,6 +17,18 @@ impl Error {
         move |source| Error::Stream { action, source }
     }
 
+    /// For a failed read of an [`EntryReader`](crate::archive::EntryReader):
+    /// the library's error it carried inside the `io::Error` (damage, a
+    /// checksum mismatch), else an [`Error::Stream`] of `action`.
+    pub(crate) fn from_reader(action: &'static str) -> impl FnOnce(io::Error) -> Error {
+        move |source| {
+            if !source.get_ref().is_some_and(|inner| inner.is::<Error>()) {
+                return Error::Stream { action, source };
+            }
+            *source.into_inner().and_then(|inner| inner.downcast::<Error>().ok()).expect("checked the type")
+        }
+    }
+
     /// The action of the [`Error::Stream`] of a failed read of a file's
     /// content, which the walk names after the file.
     pub(crate) const READING_CONTENT: &'static str = "reading a file's content";

@@ -305,7 +305,7 @@ fn copy_file<W: Write>(mut reader: impl io::Read, out: &mut Stream<W>, path: &[u
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(read_error(e)),
+            Err(e) => return Err(Error::from_reader(Error::READING_CONTENT)(e)),
         };
         if let Err(e) = out.write_all(&buf[..n]) {
             return Err(error(e));
@@ -316,18 +316,6 @@ fn copy_file<W: Write>(mut reader: impl io::Read, out: &mut Stream<W>, path: &[u
         return Err(Error::ChecksumMismatch { path: path.into() });
     }
     Ok(())
-}
-
-/// A hard link's content failing to read: the archive's fault (damage, a
-/// checksum mismatch: the library's error inside the `io::Error`).
-fn read_error(e: io::Error) -> Error {
-    if e.get_ref().is_some_and(|inner| inner.is::<Error>()) {
-        if let Some(Ok(lib)) = e.into_inner().map(|inner| inner.downcast::<Error>()) {
-            return *lib;
-        }
-        unreachable!("checked to hold a library error");
-    }
-    Error::Stream { action: Error::READING_CONTENT, source: e }
 }
 
 impl<W: Write, S: ReadAt> ContentVisitor for StreamWriter<'_, '_, W, S> {
@@ -499,7 +487,7 @@ fn write_header<W: Write>(
         );
     }
     h.set_cksum();
-    tar.get_mut().write_all(h.as_bytes()).map_err(write_error)
+    tar.get_mut().write_all(h.as_bytes()).map_err(Error::stream(TAR))
 }
 
 /// A tar block: headers and content padding come in these.
@@ -529,11 +517,6 @@ fn write_piece(out: &mut impl Write, piece: Piece<'_>, progress: Option<&Progres
         p.bytes_in.fetch_add(n, Ordering::Relaxed);
     }
     Ok(())
-}
-
-/// A failed write of the tar stream's headers and padding.
-fn write_error(e: io::Error) -> Error {
-    Error::Stream { action: TAR, source: e }
 }
 
 /// Copies what fits of `bytes` into a header field (a pax record holds the
