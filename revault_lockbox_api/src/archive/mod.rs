@@ -15,6 +15,7 @@ mod head;
 mod hostile_tests;
 mod info;
 mod merge;
+mod options;
 mod retention;
 mod salvage;
 mod select;
@@ -29,16 +30,16 @@ use std::sync::{Arc, OnceLock};
 
 use crate::cache::Bounded;
 use crate::crypto::open_root;
+use crate::crypto::ContentKey;
 use crate::crypto::SessionKeys;
-use crate::crypto::{ContentKey, DEFAULT_KDF_BUDGET};
 use crate::error::{Error, Result};
 use crate::format::{
     EntriesLeaf, Hash, HeaderPrefix, Internal, KeySlot, PageRecord, PagesLeaf, Root, SessionInfo, Table,
     TreeTop, ARCHIVE_ID_LEN, FRAME_LEN, HEADER_PREFIX_LEN, TRAILER_LEN,
 };
 use crate::index::{page_key, read_sealed, NodeCache, TreeReader};
-use crate::keys::{Fingerprint, Unlock};
-use crate::profile::{ReadTuning, WorkloadProfile};
+use crate::keys::Unlock;
+use crate::profile::ReadTuning;
 use crate::progress::Progress;
 use crate::storage::ReadAt;
 
@@ -49,6 +50,7 @@ pub use file::EntryReader;
 pub(crate) use head::{read_labeled_slots, read_prefix, read_slots};
 pub use info::ArchiveInfo;
 pub(crate) use merge::Merged;
+pub use options::OpenOptions;
 pub use retention::{Reclaim, Retention};
 pub use salvage::{is_salvageable, Salvage};
 pub use select::{Members, Selected, Subtrees};
@@ -65,114 +67,6 @@ pub use sessions::{AsOf, SessionSummary};
 pub use signers::SessionSigners;
 pub(crate) use tail::{find_committed, Committed};
 pub use verify::{Damage, VerifyReport};
-
-/// How an archive is read. Every setter's doc states its default.
-#[derive(Debug, Clone)]
-pub struct OpenOptions {
-    pub(crate) tuning: ReadTuning,
-    /// The preset the tuning came from, for [`threads`](Self::threads).
-    profile: WorkloadProfile,
-    kdf_budget: u64,
-    state: Option<AsOf>,
-    trusted: Option<Vec<Fingerprint>>,
-    progress: Option<Arc<Progress>>,
-}
-
-impl Default for OpenOptions {
-    fn default() -> Self {
-        OpenOptions::new()
-    }
-}
-
-impl OpenOptions {
-    /// The [`WorkloadProfile::Balanced`] reading knobs.
-    pub fn new() -> OpenOptions {
-        OpenOptions {
-            tuning: WorkloadProfile::Balanced.read_tuning(),
-            profile: WorkloadProfile::Balanced,
-            kdf_budget: DEFAULT_KDF_BUDGET,
-            state: None,
-            trusted: None,
-            progress: None,
-        }
-    }
-
-    /// Counters that [`Archive::verify`] and tar export update as they go
-    /// (entries, content bytes, and the total they expect). Default: none.
-    pub fn progress(mut self, progress: Arc<Progress>) -> Self {
-        self.progress = Some(progress);
-        self
-    }
-
-    /// Opens the archive as it was right after state `state` (numbered as
-    /// [`Archive::history`] numbers them, from 1; `-1` is the last, `-2`
-    /// the one before): its trailer is taken as the end, so every read
-    /// costs what it cost then; [`Archive::at`] opens another state of an
-    /// archive already open. Default: the last committed state.
-    pub fn session(mut self, state: i64) -> Self {
-        self.state = Some(AsOf::State(state));
-        self
-    }
-
-    /// Opens the archive as it was at `unix_ns` (UTC nanoseconds since
-    /// 1970): the last state whose session time is at or before it, found
-    /// in the sessions tree; [`Error::NoStateAt`] before the first.
-    /// Default: the last committed state.
-    pub fn at_time(mut self, unix_ns: i64) -> Self {
-        self.state = Some(AsOf::Time(unix_ns));
-        self
-    }
-
-    /// The Argon2id work (memory in KiB × passes) an open with a password
-    /// may spend on the password slots, tried cheapest first; past it the
-    /// open fails with [`Error::KdfOverBudget`] naming the slot. The slot
-    /// table is not authenticated until a slot opens, so its costs may be
-    /// an attacker's. Default: [`DEFAULT_KDF_BUDGET`](crate::limits::DEFAULT_KDF_BUDGET)
-    /// (1 GiB × 1 pass).
-    pub fn kdf_budget(mut self, kib_passes: u64) -> Self {
-        self.kdf_budget = kib_passes;
-        self
-    }
-
-    /// Opens only an archive whose last session has a valid signature by one
-    /// of `signers` (it covers the whole state by the hash chain), else fails
-    /// with [`Error::Signature`] naming the session. Default: not checked.
-    pub fn trust(mut self, signers: impl IntoIterator<Item = Fingerprint>) -> Self {
-        self.trusted = Some(signers.into_iter().collect());
-        self
-    }
-
-    /// Takes every reading knob from `profile`. Default: `Balanced`.
-    pub fn profile(mut self, profile: WorkloadProfile) -> Self {
-        self.tuning = profile.read_tuning();
-        self.profile = profile;
-        self
-    }
-
-    /// Worker threads opening pages; an extraction's or export's data
-    /// pages get one spare worker more when this is 2 or more
-    /// ([`ReadTuning::threads`](crate::profile::ReadTuning::threads)).
-    /// The pages in flight become the profile's for that many threads;
-    /// [`pages_in_flight`](Self::pages_in_flight) after this sets them.
-    /// Default: the profile's (all cores).
-    pub fn threads(mut self, threads: usize) -> Self {
-        self.tuning.threads = threads;
-        self.tuning.pages_in_flight = self.profile.read_tuning_for(threads).pages_in_flight.max(1);
-        self
-    }
-
-    /// Pages and index nodes read ahead at once. Default: the profile's.
-    pub fn pages_in_flight(mut self, pages: usize) -> Self {
-        self.tuning.pages_in_flight = pages;
-        self
-    }
-
-    /// Opened pages cached for random reads. Default: the profile's.
-    pub fn page_cache(mut self, pages: usize) -> Self {
-        self.tuning.page_cache = pages;
-        self
-    }
-}
 
 /// An open archive: header, key slot, trailer and index root authenticated;
 /// index nodes and data pages read only when asked for.
@@ -216,7 +110,7 @@ impl<S> std::fmt::Debug for Archive<S> {
 }
 
 impl<S: ReadAt> Archive<S> {
-    /// Opens an archive with the [`WorkloadProfile::Balanced`] reading knobs.
+    /// Opens an archive with the [`WorkloadProfile::Balanced`](crate::profile::WorkloadProfile::Balanced) reading knobs.
     /// Fails with [`Error::WrongPassword`] when no key slot opens, and
     /// [`Error::Tampered`] when the trailer or index root do not
     /// authenticate.
