@@ -10,6 +10,7 @@
 
 mod backend;
 mod codec;
+mod compress;
 mod kdf;
 #[allow(unsafe_code)]
 mod kdf_memory;
@@ -24,13 +25,13 @@ mod spool;
 mod wycheproof_tests;
 
 pub use backend::ChaChaBackend;
-#[cfg(feature = "fuzzing")]
-pub(crate) use codec::decompress;
 pub(crate) use codec::{
-    looks_incompressible, open_data_page, open_data_page_into, open_index_node, open_root, open_session_body,
-    page_buffer_capacity, seal_data_page, seal_index_node, seal_root, seal_session_body, to_seal, Sealed,
-    Sealing,
+    open_data_page, open_data_page_into, open_index_node, open_root, open_session_body, page_buffer_capacity,
+    seal_data_page, seal_index_node, seal_root, seal_session_body, to_seal, Sealed, Sealing,
 };
+#[cfg(feature = "fuzzing")]
+pub(crate) use compress::decompress;
+pub(crate) use compress::looks_incompressible;
 pub use kdf::{KdfParams, DEFAULT_KDF_BUDGET};
 pub(crate) use keyslot::{
     unwrap_key_file_slots, unwrap_password_slots, wrap_key_file_slot, wrap_password_slot, PasswordFailure,
