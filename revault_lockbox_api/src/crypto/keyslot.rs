@@ -207,4 +207,58 @@ mod tests {
             other => panic!("{other:?}"),
         }
     }
+
+    fn unhex<const N: usize>(text: &str) -> [u8; N] {
+        std::array::from_fn(|i| u8::from_str_radix(&text[2 * i..2 * i + 2], 16).unwrap())
+    }
+
+    /// The whole password and key-file slots of FORMAT.md §10, computed
+    /// from the spec by a second implementation (Python's `cryptography`:
+    /// Argon2id v1.3, HKDF-SHA256, ChaCha20-Poly1305): both open to the
+    /// content key `40 41 … 5f`.
+    #[test]
+    fn slots_of_the_spec_are_known_answers() {
+        let id: [u8; ARCHIVE_ID_LEN] = std::array::from_fn(|i| i as u8);
+        let salt = std::array::from_fn(|i| 0x30 + i as u8);
+        let nonce = std::array::from_fn(|i| 0x50 + i as u8);
+        let content: [u8; KEY_LEN] = std::array::from_fn(|i| 0x40 + i as u8);
+        let wrapped_key = unhex(concat!(
+            "b53ba40d3d089a9df09e8807ac41b78c0025de0628dc0f907e741d9433bd31fe",
+            "ee07b1d43368258c95be912ba1b9a114",
+        ));
+        let slot = KeySlot::Password(PasswordSlot { m_kib: 8, t: 1, p: 1, salt, nonce, wrapped_key });
+        let pw = Password::from("correct horse");
+        let (key, at) = unwrap_password_slots(&id, &[slot], &pw, DEFAULT_KDF_BUDGET).unwrap();
+        assert_eq!((*key.bytes(), at), (content, 0));
+        let wrapped_key = unhex(concat!(
+            "74001601b5b58f41860f40fba6ea7bed802a56f2a4524aa43421d5370a06ddc2",
+            "4ff6f60d624cd0488a2148db635fa6c9",
+        ));
+        let slot = KeySlot::KeyFile(KeyFileSlot { salt, nonce, wrapped_key });
+        let file_key = std::array::from_fn(|i| 0x70 + i as u8);
+        let (key, at) = unwrap_key_file_slots(&id, &[slot], &file_key).unwrap();
+        assert_eq!((*key.bytes(), at), (content, 0));
+    }
+
+    /// FORMAT.md §3.3's bounds: no floor above Argon2's minima (the
+    /// cheapest parameters open), and a slot below them is a try that
+    /// fails like a wrong password, not an error.
+    #[test]
+    fn password_slots_at_and_below_argon2s_minima() {
+        let id = [3; ARCHIVE_ID_LEN];
+        let key = ContentKey::random().unwrap();
+        let pw = Password::from("pw");
+        let cheapest = KdfParams { m_kib: 8, t: 1, p: 1 };
+        let real = wrap_password_slot(&id, &key, &pw, cheapest).unwrap();
+        let slots = [KeySlot::Password(real.clone())];
+        assert!(unwrap_password_slots(&id, &slots, &pw, DEFAULT_KDF_BUDGET).is_ok());
+        for (m_kib, t, p) in [(8, 0, 1), (8, 1, 0), (15, 1, 2), (7, 1, 1)] {
+            assert!(KdfParams { m_kib, t, p }.check().is_err(), "a writer refuses {m_kib} {t} {p}");
+            let below = KeySlot::Password(PasswordSlot { m_kib, t, p, ..real.clone() });
+            match unwrap_password_slots(&id, &[below], &pw, DEFAULT_KDF_BUDGET) {
+                Err(PasswordFailure::NoneOpened) => {}
+                other => panic!("{m_kib} {t} {p}: {other:?}"),
+            }
+        }
+    }
 }

@@ -237,3 +237,44 @@ fn compaction_record_names_its_state() {
         (0..zero.len()).step_by(2).map(|i| u8::from_str_radix(&zero[i..i + 2], 16).unwrap()).collect();
     assert!(SessionsTop::decode(&mut codec::Decoder::new(&bytes, "sessions")).is_err());
 }
+
+/// The AADs of the three slot kinds (§3.3, §3.3b, §3.3c), as Python
+/// built them from the spec: each label keeps its `v2` text, and
+/// `version` is the format's, `03 00`.
+#[test]
+fn slot_aads_hold_the_format_version() {
+    let salt: [u8; KDF_SALT_LEN] = std::array::from_fn(|i| 0x30 + i as u8);
+    let nonce: [u8; NONCE_LEN] = std::array::from_fn(|i| 0x50 + i as u8);
+    let wrapped_key = [0; KEY_LEN + TAG_LEN];
+    let password = PasswordSlot { m_kib: 8, t: 1, p: 1, salt, nonce, wrapped_key };
+    assert_eq!(
+        hex(&password.aad(&ID)),
+        concat!(
+            "72657661756c742d6c6f636b626f78207632206b657920736c6f74 894c424f580d0a1a 0300",
+            "000102030405060708090a0b0c0d0e0f 01 08000000 01000000 01000000",
+            "303132333435363738393a3b3c3d3e3f 505152535455565758595a5b",
+        )
+        .replace(' ', "")
+    );
+    assert_eq!(password.aad(&ID).len(), 94);
+    let key_file = KeyFileSlot { salt, nonce, wrapped_key };
+    assert_eq!(
+        hex(&key_file.aad(&ID)),
+        concat!(
+            "72657661756c742d6c6f636b626f78207632206b65792d66696c6520736c6f74 894c424f580d0a1a 0300",
+            "000102030405060708090a0b0c0d0e0f 03",
+            "303132333435363738393a3b3c3d3e3f 505152535455565758595a5b",
+        )
+        .replace(' ', "")
+    );
+    assert_eq!(key_file.aad(&ID).len(), 87);
+    assert_eq!(
+        hex(&recipient_slot_aad(&ID)),
+        concat!(
+            "72657661756c742d6c6f636b626f7820763220726563697069656e7420736c6f74 894c424f580d0a1a 0300",
+            "000102030405060708090a0b0c0d0e0f 02",
+        )
+        .replace(' ', "")
+    );
+    assert_eq!(recipient_slot_aad(&ID).len(), 60);
+}

@@ -139,3 +139,29 @@ fn every_x25519_and_hybrid_vector_gives_its_expected_outcome() {
     assert_eq!(passed.get("x25519"), Some(&14), "every x25519 vector ran");
     assert_eq!(passed.get("hybrid"), Some(&18), "every hybrid vector ran");
 }
+
+/// FORMAT.md §3.3b's recipient slot, byte for byte: a body built by a
+/// second implementation (Python's `cryptography`) from the spec, on the
+/// C2SP `x25519` vector's stanza and file key, for the archive id
+/// `00 01 … 0f` and the content key `40 41 … 5f`. The slot code opens it
+/// with that vector's identity; under another archive's AAD it does not.
+#[test]
+fn a_recipient_slot_body_is_a_known_answer() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/age-cctv/testdata");
+    let v = load(&dir.join("x25519"));
+    let body = concat!(
+        "lockbox-recipient-slot/v1\n",
+        "-> X25519 TEiF0ypqr+bpvcqXNyCVJpL7OuwPdVwPL7KQEbFDOCc\n",
+        "hjabGXwSLQ9c3S6Lw2i+S2Tu2fiwQHHslbBN6B41FLE\n",
+        "--- hc9Fm92GFKDX+eNrREIjG3i1X1tcLAuf8X7U7LzhP50WBoWAntfpn1799nobzzuG\n",
+    );
+    assert_eq!(body.len(), 193);
+    let mut id: [u8; 16] = std::array::from_fn(|i| i as u8);
+    let content: [u8; 32] = std::array::from_fn(|i| 0x40 + i as u8);
+    let aad = crate::format::recipient_slot_aad(&id);
+    let opened = super::slot::unwrap_content_key(&v.identities, body.as_bytes(), &aad).unwrap();
+    assert_eq!(opened.as_deref(), Some(&content));
+    id[0] ^= 1;
+    let elsewhere = crate::format::recipient_slot_aad(&id);
+    assert!(super::slot::unwrap_content_key(&v.identities, body.as_bytes(), &elsewhere).unwrap().is_none());
+}
