@@ -232,3 +232,59 @@ impl<S: ReadAt> Archive<S> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use sha2::Digest;
+
+    use crate::archive::Archive;
+    use crate::crypto::{KdfParams, Password};
+    use crate::extract::ExtractOptions;
+    use crate::format::{Entry, EntryKind, Extent};
+    use crate::session::{ArchiveWriter, CreateOptions, Metadata};
+
+    fn empty_file(path: &[u8], offset: u64) -> Entry {
+        Entry {
+            path: path.to_vec(),
+            kind: EntryKind::File { size: 0, sha256: sha2::Sha256::digest([]).into() },
+            meta: Metadata::new(0o644, 0, 0, 0, 0),
+            extent: Some(Extent { offset, size: 0, linked: false }),
+            sparse: None,
+        }
+    }
+
+    /// An archive of a 300-byte file `a` (the whole stream) and empty
+    /// files at `offsets`, read back by every reader: list, verify,
+    /// extract and a lookup of each.
+    fn read_back(offsets: &[u64]) -> crate::error::Result<()> {
+        let password = Password::from("empty");
+        let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS).page_size(4096);
+        let mut w = ArchiveWriter::new(Vec::new(), &password, options).unwrap();
+        w.add_file("a", &Metadata::new(0o644, 0, 0, 0, 0), 300, &[7u8; 300][..]).unwrap();
+        for (i, &offset) in offsets.iter().enumerate() {
+            w.push_raw(empty_file(format!("e{i}").as_bytes(), offset)).unwrap();
+        }
+        let archive = Archive::open(Cursor::new(w.finish().unwrap()), &password).unwrap();
+        archive.entries()?.collect::<crate::error::Result<Vec<_>>>()?;
+        archive.verify()?;
+        let dest = tempfile::tempdir().unwrap();
+        archive.extract(dest.path(), &ExtractOptions::new().sync(false))?;
+        for i in 0..offsets.len() {
+            assert_eq!(std::fs::metadata(dest.path().join(format!("e{i}"))).unwrap().len(), 0);
+            assert!(archive.find(format!("e{i}"))?.is_some());
+        }
+        Ok(())
+    }
+
+    /// FORMAT.md §6.3: an empty file takes no bytes, so only
+    /// `data_offset ≤ stream_len` is checked: inside another file's bytes
+    /// (not ascending) and at the stream's end are read; past it, refused.
+    #[test]
+    fn an_empty_files_offset_need_only_lie_in_the_stream() {
+        read_back(&[0, 150, 300]).unwrap();
+        let err = read_back(&[301]).unwrap_err();
+        assert!(err.to_string().contains("outside the data pages"), "{err}");
+    }
+}
