@@ -55,3 +55,30 @@ pub(super) fn write_header<W: Write>(
     out.write(&header, "writing the session header")?;
     Ok((session_header_hash(&header), info))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::TOOL;
+    use crate::crypto::{KdfParams, Password};
+    use crate::format::{HeaderPrefix, HEADER_PREFIX_LEN, SESSION_HEADER_CLEAR_LEN};
+    use crate::session::{ArchiveWriter, CreateOptions};
+
+    /// FORMAT.md §3.9's cost: `102 + len(label) + len(tool)` bytes, 127
+    /// without a label for this library's tool name.
+    #[test]
+    fn a_session_header_without_a_label_costs_127_bytes() {
+        assert_eq!(TOOL, concat!("revault_lockbox_api ", env!("CARGO_PKG_VERSION")));
+        let password = Password::from("cost");
+        let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS);
+        let bytes = ArchiveWriter::new(Vec::new(), &password, options).unwrap().finish().unwrap();
+        let prefix = HeaderPrefix::decode(bytes[..HEADER_PREFIX_LEN].try_into().unwrap()).unwrap();
+        let at = prefix.data_start() as usize;
+        assert_eq!(&bytes[at..at + 8], b"LBOXSESS");
+        let field = at + SESSION_HEADER_CLEAR_LEN - 4;
+        let body_stored_len = u32::from_le_bytes(bytes[field..field + 4].try_into().unwrap()) as usize;
+        assert_eq!(SESSION_HEADER_CLEAR_LEN + body_stored_len, 102 + TOOL.len());
+        let said =
+            "FORMAT.md §3.9 gives 127 bytes for `revault_lockbox_api 0.1.0`: update it with the version";
+        assert_eq!(SESSION_HEADER_CLEAR_LEN + body_stored_len, 127, "{said}");
+    }
+}
