@@ -278,3 +278,35 @@ fn slot_aads_hold_the_format_version() {
     );
     assert_eq!(recipient_slot_aad(&ID).len(), 60);
 }
+
+/// §3.6's table of counts: a count is read when the bytes after it hold
+/// that many items of the smallest size (6, 49, 53), and refused as
+/// larger than its node with one more, before anything is allocated, even
+/// with `min − 1` bytes to spare.
+#[test]
+fn counts_are_bounded_by_their_smallest_items() {
+    // `head || count u32 || item || spare zero bytes`
+    let node = |head: &[u8], count: u32, item: &[u8], spare: usize| {
+        let mut e = codec::Encoder::default();
+        e.bytes(head).u32(count).bytes(item).bytes(&vec![0; spare]);
+        e.buf
+    };
+    let mut deletion = codec::Encoder::default();
+    deletion.u8(5).var_bytes(b"a");
+    let mut page = codec::Encoder::default();
+    page.u64(5000).u32(116).u32(100).u8(0).bytes(&[0; HASH_LEN]);
+    let mut child = codec::Encoder::default();
+    child.var_bytes(b"").u64(5000).u32(116).u32(100).u8(0).bytes(&[0; HASH_LEN]);
+    type Decode = fn(&[u8]) -> Result<(), DecodeError>;
+    let decoders: [(&[u8], &[u8], Decode); 3] = [
+        (&[], &deletion.buf, |b| EntriesLeaf::decode(b).map(drop)),
+        (&[0; 16], &page.buf, |b| PagesLeaf::decode(b).map(drop)),
+        (&[0; 8], &child.buf, |b| Internal::decode(b).map(drop)),
+    ];
+    for (head, item, decode) in decoders {
+        assert!(decode(&node(head, 1, item, 0)).is_ok(), "{} bytes", item.len());
+        let err = decode(&node(head, 2, item, item.len() - 1)).unwrap_err();
+        assert!(err.to_string().contains("count larger than the node"), "{err}");
+    }
+    assert_eq!((deletion.buf.len(), page.buf.len(), child.buf.len()), (6, 49, 53));
+}
