@@ -51,17 +51,21 @@ def read_rows(path):
             scenario = cell.get(SCENARIO) or scenario
             create = first_number(cell, CREATE, columns)
             extract = first_number(cell, EXTRACT, columns)
-            if scenario and cell.get(TOOL) and (create is not None or extract is not None):
+            if scenario and cell.get(TOOL) and (isinstance(create, float) or isinstance(extract, float)):
                 rows.append((scenario, cell[TOOL], create, extract))
     return rows
 
 
 def first_number(cell, prefix, columns):
-    """The median: the first number of the column whose header starts with `prefix`."""
+    """The median: the first number of the column whose header starts with
+    `prefix`; else the cell's text (`= lockbox`: the row above's), or None."""
     for name in columns:
         if name.startswith(prefix):
-            found = NUMBER.search(cell.get(name, ""))
-            return float(found.group()) if found else None
+            text = cell.get(name, "")
+            found = NUMBER.search(text)
+            if found and not text.startswith("="):
+                return float(found.group())
+            return text if text.startswith("=") else None
     return None
 
 
@@ -69,7 +73,7 @@ def render(rows, title):
     groups = {}
     for scenario, tool, create, extract in rows:
         groups.setdefault(scenario, []).append((tool, create, extract))
-    longest = max((t for r in rows for t in (r[2], r[3]) if t is not None), default=1.0)
+    longest = max((t for r in rows for t in (r[2], r[3]) if isinstance(t, float)), default=1.0)
     scale = PLOT_WIDTH / longest
     out = []
     y = 56
@@ -80,8 +84,9 @@ def render(rows, title):
             out.append(text(LABEL_WIDTH - 6, y + 2 * ROW_HEIGHT // 2 + 4, tool, anchor="end"))
             for i, (kind, seconds) in enumerate((("create", create), ("extract", extract))):
                 top = y + i * ROW_HEIGHT
-                if seconds is None:
-                    out.append(text(LABEL_WIDTH + 4, top + 10, "not measured", size=10, fill="#777"))
+                if not isinstance(seconds, float):
+                    shown = seconds or "not measured"
+                    out.append(text(LABEL_WIDTH + 4, top + 10, f"{kind}: {shown}", size=10, fill="#777"))
                     continue
                 width = max(1.0, seconds * scale)
                 out.append(
