@@ -2,20 +2,35 @@
 # A real round trip on a generated example tree: create, list, extract, compare.
 #
 #   scripts/demo.sh [WORK_DIR]        (default: target/demo)
+#   scripts/demo.sh --build           (build only, with cargo's usual output)
 #
-# Builds the `lockbox` binary and the corpus generator, generates a small
+# Builds the `lockbox` binary (target/debug/lockbox, which the README's
+# quick start puts on PATH) and the corpus generator, generates a small
 # source-like tree (text, binaries, symlinks, hard links, empty files and
 # directories, a non-UTF-8 name), archives it, lists it, extracts it, and
 # checks that every byte, mode, mtime and link came back.
+#
+# The build is the test build's first part: the dev profile, and the
+# features `cargo test --workspace --all-features` (scripts/test.sh)
+# resolves, which the example puts in (building an example brings in the
+# workspace's dev-dependencies, whose features then apply to every crate,
+# as in a test build). So the tests compile only what is theirs, and
+# nothing here again; .ci/run checks that. Without the example, or with
+# `-p revault_cli` alone, cargo would resolve other features and the
+# tests would compile most of the dependencies a second time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # chacha20's AVX-512 backend even when the environment sets RUSTFLAGS.
 . scripts/cargo-env.sh
 
+build=(cargo build --workspace --all-features --bin lockbox --example generate)
+if [ "${1-}" = --build ]; then
+  exec "${build[@]}"
+fi
 work=${1:-target/demo}
 export LOCKBOX_PASSWORD=${LOCKBOX_PASSWORD:-"demo password, use your own"}
 
-cargo build --quiet -p revault_cli -p corpora --examples --bins
+"${build[@]}" --quiet
 lockbox=target/debug/lockbox
 
 rm -rf "$work"
@@ -39,3 +54,4 @@ diff -r --no-dereference "$work/src" "$work/restore"
 stat_all() { (cd "$1" && find . -mindepth 1 -printf '%p %y %m %T@ %l\n' | sort); }
 diff <(stat_all "$work/src") <(stat_all "$work/restore")
 echo "== round trip exact: content, kinds, modes, mtimes and links match"
+echo "== lockbox is $PWD/$lockbox: export PATH=\"$PWD/target/debug:\$PATH\" for the README's quick start"

@@ -52,7 +52,8 @@ impl ArchiveLocation {
             ArchiveLocation::Local(path) => Ok(path),
             ArchiveLocation::Object(location) => Err(UsageError(format!(
                 "{command} rewrites an archive in place, which an object store cannot do: {location} \
-                 (on s3:// lockbox can create, list, cat, extract, verify, info, export and key list; \
+                 (on s3:// lockbox can create, list, cat, extract, verify, info, log, diff, export, \
+                 mount and key list; \
                  copy the object to a local file, run {command}, and upload the result)"
             ))
             .into()),

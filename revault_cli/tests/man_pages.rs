@@ -56,6 +56,24 @@ fn every_page_installs_and_renders_clean() {
     }
     let top = String::from_utf8(std::fs::read(man1.join("lockbox.1")).unwrap()).unwrap();
     assert!(top.contains("\\fBlockbox\\-create\\fR(1)"), "lockbox(1) names the command pages");
+    // Every lockbox page a page names is one `--install` wrote (clap's
+    // `help` command has none: lockbox(1) once named lockbox-help(1)).
+    for page in &pages {
+        let text = String::from_utf8(std::fs::read(man1.join(page)).unwrap()).unwrap();
+        for named in named_pages(&text) {
+            assert!(pages.contains(&format!("{named}.1")), "{page} names {named}(1), which is not installed");
+        }
+    }
+}
+
+/// The lockbox pages a page refers to: `\fBlockbox\-NAME\fR(1)` in roff.
+fn named_pages(roff: &str) -> Vec<String> {
+    roff.split("\\fB")
+        .skip(1)
+        .filter_map(|s| s.split_once("\\fR").filter(|(_, after)| after.starts_with("(1)")))
+        .map(|(name, _)| name.replace("\\-", "-"))
+        .filter(|name| name.starts_with("lockbox"))
+        .collect()
 }
 
 #[test]

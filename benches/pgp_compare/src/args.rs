@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
 use corpora::Scenario;
 
 /// How the archives are locked.
@@ -18,8 +18,17 @@ pub enum Mode {
 
 /// pgp_compare: lockbox vs gpg (and zstd|age, 7zz) on the published corpora.
 #[derive(Parser, Debug)]
-#[command(name = "pgp_compare", override_usage = "cargo run --release -p pgp_compare -- [OPTIONS]")]
+#[command(name = "pgp_compare")]
 pub struct Args {
+    /// How the harness was started, up to the `--` (for the usage line and
+    /// the record).
+    #[arg(skip)]
+    pub command: String,
+
+    /// The arguments as given after the command, for the record.
+    #[arg(skip)]
+    pub given: Vec<String>,
+
     /// Timed runs of each create and extract.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     pub iterations: u32,
@@ -84,6 +93,18 @@ pub struct Args {
 }
 
 impl Args {
+    /// Parses `argv` (without the program's name) for a harness started as
+    /// `command`; a usage error exits 2, as clap's `parse` does.
+    pub fn from_command_line(command: &str, argv: Vec<String>) -> Args {
+        let matches = Args::command()
+            .override_usage(format!("{command} [OPTIONS]"))
+            .get_matches_from(std::iter::once("pgp_compare".to_owned()).chain(argv.iter().cloned()));
+        let mut args = Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+        args.command = command.to_owned();
+        args.given = argv;
+        args
+    }
+
     /// The scenarios to run, in order, each once.
     pub fn selected(&self) -> Vec<&'static Scenario> {
         let mut out: Vec<&'static Scenario> = Vec::new();
@@ -100,11 +121,6 @@ impl Args {
             }
         }
         out
-    }
-
-    /// The arguments as given, for the record.
-    pub fn given() -> Vec<String> {
-        std::env::args().skip(1).collect()
     }
 }
 

@@ -41,8 +41,8 @@ pub fn render(args: &Args, env: &Env, at: &Setting, reports: &[ScenarioReport]) 
     for (_, v) in &env.versions {
         let _ = writeln!(md, "- Tool: {v}");
     }
-    let mut cmd = String::from("cargo run --release -p pgp_compare --");
-    for a in Args::given() {
+    let mut cmd = args.command.clone();
+    for a in &args.given {
         cmd.push(' ');
         cmd.push_str(&q(a));
     }

@@ -1,5 +1,5 @@
-//! `create`: a new archive from paths or a tar stream, to a file (under a
-//! temporary name, renamed when complete), to stdout or to an object.
+//! `create`: a new archive from paths or a tar stream, to a file (an
+//! unnamed inode, named when complete), to stdout or to an object.
 
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};

@@ -1,5 +1,5 @@
 //! `export`: an archive's entries as a pax tar stream, to a file (the
-//! library's atomic write: a temporary name, synced, renamed, the directory
+//! library's atomic write: an unnamed inode, synced, named, the directory
 //! synced) or to stdout.
 
 use std::io::{self, BufWriter, Write};

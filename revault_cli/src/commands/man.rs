@@ -55,15 +55,22 @@ fn install(pages: &[Page], dir: &Path) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-/// Every page: lockbox's, each command's, each subcommand's (not `help`).
+/// Every page: lockbox's, each command's, each subcommand's. clap's `help`
+/// commands have none, so they are left out of the tree the pages are
+/// made from, and no page names them.
 fn pages() -> Vec<Page> {
-    let mut cli = Cli::command();
+    let mut cli = Cli::command().disable_help_subcommand(true);
+    let nested: Vec<String> =
+        cli.get_subcommands().filter(|s| s.has_subcommands()).map(|s| s.get_name().to_owned()).collect();
+    for name in nested {
+        cli = cli.mut_subcommand(name, |s| s.disable_help_subcommand(true));
+    }
     cli.build();
     let mut pages = vec![Page { path: Vec::new(), command: cli.clone() }];
-    for sub in cli.get_subcommands().filter(|s| s.get_name() != "help") {
+    for sub in cli.get_subcommands() {
         let path = vec![sub.get_name().to_owned()];
         pages.push(Page { path: path.clone(), command: sub.clone() });
-        for inner in sub.get_subcommands().filter(|s| s.get_name() != "help") {
+        for inner in sub.get_subcommands() {
             let path = [path.clone(), vec![inner.get_name().to_owned()]].concat();
             pages.push(Page { path, command: inner.clone() });
         }

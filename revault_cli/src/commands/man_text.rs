@@ -164,6 +164,6 @@ pub const FILES: &[(&str, &str)] = &[
     ("~/.aws/config, ~/.aws/credentials", "Object-store settings and credentials of s3:// archives."),
     (
         "ARCHIVE.lbox",
-        "A new archive is written under a temporary name beside it, synced and renamed when complete.",
+        "A new archive has no name until it is complete and synced (an unnamed inode, O_TMPFILE, where the file system allows), then is given its name; one that replaces an archive is linked under a temporary name and renamed over it.",
     ),
 ];

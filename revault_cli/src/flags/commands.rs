@@ -27,9 +27,9 @@ pub struct CreateArgs {
     #[command(flatten)]
     pub format: JsonArgs,
     /// Archive to write; `-` streams it to stdout; `s3://BUCKET/KEY` uploads
-    /// it to an object store. A file is written under a temporary name and
-    /// renamed into place when complete; an object appears when its upload
-    /// completes.
+    /// it to an object store. A file has no name until it is complete and
+    /// synced (an unnamed inode, O_TMPFILE); an object appears when its
+    /// upload completes.
     #[arg(short, long, value_name = "ARCHIVE")]
     pub output: PathBuf,
     /// Replace ARCHIVE (a file or an s3:// object) if it exists (the old one
@@ -271,8 +271,8 @@ pub struct LogArgs {
 pub struct ExportArgs {
     /// The archive (`-`: stdin).
     pub archive: PathBuf,
-    /// Write the tar stream to FILE (under a temporary name, renamed when
-    /// complete); `-` writes it to stdout.
+    /// Write the tar stream to FILE (unnamed until complete, then named);
+    /// `-` writes it to stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
     /// Replace FILE if it exists.

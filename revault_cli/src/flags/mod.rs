@@ -86,8 +86,8 @@ pub struct ReadArgs {
     pub at: Option<Moment>,
     /// Refuse the archive unless its last session is signed by this key (a
     /// fingerprint `lbsig1…` or a `.pub` file; repeatable: any one of them).
-    /// That signature covers every earlier session too; `verify` checks
-    /// each session's.
+    /// That signature covers every earlier session too; `verify --signer`
+    /// checks every session's signature.
     #[arg(long = "signer", value_name = "FPR|FILE.pub")]
     pub signers: Vec<String>,
     /// Trust the signers listed in FILE as --signer trusts one: a
@@ -129,7 +129,8 @@ pub enum Command {
     /// Extract an archive's entries.
     #[command(visible_alias = "x")]
     Extract(ExtractArgs),
-    /// Write one file's content to stdout.
+    /// Write stored files' contents to stdout, in the order given (with
+    /// --wildcards, what each pattern matches).
     Cat(CatArgs),
     /// Show facts about an archive: format version, KDF cost, counts, sizes;
     /// with --keep-sessions/--keep-within, what that compaction reclaims.
@@ -162,9 +163,11 @@ pub enum Command {
     Rm(RmArgs),
     /// Rewrite the archive without what later sessions replaced or removed,
     /// keeping the last state or those --keep-sessions/--keep-within name
-    /// (to a temporary file, synced, renamed over it).
+    /// (a new file, synced, then renamed over it).
     Compact(CompactArgs),
-    /// Cut off what an interrupted add/update/rm left after the last commit.
+    /// Cut off what an interrupted add/update/rm left after the last commit;
+    /// rewrite an archive whose trailer, root or index is damaged, or that
+    /// was cut, from what a salvage scan proves, listing what is lost.
     Repair(MaintainArgs),
     /// Write an archive's entries (all, or some) as a pax tar stream.
     Export(ExportArgs),

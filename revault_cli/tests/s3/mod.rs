@@ -280,7 +280,10 @@ fn bad_locations_and_objects_fail_cleanly() {
             vec!["key", "add", "--password", "s3://lockbox-tests/a.lbox"],
             "key add rewrites an archive in place",
         ),
-        (vec!["key", "remove", "s3://lockbox-tests/a.lbox", "0"], "on s3:// lockbox can create, list"),
+        (
+            vec!["key", "remove", "s3://lockbox-tests/a.lbox", "0"],
+            "on s3:// lockbox can create, list, cat, extract, verify, info, log, diff, export, mount and key list;",
+        ),
         (vec!["passwd", "s3://lockbox-tests/a.lbox"], "passwd rewrites an archive in place"),
         (vec!["add", "s3://lockbox-tests/a.lbox", "a.txt"], "add rewrites an archive in place"),
         (vec!["compact", "s3://lockbox-tests/a.lbox"], "compact rewrites an archive in place"),
@@ -296,6 +299,12 @@ fn bad_locations_and_objects_fail_cleanly() {
     let local_slots = ok(run(lockbox(&ep).args(["key", "list", "--json"]).arg(&local)));
     let remote_slots = ok(run(lockbox(&ep).args(["key", "list", "--json"]).arg(url("a.lbox"))));
     assert_eq!(local_slots.stdout, remote_slots.stdout);
+    // `log` and `diff`, which the refusal names, read an object as a file.
+    for args in [vec!["log", "--json"], vec!["diff", "--json", "--from", "1"]] {
+        let remote = ok(run(lockbox(&ep).args(&args).arg(url("a.lbox"))));
+        let local_run = ok(run(lockbox(&ep).args(&args).arg(&local)));
+        assert_eq!(remote.stdout, local_run.stdout, "{args:?}");
+    }
     fails(&run(lockbox(&ep).args(["key", "list"]).arg(url("missing.lbox"))), 1, "missing.lbox");
     // The endpoint from the environment; plain HTTP only when asked.
     let from_env = run(bare_lockbox()

@@ -14,9 +14,11 @@ use crate::format::{Child, IndexNodeId, Internal, KeySlot, Table};
 use crate::index::TreeReader;
 use crate::keys::{Identity, KeySet};
 
-/// Seeds for [`recipient_slot`] and [`slot_table`]: the slot table of an
-/// archive locked with [`PASSWORD`] (cheap), [`KEY_FILE`] and the
-/// recipients of [`IDENTITIES`], written under [`ARCHIVE_ID`]; and each
+/// Seeds for [`recipient_slot`](super::recipient_slot) and
+/// [`slot_table`](super::slot_table): the slot table of an archive locked
+/// with [`PASSWORD`] (cheap), [`KEY_FILE`](super::KEY_FILE) and the
+/// recipients of [`IDENTITIES`](super::IDENTITIES), written under
+/// [`ARCHIVE_ID`]; and each
 /// recipient slot's body, named by kind.
 pub fn key_seeds() -> Result<(Vec<u8>, Vec<Seed>)> {
     let keys = KeySet::new()
@@ -39,7 +41,7 @@ pub fn key_seeds() -> Result<(Vec<u8>, Vec<Seed>)> {
     Ok((table, bodies))
 }
 
-/// Seeds for [`index`]: the decrypted plaintexts of the root and of every
+/// Seeds for [`index`](super::index): the decrypted plaintexts of the root and of every
 /// index node of `archive`, each after the byte that selects its decoder;
 /// the root first, then each tree (entries, pages) top-down in key order.
 pub fn index_plaintexts(archive: &[u8], password: &Password) -> Result<Vec<Vec<u8>>> {
