@@ -3,9 +3,11 @@
 //! - `page`: sealing and opening 64 KiB and 1 MiB pages on one worker
 //!   (compress + SHA-256 + ChaCha20-Poly1305 and back), text and random;
 //! - `aead`: the primitives under `page` alone on one core, 64 KiB and
-//!   1 MiB buffers: ChaCha20-Poly1305 as lockbox builds it (the label names
-//!   the chacha20 backend that ran), ring's beside it, SHA-256 (`sha2`, the
-//!   content hash) and BLAKE3 (format v3's unit hash);
+//!   1 MiB buffers: ChaCha20-Poly1305 on both of the library's AEAD
+//!   backends (RustCrypto's, the label naming the chacha20 backend that
+//!   ran, and ring's; `crypto::aead` picks one by CPU), SHA-256 (`sha2`,
+//!   the content hash, and ring's beside it) and BLAKE3 (format v3's unit
+//!   hash);
 //! - `zstd`: one page at each profile's page size and level;
 //! - `kdf`: the default Argon2id cost (m=64 MiB, t=3, p=4);
 //! - `small_tree`: create and extract of `small-tree` at size factor 0.1;
@@ -201,6 +203,9 @@ fn aead(c: &mut Criterion) {
             )
         });
         g.bench_function(BenchmarkId::new("sha256", &size), |b| b.iter(|| Sha256::digest(&data)));
+        g.bench_function(BenchmarkId::new("sha256/ring", &size), |b| {
+            b.iter(|| ring::digest::digest(&ring::digest::SHA256, &data))
+        });
         g.bench_function(BenchmarkId::new("blake3", &size), |b| b.iter(|| blake3::hash(&data)));
     }
     g.finish();

@@ -82,7 +82,7 @@ mod warning;
 mod xattrs;
 
 pub use archive::{Archive, OpenOptions};
-pub use crypto::{ChaChaBackend, KdfParams, Password};
+pub use crypto::{AeadBackend, ChaChaBackend, KdfParams, Password, AEAD_ENV};
 pub use entry_log::EntryLog;
 pub use error::{Error, Result};
 pub use extract::ExtractOptions;

@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::{Duration, SystemTime};
 
 use revault_lockbox_api::civil::UtcTime;
-use revault_lockbox_api::ChaChaBackend;
+use revault_lockbox_api::{AeadBackend, ChaChaBackend};
 
 use crate::units::human_bytes;
 use crate::util::last_number;
@@ -55,7 +55,8 @@ pub fn chacha_backend() -> String {
         "WITHOUT (RUSTFLAGS replaced .cargo/config.toml's)"
     };
     format!(
-        "ChaCha20-Poly1305, chacha20 backend {} (built {built} the AVX-512 backend)",
+        "ChaCha20-Poly1305 on {}; chacha20 backend {} (built {built} the AVX-512 backend)",
+        AeadBackend::detect(),
         ChaChaBackend::detect()
     )
 }

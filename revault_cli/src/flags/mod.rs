@@ -212,12 +212,17 @@ pub fn parse() -> Cli {
     cli
 }
 
-/// `lockbox --version`: the version, then the ChaCha20 backend that seals
-/// and opens pages in this build on this CPU (`-V` gives the version alone).
+/// `lockbox --version`: the version, then the AEAD implementation that
+/// seals and opens pages in this build on this CPU, and the ChaCha20
+/// backend RustCrypto's would run (`-V` gives the version alone).
 fn long_version() -> String {
+    let aead = revault_lockbox_api::AeadBackend::detect();
     let backend = revault_lockbox_api::ChaChaBackend::detect();
     let built = if revault_lockbox_api::ChaChaBackend::BUILT_WITH_AVX512 { "with" } else { "without" };
-    format!("{}\nchacha20 backend: {backend} (built {built} the AVX-512 backend)", env!("CARGO_PKG_VERSION"))
+    format!(
+        "{}\npage AEAD: {aead}\nchacha20 backend: {backend} (built {built} the AVX-512 backend)",
+        env!("CARGO_PKG_VERSION")
+    )
 }
 
 /// clap lists similar commands least similar first (`lockbox creat`:

@@ -140,10 +140,12 @@ pub(crate) fn open_data_page(
 }
 
 /// [`open_data_page`] into recycled buffers: checks the frame and hash,
-/// then opens a raw page straight into `spare`, or a zstd page in place
-/// and decompresses it into `spare` (which grows only when it has less
-/// room than the page; its old bytes, of any length, are overwritten). Returns the plaintext's buffer, or the error, and
-/// the buffer not needed.
+/// then opens a raw page into a buffer of its own with no copy beyond the
+/// decryption (`framed` or `spare`, by AEAD backend:
+/// [`SessionKeys::open_page_out`]), or a zstd page in place and
+/// decompresses it into `spare` (which grows only when it has less room
+/// than the page; its old bytes, of any length, are overwritten). Returns
+/// the plaintext's buffer, or the error, and the buffer not needed.
 pub(crate) fn open_data_page_into(
     keys: &SessionKeys,
     archive_id: &[u8; ARCHIVE_ID_LEN],
@@ -159,19 +161,18 @@ pub(crate) fn open_data_page_into(
     }
     let aad = frame.aad(archive_id);
     let len = record.plain_len as usize;
-    let sealed = &mut framed[FRAME_LEN..];
     match record.codec {
-        Codec::Raw if sealed.len() == len + TAG_LEN => {
-            // The decryption writes every byte: a recycled `spare` that
-            // already has the length is not zeroed first.
-            spare.resize(len, 0);
-            match keys.open_page_to(PageNonce::data(number), &aad, sealed, &mut spare) {
-                Ok(()) => (Ok(spare), framed),
-                Err(_) => (Err(damaged()), framed),
+        Codec::Raw if framed.len() == FRAME_LEN + len + TAG_LEN => {
+            match keys.open_page_out(PageNonce::data(number), &aad, framed, FRAME_LEN, spare) {
+                (Ok(plain), left) => (Ok(plain), left),
+                (Err(_), left) => (Err(damaged()), left),
             }
         }
-        Codec::Zstd => match keys.open_page_in_place(PageNonce::data(number), &aad, sealed) {
-            Ok(body) if decompress_into(&sealed[..body], len, &mut spare) => (Ok(spare), framed),
+        Codec::Zstd => match keys.open_page_in_place(PageNonce::data(number), &aad, &mut framed[FRAME_LEN..])
+        {
+            Ok(body) if decompress_into(&framed[FRAME_LEN..FRAME_LEN + body], len, &mut spare) => {
+                (Ok(spare), framed)
+            }
             _ => (Err(damaged()), spare),
         },
         Codec::Raw => (Err(damaged()), spare),

@@ -8,6 +8,7 @@
 //! against swapping where the system allows (`locked`). Every nonce is a
 //! [`PageNonce`] built in one place; see `schedule` for why none repeats.
 
+mod aead;
 mod backend;
 mod codec;
 mod compress;
@@ -24,6 +25,7 @@ mod spool;
 #[cfg(test)]
 mod wycheproof_tests;
 
+pub use aead::{AeadBackend, AEAD_ENV};
 pub use backend::ChaChaBackend;
 pub(crate) use codec::{
     open_data_page, open_data_page_into, open_index_node, open_root, open_session_body, page_buffer_capacity,

@@ -7,13 +7,13 @@
 //! nonce repeats under a key even when an archive is copied and both copies
 //! are appended to.
 
-use chacha20poly1305::aead::inout::InOutBuf;
-use chacha20poly1305::aead::{AeadInOut, KeyInit};
-use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce, Tag};
 use hkdf::Hkdf;
 use sha2::Sha256;
 use zeroize::Zeroizing;
 
+#[cfg(test)]
+use super::aead::AeadBackend;
+use super::aead::Cipher;
 use super::{AuthFailed, ContentKey};
 use crate::format::{labels, IndexNodeId, KEY_LEN, NONCE_LEN, SESSION_SALT_LEN, TAG_LEN};
 
@@ -57,12 +57,12 @@ impl PageNonce {
     }
 }
 
-/// The subkeys of one write session. The ciphers hold expanded keys; the
-/// chacha20poly1305 crate zeroizes them on drop.
+/// The subkeys of one write session. The ciphers hold expanded keys,
+/// wiped on drop (`aead`).
 pub(crate) struct SessionKeys {
-    page: ChaCha20Poly1305,
-    index: ChaCha20Poly1305,
-    trailer: ChaCha20Poly1305,
+    page: Cipher,
+    index: Cipher,
+    trailer: Cipher,
 }
 
 impl SessionKeys {
@@ -71,7 +71,7 @@ impl SessionKeys {
         let sub = |label: &[u8]| {
             let mut k = Zeroizing::new([0u8; KEY_LEN]);
             hk.expand(label, k.as_mut()).expect("32 bytes is a valid HKDF output length");
-            ChaCha20Poly1305::new(&Key::from(*k))
+            Cipher::new(&k)
         };
         SessionKeys {
             page: sub(labels::PAGE_KEY),
@@ -80,10 +80,11 @@ impl SessionKeys {
         }
     }
 
-    /// Keys for the test vectors: `key` for every purpose, as given.
+    /// Keys for the test vectors: `key` for every purpose, as given, on
+    /// `backend`.
     #[cfg(test)]
-    pub(crate) fn from_raw_key(key: &[u8; KEY_LEN]) -> SessionKeys {
-        let cipher = || ChaCha20Poly1305::new(&Key::from(*key));
+    pub(crate) fn from_raw_key(key: &[u8; KEY_LEN], backend: AeadBackend) -> SessionKeys {
+        let cipher = || Cipher::on(backend, key);
         SessionKeys { page: cipher(), index: cipher(), trailer: cipher() }
     }
 
@@ -103,19 +104,19 @@ impl SessionKeys {
         open(&self.page, nonce, aad, buf)
     }
 
-    /// Opens the sealed page `sealed` (stored form and tag) into `out`,
-    /// which has the stored form's length: no copy beyond the decryption.
-    pub(crate) fn open_page_to(
+    /// Opens the sealed page held in `framed[from..]` (stored form and
+    /// tag) into a buffer of its own with no copy beyond the decryption:
+    /// `framed` or `spare` (see [`Cipher::open_out`]). Returns the stored
+    /// form's buffer, or the failure, and the buffer not needed.
+    pub(crate) fn open_page_out(
         &self,
         nonce: PageNonce,
         aad: &[u8],
-        sealed: &[u8],
-        out: &mut [u8],
-    ) -> Result<(), AuthFailed> {
-        let body_len = sealed.len().checked_sub(TAG_LEN).ok_or(AuthFailed)?;
-        let tag = Tag::try_from(&sealed[body_len..]).map_err(|_| AuthFailed)?;
-        let buf = InOutBuf::new(&sealed[..body_len], out).map_err(|_| AuthFailed)?;
-        self.page.decrypt_inout_detached(&Nonce::from(nonce.0), aad, buf, &tag).map_err(|_| AuthFailed)
+        framed: Vec<u8>,
+        from: usize,
+        spare: Vec<u8>,
+    ) -> (Result<Vec<u8>, AuthFailed>, Vec<u8>) {
+        self.page.open_out(&nonce.0, aad, framed, from, spare)
     }
 
     /// Opens the sealed page `sealed` in place; returns the stored form's
@@ -128,10 +129,7 @@ impl SessionKeys {
     ) -> Result<usize, AuthFailed> {
         let body_len = sealed.len().checked_sub(TAG_LEN).ok_or(AuthFailed)?;
         let (body, tag) = sealed.split_at_mut(body_len);
-        let tag = Tag::try_from(&*tag).map_err(|_| AuthFailed)?;
-        self.page
-            .decrypt_inout_detached(&Nonce::from(nonce.0), aad, body.into(), &tag)
-            .map_err(|_| AuthFailed)?;
+        self.page.open(&nonce.0, aad, body, &(*tag).try_into().expect("16 bytes"))?;
         Ok(body_len)
     }
 
@@ -163,24 +161,15 @@ impl SessionKeys {
     }
 }
 
-fn seal(cipher: &ChaCha20Poly1305, nonce: PageNonce, aad: &[u8], buf: &mut Vec<u8>) {
-    let tag = cipher
-        .encrypt_inout_detached(&Nonce::from(nonce.0), aad, buf.as_mut_slice().into())
-        .expect("page within ChaCha20-Poly1305 message limits");
+fn seal(cipher: &Cipher, nonce: PageNonce, aad: &[u8], buf: &mut Vec<u8>) {
+    let tag = cipher.seal(&nonce.0, aad, buf);
     buf.extend_from_slice(&tag);
 }
 
-fn open(
-    cipher: &ChaCha20Poly1305,
-    nonce: PageNonce,
-    aad: &[u8],
-    buf: &mut Vec<u8>,
-) -> Result<(), AuthFailed> {
+fn open(cipher: &Cipher, nonce: PageNonce, aad: &[u8], buf: &mut Vec<u8>) -> Result<(), AuthFailed> {
     let body_len = buf.len().checked_sub(TAG_LEN).ok_or(AuthFailed)?;
-    let tag = Tag::try_from(&buf[body_len..]).map_err(|_| AuthFailed)?;
-    cipher
-        .decrypt_inout_detached(&Nonce::from(nonce.0), aad, (&mut buf[..body_len]).into(), &tag)
-        .map_err(|_| AuthFailed)?;
+    let (body, tag) = buf.split_at_mut(body_len);
+    cipher.open(&nonce.0, aad, body, &(*tag).try_into().expect("16 bytes"))?;
     buf.truncate(body_len);
     Ok(())
 }

@@ -266,7 +266,7 @@ fn hash_page(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crypto::seal_data_page;
+    use crate::crypto::{seal_data_page, AeadBackend};
     use crate::format::{Codec, HASH_LEN};
 
     /// A page that could not be read: the worker hands it back at once.
@@ -281,7 +281,7 @@ mod tests {
                 codec: Codec::Zstd,
                 hash: [0; HASH_LEN],
             },
-            keys: Arc::new(SessionKeys::from_raw_key(&[1; 32])),
+            keys: Arc::new(SessionKeys::from_raw_key(&[1; 32], AeadBackend::detect())),
             archive_id: [0; ARCHIVE_ID_LEN],
             sealed: Err(Error::DamagedPage { number }),
             spans: Vec::new(),
@@ -306,7 +306,7 @@ mod tests {
 
     /// Page 5 of a session, sealed, with its record and keys.
     fn sealed_page(plain: &[u8]) -> PageToOpen {
-        let keys = Arc::new(SessionKeys::from_raw_key(&[9; 32]));
+        let keys = Arc::new(SessionKeys::from_raw_key(&[9; 32], AeadBackend::detect()));
         let archive_id = [4; ARCHIVE_ID_LEN];
         let (sealed, _) = seal_data_page(&keys, &archive_id, 5, plain.to_vec(), Vec::new(), 3);
         let record = sealed.page_record(0);
