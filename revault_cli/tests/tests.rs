@@ -34,3 +34,4 @@ mod threads_cli;
 mod toolbox;
 mod trust_cli;
 mod version_cli;
+mod walk_rules_cli;

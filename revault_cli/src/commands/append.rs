@@ -17,7 +17,7 @@ use crate::flags::{AddArgs, AppendArgs, RmArgs, UnlockArgs, UpdateArgs};
 use crate::output::verbose::Verbose;
 use crate::output::Change;
 use crate::progress::{self, input_bytes};
-use crate::{keys, output, signing};
+use crate::{keys, output, select, signing};
 
 /// What shows an append's work: progress counters (their display starts
 /// once the archive is open) or `-v` lines.
@@ -33,7 +33,12 @@ fn options(a: &AppendArgs) -> Result<(UpdateOptions, Shown)> {
         .profile(a.input.profile)
         .wait(a.lock.wait)
         .label(label)
-        .dry_run(a.dry_run.dry_run);
+        .dry_run(a.dry_run.dry_run)
+        .selection(select::selection(&a.walk, None)?)
+        .dereference(a.walk.dereference)
+        .xattrs(a.walk.xattrs)
+        .strict(a.walk.strict)
+        .recorded_rules(!a.no_recorded_rules);
     let mut options = signing::update_options(options, &a.sign)?;
     if let Some(level) = a.input.level {
         options = options.zstd_level(level);
@@ -78,16 +83,17 @@ fn open(unlock: &UnlockArgs, archive: &Path, options: UpdateOptions) -> Result<A
 }
 
 /// Runs `change` on the opened archive with the progress display of
-/// `shown` (its total from the input tree under `roots`, when given),
-/// then reports what it did.
+/// `shown` (its total from the input tree under `roots`, when given, links
+/// followed with `follow`), then reports what it did.
 fn run(
     opened: ArchiveUpdater,
     shown: Shown,
     roots: Option<Vec<PathBuf>>,
+    follow: bool,
     change: impl FnOnce(ArchiveUpdater) -> Result<UpdateReport>,
     what: Change<'_>,
 ) -> Result<Outcome> {
-    let display = progress::show(shown.counters.as_ref(), roots.map(|r| move || input_bytes(&r, false)));
+    let display = progress::show(shown.counters.as_ref(), roots.map(|r| move || input_bytes(&r, follow)));
     let report = change(opened)?;
     if let Some(display) = display {
         display.finish();
@@ -101,16 +107,18 @@ fn run(
     Ok(if report.warnings.iter().any(|w| w.is_failure()) { Outcome::Incomplete } else { Outcome::Success })
 }
 
-/// `add` or `update` (`command`): `change` run on the archive of `a`.
+/// `add` or `update` (`command`) of `paths` (PATHs and `-T`'s):
+/// `change` run on the archive of `a`.
 fn appended(
     a: &AppendArgs,
+    paths: &[PathBuf],
     command: &'static str,
     change: impl FnOnce(ArchiveUpdater) -> Result<UpdateReport>,
 ) -> Result<Outcome> {
     in_place(&a.archive, command)?;
     let (options, shown) = options(a)?;
     let opened = open(&a.unlock, &a.archive, options)?;
-    let roots = a.paths.iter().map(|p| a.input.directory.join(p)).collect();
+    let roots = Some(paths.iter().map(|p| a.input.directory.join(p)).collect());
     let what = Change {
         command,
         archive: &a.archive,
@@ -118,22 +126,24 @@ fn appended(
         dry_run: a.dry_run.dry_run,
         quiet: a.quiet.quiet,
     };
-    let outcome = run(opened, shown, Some(roots), change, what)?;
-    output::leading_slash_note(&a.paths, a.quiet.quiet);
+    let outcome = run(opened, shown, roots, a.walk.dereference, change, what)?;
+    output::leading_slash_note(paths, a.quiet.quiet);
     Ok(outcome)
 }
 
 pub fn add(a: AddArgs) -> Result<Outcome> {
     let a = a.append;
+    let paths = select::paths(&a.walk, &a.paths)?;
     let adding = || format!("adding to {}", Quoted::path(&a.archive));
-    appended(&a, "add", |u| u.add(&a.input.directory, &a.paths).with_context(adding))
+    appended(&a, &paths, "add", |u| u.add(&a.input.directory, &paths).with_context(adding))
 }
 
 pub fn update(u: UpdateArgs) -> Result<Outcome> {
     let a = u.append;
+    let paths = select::paths(&a.walk, &a.paths)?;
     let updating = || format!("updating {}", Quoted::path(&a.archive));
-    appended(&a, "update", |up| {
-        up.update(&a.input.directory, &a.paths, u.delete_missing).with_context(updating)
+    appended(&a, &paths, "update", |up| {
+        up.update(&a.input.directory, &paths, u.delete_missing).with_context(updating)
     })
 }
 
@@ -163,6 +173,7 @@ pub fn rm(a: RmArgs) -> Result<Outcome> {
         opened,
         shown,
         None,
+        false,
         |u| u.remove(&paths).with_context(|| format!("removing from {}", Quoted::path(&a.archive))),
         what,
     )

@@ -9,8 +9,8 @@ use revault_lockbox_api::WorkloadProfile;
 
 use super::{
     profile_parser, DryRunArgs, ExistingArgs, FilterArgs, InputArgs, LockArgs, MemberArgs, ObjectStoreArgs,
-    QuietArgs, ReadArgs, RecipientArgs, RetentionArgs, SelectArgs, SignArgs, SignKeyArgs, ThreadsArgs,
-    TimeArgs, UnlockArgs, VerboseArgs, WaitArgs,
+    QuietArgs, ReadArgs, RecipientArgs, RetentionArgs, SignArgs, SignKeyArgs, ThreadsArgs, TimeArgs,
+    UnlockArgs, VerboseArgs, WaitArgs, WalkArgs,
 };
 
 /// `--json`: NDJSON on stdout instead of text.
@@ -57,31 +57,16 @@ pub struct CreateArgs {
     pub lock: LockArgs,
     #[command(flatten)]
     pub recipients: RecipientArgs,
-    /// Follow symbolic links (PATHs and inside the trees) and store what
-    /// they point to; a link to a directory containing it is not followed.
-    #[arg(short = 'h', long)]
-    pub dereference: bool,
-    /// Fail, leaving no archive, at the first file that would be skipped or
-    /// stored incompletely with a warning (vanished, replaced, changed
-    /// while read, unreadable, a socket...).
-    #[arg(long)]
-    pub strict: bool,
-    /// Store extended attributes, POSIX ACLs included (ACLs are the
-    /// system.posix_acl_* attributes); an entry whose attributes cannot be
-    /// read or exceed 72 KiB is stored without them, with a warning.
-    #[arg(long)]
-    pub xattrs: bool,
-    /// Print help (`-h` is --dereference here, as in tar).
-    #[arg(long, action = clap::ArgAction::Help)]
-    pub help: Option<bool>,
     /// Archive the entries of the tar or pax stream FILE (`-`: stdin)
     /// instead of PATHs: names, modes, owner ids and names, mtimes, pax
     /// xattrs (`SCHILY.xattr.*`), symbolic and hard links (devices and
     /// FIFOs are dropped).
-    #[arg(long, value_name = "FILE", conflicts_with = "paths")]
+    #[arg(long, value_name = "FILE", conflicts_with = "paths", conflicts_with_all = super::walk::SELECTION)]
     pub from_tar: Option<PathBuf>,
+    /// The walk's rules, which the archive records (FORMAT.md §3.9b) and
+    /// `add` and `update` follow.
     #[command(flatten)]
-    pub select: SelectArgs,
+    pub walk: WalkArgs,
     #[command(flatten)]
     pub filters: FilterArgs,
     #[command(flatten)]
@@ -316,8 +301,16 @@ pub struct AppendArgs {
     pub dry_run: DryRunArgs,
     #[command(flatten)]
     pub sign: SignArgs,
+    /// Walk rules added to those the archive recorded (those of its create,
+    /// or of the last add or update that gave any).
+    #[command(flatten)]
+    pub walk: WalkArgs,
+    /// Walk by the rules given here only, not by those the archive
+    /// recorded; this session records them in their place.
+    #[arg(long)]
+    pub no_recorded_rules: bool,
     /// Files and directories to store (directories recursively).
-    #[arg(value_name = "PATH", required = true)]
+    #[arg(value_name = "PATH", required_unless_present = "files_from")]
     pub paths: Vec<PathBuf>,
 }
 
