@@ -16,6 +16,7 @@ mod key_labels_cli;
 mod keys_cli;
 mod late_slots;
 mod man_pages;
+mod modes_cli;
 mod mount_cli;
 mod mount_views_cli;
 mod plugins_cli;

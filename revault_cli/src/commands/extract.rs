@@ -44,7 +44,8 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
         .dry_run(a.dry_run.dry_run)
         .sync(!a.no_sync)
         .keep_going(a.keep_going)
-        .same_permissions(a.same_permissions)
+        // As GNU tar: -p is the superuser's default.
+        .same_permissions(a.same_permissions || (root && !a.no_same_permissions))
         .same_owner(a.same_owner || (root && !a.no_same_owner))
         .numeric_owner(a.numeric_owner)
         .xattrs(a.xattrs)

@@ -151,10 +151,14 @@ pub struct ExtractArgs {
     #[arg(long, value_name = "N")]
     pub max_implicit_dirs: Option<u64>,
     /// Restore permission bits exactly as stored, setuid, setgid and sticky
-    /// included, ignoring the umask (by default the umask applies and those
-    /// three bits are dropped, as tar does).
-    #[arg(short = 'p', long, visible_alias = "preserve-permissions")]
+    /// included, ignoring the umask. The default as root, as in GNU tar;
+    /// for other users the umask applies and those three bits are dropped.
+    #[arg(short = 'p', long, visible_alias = "preserve-permissions", overrides_with = "no_same_permissions")]
     pub same_permissions: bool,
+    /// Apply the umask and drop setuid, setgid and sticky, as root too
+    /// (tar's --no-same-permissions; the default for users other than root).
+    #[arg(long, overrides_with = "same_permissions")]
+    pub no_same_permissions: bool,
     /// Restore owners: stored user and group names mapped to local ids,
     /// else the stored ids. The default as root; refused otherwise (only
     /// root may give files away).
