@@ -118,7 +118,10 @@ fn appended(
     in_place(&a.archive, command)?;
     let (options, shown) = options(a)?;
     let opened = open(&a.unlock, &a.archive, options)?;
-    let roots = Some(paths.iter().map(|p| a.input.directory.join(p)).collect());
+    // `add` stores every input, so their bytes are its total; `update`
+    // stores only what changed, which the walk finds as it goes: no total
+    // (a bar of the whole tree would sit near 0 % with an ETA in weeks).
+    let roots = (command == "add").then(|| paths.iter().map(|p| a.input.directory.join(p)).collect());
     let what = Change {
         command,
         archive: &a.archive,
