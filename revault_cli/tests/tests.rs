@@ -31,6 +31,7 @@ mod signed_rewrites_cli;
 mod signed_sessions_cli;
 mod signers_file_cli;
 mod signing_keys_cli;
+mod surprises_cli;
 mod threads_cli;
 mod toolbox;
 mod trust_cli;

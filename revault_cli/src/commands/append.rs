@@ -65,10 +65,12 @@ fn shown(options: UpdateOptions, count: u8, json: bool, quiet: bool) -> (UpdateO
     (options, Shown { counters, verbose })
 }
 
-fn open(unlock: &UnlockArgs, archive: &Path, options: UpdateOptions) -> Result<ArchiveUpdater> {
+/// The archive opened for a change; `signs` says whether the change is
+/// signed (an unsigned change of a signed archive is warned of).
+fn open(unlock: &UnlockArgs, archive: &Path, options: UpdateOptions, signs: bool) -> Result<ArchiveUpdater> {
     let options = options.kdf_budget(unlock.kdf_budget());
     let name = Quoted::path(archive).to_string();
-    keys::with_key(unlock, keys::Target::file(archive, &name), |key| {
+    let opened = keys::with_key(unlock, keys::Target::file(archive, &name), |key| {
         ArchiveUpdater::open(archive, key, options)
     })
     .map_err(|e| match library_error(&e) {
@@ -79,7 +81,14 @@ fn open(unlock: &UnlockArgs, archive: &Path, options: UpdateOptions) -> Result<A
             Quoted::path(archive)
         )),
         _ => e.context(format!("opening {} to change it", Quoted::path(archive))),
-    })
+    })?;
+    if opened.is_signed() && !signs {
+        output::warn(format_args!(
+            "{name} is signed and this change is not: readers that trust only its signers (--signer) \
+             will refuse it; give --sign KEY to sign it"
+        ));
+    }
+    Ok(opened)
 }
 
 /// Runs `change` on the opened archive with the progress display of
@@ -117,7 +126,7 @@ fn appended(
 ) -> Result<Outcome> {
     in_place(&a.archive, command)?;
     let (options, shown) = options(a)?;
-    let opened = open(&a.unlock, &a.archive, options)?;
+    let opened = open(&a.unlock, &a.archive, options, !a.sign.key.keys.is_empty())?;
     // `add` stores every input, so their bytes are its total; `update`
     // stores only what changed, which the walk finds as it goes: no total
     // (a bar of the whole tree would sit near 0 % with an ETA in weeks).
@@ -164,7 +173,7 @@ pub fn rm(a: RmArgs) -> Result<Outcome> {
     }
     let quiet = a.quiet.quiet || a.verbose.verbose > 0;
     let (options, shown) = shown(options, a.verbose.verbose, a.format.json, quiet);
-    let opened = open(&a.unlock, &a.archive, options)?;
+    let opened = open(&a.unlock, &a.archive, options, !a.sign.key.keys.is_empty())?;
     let what = Change {
         command: "rm",
         archive: &a.archive,

@@ -88,6 +88,13 @@ impl ArchiveUpdater {
         Ok(updater)
     }
 
+    /// Whether the archive's last session is signed: a change without
+    /// [`UpdateOptions::sign`] leaves it with an unsigned last session,
+    /// which readers that trust only signers refuse.
+    pub fn is_signed(&self) -> bool {
+        self.archive.signature_count() > 0
+    }
+
     /// Stores `inputs` (taken relative to `base_dir`, as
     /// [`create_archive`](crate::create_archive) takes them) in a new
     /// session: new paths are added, stored paths replaced (tar's `-r`).

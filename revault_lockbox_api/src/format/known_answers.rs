@@ -60,12 +60,8 @@ fn session_header() {
     );
     // The same body with walk rules (§3.9b): --exclude-vcs --xattrs
     // --exclude '*.o'.
-    let walk = WalkRecord {
-        exclude_vcs: true,
-        xattrs: true,
-        excludes: vec!["*.o".into()],
-        ..WalkRecord::default()
-    };
+    let walk =
+        WalkRecord { exclude_vcs: true, xattrs: true, excludes: vec!["*.o".into()], ..WalkRecord::default() };
     assert_eq!(hex(&walk.encode().unwrap()), "110100030000002a2e6f0000");
     let with_rules = SessionInfo { walk: Some(walk), ..info };
     assert_eq!(
