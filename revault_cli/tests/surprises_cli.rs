@@ -3,12 +3,14 @@
 //! password then failed); `passwd` moved the password to another slot;
 //! an unsigned `add` to a signed archive said nothing.
 
+use std::ffi::OsStr;
 use std::fs;
+use std::path::Path;
 use std::process::Output;
 
 use assert_cmd::Command;
 
-use crate::util::{code, lockbox_without_password, ok, stderr, CHEAP};
+use crate::util::{code, create_cmd, lockbox_without_password, ok, stderr};
 
 fn lockbox() -> Command {
     Command::from_std(lockbox_without_password())
@@ -16,6 +18,14 @@ fn lockbox() -> Command {
 
 fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// `lockbox create` of `dir/note` into `archive` locked by `keys` (no
+/// password from the environment).
+fn create(dir: &Path, archive: &Path, keys: &[&OsStr]) -> Output {
+    let mut cmd = create_cmd(archive, dir, "note", &[]);
+    cmd.env_remove("LOCKBOX_PASSWORD").args(keys);
+    cmd.output().unwrap()
 }
 
 #[test]
@@ -27,18 +37,8 @@ fn a_password_file_with_recipients_is_a_slot_of_its_own() {
     fs::write(dir.join("pw"), "a password\n").unwrap();
     fs::write(dir.join("note"), b"both open it\n").unwrap();
     let archive = dir.join("a.lbox");
-    ok(lockbox()
-        .arg("create")
-        .args(CHEAP)
-        .arg("--password-file")
-        .arg(dir.join("pw"))
-        .args(["-r", &recipient, "-o"])
-        .arg(&archive)
-        .arg("-C")
-        .arg(dir)
-        .arg("note")
-        .output()
-        .unwrap());
+    let pw = dir.join("pw");
+    ok(create(dir, &archive, &["--password-file".as_ref(), pw.as_ref(), "-r".as_ref(), recipient.as_ref()]));
     let by_password = lockbox()
         .arg("cat")
         .arg("--password-file")
@@ -57,20 +57,11 @@ fn a_password_file_with_recipients_is_a_slot_of_its_own() {
     let key_file = dir.join("k.key");
     fs::write(&key_file, [7u8; 32]).unwrap();
     let both = dir.join("b.lbox");
-    let out = lockbox()
-        .arg("create")
-        .args(CHEAP)
-        .arg("--password-file")
-        .arg(dir.join("pw"))
-        .arg("--key-file")
-        .arg(&key_file)
-        .arg("-o")
-        .arg(&both)
-        .arg("-C")
-        .arg(dir)
-        .arg("note")
-        .output()
-        .unwrap();
+    let out = create(
+        dir,
+        &both,
+        &["--password-file".as_ref(), pw.as_ref(), "--key-file".as_ref(), key_file.as_ref()],
+    );
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
     assert!(!both.exists());
@@ -91,16 +82,7 @@ fn passwd_keeps_the_slot_number_and_names_it() {
         cmd.arg("--password-file").arg(dir.join(file));
         cmd
     };
-    ok(with_password("old")
-        .arg("create")
-        .args(CHEAP)
-        .arg("-o")
-        .arg(&archive)
-        .arg("-C")
-        .arg(dir)
-        .arg("note")
-        .output()
-        .unwrap());
+    ok(create(dir, &archive, &["--password-file".as_ref(), dir.join("old").as_os_str()]));
     let key = dir.join("key.txt");
     let recipient = stdout(&ok(lockbox().args(["keygen", "-o"]).arg(&key).output().unwrap()));
     ok(with_password("old").args(["key", "add"]).arg(&archive).args(["-r", &recipient]).output().unwrap());
@@ -129,9 +111,7 @@ fn an_unsigned_change_of_a_signed_archive_warns() {
     let key = dir.join("s.key");
     ok(lockbox().args(["keygen", "--sign", "-o"]).arg(&key).output().unwrap());
     let archive = dir.join("a.lbox");
-    ok(crate::util::create_cmd(&archive, dir, "a", &["-q", "--sign", key.to_str().unwrap()])
-        .output()
-        .unwrap());
+    ok(create_cmd(&archive, dir, "a", &["-q", "--sign", key.to_str().unwrap()]).output().unwrap());
     let signed = ok(crate::util::lockbox()
         .args(["add", "-q", "--sign"])
         .arg(&key)
