@@ -53,7 +53,7 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
         ArchiveLocation::Local(_) => None,
     };
     // A bad signing key is refused before the password is asked for.
-    let signing_keys = signing::signing_keys(&a.sign.keys)?;
+    let signing_keys = signing::signing_keys(&a.sign)?;
     let lock = keys::lock(&a.lock, &a.recipients, &Quoted::path(&a.output).to_string())?;
     let verbose = Verbose::start(a.verbose.verbose, to_stdout || a.format.json);
     let mut options = options(&a, kdf, selection, verbose.as_ref());
