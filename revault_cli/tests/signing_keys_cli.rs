@@ -133,7 +133,8 @@ fn keygen_sign_refuses_bad_input_cleanly() {
 
 /// A passphrase-protected signing key once asked only on a terminal, so
 /// signing could not run from cron: `--sign-passphrase-file FILE` and
-/// `LOCKBOX_SIGN_PASSPHRASE` give it, for create and for an append.
+/// `LOCKBOX_SIGN_PASSPHRASE` give it, for create and for an append; `log`
+/// then names the signer as `--signer` takes it.
 #[test]
 fn a_protected_signing_key_signs_without_a_terminal() {
     let work = TempDir::new().unwrap();
@@ -162,4 +163,12 @@ fn a_protected_signing_key_signs_without_a_terminal() {
         .write_stdin("");
     ok(add.output().unwrap());
     ok(crate::util::lockbox().args(["verify", "--signer", &fingerprint, a]).output().unwrap());
+
+    // `log` names the signer as `--signer` takes it (it showed 64 hex
+    // digits, which `--signer` read as a path).
+    let log = stdout(&ok(crate::util::lockbox().args(["log", a]).output().unwrap()));
+    let shown = log.lines().last().and_then(|l| l.split("signed by ").nth(1)).unwrap_or_default();
+    let shown = shown.split_whitespace().next().unwrap_or_default();
+    assert_eq!(shown, fingerprint, "{log}");
+    ok(crate::util::lockbox().args(["list", "--signer", shown, a]).output().unwrap());
 }
