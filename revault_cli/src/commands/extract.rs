@@ -71,6 +71,12 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
     if let Some((counters, _)) = &display {
         options = options.progress(Arc::clone(counters));
     }
+    // A missing DIR is made (as restic does), once the archive opened: a
+    // wrong password leaves nothing behind; a dry run makes nothing.
+    if !a.dry_run.dry_run && !a.directory.exists() {
+        std::fs::create_dir_all(&a.directory)
+            .with_context(|| format!("creating the directory {}", Quoted::path(&a.directory)))?;
+    }
     let report = match &readable {
         Readable::Indexed(archive) => archive.extract(&a.directory, &options),
         Readable::Salvaged(salvage, _) => salvage.extract(&a.directory, &options),

@@ -117,7 +117,8 @@ pub struct ExtractArgs {
     pub format: JsonArgs,
     /// The archive: a file, `-` (read from stdin) or s3://BUCKET/KEY.
     pub archive: PathBuf,
-    /// Extract into DIR, which must exist.
+    /// Extract into DIR, made (with its parents) when missing, as restic
+    /// does.
     #[arg(short = 'C', long = "directory", value_name = "DIR", default_value = ".")]
     pub directory: PathBuf,
     /// Replace existing files and links (never a directory).
