@@ -10,6 +10,7 @@ mod atomic_cli;
 mod changes_cli;
 mod cli;
 mod exit_codes;
+mod habits_cli;
 mod history_cli;
 mod hostile_tree;
 mod key_labels_cli;

@@ -29,8 +29,8 @@ pub struct CreateArgs {
     /// Archive to write; `-` streams it to stdout; `s3://BUCKET/KEY` uploads
     /// it to an object store. A file is written under a temporary name and
     /// renamed into place when complete; an object appears when its upload
-    /// completes.
-    #[arg(short, long, value_name = "ARCHIVE")]
+    /// completes. `-f ARCHIVE` too, as tar's habit.
+    #[arg(short, long, value_name = "ARCHIVE", short_alias = 'f')]
     pub output: PathBuf,
     /// Replace ARCHIVE (a file or an s3:// object) if it exists (the old one
     /// stays whole until the new one is complete). Without it, an existing
