@@ -21,8 +21,24 @@ use crate::plugin_ui;
 /// recipients given, else a password (asked twice on a terminal).
 pub fn lock(lock: &LockArgs, recipient_args: &RecipientArgs, name: &str) -> Result<KeySet> {
     let keys = recipients(recipient_args)?;
+    let password_file = lock.password.password_file.as_deref();
     if let Some(path) = &lock.key_file {
+        if password_file.is_some() {
+            // Never one dropped without a word: a slot holds one secret.
+            return Err(UsageError(
+                "--password-file and --key-file: give one (add the other later with `lockbox key add`)"
+                    .into(),
+            )
+            .into());
+        }
         return labelled(keys.key_file(&key_file(path)?), recipient_args);
+    }
+    if let (Some(file), true) = (password_file, keys.has_keys()) {
+        // A password file given with recipients is a slot of its own
+        // beside theirs (it was dropped without a word).
+        check_labels(keys.key_count() + 1, recipient_args)?;
+        let password = password::get(Some(file), Purpose::Create, name)?;
+        return labelled(keys.password(&password), recipient_args);
     }
     if !keys.has_keys() {
         check_labels(1, recipient_args)?;

@@ -23,6 +23,9 @@ use crate::exit::UsageError;
 pub const ENV_VAR: &str = "LOCKBOX_PASSWORD";
 /// The environment variable holding a new password (`passwd`, `key add`).
 pub const NEW_ENV_VAR: &str = "LOCKBOX_NEW_PASSWORD";
+/// The environment variable holding the passphrase of `--sign` keys, for
+/// signing where no terminal asks (cron).
+pub const SIGN_ENV_VAR: &str = "LOCKBOX_SIGN_PASSPHRASE";
 /// Longest password read from a file, a pipe or the terminal, in bytes.
 pub const MAX_PASSWORD_LEN: usize = 4096;
 
@@ -30,15 +33,21 @@ pub const MAX_PASSWORD_LEN: usize = 4096;
 struct FromEnvironment {
     password: Option<Password>,
     new_password: Option<Password>,
+    sign_passphrase: Option<Password>,
 }
 
 static FROM_ENVIRONMENT: OnceLock<FromEnvironment> = OnceLock::new();
 
-/// Moves `LOCKBOX_PASSWORD` and `LOCKBOX_NEW_PASSWORD` out of the process
-/// environment into locked memory. Must run first in `main`, before any
+/// Moves `LOCKBOX_PASSWORD`, `LOCKBOX_NEW_PASSWORD` and
+/// `LOCKBOX_SIGN_PASSPHRASE` out of the process environment into locked
+/// memory. Must run first in `main`, before any
 /// thread starts: changing the environment is sound only then.
 pub fn take_from_environment() {
-    let taken = FromEnvironment { password: take_var(ENV_VAR), new_password: take_var(NEW_ENV_VAR) };
+    let taken = FromEnvironment {
+        password: take_var(ENV_VAR),
+        new_password: take_var(NEW_ENV_VAR),
+        sign_passphrase: take_var(SIGN_ENV_VAR),
+    };
     let _ = FROM_ENVIRONMENT.set(taken);
 }
 
@@ -84,11 +93,32 @@ fn scrub_initial_environment(name: &str) -> std::io::Result<()> {
 
 fn from_environment(name: &str) -> Option<Password> {
     let taken = FROM_ENVIRONMENT.get()?;
-    if name == ENV_VAR {
-        taken.password.clone()
-    } else {
-        taken.new_password.clone()
+    match name {
+        ENV_VAR => taken.password.clone(),
+        SIGN_ENV_VAR => taken.sign_passphrase.clone(),
+        _ => taken.new_password.clone(),
     }
+}
+
+/// The passphrase of `--sign` keys given without a terminal: `file`'s
+/// first line (`--sign-passphrase-file`), else `$LOCKBOX_SIGN_PASSPHRASE`.
+pub fn sign_passphrase(file: Option<&Path>) -> Result<Option<Password>> {
+    match file {
+        Some(file) => read_passphrase(file).map(Some),
+        None => Ok(from_environment(SIGN_ENV_VAR)),
+    }
+}
+
+/// The first line of `file`, a signing key's passphrase; an empty one is
+/// refused.
+pub fn read_passphrase(file: &Path) -> Result<Password> {
+    let reading = || format!("reading passphrase file {}", Quoted::path(file));
+    let mut f = File::open(file).with_context(reading)?;
+    let passphrase = Password::read_line(&mut f, MAX_PASSWORD_LEN).with_context(reading)?;
+    if passphrase.is_empty() {
+        return Err(UsageError(format!("{}: refusing an empty passphrase", reading())).into());
+    }
+    Ok(passphrase)
 }
 
 /// What the password is for: a new archive (asked twice, never empty), a

@@ -137,6 +137,11 @@ impl Display {
             if success && stage.is_none() {
                 update(&bar);
                 bar.abandon();
+                // The last frame ends its line: what follows (the shell's
+                // prompt, a report) starts on a line of its own.
+                if !bar.is_hidden() {
+                    eprintln!();
+                }
             } else {
                 bar.finish_and_clear();
             }

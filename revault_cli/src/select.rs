@@ -1,7 +1,7 @@
-//! Which entries a command works on: for `create`, the paths of
-//! `--files-from` and the library's [`Selection`] built from `--exclude`,
-//! `--exclude-from`, `--exclude-vcs`, `--one-file-system` and the
-//! filters by age and tag file; for the
+//! Which entries a command works on: for `create`, `add` and `update`,
+//! the paths of `--files-from` and the library's [`Selection`] built from
+//! `--exclude`, `--exclude-from`, `--exclude-vcs`, `--one-file-system`,
+//! the tag files and (`create`) the filters by age; for the
 //! commands that read, the library's [`Members`] built from their NAMEs
 //! and [`MemberArgs`] (the library spells names as the archive does).
 
@@ -16,11 +16,12 @@ use revault_lockbox_api::read::{MatchRules, Members};
 use revault_lockbox_api::Quoted;
 
 use crate::exit::UsageError;
-use crate::flags::{FilterArgs, MemberArgs, SelectArgs};
+use crate::flags::{FilterArgs, MemberArgs, WalkArgs};
 use crate::source;
 
-/// The selection the flags ask for; a bad pattern is a usage error.
-pub fn selection(a: &SelectArgs, filters: &FilterArgs) -> Result<Selection> {
+/// The selection the flags ask for (`filters`: `create`'s, by age); a bad
+/// pattern is a usage error.
+pub fn selection(a: &WalkArgs, filters: Option<&FilterArgs>) -> Result<Selection> {
     let mut patterns = a.exclude.clone();
     for file in &a.exclude_from {
         for line in read_list(file, "--exclude-from", a.null)? {
@@ -37,16 +38,16 @@ pub fn selection(a: &SelectArgs, filters: &FilterArgs) -> Result<Selection> {
     for p in &patterns {
         selection = selection.exclude(p).map_err(|e| UsageError(e.to_string()))?;
     }
-    if let Some(date) = filters.newer {
+    if let Some(date) = filters.and_then(|f| f.newer) {
         selection = selection.newer(date.unix_nanos(), NewerBy::ModificationOrStatus);
     }
-    if let Some(date) = filters.newer_mtime {
+    if let Some(date) = filters.and_then(|f| f.newer_mtime) {
         selection = selection.newer(date.unix_nanos(), NewerBy::Modification);
     }
-    for tag in &filters.exclude_if_present {
+    for tag in &a.exclude_if_present {
         selection = selection.exclude_if_present(tag.as_bytes());
     }
-    Ok(selection.exclude_caches(filters.exclude_caches))
+    Ok(selection.exclude_caches(a.exclude_caches))
 }
 
 /// How the flags match NAMEs: tar's member defaults, then the switches.
@@ -68,7 +69,7 @@ pub fn members(a: &MemberArgs, names: &[OsString]) -> Result<Members> {
 }
 
 /// The PATH arguments followed by the paths of `--files-from`.
-pub fn paths(a: &SelectArgs, given: &[PathBuf]) -> Result<Vec<PathBuf>> {
+pub fn paths(a: &WalkArgs, given: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut all = given.to_vec();
     if let Some(file) = &a.files_from {
         let listed = read_list(file, "--files-from", a.null)?;

@@ -13,7 +13,7 @@ use revault_lockbox_api::keys::{read_signers_file, Fingerprint, SigningKey, Veri
 use revault_lockbox_api::{Error, Password, Quoted, UpdateOptions};
 
 use crate::exit::UsageError;
-use crate::flags::SignArgs;
+use crate::flags::{SignArgs, SignKeyArgs};
 use crate::password;
 
 /// The signing key in `path`; its passphrase is `given`, else asked on
@@ -38,12 +38,16 @@ pub fn read_signing_key(path: &Path, given: Option<&Password>, how: &str) -> Res
     }
 }
 
-/// The keys of every `--sign KEY`.
-pub fn signing_keys(paths: &[impl AsRef<Path>]) -> Result<Vec<Arc<SigningKey>>> {
-    paths
-        .iter()
-        .map(|p| read_signing_key(p.as_ref(), None, "run on a terminal to give its passphrase").map(Arc::new))
-        .collect()
+/// The keys of every `--sign KEY`, a protected one opened with the
+/// passphrase of `--sign-passphrase-file` or `$LOCKBOX_SIGN_PASSPHRASE`,
+/// else asked on the terminal.
+pub fn signing_keys(a: &SignKeyArgs) -> Result<Vec<Arc<SigningKey>>> {
+    let given = match a.keys.is_empty() {
+        true => None,
+        false => password::sign_passphrase(a.sign_passphrase_file.as_deref())?,
+    };
+    let how = "give --sign-passphrase-file FILE or LOCKBOX_SIGN_PASSPHRASE, or run on a terminal";
+    a.keys.iter().map(|p| read_signing_key(p, given.as_ref(), how).map(Arc::new)).collect()
 }
 
 /// The fingerprints of every `--signer` (`lbsig1…` as given, a `.pub`
@@ -85,7 +89,7 @@ fn signer(given: &str) -> Result<Fingerprint> {
 pub fn update_options(options: UpdateOptions, a: &SignArgs) -> Result<UpdateOptions> {
     let trusted = trusted(&a.signers, &a.signers_files)?;
     let mut options = options.trust_earlier(trusted).adopt_unsigned(a.adopt_unsigned);
-    for key in signing_keys(&a.key.keys)? {
+    for key in signing_keys(&a.key)? {
         options = options.sign(key);
     }
     Ok(options)

@@ -23,7 +23,7 @@ pub(crate) fn ok(args: &[&str]) -> Output {
     out
 }
 
-fn list(archive: &Path) -> Vec<String> {
+pub(crate) fn list(archive: &Path) -> Vec<String> {
     let out = ok(&["list", archive.to_str().unwrap()]);
     String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect()
 }

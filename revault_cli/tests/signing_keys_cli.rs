@@ -130,3 +130,45 @@ fn keygen_sign_refuses_bad_input_cleanly() {
     assert_eq!(code(&lockbox(&["keygen", "-y"], &[&key])), 2, "-y is for --sign");
     assert!(!work.path().join("x").exists());
 }
+
+/// A passphrase-protected signing key once asked only on a terminal, so
+/// signing could not run from cron: `--sign-passphrase-file FILE` and
+/// `LOCKBOX_SIGN_PASSPHRASE` give it, for create and for an append; `log`
+/// then names the signer as `--signer` takes it.
+#[test]
+fn a_protected_signing_key_signs_without_a_terminal() {
+    let work = TempDir::new().unwrap();
+    let dir = work.path();
+    let (key, pass) = (dir.join("cron.key"), dir.join("pass"));
+    fs::write(&pass, "correct horse\n").unwrap();
+    fs::write(dir.join("note"), b"nightly\n").unwrap();
+    let fingerprint =
+        stdout(&ok(lockbox(&["keygen", "--sign", "--passphrase-file"], &[&pass, Path::new("-o"), &key])));
+    let archive = dir.join("a.lbox");
+    let (k, a) = (key.to_str().unwrap(), archive.to_str().unwrap());
+    let no_terminal = |extra: &[&str], env: Option<&str>| {
+        let mut cmd = crate::util::create_cmd(&archive, dir, "note", &["-q", "--sign", k, "--overwrite"]);
+        cmd.args(extra).write_stdin("");
+        if let Some(passphrase) = env {
+            cmd.env("LOCKBOX_SIGN_PASSPHRASE", passphrase);
+        }
+        cmd.output().unwrap()
+    };
+    fails(&no_terminal(&[], None), 2, "LOCKBOX_SIGN_PASSPHRASE");
+    ok(no_terminal(&["--sign-passphrase-file", pass.to_str().unwrap()], None));
+    ok(no_terminal(&[], Some("correct horse")));
+    let mut add = crate::util::lockbox();
+    add.args(["add", "-q", "--sign", k, a, "-C", dir.to_str().unwrap(), "note"])
+        .env("LOCKBOX_SIGN_PASSPHRASE", "correct horse")
+        .write_stdin("");
+    ok(add.output().unwrap());
+    ok(crate::util::lockbox().args(["verify", "--signer", &fingerprint, a]).output().unwrap());
+
+    // `log` names the signer as `--signer` takes it (it showed 64 hex
+    // digits, which `--signer` read as a path).
+    let log = stdout(&ok(crate::util::lockbox().args(["log", a]).output().unwrap()));
+    let shown = log.lines().last().and_then(|l| l.split("signed by ").nth(1)).unwrap_or_default();
+    let shown = shown.split_whitespace().next().unwrap_or_default();
+    assert_eq!(shown, fingerprint, "{log}");
+    ok(crate::util::lockbox().args(["list", "--signer", shown, a]).output().unwrap());
+}

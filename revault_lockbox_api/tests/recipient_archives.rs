@@ -162,14 +162,18 @@ fn key_slots_are_added_replaced_and_removed_in_place() {
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(read_secret(&bytes, &x_ids).unwrap(), b"hello\n");
 
-    // A new password: written and synced before the old slot is cleared.
+    // A new password: written and synced in a spare slot before the old
+    // slot is overwritten, at the old slot's position (`key remove 0`
+    // still names it); the spare is cleared.
     let new = Password::from("new password");
     let at = slots::change_password(&path, &old, &new, cheap_kdf).unwrap();
     let bytes = std::fs::read(&path).unwrap();
     assert!(matches!(Archive::open(Cursor::new(bytes.clone()), &old), Err(Error::WrongPassword)));
     Archive::open(Cursor::new(bytes.clone()), &new).unwrap();
-    assert!(bytes[32..32 + 256].iter().all(|&b| b == 0), "the old slot's bytes are gone");
-    assert_eq!(at, 2);
+    assert_eq!(at, 0, "the password keeps its slot");
+    assert!(bytes[32 + 2 * 256..32 + 3 * 256].iter().all(|&b| b == 0), "the spare slot's bytes are gone");
+    let kinds: Vec<SlotKind> = slots::list(&path).unwrap().into_iter().map(|s| s.kind).collect();
+    assert!(matches!(&kinds[..], [SlotKind::Password(_), SlotKind::Recipient(_)]), "{kinds:?}");
 
     // Up to 16 slots; each opens the archive alone.
     let mut all_ids = vec![x_ids];

@@ -17,7 +17,7 @@ use crate::flags::{AddArgs, AppendArgs, RmArgs, UnlockArgs, UpdateArgs};
 use crate::output::verbose::Verbose;
 use crate::output::Change;
 use crate::progress::{self, input_bytes};
-use crate::{keys, output, signing};
+use crate::{keys, output, select, signing};
 
 /// What shows an append's work: progress counters (their display starts
 /// once the archive is open) or `-v` lines.
@@ -33,7 +33,12 @@ fn options(a: &AppendArgs) -> Result<(UpdateOptions, Shown)> {
         .profile(a.input.profile)
         .wait(a.lock.wait)
         .label(label)
-        .dry_run(a.dry_run.dry_run);
+        .dry_run(a.dry_run.dry_run)
+        .selection(select::selection(&a.walk, None)?)
+        .dereference(a.walk.dereference)
+        .xattrs(a.walk.xattrs)
+        .strict(a.walk.strict)
+        .recorded_rules(!a.no_recorded_rules);
     let mut options = signing::update_options(options, &a.sign)?;
     if let Some(level) = a.input.level {
         options = options.zstd_level(level);
@@ -60,10 +65,12 @@ fn shown(options: UpdateOptions, count: u8, json: bool, quiet: bool) -> (UpdateO
     (options, Shown { counters, verbose })
 }
 
-fn open(unlock: &UnlockArgs, archive: &Path, options: UpdateOptions) -> Result<ArchiveUpdater> {
+/// The archive opened for a change; `signs` says whether the change is
+/// signed (an unsigned change of a signed archive is warned of).
+fn open(unlock: &UnlockArgs, archive: &Path, options: UpdateOptions, signs: bool) -> Result<ArchiveUpdater> {
     let options = options.kdf_budget(unlock.kdf_budget());
     let name = Quoted::path(archive).to_string();
-    keys::with_key(unlock, keys::Target::file(archive, &name), |key| {
+    let opened = keys::with_key(unlock, keys::Target::file(archive, &name), |key| {
         ArchiveUpdater::open(archive, key, options)
     })
     .map_err(|e| match library_error(&e) {
@@ -74,20 +81,28 @@ fn open(unlock: &UnlockArgs, archive: &Path, options: UpdateOptions) -> Result<A
             Quoted::path(archive)
         )),
         _ => e.context(format!("opening {} to change it", Quoted::path(archive))),
-    })
+    })?;
+    if opened.is_signed() && !signs {
+        output::warn(format_args!(
+            "{name} is signed and this change is not: readers that trust only its signers (--signer) \
+             will refuse it; give --sign KEY to sign it"
+        ));
+    }
+    Ok(opened)
 }
 
 /// Runs `change` on the opened archive with the progress display of
-/// `shown` (its total from the input tree under `roots`, when given),
-/// then reports what it did.
+/// `shown` (its total from the input tree under `roots`, when given, links
+/// followed with `follow`), then reports what it did.
 fn run(
     opened: ArchiveUpdater,
     shown: Shown,
     roots: Option<Vec<PathBuf>>,
+    follow: bool,
     change: impl FnOnce(ArchiveUpdater) -> Result<UpdateReport>,
     what: Change<'_>,
 ) -> Result<Outcome> {
-    let display = progress::show(shown.counters.as_ref(), roots.map(|r| move || input_bytes(&r, false)));
+    let display = progress::show(shown.counters.as_ref(), roots.map(|r| move || input_bytes(&r, follow)));
     let report = change(opened)?;
     if let Some(display) = display {
         display.finish();
@@ -101,16 +116,21 @@ fn run(
     Ok(if report.warnings.iter().any(|w| w.is_failure()) { Outcome::Incomplete } else { Outcome::Success })
 }
 
-/// `add` or `update` (`command`): `change` run on the archive of `a`.
+/// `add` or `update` (`command`) of `paths` (PATHs and `-T`'s):
+/// `change` run on the archive of `a`.
 fn appended(
     a: &AppendArgs,
+    paths: &[PathBuf],
     command: &'static str,
     change: impl FnOnce(ArchiveUpdater) -> Result<UpdateReport>,
 ) -> Result<Outcome> {
     in_place(&a.archive, command)?;
     let (options, shown) = options(a)?;
-    let opened = open(&a.unlock, &a.archive, options)?;
-    let roots = a.paths.iter().map(|p| a.input.directory.join(p)).collect();
+    let opened = open(&a.unlock, &a.archive, options, !a.sign.key.keys.is_empty())?;
+    // `add` stores every input, so their bytes are its total; `update`
+    // stores only what changed, which the walk finds as it goes: no total
+    // (a bar of the whole tree would sit near 0 % with an ETA in weeks).
+    let roots = (command == "add").then(|| paths.iter().map(|p| a.input.directory.join(p)).collect());
     let what = Change {
         command,
         archive: &a.archive,
@@ -118,22 +138,24 @@ fn appended(
         dry_run: a.dry_run.dry_run,
         quiet: a.quiet.quiet,
     };
-    let outcome = run(opened, shown, Some(roots), change, what)?;
-    output::leading_slash_note(&a.paths, a.quiet.quiet);
+    let outcome = run(opened, shown, roots, a.walk.dereference, change, what)?;
+    output::leading_slash_note(paths, a.quiet.quiet);
     Ok(outcome)
 }
 
 pub fn add(a: AddArgs) -> Result<Outcome> {
     let a = a.append;
+    let paths = select::paths(&a.walk, &a.paths)?;
     let adding = || format!("adding to {}", Quoted::path(&a.archive));
-    appended(&a, "add", |u| u.add(&a.input.directory, &a.paths).with_context(adding))
+    appended(&a, &paths, "add", |u| u.add(&a.input.directory, &paths).with_context(adding))
 }
 
 pub fn update(u: UpdateArgs) -> Result<Outcome> {
     let a = u.append;
+    let paths = select::paths(&a.walk, &a.paths)?;
     let updating = || format!("updating {}", Quoted::path(&a.archive));
-    appended(&a, "update", |up| {
-        up.update(&a.input.directory, &a.paths, u.delete_missing).with_context(updating)
+    appended(&a, &paths, "update", |up| {
+        up.update(&a.input.directory, &paths, u.delete_missing).with_context(updating)
     })
 }
 
@@ -151,7 +173,7 @@ pub fn rm(a: RmArgs) -> Result<Outcome> {
     }
     let quiet = a.quiet.quiet || a.verbose.verbose > 0;
     let (options, shown) = shown(options, a.verbose.verbose, a.format.json, quiet);
-    let opened = open(&a.unlock, &a.archive, options)?;
+    let opened = open(&a.unlock, &a.archive, options, !a.sign.key.keys.is_empty())?;
     let what = Change {
         command: "rm",
         archive: &a.archive,
@@ -163,6 +185,7 @@ pub fn rm(a: RmArgs) -> Result<Outcome> {
         opened,
         shown,
         None,
+        false,
         |u| u.remove(&paths).with_context(|| format!("removing from {}", Quoted::path(&a.archive))),
         what,
     )

@@ -33,12 +33,13 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
             .with_context(|| format!("creating {}", Quoted::path(&a.output)))?;
     }
     let tar = a.from_tar.as_deref().map(|p| source::open_input(p, "--from-tar")).transpose()?;
-    let selection = select::selection(&a.select, &a.filters)?;
-    let paths = select::paths(&a.select, &a.paths)?;
+    let selection = select::selection(&a.walk, Some(&a.filters))?;
+    let paths = select::paths(&a.walk, &a.paths)?;
     let directory = &a.input.directory;
     for p in &paths {
         let full = if directory == Path::new(".") { p.clone() } else { directory.join(p) };
-        let exists = if a.dereference { std::fs::metadata(&full) } else { std::fs::symlink_metadata(&full) };
+        let exists =
+            if a.walk.dereference { std::fs::metadata(&full) } else { std::fs::symlink_metadata(&full) };
         exists.with_context(|| format!("cannot archive {}", Quoted::path(&full)))?;
     }
     if a.dry_run.dry_run {
@@ -52,7 +53,7 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
         ArchiveLocation::Local(_) => None,
     };
     // A bad signing key is refused before the password is asked for.
-    let signing_keys = signing::signing_keys(&a.sign.keys)?;
+    let signing_keys = signing::signing_keys(&a.sign)?;
     let lock = keys::lock(&a.lock, &a.recipients, &Quoted::path(&a.output).to_string())?;
     let verbose = Verbose::start(a.verbose.verbose, to_stdout || a.format.json);
     let mut options = options(&a, kdf, selection, verbose.as_ref());
@@ -61,7 +62,7 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
     }
     // A tar stream's size is not known before it is read: no progress bar.
     let roots: Vec<PathBuf> = paths.iter().map(|p| directory.join(p)).collect();
-    let follow = a.dereference;
+    let follow = a.walk.dereference;
     let display = if tar.is_some() {
         None
     } else {
@@ -135,10 +136,10 @@ fn options(
     let mut options = CreateOptions::new()
         .profile(a.input.profile)
         .kdf(kdf)
-        .dereference(a.dereference)
-        .strict(a.strict)
+        .dereference(a.walk.dereference)
+        .strict(a.walk.strict)
         .overwrite(a.overwrite)
-        .xattrs(a.xattrs)
+        .xattrs(a.walk.xattrs)
         .label(a.label.message.clone().unwrap_or_default())
         .selection(selection);
     if let Some(level) = a.input.level {

@@ -44,7 +44,8 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
         .dry_run(a.dry_run.dry_run)
         .sync(!a.no_sync)
         .keep_going(a.keep_going)
-        .same_permissions(a.same_permissions)
+        // As GNU tar: -p is the superuser's default.
+        .same_permissions(a.same_permissions || (root && !a.no_same_permissions))
         .same_owner(a.same_owner || (root && !a.no_same_owner))
         .numeric_owner(a.numeric_owner)
         .xattrs(a.xattrs)
@@ -69,6 +70,12 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
     let display = progress::maybe_start(quiet, move || total);
     if let Some((counters, _)) = &display {
         options = options.progress(Arc::clone(counters));
+    }
+    // A missing DIR is made (as restic does), once the archive opened: a
+    // wrong password leaves nothing behind; a dry run makes nothing.
+    if !a.dry_run.dry_run && !a.directory.exists() {
+        std::fs::create_dir_all(&a.directory)
+            .with_context(|| format!("creating the directory {}", Quoted::path(&a.directory)))?;
     }
     let report = match &readable {
         Readable::Indexed(archive) => archive.extract(&a.directory, &options),

@@ -4,7 +4,7 @@
 //! FILE`, the fingerprint of an existing key (or `.pub`) printed again.
 
 use std::ffi::OsString;
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::{IsTerminal, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -18,7 +18,7 @@ use super::Outcome;
 use crate::exit::UsageError;
 use crate::flags::KeygenArgs;
 use crate::output;
-use crate::password::{self, MAX_PASSWORD_LEN};
+use crate::password;
 use crate::signing;
 
 pub fn run(a: KeygenArgs) -> Result<Outcome> {
@@ -30,7 +30,7 @@ pub fn run(a: KeygenArgs) -> Result<Outcome> {
         return Err(UsageError("keygen --sign needs -o FILE (the public key goes to FILE.pub)".into()).into());
     };
     let passphrase = match (&a.passphrase_file, a.passphrase) {
-        (Some(file), _) => Some(read_passphrase(file)?),
+        (Some(file), _) => Some(password::read_passphrase(file)?),
         (None, true) => Some(ask_new_passphrase()?),
         (None, false) => None,
     };
@@ -81,20 +81,9 @@ fn fingerprint_of(path: &Path, passphrase_file: Option<&Path>) -> Result<String>
         Err(e @ KeyError::Io { .. }) => return Err(anyhow::Error::new(e).context(reading())),
         Err(_) => {} // not a .pub file: a secret key, then
     }
-    let given = passphrase_file.map(read_passphrase).transpose()?;
+    let given = passphrase_file.map(password::read_passphrase).transpose()?;
     let how = "give --passphrase-file or run on a terminal";
     Ok(signing::read_signing_key(path, given.as_ref(), how)?.fingerprint().to_string())
-}
-
-/// The first line of `file`; an empty one is refused.
-fn read_passphrase(file: &Path) -> Result<Password> {
-    let reading = || format!("reading passphrase file {}", Quoted::path(file));
-    let mut f = File::open(file).with_context(reading)?;
-    let passphrase = Password::read_line(&mut f, MAX_PASSWORD_LEN).with_context(reading)?;
-    if passphrase.is_empty() {
-        return Err(UsageError(format!("{}: refusing an empty passphrase", reading())).into());
-    }
-    Ok(passphrase)
 }
 
 /// A new passphrase from the terminal, asked twice.

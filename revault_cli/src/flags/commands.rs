@@ -9,8 +9,8 @@ use revault_lockbox_api::WorkloadProfile;
 
 use super::{
     profile_parser, DryRunArgs, ExistingArgs, FilterArgs, InputArgs, LockArgs, MemberArgs, ObjectStoreArgs,
-    QuietArgs, ReadArgs, RecipientArgs, RetentionArgs, SelectArgs, SignArgs, SignKeyArgs, ThreadsArgs,
-    TimeArgs, UnlockArgs, VerboseArgs, WaitArgs,
+    QuietArgs, ReadArgs, RecipientArgs, RetentionArgs, SignArgs, SignKeyArgs, ThreadsArgs, TimeArgs,
+    UnlockArgs, VerboseArgs, WaitArgs, WalkArgs,
 };
 
 /// `--json`: NDJSON on stdout instead of text.
@@ -29,8 +29,8 @@ pub struct CreateArgs {
     /// Archive to write; `-` streams it to stdout; `s3://BUCKET/KEY` uploads
     /// it to an object store. A file has no name until it is complete and
     /// synced (an unnamed inode, O_TMPFILE); an object appears when its
-    /// upload completes.
-    #[arg(short, long, value_name = "ARCHIVE")]
+    /// upload completes. `-f ARCHIVE` too, as tar's habit.
+    #[arg(short, long, value_name = "ARCHIVE", short_alias = 'f')]
     pub output: PathBuf,
     /// Replace ARCHIVE (a file or an s3:// object) if it exists (the old one
     /// stays whole until the new one is complete). Without it, an existing
@@ -57,31 +57,16 @@ pub struct CreateArgs {
     pub lock: LockArgs,
     #[command(flatten)]
     pub recipients: RecipientArgs,
-    /// Follow symbolic links (PATHs and inside the trees) and store what
-    /// they point to; a link to a directory containing it is not followed.
-    #[arg(short = 'h', long)]
-    pub dereference: bool,
-    /// Fail, leaving no archive, at the first file that would be skipped or
-    /// stored incompletely with a warning (vanished, replaced, changed
-    /// while read, unreadable, a socket...).
-    #[arg(long)]
-    pub strict: bool,
-    /// Store extended attributes, POSIX ACLs included (ACLs are the
-    /// system.posix_acl_* attributes); an entry whose attributes cannot be
-    /// read or exceed 72 KiB is stored without them, with a warning.
-    #[arg(long)]
-    pub xattrs: bool,
-    /// Print help (`-h` is --dereference here, as in tar).
-    #[arg(long, action = clap::ArgAction::Help)]
-    pub help: Option<bool>,
     /// Archive the entries of the tar or pax stream FILE (`-`: stdin)
     /// instead of PATHs: names, modes, owner ids and names, mtimes, pax
     /// xattrs (`SCHILY.xattr.*`), symbolic and hard links (devices and
     /// FIFOs are dropped).
-    #[arg(long, value_name = "FILE", conflicts_with = "paths")]
+    #[arg(long, value_name = "FILE", conflicts_with = "paths", conflicts_with_all = super::walk::SELECTION)]
     pub from_tar: Option<PathBuf>,
+    /// The walk's rules, which the archive records (FORMAT.md §3.9b) and
+    /// `add` and `update` follow.
     #[command(flatten)]
-    pub select: SelectArgs,
+    pub walk: WalkArgs,
     #[command(flatten)]
     pub filters: FilterArgs,
     #[command(flatten)]
@@ -132,7 +117,8 @@ pub struct ExtractArgs {
     pub format: JsonArgs,
     /// The archive: a file, `-` (read from stdin) or s3://BUCKET/KEY.
     pub archive: PathBuf,
-    /// Extract into DIR, which must exist.
+    /// Extract into DIR, made (with its parents) when missing, as restic
+    /// does.
     #[arg(short = 'C', long = "directory", value_name = "DIR", default_value = ".")]
     pub directory: PathBuf,
     /// Replace existing files and links (never a directory).
@@ -166,10 +152,14 @@ pub struct ExtractArgs {
     #[arg(long, value_name = "N")]
     pub max_implicit_dirs: Option<u64>,
     /// Restore permission bits exactly as stored, setuid, setgid and sticky
-    /// included, ignoring the umask (by default the umask applies and those
-    /// three bits are dropped, as tar does).
-    #[arg(short = 'p', long, visible_alias = "preserve-permissions")]
+    /// included, ignoring the umask. The default as root, as in GNU tar;
+    /// for other users the umask applies and those three bits are dropped.
+    #[arg(short = 'p', long, visible_alias = "preserve-permissions", overrides_with = "no_same_permissions")]
     pub same_permissions: bool,
+    /// Apply the umask and drop setuid, setgid and sticky, as root too
+    /// (tar's --no-same-permissions; the default for users other than root).
+    #[arg(long, overrides_with = "same_permissions")]
+    pub no_same_permissions: bool,
     /// Restore owners: stored user and group names mapped to local ids,
     /// else the stored ids. The default as root; refused otherwise (only
     /// root may give files away).
@@ -316,8 +306,16 @@ pub struct AppendArgs {
     pub dry_run: DryRunArgs,
     #[command(flatten)]
     pub sign: SignArgs,
+    /// Walk rules added to those the archive recorded (those of its create,
+    /// or of the last add or update that gave any).
+    #[command(flatten)]
+    pub walk: WalkArgs,
+    /// Walk by the rules given here only, not by those the archive
+    /// recorded; this session records them in their place.
+    #[arg(long)]
+    pub no_recorded_rules: bool,
     /// Files and directories to store (directories recursively).
-    #[arg(value_name = "PATH", required = true)]
+    #[arg(value_name = "PATH", required_unless_present = "files_from")]
     pub paths: Vec<PathBuf>,
 }
 

@@ -1,11 +1,11 @@
-//! `create`'s filters by age and by tag file, as GNU tar's `--newer`,
-//! `--newer-mtime`, `--exclude-caches` and `--exclude-if-present`.
+//! `create`'s filters by age, as GNU tar's `--newer` and `--newer-mtime`
+//! (a moment, not a rule: the archive does not record them).
 
 use clap::Args;
 
 use crate::dates::Moment;
 
-/// What `create` leaves out by a file's age or a directory's tag file.
+/// What `create` leaves out by a file's age.
 #[derive(Debug, Args)]
 pub struct FilterArgs {
     /// Store only files modified or whose status changed after DATE
@@ -19,13 +19,4 @@ pub struct FilterArgs {
     /// As --newer, but compare the modification time only.
     #[arg(long, value_name = "DATE", conflicts_with = "from_tar")]
     pub newer_mtime: Option<Moment>,
-    /// Leave out the contents of cache directories (those holding a
-    /// CACHEDIR.TAG that starts with its signature), keeping the directory
-    /// and the tag file.
-    #[arg(long, conflicts_with = "from_tar")]
-    pub exclude_caches: bool,
-    /// Leave out the contents of directories holding a file named FILE,
-    /// keeping the directory and FILE (repeatable).
-    #[arg(long, value_name = "FILE", conflicts_with = "from_tar")]
-    pub exclude_if_present: Vec<std::ffi::OsString>,
 }

@@ -23,6 +23,7 @@ mod store;
 mod times;
 mod unlock;
 mod verbose;
+mod walk;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::parser::ValueSource;
@@ -38,12 +39,13 @@ pub use filters::FilterArgs;
 pub use keys::{KeyAddArgs, KeyListArgs, KeyRemoveArgs, KeygenArgs, PasswdArgs};
 pub use mount::{MountArgs, UmountArgs};
 pub use retain::RetentionArgs;
-pub use select::{InputArgs, MemberArgs, SelectArgs, ThreadsArgs, WaitArgs};
+pub use select::{InputArgs, MemberArgs, ThreadsArgs, WaitArgs};
 pub use sign::{SignArgs, SignKeyArgs};
 pub use store::ObjectStoreArgs;
 pub use times::TimeArgs;
 pub use unlock::{LockArgs, PasswordArgs, QuietArgs, RecipientArgs, UnlockArgs};
 pub use verbose::{DryRunArgs, VerboseArgs};
+pub use walk::WalkArgs;
 
 /// Encrypted, compressed, page-oriented archives (.lbox).
 #[derive(Debug, Parser)]
@@ -154,10 +156,15 @@ pub enum Command {
     /// Replace the password that opens an archive (rewrites one key slot).
     Passwd(PasswdArgs),
     /// Store files and directories in an existing archive: new paths are
-    /// added, stored ones replaced (tar -r). Appends one write session.
+    /// added, stored ones replaced (tar -r), walked by the rules the
+    /// archive recorded (its excludes, -h, --xattrs...). Appends one write
+    /// session.
+    #[command(disable_help_flag = true)]
     Add(AddArgs),
     /// Store only what changed since it was stored (kind, size or mtime;
-    /// tar -u); --delete-missing also removes what vanished under PATHs.
+    /// tar -u), walked by the rules the archive recorded (its excludes, -h,
+    /// --xattrs...); --delete-missing also removes what vanished under PATHs.
+    #[command(disable_help_flag = true)]
     Update(UpdateArgs),
     /// Remove stored paths (a directory with everything below it).
     Rm(RmArgs),

@@ -1,6 +1,7 @@
 //! What goes into an archive and how: input paths and tuning, the
 //! worker threads of every command that seals or opens pages, the
-//! selection flags of `create`, and waiting for another writer.
+//! selection of stored entries by the commands that read, and waiting for
+//! another writer.
 
 use std::ffi::OsString;
 use std::num::NonZeroUsize;
@@ -68,35 +69,6 @@ pub struct WaitArgs {
     /// Wait while another lockbox changes the archive, instead of failing.
     #[arg(long)]
     pub wait: bool,
-}
-
-/// `create`'s selection: what to leave out, what else to take.
-#[derive(Debug, Args)]
-pub struct SelectArgs {
-    /// Leave out entries whose stored name matches PATTERN (repeatable):
-    /// tar's glob rules (`*`, `?`, `[...]`, `*` also matching `/`), matched
-    /// against the whole name or any trailing part of it (`*.o`, `build`,
-    /// `src/*.tmp`); an excluded directory is left out with its contents.
-    #[arg(long, value_name = "PATTERN", conflicts_with = "from_tar")]
-    pub exclude: Vec<String>,
-    /// Leave out the patterns listed in FILE, one a line (`-`: stdin).
-    #[arg(long, value_name = "FILE", conflicts_with = "from_tar")]
-    pub exclude_from: Vec<PathBuf>,
-    /// Leave out version-control directories and files (GNU tar's list:
-    /// .git, .gitignore, .hg, .svn, CVS, .bzr, _darcs, ...).
-    #[arg(long, conflicts_with = "from_tar")]
-    pub exclude_vcs: bool,
-    /// Do not descend into directories on other file systems (mount points
-    /// are stored as empty directories).
-    #[arg(long, conflicts_with = "from_tar")]
-    pub one_file_system: bool,
-    /// Also archive the paths listed in FILE, one a line (`-`: stdin).
-    #[arg(short = 'T', long, value_name = "FILE", conflicts_with = "from_tar")]
-    pub files_from: Option<PathBuf>,
-    /// The --files-from and --exclude-from lists are separated by NUL
-    /// bytes, not newlines (as `find -print0` writes them).
-    #[arg(long)]
-    pub null: bool,
 }
 
 /// Which stored entries a reading command works on (`list`, `extract`,

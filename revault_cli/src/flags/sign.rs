@@ -10,10 +10,15 @@ use clap::Args;
 #[derive(Debug, Args)]
 pub struct SignKeyArgs {
     /// Sign the session with the signing key in KEY (from `lockbox keygen
-    /// --sign`; a passphrase-protected key asks on the terminal); repeatable
+    /// --sign`; see --sign-passphrase-file for a protected one); repeatable
     /// for co-signers, up to 12. Readers check it with --signer.
     #[arg(long = "sign", value_name = "KEY")]
     pub keys: Vec<PathBuf>,
+    /// The passphrase of the --sign keys is the first line of FILE (else
+    /// $LOCKBOX_SIGN_PASSPHRASE, else a prompt on the terminal): for
+    /// signing from cron.
+    #[arg(long, value_name = "FILE", requires = "keys")]
+    pub sign_passphrase_file: Option<PathBuf>,
 }
 
 /// `--sign KEY` and the chain rule's flags, for the commands that append

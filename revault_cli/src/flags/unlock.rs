@@ -91,7 +91,8 @@ pub struct RecipientArgs {
     /// A slot for this age recipient (`age1…`, `age1pq1…`, an age plugin's
     /// `age1NAME1…`, wrapped by `age-plugin-NAME` from PATH) or SSH public
     /// key (`ssh-ed25519 …`, `ssh-rsa …`); repeatable. With `create`,
-    /// instead of a password; reading then takes `-i IDENTITY_FILE`.
+    /// instead of a password, unless --password-file is given too (a
+    /// password slot beside them); reading takes `-i IDENTITY_FILE`.
     #[arg(short = 'r', long = "recipient", value_name = "RECIPIENT")]
     pub recipients: Vec<String>,
     /// A slot for every recipient in FILE (one a line, `#` comments);

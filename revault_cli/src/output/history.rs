@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use anyhow::{Context, Result};
+use revault_lockbox_api::keys::Fingerprint;
 use revault_lockbox_api::read::{SessionKind, SessionSummary};
 use revault_lockbox_api::Quoted;
 use serde_json::{json, Value};
@@ -57,8 +58,13 @@ fn kind(kind: SessionKind) -> &'static str {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+/// A signer's key id as `--signer` takes it: a fingerprint `lbsig1…`
+/// (hex only for an id that is no fingerprint, which no writer makes).
+fn signer(id: &[u8]) -> String {
+    match <[u8; 32]>::try_from(id) {
+        Ok(bytes) => Fingerprint(bytes).to_string(),
+        Err(_) => id.iter().map(|b| format!("{b:02x}")).collect(),
+    }
 }
 
 /// `   3  2026-12-02T03:04:05+01:00  stored 1, removed 0, 40 entries, 2812 bytes  "nightly"`;
@@ -75,7 +81,7 @@ fn line(s: &SessionSummary, time: &str) -> String {
     };
     let mut line = format!("{state:>4}  {time}  {what}, {} bytes", s.bytes_written);
     if !s.signers.is_empty() {
-        let ids: Vec<String> = s.signers.iter().map(|id| hex(id)).collect();
+        let ids: Vec<String> = s.signers.iter().map(|id| signer(id)).collect();
         let _ = write!(line, ", signed by {}", ids.join(", "));
     }
     if !s.label.is_empty() {
@@ -97,6 +103,6 @@ fn session(s: &SessionSummary, time: &str) -> Value {
         "removed": s.removed,
         "entries": s.entries,
         "bytes_written": s.bytes_written,
-        "signers": s.signers.iter().map(|id| hex(id)).collect::<Vec<_>>(),
+        "signers": s.signers.iter().map(|id| signer(id)).collect::<Vec<_>>(),
     })
 }

@@ -207,6 +207,13 @@ pub enum Error {
         /// Why it does not parse.
         reason: String,
     },
+    /// Walk rules (excludes, tag files) too many or too long for a session
+    /// header to record (FORMAT.md §3.9b).
+    #[error("walk rules the archive cannot record: {reason}")]
+    BadWalkRules {
+        /// What is wrong.
+        reason: &'static str,
+    },
     /// A tar stream given to import is malformed, truncated, or holds an
     /// entry that cannot be stored safely.
     #[error("tar stream{}: {reason}", tar_entry(*number, path.as_ref()))]

@@ -39,11 +39,13 @@ impl ArchiveUpdater {
     /// within a few bytes: the whole rewrite is made, every file's content
     /// read and checked, and counted instead of written; the real run's
     /// session time, compressed with its index, may differ).
-    pub fn compact<'k>(path: &Path, key: impl Into<Unlock<'k>>, options: UpdateOptions) -> Result<u64> {
+    pub fn compact<'k>(path: &Path, key: impl Into<Unlock<'k>>, mut options: UpdateOptions) -> Result<u64> {
         let file = open_locked(path, options.wait)?;
         let reader = file.try_clone().map_err(Error::io("opening", path))?;
         let archive = Archive::open_with(reader, key, options.open_options())?;
         options.check_chain(&archive)?;
+        // The new archive walks on by the rules the old one recorded.
+        options.adopt_recorded_rules(&archive)?;
         let kept = archive.kept_states(options.retention)?;
         if let (Some(p), [last]) = (&options.create.progress, &kept[..]) {
             let state = archive.after_session(last.number)?;

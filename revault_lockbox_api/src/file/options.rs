@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::keys::{Fingerprint, SigningKey};
 use crate::profile::WorkloadProfile;
 use crate::progress::Progress;
-use crate::session::CreateOptions;
+use crate::session::{CreateOptions, Selection};
 use crate::storage::ReadAt;
 use crate::warning::CreateWarning;
 
@@ -24,6 +24,7 @@ pub struct UpdateOptions {
     earlier_signers: Vec<Fingerprint>,
     pub(super) dry_run: bool,
     pub(super) retention: Retention,
+    recorded_rules: bool,
 }
 
 impl Default for UpdateOptions {
@@ -44,6 +45,7 @@ impl UpdateOptions {
             earlier_signers: Vec::new(),
             dry_run: false,
             retention: Retention::Latest,
+            recorded_rules: true,
         }
     }
 
@@ -74,6 +76,58 @@ impl UpdateOptions {
     pub fn threads(mut self, threads: usize) -> Self {
         self.create = self.create.threads(threads);
         self
+    }
+
+    /// Which paths `add` and `update` walk, besides the rules the archive
+    /// recorded ([`recorded_rules`](Self::recorded_rules)); see
+    /// [`CreateOptions::selection`]. Default: all.
+    pub fn selection(mut self, selection: Selection) -> Self {
+        self.create = self.create.selection(selection);
+        self
+    }
+
+    /// Follow symbolic links ([`CreateOptions::dereference`]). Default:
+    /// off, unless the archive recorded it.
+    pub fn dereference(mut self, follow: bool) -> Self {
+        self.create = self.create.dereference(follow);
+        self
+    }
+
+    /// Store extended attributes and ACLs ([`CreateOptions::xattrs`]).
+    /// Default: off, unless the archive recorded it.
+    pub fn xattrs(mut self, yes: bool) -> Self {
+        self.create = self.create.xattrs(yes);
+        self
+    }
+
+    /// Fail at the first thing the walk would skip with a warning
+    /// ([`CreateOptions::strict`]); nothing is appended then. Default: off,
+    /// unless the archive recorded it.
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.create = self.create.strict(strict);
+        self
+    }
+
+    /// Whether a change walks by the rules the archive's last session
+    /// recorded (FORMAT.md §3.9b: the excludes, tag files, `--exclude-vcs`,
+    /// `--exclude-caches`, `--one-file-system`, `-h`, `--xattrs`,
+    /// `--strict` it was made or last changed with), added to those set
+    /// here; the new session records the rules it walked by, and a
+    /// compaction carries them over. With `false`, only the rules set here
+    /// apply and are recorded. An archive that recorded none (or was made
+    /// before rules were recorded) walks by those set here. Default: `true`.
+    pub fn recorded_rules(mut self, apply: bool) -> Self {
+        self.recorded_rules = apply;
+        self
+    }
+
+    /// Adds the walk rules `archive` recorded to the create options, unless
+    /// [`recorded_rules`](Self::recorded_rules) is off.
+    pub(super) fn adopt_recorded_rules<S: ReadAt>(&mut self, archive: &Archive<S>) -> Result<()> {
+        if let (true, Some(record)) = (self.recorded_rules, &archive.last_session().walk) {
+            self.create = self.create.clone().with_walk_record(record)?;
+        }
+        Ok(())
     }
 
     /// Waits for another writer to finish instead of failing with

@@ -256,8 +256,11 @@ pub fn remove_with_budget<'k>(
 }
 
 /// Replaces the password slot that `old` opens with one for `new` (cost
-/// `kdf`): the new slot is written and synced first, then the old one is
-/// overwritten. Returns the new slot's position. Trying `old` spends at
+/// `kdf`), at the same position, so that `key list` and `key remove` keep
+/// naming it: the new slot is written and synced in an empty slot first,
+/// then the old one is overwritten with it, then the spare is emptied (at
+/// every step a slot opens the archive with `old` or `new`). Returns the
+/// slot's position. Trying `old` spends at
 /// most the default KDF budget ([`change_password_with_budget`] takes
 /// another).
 pub fn change_password(path: &Path, old: &Password, new: &Password, kdf: KdfParams) -> Result<usize> {
@@ -278,9 +281,10 @@ pub fn change_password_with_budget(
     let Some(index) = table.first_empty() else {
         return Err(Error::SlotsFull);
     };
-    // The new password's slot keeps the old one's label.
+    // The new password's slot keeps the old one's label and position.
     let label = table.labels[old_index].clone();
-    table.write(index, slot, &label)?;
-    table.write(old_index, KeySlot::Empty, "")?;
-    Ok(index)
+    table.write(index, slot.clone(), &label)?;
+    table.write(old_index, slot, &label)?;
+    table.write(index, KeySlot::Empty, "")?;
+    Ok(old_index)
 }

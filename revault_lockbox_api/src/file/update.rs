@@ -68,11 +68,12 @@ impl ArchiveUpdater {
     /// Locks the archive at `path` against other writers, opens it with
     /// `key` (which must open it: a wrong key writes nothing), and cuts off a
     /// torn tail left by an interrupted session.
-    pub fn open<'k>(path: &Path, key: impl Into<Unlock<'k>>, options: UpdateOptions) -> Result<Self> {
+    pub fn open<'k>(path: &Path, key: impl Into<Unlock<'k>>, mut options: UpdateOptions) -> Result<Self> {
         let file = open_locked(path, options.wait)?;
         let reader = file.try_clone().map_err(Error::io("opening", path))?;
         let archive = Archive::open_with(reader, key, options.open_options())?;
         options.check_chain(&archive)?;
+        options.adopt_recorded_rules(&archive)?;
         let mut updater = ArchiveUpdater {
             path: path.to_path_buf(),
             file,
@@ -87,6 +88,13 @@ impl ArchiveUpdater {
         Ok(updater)
     }
 
+    /// Whether the archive's last session is signed: a change without
+    /// [`UpdateOptions::sign`] leaves it with an unsigned last session,
+    /// which readers that trust only signers refuse.
+    pub fn is_signed(&self) -> bool {
+        self.archive.signature_count() > 0
+    }
+
     /// Stores `inputs` (taken relative to `base_dir`, as
     /// [`create_archive`](crate::create_archive) takes them) in a new
     /// session: new paths are added, stored paths replaced (tar's `-r`).
@@ -97,10 +105,12 @@ impl ArchiveUpdater {
         check_inputs(base_dir, inputs)?;
         self.check_ancestors(base_dir, inputs)?;
         let skip = self.own_file()?;
-        let roots = stored_roots(base_dir, inputs)?;
+        let roots = stored_roots(base_dir, inputs, self.options.create.dereference)?;
+        let selection = self.options.create.selection.clone();
+        let rules = self.walk_rules(&selection);
         self.session(|writer, archive, report| {
             let mut filter = UpdateFilter::new(archive, &roots, FilterMode::StoreAll)?;
-            let (writer, walked) = walk_with(writer, base_dir, inputs, &skip, no_rules(), Some(&mut filter))?;
+            let (writer, walked) = walk_with(writer, base_dir, inputs, &skip, rules, Some(&mut filter))?;
             report.warnings = walked.warnings;
             report.content_bytes = walked.content_bytes;
             report.replaced = filter.replaced;
@@ -116,12 +126,13 @@ impl ArchiveUpdater {
         check_inputs(base_dir, inputs)?;
         self.check_ancestors(base_dir, inputs)?;
         let skip = self.own_file()?;
-        let roots = stored_roots(base_dir, inputs)?;
+        let roots = stored_roots(base_dir, inputs, self.options.create.dereference)?;
+        let selection = self.options.create.selection.clone();
+        let rules = self.walk_rules(&selection);
         self.session(|writer, archive, report| {
             let mode = FilterMode::Changed { delete_missing };
             let mut filter = UpdateFilter::new(archive, &roots, mode)?;
-            let (mut writer, walked) =
-                walk_with(writer, base_dir, inputs, &skip, no_rules(), Some(&mut filter))?;
+            let (mut writer, walked) = walk_with(writer, base_dir, inputs, &skip, rules, Some(&mut filter))?;
             filter.delete_before(&mut writer, None)?;
             report.warnings = walked.warnings;
             report.content_bytes = walked.content_bytes;
@@ -151,6 +162,13 @@ impl ArchiveUpdater {
         })
     }
 
+    /// How `add` and `update` walk: by the options' rules (the archive's
+    /// recorded ones included, [`UpdateOptions::recorded_rules`]).
+    fn walk_rules<'s>(&self, selection: &'s Selection) -> WalkRules<'s> {
+        let o = &self.options.create;
+        WalkRules { follow: o.dereference, strict: o.strict, selection, xattrs: o.xattrs }
+    }
+
     /// The archive file itself, never stored in itself.
     fn own_file(&self) -> Result<Vec<(u64, u64)>> {
         let md = self.file.metadata().map_err(Error::io("inspecting", &self.path))?;
@@ -160,7 +178,7 @@ impl ArchiveUpdater {
     /// Refuses, before anything is written, an input that would lie below a
     /// stored file or symbolic link.
     fn check_ancestors(&self, base_dir: &Path, inputs: &[PathBuf]) -> Result<()> {
-        for root in ordered_roots(base_dir, inputs, false)? {
+        for root in ordered_roots(base_dir, inputs, self.options.create.dereference)? {
             if let Some(blocker) = self.archive.leaf_above(&root.stored)? {
                 return Err(below_leaf(blocker));
             }
@@ -352,13 +370,6 @@ fn sync(out: &mut SessionOut, path: &Path) -> Result<()> {
 }
 
 /// The stored paths of `inputs` in index order: where the walk goes.
-fn stored_roots(base_dir: &Path, inputs: &[PathBuf]) -> Result<Vec<Vec<u8>>> {
-    Ok(ordered_roots(base_dir, inputs, false)?.into_iter().map(|r| r.stored).collect())
-}
-
-/// Appends walk as `create` does by default: links stored as links, every
-/// path selected, warnings reported.
-fn no_rules() -> WalkRules<'static> {
-    static ALL: std::sync::OnceLock<Selection> = std::sync::OnceLock::new();
-    WalkRules { follow: false, strict: false, selection: ALL.get_or_init(Selection::new), xattrs: false }
+fn stored_roots(base_dir: &Path, inputs: &[PathBuf], follow: bool) -> Result<Vec<Vec<u8>>> {
+    Ok(ordered_roots(base_dir, inputs, follow)?.into_iter().map(|r| r.stored).collect())
 }

@@ -52,10 +52,24 @@ fn session_header() {
         kind: SessionKind::Merge,
         label: "nightly".into(),
         tool: "lockbox 0.1.0".into(),
+        walk: None,
     };
     assert_eq!(
         hex(&info.encode()),
         "010000000000b8e6e83c7d180100070000006e696768746c790d0000006c6f636b626f7820302e312e30"
+    );
+    // The same body with walk rules (§3.9b): --exclude-vcs --xattrs
+    // --exclude '*.o'.
+    let walk =
+        WalkRecord { exclude_vcs: true, xattrs: true, excludes: vec!["*.o".into()], ..WalkRecord::default() };
+    assert_eq!(hex(&walk.encode().unwrap()), "110100030000002a2e6f0000");
+    let with_rules = SessionInfo { walk: Some(walk), ..info };
+    assert_eq!(
+        hex(&with_rules.encode()),
+        concat!(
+            "010000000000b8e6e83c7d180100070000006e696768746c790d0000006c6f636b626f7820302e312e30",
+            "0c000000110100030000002a2e6f0000"
+        )
     );
     assert_eq!(
         hex(&session_header_hash(b"abc")),

@@ -21,6 +21,7 @@ mod session_header;
 mod sessions;
 mod signature;
 mod trailer;
+mod walk_rules;
 
 pub use codec::DecodeError;
 pub(crate) use entry::{encoded_record_len, Extent, Record};
@@ -55,6 +56,7 @@ pub(crate) use signature::{
     HYBRID_SIGNATURE_LEN, MAX_HYBRID_SIGNATURES,
 };
 pub(crate) use trailer::{Trailer, TRAILER_LEN};
+pub(crate) use walk_rules::WalkRecord;
 
 /// First bytes of every archive. The high byte and CR LF SUB catch text-mode
 /// transfers, as PNG's signature does.

@@ -1,15 +1,18 @@
 //! The session header: the first bytes of every write session. Its salt is
 //! in the clear, so the session's keys derive without its trailer; its
-//! number, time, kind, label and the writing tool are sealed after it.
+//! number, time, kind, label, the writing tool and the walk rules it was
+//! written with (when it has any) are sealed after it.
 //!
 //! ```text
 //! header_clear   = SESSION_MAGIC[8] || version u16 || flags u16 || archive_id[16]
 //!                  || session_salt[32] || body_stored_len u32              (64 bytes)
 //! session_header = header_clear || sealed_body[body_stored_len]
 //! body           = session u32 || created_ns i64 || kind u16 || label var(1024) || tool var(64)
+//!                  || [walk var(65536)]                        (absent: no walk rules)
 //! ```
 
 use super::codec::{malformed, Decoder, Encoder};
+use super::walk_rules::{WalkRecord, MAX_WALK_RULES_LEN};
 use super::{
     DecodeError, ARCHIVE_ID_LEN, MAX_LABEL_LEN, MAX_TOOL_LEN, SESSION_MAGIC, SESSION_SALT_LEN, TAG_LEN,
     VERSION,
@@ -17,9 +20,9 @@ use super::{
 
 /// Length of a session header's clear part.
 pub(crate) const SESSION_HEADER_CLEAR_LEN: usize = 64;
-/// Largest sealed body: the largest label and tool, and the tag.
+/// Largest sealed body: the largest label, tool and walk rules, and the tag.
 pub(crate) const MAX_SESSION_BODY_STORED_LEN: u32 =
-    (4 + 8 + 2 + 4 + MAX_LABEL_LEN + 4 + MAX_TOOL_LEN + TAG_LEN) as u32;
+    (4 + 8 + 2 + 4 + MAX_LABEL_LEN + 4 + MAX_TOOL_LEN + 4 + MAX_WALK_RULES_LEN + TAG_LEN) as u32;
 
 const KIND_MERGE: u16 = 1;
 const KIND_COMPACTION: u16 = 2;
@@ -88,6 +91,10 @@ pub struct SessionInfo {
     pub label: String,
     /// The writing tool's name and version.
     pub tool: String,
+    /// The walk rules the session was written with (FORMAT.md §3.9b):
+    /// `None` when it had none, as in sessions written before they were
+    /// recorded.
+    pub(crate) walk: Option<WalkRecord>,
 }
 
 impl SessionKind {
@@ -119,6 +126,11 @@ impl SessionInfo {
             .u16(self.kind.bits())
             .var_bytes(self.label.as_bytes())
             .var_bytes(self.tool.as_bytes());
+        if let Some(walk) = &self.walk {
+            // The writer checked the record (`WalkRecord::encode`) before
+            // the session started.
+            e.var_bytes(&walk.encode().expect("walk rules checked by the writer"));
+        }
         e.buf
     }
 
@@ -133,8 +145,12 @@ impl SessionInfo {
         if !tool.bytes().all(|b| (0x20..0x7f).contains(&b)) {
             return Err(bad("tool not printable ASCII"));
         }
+        let walk = match d.remaining() {
+            0 => None,
+            _ => Some(WalkRecord::decode(d.var_bytes(MAX_WALK_RULES_LEN)?)?),
+        };
         d.finish()?;
-        Ok(SessionInfo { number, created_ns, kind, label: label.into(), tool: tool.into() })
+        Ok(SessionInfo { number, created_ns, kind, label: label.into(), tool: tool.into(), walk })
     }
 }
 
@@ -162,8 +178,15 @@ mod tests {
             kind: SessionKind::Merge,
             label: "nightly €".into(),
             tool: "lockbox 0.1.0".into(),
+            walk: None,
         };
         assert_eq!(SessionInfo::decode(&info.encode()).unwrap(), info);
+        let walk = WalkRecord { xattrs: true, excludes: vec!["*.o".into()], ..WalkRecord::default() };
+        let with_rules = SessionInfo { walk: Some(walk), ..info.clone() };
+        assert_eq!(SessionInfo::decode(&with_rules.encode()).unwrap(), with_rules);
+        let mut extra = with_rules.encode();
+        extra.push(0);
+        assert!(SessionInfo::decode(&extra).is_err(), "a byte after the walk rules");
         let bad = SessionInfo { label: "a\u{1b}[2J".into(), ..info.clone() };
         assert!(SessionInfo::decode(&bad.encode()).is_err());
         let clear = HeaderClear { archive_id: [1; 16], salt: [2; 32], body_stored_len: 60 };

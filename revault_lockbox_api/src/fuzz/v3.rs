@@ -98,6 +98,7 @@ pub fn v3_seeds(archive: &[u8], password: &Password) -> Result<Vec<(&'static str
         kind: SessionKind::Change,
         label: "seed".into(),
         tool: "revault_lockbox_api 0.1.0".into(),
+        walk: None,
     };
     let mut out = vec![("session_header", ("first".into(), [clear, &info.encode()].concat()))];
 

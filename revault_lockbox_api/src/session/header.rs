@@ -1,12 +1,13 @@
 //! The session header a session writes before its first unit: the salt in
 //! the clear, then its number, time, kind, label and this library's
-//! version, sealed (FORMAT.md §3.9).
+//! version, and the walk rules it was written with, sealed (FORMAT.md §3.9,
+//! §3.9b).
 
 use std::io::Write;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::output::Output;
-use super::SessionStart;
+use super::{CreateOptions, SessionStart};
 use crate::crypto::seal_session_body;
 use crate::error::{Error, Result};
 use crate::format::{
@@ -28,20 +29,22 @@ pub(super) fn checked_label(label: &str) -> Result<()> {
     check_label(label).map_err(|reason| Error::BadLabel { reason })
 }
 
-/// Writes the header of the session `start` describes, with salt `salt`
-/// and label `label`; returns its hash, for the trailer, and what it says.
+/// Writes the header of the session `start` describes, with salt `salt`,
+/// the label and walk rules of `options`; returns its hash, for the
+/// trailer, and what it says.
 pub(super) fn write_header<W: Write>(
     out: &mut Output<W>,
     start: &SessionStart,
     salt: &[u8; SESSION_SALT_LEN],
-    label: &str,
+    options: &CreateOptions,
 ) -> Result<(Hash, SessionInfo)> {
     let info = SessionInfo {
         number: start.number,
         created_ns: start.created_ns.unwrap_or_else(now_ns),
         kind: start.kind,
-        label: label.into(),
+        label: options.label.clone(),
         tool: TOOL.into(),
+        walk: options.walk_record()?,
     };
     let body = info.encode();
     let clear = HeaderClear {

@@ -7,6 +7,8 @@ use std::sync::Arc;
 use super::Selection;
 use crate::crypto::KdfParams;
 use crate::entry_log::{EntryLog, Log};
+use crate::error::{Error, Result};
+use crate::format::WalkRecord;
 use crate::keys::SigningKey;
 use crate::profile::{CreateTuning, WorkloadProfile};
 use crate::progress::Progress;
@@ -199,6 +201,36 @@ impl CreateOptions {
     /// The tuning in effect.
     pub fn tuning(&self) -> &CreateTuning {
         &self.tuning
+    }
+
+    /// The walk rules a session written with these options records in its
+    /// header (FORMAT.md §3.9b): the selection but `--newer`, and whether
+    /// links are followed, xattrs stored and skips fatal. `None` when
+    /// there are none; [`Error::BadWalkRules`] when they are too many to
+    /// record.
+    pub(crate) fn walk_record(&self) -> Result<Option<WalkRecord>> {
+        let mut record = WalkRecord {
+            dereference: self.dereference,
+            xattrs: self.xattrs,
+            strict: self.strict,
+            ..WalkRecord::default()
+        };
+        self.selection.record_into(&mut record);
+        if record.is_empty() {
+            return Ok(None);
+        }
+        record.encode().map_err(|reason| Error::BadWalkRules { reason })?;
+        Ok(Some(record))
+    }
+
+    /// These options with the rules of `record` added (an archive's, for an
+    /// append that walks as the archive was made).
+    pub(crate) fn with_walk_record(mut self, record: &WalkRecord) -> Result<Self> {
+        self.dereference |= record.dereference;
+        self.xattrs |= record.xattrs;
+        self.strict |= record.strict;
+        self.selection = self.selection.with_record(record)?;
+        Ok(self)
     }
 }
 

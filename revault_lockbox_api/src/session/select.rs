@@ -8,6 +8,7 @@ use std::os::unix::ffi::OsStrExt;
 use globset::{GlobSet, GlobSetBuilder};
 
 use crate::error::{Error, Result};
+use crate::format::WalkRecord;
 use crate::pattern::tar_glob;
 
 /// The names `--exclude-vcs` skips, as GNU tar lists them.
@@ -137,6 +138,36 @@ impl Selection {
         self
     }
 
+    /// Writes the rules an archive keeps into `record` (FORMAT.md §3.9b):
+    /// everything but `--newer`, which names a moment, not a rule.
+    pub(crate) fn record_into(&self, record: &mut WalkRecord) {
+        record.exclude_vcs = self.vcs;
+        record.exclude_caches = self.caches;
+        record.one_file_system = self.one_file_system;
+        record.excludes = self.patterns.clone();
+        record.tags = self.tags.clone();
+    }
+
+    /// This selection with the rules of `record` added: its switches, and
+    /// its patterns and tags not already here. A recorded pattern that no
+    /// longer parses is [`Error::BadPattern`].
+    pub(crate) fn with_record(mut self, record: &WalkRecord) -> Result<Selection> {
+        self.vcs |= record.exclude_vcs;
+        self.caches |= record.exclude_caches;
+        self.one_file_system |= record.one_file_system;
+        for tag in &record.tags {
+            if !self.tags.contains(tag) {
+                self.tags.push(tag.clone());
+            }
+        }
+        for pattern in &record.excludes {
+            if !self.patterns.contains(pattern) {
+                self = self.exclude(pattern)?;
+            }
+        }
+        Ok(self)
+    }
+
     /// Whether a file changed at these times is stored (`--newer`).
     pub(crate) fn is_new_enough(&self, mtime_nanos: i128, ctime_nanos: i128) -> bool {
         match self.newer {
@@ -234,6 +265,25 @@ mod tests {
         assert!(by_mtime.is_new_enough(101, 0) && !by_mtime.is_new_enough(100, 500));
         let by_either = Selection::new().newer(100, NewerBy::ModificationOrStatus);
         assert!(by_either.is_new_enough(50, 101) && !by_either.is_new_enough(100, 100));
+    }
+
+    #[test]
+    fn records_keep_every_rule_but_newer_and_add_up() {
+        let s = Selection::new()
+            .exclude("*.o")
+            .unwrap()
+            .exclude_vcs(true)
+            .exclude_if_present(b".nobackup")
+            .newer(5, NewerBy::Modification);
+        let mut record = WalkRecord::default();
+        s.record_into(&mut record);
+        assert_eq!(record.excludes, ["*.o"]);
+        assert!(record.exclude_vcs && !record.exclude_caches && !record.one_file_system);
+        let back = Selection::new().exclude("*.tmp").unwrap().with_record(&record).unwrap();
+        assert!(back.excludes(b"a/b.o") && back.excludes(b"x.tmp") && back.excludes(b"p/.git"));
+        assert!(back.is_tag(b".nobackup") && back.is_new_enough(0, 0), "--newer is not recorded");
+        let again = back.clone().with_record(&record).unwrap();
+        assert_eq!((again.patterns.len(), again.tags.len()), (2, 1), "nothing twice");
     }
 
     #[test]

@@ -123,6 +123,7 @@ impl<W: Write> ArchiveWriter<W> {
     ) -> Result<Self> {
         options.tuning.validate()?;
         super::header::checked_label(&options.label)?;
+        options.walk_record()?;
         let mut session_salt = [0u8; SESSION_SALT_LEN];
         random_bytes(&mut session_salt).map_err(Error::stream("drawing random bytes"))?;
         let keys = Arc::new(SessionKeys::derive(content_key, &session_salt));
@@ -142,8 +143,7 @@ impl<W: Write> ArchiveWriter<W> {
             progress: options.progress.clone(),
             log: options.log.clone(),
         };
-        let (header_hash, info) =
-            super::header::write_header(&mut output, &start, &session_salt, &options.label)?;
+        let (header_hash, info) = super::header::write_header(&mut output, &start, &session_salt, &options)?;
         Ok(ArchiveWriter {
             output,
             session_salt,

@@ -80,7 +80,7 @@ impl<'a> Extraction<'a> {
         self.clear(&dir, name, &shown)?;
         rustix::fs::linkat(&from_dir.fd, from_name, &dir.fd, name, AtFlags::empty())
             .map_err(|err| link_error(err, "creating hard link", shown))?;
-        self.report.entries += 1;
+        self.restored();
         Ok(())
     }
 
@@ -101,7 +101,7 @@ impl<'a> Extraction<'a> {
         let times = mtime_only(timespec(e.meta.mtime_secs, e.meta.mtime_nanos));
         rustix::fs::utimensat(&dir.fd, name, &times, AtFlags::SYMLINK_NOFOLLOW)
             .map_err(|err| Error::io("setting mtime of", shown)(err.into()))?;
-        self.report.entries += 1;
+        self.restored();
         Ok(())
     }
 }

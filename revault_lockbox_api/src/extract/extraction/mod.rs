@@ -178,6 +178,16 @@ impl<'a> Extraction<'a> {
         Ok(())
     }
 
+    /// Counts one entry restored, in the report and on the progress
+    /// counters: every kind, as a create counts what it stores, so that
+    /// both bars end on the same count for the same tree.
+    pub(super) fn restored(&mut self) {
+        self.report.entries += 1;
+        if let Some(p) = &self.options.progress {
+            p.entries.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
     /// A dry run's second pass: each entry told to the log and counted,
     /// nothing made.
     pub(super) fn count_only(&mut self, entries: impl Iterator<Item = Result<Entry>>) -> Result<()> {
@@ -186,7 +196,7 @@ impl<'a> Extraction<'a> {
             if let Some(log) = &self.options.log {
                 log.0.entry(&e);
             }
-            self.report.entries += 1;
+            self.restored();
             self.report.bytes += e.content().map_or(0, |c| c.0);
         }
         Ok(())
@@ -250,7 +260,7 @@ impl<'a> Extraction<'a> {
             owner,
             xattrs,
         });
-        self.report.entries += 1;
+        self.restored();
         Ok(())
     }
 
@@ -307,11 +317,8 @@ impl<'a> Extraction<'a> {
         } else if self.pending.len() >= SYNC_BATCH_MIN_FILES && self.sync_idle.load(Ordering::Acquire) {
             self.sync_written()?;
         }
-        self.report.entries += 1;
+        self.restored();
         self.report.bytes += size;
-        if let Some(p) = &self.options.progress {
-            p.entries.fetch_add(1, Ordering::Relaxed);
-        }
         Ok(())
     }
 
