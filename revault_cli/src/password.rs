@@ -217,21 +217,27 @@ fn tell(line: &str) -> std::io::Result<()> {
     tty.flush()
 }
 
-/// Asks on the terminal (`/dev/tty`) with echo off: writes `label: `, reads
-/// one line into a [`Password`], and restores the terminal's modes, also
-/// when a signal (Ctrl-C, `kill`, a hang-up) ends the process meanwhile.
+/// Asks on the terminal (`/dev/tty`) with echo off: turns echo off, writes
+/// `label: `, reads one line into a [`Password`], and restores the
+/// terminal's modes, also when a signal (Ctrl-C, `kill`, a hang-up) ends
+/// the process meanwhile.
+///
+/// Echo goes off before the prompt is written, as getpass(3) does: the
+/// switch discards what was typed before it (`TCSAFLUSH`), so a line typed,
+/// or sent by a script such as `expect`, the moment the prompt appears must
+/// come after it, or it is lost (and echoed).
 pub fn ask(label: &str) -> std::io::Result<Password> {
     let mut tty = File::options().read(true).write(true).open("/dev/tty")?;
     let saved = tcgetattr(&tty)?;
     let mut quiet = saved.clone();
     quiet.local_modes.remove(LocalModes::ECHO);
     quiet.local_modes.insert(LocalModes::ECHONL);
-    write!(tty, "{label}: ")?;
-    tty.flush()?;
     *echo_to_restore() = Some((tty.try_clone()?, saved.clone()));
-    let read = tcsetattr(&tty, OptionalActions::Flush, &quiet)
-        .map_err(std::io::Error::from)
-        .and_then(|()| Password::read_line(&mut tty, MAX_PASSWORD_LEN));
+    let read = tcsetattr(&tty, OptionalActions::Flush, &quiet).map_err(std::io::Error::from).and_then(|()| {
+        write!(tty, "{label}: ")?;
+        tty.flush()?;
+        Password::read_line(&mut tty, MAX_PASSWORD_LEN)
+    });
     // Under the lock, so that a signal now restores no stale modes later.
     let mut restore = echo_to_restore();
     restore.take();

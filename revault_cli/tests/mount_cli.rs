@@ -76,6 +76,30 @@ impl Mounted {
     fn pid(&self) -> u32 {
         self.child.as_ref().unwrap().id()
     }
+
+    /// Sends `kill -SIGNAL` and waits up to 20 s for the mount to end; a
+    /// mount still there then is unmounted (lazily) before failing.
+    fn signal(mut self, signal: &str) -> std::process::ExitStatus {
+        let mut child = self.child.take().unwrap();
+        assert!(Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(child.id().to_string())
+            .status()
+            .unwrap()
+            .success());
+        let start = Instant::now();
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return status;
+            }
+            if start.elapsed() > Duration::from_secs(20) {
+                let _ = child.kill();
+                still_mounted(&self.point);
+                panic!("lockbox mount still runs 20 s after SIG{signal}: {}", self.errors());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
 }
 
 impl Drop for Mounted {
@@ -90,6 +114,16 @@ impl Drop for Mounted {
             assert!(!is_mounted(&self.point));
         }
     }
+}
+
+/// Whether `point` is still mounted; if so, it is unmounted (lazily), so
+/// that a failing test leaves no mount behind.
+fn still_mounted(point: &Path) -> bool {
+    let left = is_mounted(point);
+    if left {
+        let _ = Command::new("umount").arg("-l").arg(point).status();
+    }
+    left
 }
 
 fn sh(cmd: &str) -> String {
@@ -147,6 +181,16 @@ fn archive_of(work: &Path, src: &Path, inputs: &[&str], extra: &[&str]) -> PathB
     archive
 }
 
+/// A fresh work directory holding `a.lbox`, an archive of one file.
+fn archive_of_one_file(name: &str, bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
+    let work = tempfile::tempdir().unwrap();
+    let src = work.path().join("src");
+    fs::create_dir_all(&src).unwrap();
+    fs::write(src.join(name), bytes).unwrap();
+    let archive = archive_of(work.path(), &src, &[name], &[]);
+    (work, archive)
+}
+
 #[test]
 fn a_tree_reads_back_through_the_mount() {
     if !have_fuse() {
@@ -197,6 +241,27 @@ fn a_tree_reads_back_through_the_mount() {
     let stored = String::from_utf8(ok(run(lockbox().arg("list").arg(&archive))).stdout).unwrap();
     assert_eq!(found.trim().parse::<usize>().unwrap(), stored.lines().count());
     drop(m);
+}
+
+/// README: SIGINT, SIGTERM and SIGHUP each unmount and exit 0, no mount
+/// left behind. (A second watcher of signals in `mount` raced the one
+/// that ends the process, which often won and left the mount.)
+#[test]
+fn sigint_sigterm_and_sighup_each_unmount_and_exit_0() {
+    if !have_fuse() {
+        return;
+    }
+    let (work, archive) = archive_of_one_file("note", b"kept\n");
+    for signal in ["INT", "TERM", "HUP"] {
+        let m = Mounted::new(&archive, work.path());
+        assert_eq!(fs::read(m.point.join("note")).unwrap(), b"kept\n");
+        let (point, errors) = (m.point.clone(), m.stderr.clone());
+        let status = m.signal(signal);
+        let errors = fs::read_to_string(errors).unwrap_or_default();
+        let left = still_mounted(&point);
+        assert_eq!(status.code(), Some(0), "SIG{signal}: {status}: {errors}");
+        assert!(!left, "SIG{signal} left the mount behind");
+    }
 }
 
 /// A directory of more names than a listing step (256) and than the
@@ -312,11 +377,7 @@ fn bad_input_fails_before_anything_is_mounted() {
     if !have_fuse() {
         return;
     }
-    let work = tempfile::tempdir().unwrap();
-    let src = work.path().join("src");
-    fs::create_dir_all(&src).unwrap();
-    fs::write(src.join("f"), b"x").unwrap();
-    let archive = archive_of(work.path(), &src, &["f"], &[]);
+    let (work, archive) = archive_of_one_file("f", b"x");
     let point = work.path().join("mnt");
     fs::create_dir(&point).unwrap();
     let mount = |archive: &Path, point: &Path, password: &str| {
@@ -339,7 +400,7 @@ fn bad_input_fails_before_anything_is_mounted() {
     let out = mount(&archive, &work.path().join("no-such-dir"), PASSWORD);
     assert_eq!(code(&out), 1);
     assert!(stderr(&out).contains("no-such-dir"), "{}", stderr(&out));
-    let out = mount(&archive, &src.join("f"), PASSWORD);
+    let out = mount(&archive, &work.path().join("src/f"), PASSWORD);
     assert!(code(&out) == 1 && stderr(&out).contains("not a directory"), "{}", stderr(&out));
     let out = lockbox().arg("umount").arg(&point).output().unwrap();
     assert_eq!(code(&out), 1);

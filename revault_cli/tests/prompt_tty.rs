@@ -12,7 +12,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
-use rustix::termios::{tcgetattr, LocalModes};
+use rustix::termios::{tcgetattr, InputModes, LocalModes};
 
 use crate::util::{skip, Need, CHEAP};
 
@@ -45,6 +45,17 @@ impl OnTerminal {
     /// `None` (skipped, see `skip`) where no pseudo-terminal can be opened.
     /// `script` runs in `dir` with `$LOCKBOX` the binary; stdout is kept.
     pub fn start(dir: &Path, script: &str) -> Option<OnTerminal> {
+        OnTerminal::launch(dir, script, false)
+    }
+
+    /// As [`OnTerminal::start`], with the terminal's output stopped (as
+    /// Ctrl-S stops it) before the command starts: its first write to the
+    /// terminal blocks until [`OnTerminal::resume_output`].
+    pub fn start_with_output_stopped(dir: &Path, script: &str) -> Option<OnTerminal> {
+        OnTerminal::launch(dir, script, true)
+    }
+
+    fn launch(dir: &Path, script: &str, stopped: bool) -> Option<OnTerminal> {
         let master = match openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY) {
             Ok(master) => master,
             Err(e) => {
@@ -57,9 +68,13 @@ impl OnTerminal {
         let name = ptsname(&master, Vec::new()).unwrap();
         let slave = File::options().read(true).write(true).open(Path::new(name.to_str().unwrap())).unwrap();
         assert!(echo_on(&slave), "a new terminal echoes");
+        let mut master = File::from(master);
+        if stopped {
+            assert!(tcgetattr(&slave).unwrap().input_modes.contains(InputModes::IXON), "flow control is on");
+            master.write_all(b"\x13").unwrap();
+        }
         // What the terminal shows, read off the master as it comes.
         let (said_tx, said) = mpsc::channel();
-        let master = File::from(master);
         let mut from_master = master.try_clone().unwrap();
         std::thread::spawn(move || {
             let mut buf = [0u8; 256];
@@ -86,6 +101,14 @@ impl OnTerminal {
     /// Waits until the terminal has shown `text` (since the last wait),
     /// then for echo to be off when it is a prompt.
     pub fn wait_for(&mut self, text: &str) {
+        self.wait_until_shown(text);
+        if text.ends_with(": ") {
+            wait_for("echo off", || !echo_on(&self.slave));
+        }
+    }
+
+    /// Waits until the terminal has shown `text` (since the last wait).
+    fn wait_until_shown(&mut self, text: &str) {
         let (said, shown) = (&self.said, &mut self.shown);
         wait_for(text, || {
             shown.extend(said.try_iter().flatten());
@@ -93,9 +116,6 @@ impl OnTerminal {
         });
         let at = shown.windows(text.len()).position(|w| w == text.as_bytes()).unwrap();
         shown.drain(..at + text.len());
-        if text.ends_with(": ") {
-            wait_for("echo off", || !echo_on(&self.slave));
-        }
     }
 
     /// What the terminal showed since the last wait, after `pause`.
@@ -109,8 +129,35 @@ impl OnTerminal {
         self.master.write_all(format!("{line}\n").as_bytes()).unwrap();
     }
 
-    /// The exit code and stdout, once the command ends.
-    pub fn finish(self) -> (Option<i32>, String) {
+    /// Restarts the terminal's output, as Ctrl-Q does.
+    pub fn resume_output(&mut self) {
+        self.master.write_all(b"\x11").unwrap();
+    }
+
+    /// Whether `lockbox` (past the shell's `exec`) sits in a write(2) to the
+    /// terminal (the only file it writes to before it has a password): its
+    /// main thread's system call, from `/proc/PID/syscall`.
+    fn lockbox_is_writing(&self, write: u64) -> bool {
+        let proc = Path::new("/proc").join(self.child.id().to_string());
+        let comm = std::fs::read_to_string(proc.join("comm")).unwrap_or_default();
+        let call = std::fs::read_to_string(proc.join("syscall")).unwrap_or_default();
+        comm.trim_end() == "lockbox" && call.split(' ').next().and_then(|n| n.parse().ok()) == Some(write)
+    }
+
+    /// The exit code and stdout, once the command ends; fails (killing
+    /// it) when it still runs after 20 s.
+    pub fn finish(mut self) -> (Option<i32>, String) {
+        let start = Instant::now();
+        while self.child.try_wait().unwrap().is_none() {
+            if start.elapsed() > Duration::from_secs(20) {
+                let _ = self.child.kill();
+                panic!(
+                    "still running after 20 s; the terminal showed {:?}",
+                    self.shown_within(Duration::ZERO)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let out = self.child.wait_with_output().unwrap();
         (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
     }
@@ -171,6 +218,40 @@ fn echo_is_restored_when_the_prompt_is_interrupted() {
         assert!(status.signal().is_some(), "SIG{signal} ends the process as it did: {status:?}");
         assert!(echo_on(&at.slave), "echo left off after SIG{signal} at the prompt");
     }
+}
+
+/// `write`'s system call number, where the test knows it.
+const WRITE_SYSCALL: Option<u64> = if cfg!(target_arch = "x86_64") {
+    Some(1)
+} else if cfg!(target_arch = "aarch64") {
+    Some(64)
+} else {
+    None
+};
+
+/// A password sent the moment the prompt appears (as `expect` sends it)
+/// is taken and not echoed. Made exact with flow control: the terminal's
+/// output is stopped before lockbox starts, so the prompt's write blocks;
+/// with lockbox sitting in that write, the password is typed, then output
+/// resumes. Echo must already be off then: turning it off discards what
+/// was typed before, so a prompt written before it lost (and echoed) a
+/// password sent as soon as it was seen.
+#[test]
+fn a_password_sent_the_moment_the_prompt_appears_is_taken() {
+    let Some(write) = WRITE_SYSCALL else {
+        return skip(Need::Tty, "this test knows write(2)'s number only on x86_64 and aarch64");
+    };
+    let work = archive();
+    let script = "exec \"$LOCKBOX\" list a.lbox";
+    let Some(mut on) = OnTerminal::start_with_output_stopped(work.path(), script) else { return };
+    wait_for("lockbox to write its prompt", || on.lockbox_is_writing(write));
+    on.type_line("pw");
+    on.resume_output();
+    // (Echo may be back on already: the password was there to read.)
+    on.wait_until_shown("Password for a.lbox: ");
+    let shown = on.shown_within(Duration::from_millis(200));
+    assert!(!shown.contains("pw"), "the password was echoed: {shown:?}");
+    assert_eq!(on.finish(), (Some(0), "note\n".to_owned()));
 }
 
 /// README's `cat a.lbox | lockbox list -`: stdin carries the archive, the

@@ -118,9 +118,12 @@ struct Pending {
     written: u64,
 }
 
-/// Spans handed out and waiting for their pages, past which no further
-/// page is read ahead: a bound on the walk's memory (and the visitor's)
-/// that does not depend on how small the files are.
+/// Spans handed out and waiting for their pages: a bound on the walk's
+/// memory (and the visitor's) that depends neither on how small the files
+/// are nor on how many there are. Past it no further page is read ahead,
+/// and a page holding more spans than that (a 4 MiB page of 100-byte
+/// files holds 40,000) ends the pass: the next pass reads it again for
+/// the rest of its spans.
 const MAX_WAITING_SPANS: usize = 16 << 10;
 
 impl<S: ReadAt> Archive<S> {
@@ -133,12 +136,16 @@ impl<S: ReadAt> Archive<S> {
     /// in passes, each over ascending spans: a span that starts before the
     /// previous one ended begins the next pass (its pages are read again),
     /// and so does the span after a visitor's pause
-    /// ([`ContentVisitor::paused`]).
+    /// ([`ContentVisitor::paused`]). The passes share one set of page
+    /// workers and their buffers: memory stays what one pass takes, however
+    /// many passes there are.
     pub(crate) fn walk_content(&self, visitor: &mut dyn ContentVisitor, every_page: bool) -> Result<()> {
+        let spare = visitor.writes_bytes_out();
+        let mut pool = PageOpener::new(self.tuning.threads, self.tuning.pages_in_flight, spare)?;
         let mut pass = Pass { inner: visitor, carry: None, last_end: 0, stopped: false, resume: false };
         let mut first = true;
         loop {
-            self.walk_pass(&mut pass, every_page && first)?;
+            self.walk_pass(&mut pass, &mut pool, every_page && first)?;
             first = false;
             if pass.carry.is_none() && !std::mem::take(&mut pass.resume) {
                 return Ok(());
@@ -148,14 +155,13 @@ impl<S: ReadAt> Archive<S> {
         }
     }
 
-    fn walk_pass(&self, visitor: &mut dyn ContentVisitor, every_page: bool) -> Result<()> {
+    /// One pass, ending with every page it submitted to `pool` delivered.
+    fn walk_pass(&self, visitor: &mut Pass<'_>, pool: &mut PageOpener, every_page: bool) -> Result<()> {
         let mut queue: VecDeque<Pending> = VecDeque::new();
         // Spans pulled and not yet handed to the workers with a page.
         let mut to_hash: VecDeque<HashedSpan> = VecDeque::new();
         let mut spans_done = false;
         let mut pages: Option<PageRecords<'_, S>> = None;
-        let spare = visitor.writes_bytes_out();
-        let mut pool = PageOpener::new(self.tuning.threads, self.tuning.pages_in_flight, spare)?;
         let mut pages_done = false;
         // The last span the visitor gave, for the order check.
         let mut last_end = 0u64;
@@ -165,7 +171,7 @@ impl<S: ReadAt> Archive<S> {
             let room = |pool: &PageOpener, queue: &VecDeque<Pending>| {
                 pool.in_flight() == 0 || (pool.has_room() && queue.len() < MAX_WAITING_SPANS)
             };
-            while !pages_done && room(&pool, &queue) {
+            while !pages_done && room(pool, &queue) {
                 if pages.is_none() {
                     let from = if every_page {
                         0
@@ -188,8 +194,14 @@ impl<S: ReadAt> Archive<S> {
                     break;
                 };
                 let end = start + u64::from(record.plain_len);
-                // Know every span that starts before this page ends.
+                // Know every span that starts before this page ends, or as
+                // many as may wait: the pass then ends with this page. (A
+                // pass over every page reads them all anyway: verification
+                // keeps a page's spans instead of reading pages again.)
                 while !spans_done && queue.back().is_none_or(|p| p.span.start < end) {
+                    if queue.len() >= MAX_WAITING_SPANS && !every_page {
+                        visitor.end_here();
+                    }
                     pull_span(visitor, (&mut queue, &mut to_hash), &mut spans_done, &mut last_end)?;
                 }
                 let wanted = every_page || queue.iter().any(|p| p.span.start < end && p.span.end() > start);
@@ -203,7 +215,7 @@ impl<S: ReadAt> Archive<S> {
                 while to_hash.front().is_some_and(|s| s.start < end) {
                     spans.extend(to_hash.pop_front());
                 }
-                self.submit_page(&mut pool, (number, record, start), spans)?;
+                self.submit_page(pool, (number, record, start), spans)?;
             }
             let Some(OpenedPage { number, start, end, plain, digests }) = pool.pop() else { break };
             match plain {
@@ -264,6 +276,15 @@ struct Pass<'v> {
     resume: bool,
 }
 
+impl Pass<'_> {
+    /// Hands out no more spans in this pass, and has another one follow
+    /// from the next span.
+    fn end_here(&mut self) {
+        self.stopped = true;
+        self.resume = true;
+    }
+}
+
 impl ContentVisitor for Pass<'_> {
     fn next_span(&mut self) -> Result<Option<SpanRequest>> {
         if self.stopped {
@@ -285,8 +306,7 @@ impl ContentVisitor for Pass<'_> {
             }
             None => {
                 if self.inner.paused() {
-                    self.stopped = true;
-                    self.resume = true;
+                    self.end_here();
                 }
                 Ok(None)
             }

@@ -21,12 +21,16 @@ struct Recorder {
     ended: Vec<bool>,
     damaged: Vec<bool>,
     digests: Vec<Option<[u8; DIGEST_LEN]>>,
+    /// Spans ended so far, and the most handed out and not yet ended.
+    ended_count: usize,
+    most_waiting: usize,
 }
 
 impl ContentVisitor for Recorder {
     fn next_span(&mut self) -> Result<Option<SpanRequest>> {
         let Some(&span) = self.spans.get(self.next) else { return Ok(None) };
         self.next += 1;
+        self.most_waiting = self.most_waiting.max(self.next - self.ended_count);
         Ok(Some((self.next - 1, span, ContentHasher::new(None))))
     }
     fn bytes(&mut self, token: usize, bytes: &[u8]) -> Result<()> {
@@ -37,6 +41,7 @@ impl ContentVisitor for Recorder {
     fn end(&mut self, token: usize, digest: [u8; DIGEST_LEN]) -> Result<()> {
         assert!(!self.ended[token], "ended twice");
         self.ended[token] = true;
+        self.ended_count += 1;
         self.digests[token] = Some(digest);
         Ok(())
     }
@@ -59,6 +64,8 @@ impl Recorder {
             ended: vec![false; n],
             damaged: vec![false; n],
             digests: vec![None; n],
+            ended_count: 0,
+            most_waiting: 0,
         }
     }
 }
@@ -154,6 +161,30 @@ fn a_span_past_the_stream_is_refused() {
     let mut visitor = Recorder::new(vec![Span { start: 100, size: 10 }, Span { start: 50, size: 10 }]);
     a.walk_content(&mut visitor, false).unwrap();
     assert!(visitor.ended.iter().all(|&e| e), "both spans delivered");
+}
+
+/// A page holding more spans than may wait (64 KiB pages of 1-byte
+/// files) is read again in as many passes as it takes: the spans waiting
+/// never pass `MAX_WAITING_SPANS` however many a page holds, and each
+/// still gets its byte and its digest. (Every span of a page was handed
+/// out before the page was read: extraction's peak grew with the entries
+/// until it held four pages' worth of 100-byte files.)
+#[test]
+fn a_page_of_more_spans_than_may_wait_is_read_in_passes() {
+    let password = Password::from("spans");
+    let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS).page_size(65_536).threads(2);
+    let mut w = ArchiveWriter::new(Vec::new(), &password, options).unwrap();
+    let content: Vec<u8> = (0..100_000u32).map(|i| (i * 7 + i / 251) as u8).collect();
+    w.add_file("f", &Metadata::new(0o644, 0, 0, 0, 0), content.len() as u64, &content[..]).unwrap();
+    let a = Archive::open(Cursor::new(w.finish().unwrap()), &password).unwrap();
+    let spans: Vec<Span> = (0..content.len() as u64).map(|start| Span { start, size: 1 }).collect();
+    let mut visitor = Recorder::new(spans);
+    a.walk_content(&mut visitor, false).unwrap();
+    assert!(visitor.most_waiting <= MAX_WAITING_SPANS, "{} spans waited", visitor.most_waiting);
+    for (i, byte) in content.iter().enumerate() {
+        assert!(visitor.ended[i] && visitor.got[i] == [*byte], "span {i}");
+        assert_eq!(visitor.digests[i], Some(sha2::Sha256::digest([*byte]).into()), "span {i}");
+    }
 }
 
 /// Writes `files` (name, content, size hint) with pages of `page_size`

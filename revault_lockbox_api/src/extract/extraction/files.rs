@@ -53,8 +53,10 @@ pub(super) struct FileWriter<'x, 'a, 'e> {
     pub(super) x: &'x mut Extraction<'a>,
     pub(super) selected: Box<dyn Iterator<Item = Result<Entry>> + 'e>,
     pub(super) open: HashMap<usize, OpenFile>,
-    /// Files handed out, until their span ends.
-    pub(super) files: HashMap<usize, Entry>,
+    /// Files handed out, until their bytes start. Boxed: the table keeps
+    /// the size the most spans ever waiting gave it (16,384 at most, see
+    /// `MAX_WAITING_SPANS`), 16 bytes a place instead of an `Entry`'s size.
+    pub(super) files: HashMap<usize, Box<Entry>>,
     pub(super) next_token: usize,
     /// Hard links whose target is not extracted: written as copies later.
     pub(super) copies: Vec<Entry>,
@@ -94,7 +96,7 @@ impl ContentVisitor for FileWriter<'_, '_, '_> {
             let token = self.next_token;
             self.next_token += 1;
             let hasher = ContentHasher::for_entry(&entry);
-            self.files.insert(token, entry);
+            self.files.insert(token, Box::new(entry));
             return Ok(Some((token, Span { start: extent.offset, size: extent.size }, hasher)));
         }
         Ok(None)
@@ -103,7 +105,7 @@ impl ContentVisitor for FileWriter<'_, '_, '_> {
     fn bytes(&mut self, token: usize, bytes: &[u8]) -> Result<()> {
         if !self.open.contains_key(&token) {
             let entry = self.files.remove(&token).expect("span handed out");
-            let f = self.x.open_file(entry)?;
+            let f = self.x.open_file(*entry)?;
             self.open.insert(token, f);
         }
         let f = self.open.get_mut(&token).expect("opened above");
