@@ -391,3 +391,35 @@ fn write_hostile_vectors() {
         }
     }
 }
+
+#[test]
+fn a_hard_link_whose_sparse_map_differs_from_its_files_is_refused() {
+    // B2: the link's map put the file's bytes elsewhere; `verify` and
+    // `extract` passed, `cat` of the link wrote 100 wrong bytes.
+    let map = SparseMap::new(vec![(0, 4), (100, 4)], 200).unwrap();
+    let linked_file = || {
+        let mut w = writer();
+        w.add_sparse_file("a", &meta(), map.clone(), 200, true, &b"headtail"[..]).unwrap();
+        w
+    };
+    let a = Archive::open(Cursor::new(linked_file().finish().unwrap()), &password()).unwrap();
+    let file = a.find(b"a").unwrap().unwrap();
+    let (size, sha256) = file.content().map(|(n, d)| (n, *d)).unwrap();
+    for (name, other) in [
+        ("the file's map", map.clone()),
+        ("another map", SparseMap::new(vec![(0, 4), (50, 4)], 200).unwrap()),
+    ] {
+        let mut w = linked_file();
+        let link = EntryKind::Hardlink { target: b"a".to_vec(), size, sha256 };
+        w.push_raw(Entry { path: b"h".to_vec(), kind: link, sparse: Some(other), ..file.clone() }).unwrap();
+        let bytes = w.finish().unwrap();
+        if name == "the file's map" {
+            let archive = Archive::open(Cursor::new(bytes), &password()).unwrap();
+            assert!(archive.verify().unwrap().is_ok(), "{name}");
+            continue;
+        }
+        let archive = Archive::open(Cursor::new(bytes.clone()), &password()).unwrap();
+        assert!(archive.open_file("h").map(drop).unwrap_err().is_authentication(), "{name}: cat");
+        refused(name, bytes);
+    }
+}
