@@ -423,3 +423,16 @@ fn a_hard_link_whose_sparse_map_differs_from_its_files_is_refused() {
         refused(name, bytes);
     }
 }
+
+#[test]
+fn a_size_no_file_system_can_hold_is_refused_by_every_reader() {
+    // B6: a sparse file of 2^64 - 1 bytes verified, and `extract` failed
+    // with "out of range integral type conversion attempted".
+    for size in [u64::MAX, 1 << 63] {
+        let mut w = writer();
+        let map = SparseMap::new(vec![(0, 2)], size).unwrap();
+        w.add_sparse_file("huge", &meta(), map, size, false, &b"ab"[..]).unwrap();
+        let err = refused("a size of 2^63 or more", w.finish().unwrap());
+        assert!(err.to_string().contains("2^63"), "{size}: {err}");
+    }
+}
