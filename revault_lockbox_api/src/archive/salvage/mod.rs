@@ -132,9 +132,11 @@ impl<S: ReadAt> Salvage<S> {
     pub fn verify(&self) -> Result<VerifyReport> {
         let mut visitor =
             super::verify::Checker::new(Box::new(self.view.entries.iter().cloned().map(Ok)), None);
-        visitor.report.pages = self.view.placed.len() as u64;
         self.walk_content(&mut visitor, false)?;
         let mut report = visitor.report;
+        // The scan authenticated every placed page, not only those the
+        // walk read again.
+        report.pages = self.view.placed.len() as u64;
         report.entries = self.view.entries.len() as u64;
         report.damaged.extend(self.lost_entries());
         report.lost = self.view.lost.clone();
