@@ -52,7 +52,7 @@ pub(crate) use sessions::{
 };
 pub(crate) use signature::{
     decode_signatures, encode_signatures, signed_message, Signature, FLAG_ADOPTS, HYBRID_PUBLIC_KEY_LEN,
-    HYBRID_SIGNATURE_LEN, MAX_HYBRID_SIGNATURES,
+    HYBRID_SIGNATURE_LEN, MAX_HYBRID_SIGNATURES, SCHEME_HYBRID,
 };
 pub(crate) use trailer::{Trailer, TRAILER_LEN};
 
