@@ -233,41 +233,6 @@ impl Read for SegmentReader<'_> {
     }
 }
 
-/// The data segments of a logical content `inner` (a sparse file read
-/// back with its holes), back to back: the holes are read and dropped.
-pub(crate) struct DataOnly<R> {
-    inner: R,
-    segments: Vec<(u64, u64)>,
-    seg: usize,
-    pos: u64,
-}
-
-impl<R: Read> DataOnly<R> {
-    pub(crate) fn new(inner: R, map: &SparseMap) -> DataOnly<R> {
-        DataOnly { inner, segments: map.segments().to_vec(), seg: 0, pos: 0 }
-    }
-}
-
-impl<R: Read> Read for DataOnly<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let Some(&(offset, len)) = self.segments.get(self.seg) else { return Ok(0) };
-        if self.pos < offset {
-            let skipped = io::copy(&mut (&mut self.inner).take(offset - self.pos), &mut io::sink())?;
-            self.pos += skipped;
-            if self.pos < offset {
-                return Ok(0);
-            }
-        }
-        let want = (offset + len - self.pos).min(buf.len() as u64) as usize;
-        let n = self.inner.read(&mut buf[..want])?;
-        self.pos += n as u64;
-        if self.pos == offset + len {
-            self.seg += 1;
-        }
-        Ok(n)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,13 +11,35 @@ use std::collections::HashMap;
 
 use super::{no_page, Archive};
 use crate::error::{Error, Result};
-use crate::format::{is_within, path_cmp, Entry, EntryKind, Extent, PagesLeaf, DIGEST_LEN};
+use crate::format::{is_within, path_cmp, Entry, EntryKind, PagesLeaf, SparseMap, DIGEST_LEN};
 use crate::index::page_key;
 use crate::storage::ReadAt;
 
-/// Paths hard links may name: where a linked file's content is and its
-/// digest, or `None` for a path a lookup found holding no linked file.
-type LinkTargets = HashMap<Vec<u8>, Option<(Extent, [u8; DIGEST_LEN])>>;
+/// Paths hard links may name: the linked file there, or `None` for a path
+/// a lookup found holding no linked file.
+type LinkTargets = HashMap<Vec<u8>, Option<LinkedFile>>;
+
+/// What a hard link repeats of the linked file it names (FORMAT.md §3.5,
+/// §3.5b): where its content is, its length, digest and sparse map. A
+/// link that differs in any of them would read other bytes than the file
+/// (a map differing, `cat` of the link wrote wrong bytes before failing).
+#[derive(Clone, PartialEq)]
+struct LinkedFile {
+    /// Its content's offset and stored length in the data stream.
+    at: (u64, u64),
+    size: u64,
+    sha256: [u8; DIGEST_LEN],
+    sparse: Option<SparseMap>,
+}
+
+impl LinkedFile {
+    /// The content `e` names: a linked file's, or a hard link's.
+    fn of(e: &Entry) -> Option<LinkedFile> {
+        let (size, sha256) = e.content()?;
+        let extent = e.extent?;
+        Some(LinkedFile { at: (extent.offset, extent.size), size, sha256: *sha256, sparse: e.sparse.clone() })
+    }
+}
 
 /// What a run of entries is checked for, entry by entry: paths strictly
 /// increasing, nothing below a file or symbolic link, each session's file
@@ -73,10 +95,9 @@ impl Checks {
     /// about to be checked names, looked up), so that the link is checked
     /// as a walk from the first entry would check it.
     pub(super) fn know_link_target(&mut self, target: &[u8], found: Option<&Entry>) {
-        let linked = found.and_then(|e| match (&e.kind, e.extent) {
-            (EntryKind::File { sha256, .. }, Some(extent)) if extent.linked => Some((extent, *sha256)),
-            _ => None,
-        });
+        let linked = found
+            .filter(|e| matches!(e.kind, EntryKind::File { .. }) && e.extent.is_some_and(|x| x.linked))
+            .and_then(LinkedFile::of);
         self.linked.insert(target.to_vec(), linked);
     }
 
@@ -99,7 +120,7 @@ impl Checks {
             return Err(Error::malformed("index entry", "content lies outside the data pages"));
         }
         match &e.kind {
-            EntryKind::File { sha256, .. } => {
+            EntryKind::File { .. } => {
                 let session = self.session_offsets.partition_point(|&o| o <= extent.offset).saturating_sub(1);
                 let end = self.session_offsets.get(session + 1).copied().unwrap_or(self.stream_len);
                 // Empty files take no bytes: only their range is checked.
@@ -111,7 +132,7 @@ impl Checks {
                     self.last_end[session] = extent.end();
                 }
                 if extent.linked && self.full {
-                    self.linked.insert(e.path.clone(), Some((extent, *sha256)));
+                    self.linked.insert(e.path.clone(), LinkedFile::of(&e));
                 }
             }
             EntryKind::Hardlink { target, sha256, size } => {
@@ -119,9 +140,8 @@ impl Checks {
                     return Err(Error::malformed("hard link", "does not name an earlier entry"));
                 }
                 let known = self.full || self.linked.contains_key(target);
-                let same = self.linked.get(target).copied().flatten().is_some_and(|(x, sha)| {
-                    (x.offset, x.size) == (extent.offset, extent.size) && &sha == sha256
-                });
+                let file = self.linked.get(target).and_then(Option::as_ref);
+                let same = file.is_some_and(|f| LinkedFile::of(&e).as_ref() == Some(f));
                 if known && !same && self.several_runs {
                     e.kind = EntryKind::File { size: *size, sha256: *sha256 };
                 } else if known && !same {

@@ -391,3 +391,48 @@ fn write_hostile_vectors() {
         }
     }
 }
+
+#[test]
+fn a_hard_link_whose_sparse_map_differs_from_its_files_is_refused() {
+    // B2: the link's map put the file's bytes elsewhere; `verify` and
+    // `extract` passed, `cat` of the link wrote 100 wrong bytes.
+    let map = SparseMap::new(vec![(0, 4), (100, 4)], 200).unwrap();
+    let linked_file = || {
+        let mut w = writer();
+        w.add_sparse_file("a", &meta(), map.clone(), 200, true, &b"headtail"[..]).unwrap();
+        w
+    };
+    let a = Archive::open(Cursor::new(linked_file().finish().unwrap()), &password()).unwrap();
+    let file = a.find(b"a").unwrap().unwrap();
+    let (size, sha256) = file.content().map(|(n, d)| (n, *d)).unwrap();
+    for (name, other) in [
+        ("the file's map", map.clone()),
+        ("another map", SparseMap::new(vec![(0, 4), (50, 4)], 200).unwrap()),
+    ] {
+        let mut w = linked_file();
+        let link = EntryKind::Hardlink { target: b"a".to_vec(), size, sha256 };
+        w.push_raw(Entry { path: b"h".to_vec(), kind: link, sparse: Some(other), ..file.clone() }).unwrap();
+        let bytes = w.finish().unwrap();
+        if name == "the file's map" {
+            let archive = Archive::open(Cursor::new(bytes), &password()).unwrap();
+            assert!(archive.verify().unwrap().is_ok(), "{name}");
+            continue;
+        }
+        let archive = Archive::open(Cursor::new(bytes.clone()), &password()).unwrap();
+        assert!(archive.open_file("h").map(drop).unwrap_err().is_authentication(), "{name}: cat");
+        refused(name, bytes);
+    }
+}
+
+#[test]
+fn a_size_no_file_system_can_hold_is_refused_by_every_reader() {
+    // B6: a sparse file of 2^64 - 1 bytes verified, and `extract` failed
+    // with "out of range integral type conversion attempted".
+    for size in [u64::MAX, 1 << 63] {
+        let mut w = writer();
+        let map = SparseMap::new(vec![(0, 2)], size).unwrap();
+        w.add_sparse_file("huge", &meta(), map, size, false, &b"ab"[..]).unwrap();
+        let err = refused("a size of 2^63 or more", w.finish().unwrap());
+        assert!(err.to_string().contains("2^63"), "{size}: {err}");
+    }
+}

@@ -108,8 +108,11 @@ pub(super) fn check_previous(
 }
 
 /// Follows the hash chain from `trailer` back to the first session
-/// (`verify`): one trailer read per session. Each previous trailer lies
-/// strictly before the one that names it, so the walk ends.
+/// (`verify`): one trailer and one session header read per session, each
+/// header checked against its trailer's `header_hash` and opened as
+/// `--session` would open it (FORMAT.md §6.1 step 7), so that a chain
+/// `verify` passes is one whose every state opens. Each previous trailer
+/// lies strictly before the one that names it, so the walk ends.
 pub(crate) fn check_chain(
     src: &dyn ReadAt,
     header: &HeaderPrefix,
@@ -119,6 +122,14 @@ pub(crate) fn check_chain(
     let mut at = trailer.clone();
     while at.previous_trailer != 0 {
         at = check_previous(src, header, content_key, &at)?;
+        let start = at.session_start(header.data_start());
+        let keys = SessionKeys::derive(content_key, &at.session_salt);
+        // Its bytes are committed to by the trailer's hash: whatever is
+        // wrong with them (a flipped byte, no key needed) is damage.
+        read_session_header(src, start, &at, &keys).map_err(|e| match e {
+            Error::Tampered { .. } => e,
+            other => Error::tampered(format!("the session header at byte {start} ({other})")),
+        })?;
     }
     Ok(())
 }

@@ -62,6 +62,9 @@ pub struct SessionSummary {
 /// Every session's record, oldest first, and its keys.
 pub(crate) struct SessionTable {
     records: Vec<SessionRecord>,
+    /// The state each session leaves, numbered from the records
+    /// ([`number_states`]); `None` for a merge.
+    states: Vec<Option<u64>>,
     keys: Vec<Arc<SessionKeys>>,
 }
 
@@ -87,9 +90,10 @@ impl SessionTable {
         {
             return Err(Error::malformed("sessions tree", "sessions out of order"));
         }
+        let states = number_states(&records)?;
         let keys =
             records.iter().map(|r| Arc::new(SessionKeys::derive(&archive.content_key, &r.salt))).collect();
-        Ok(SessionTable { records, keys })
+        Ok(SessionTable { records, states, keys })
     }
 
     /// Sessions, the create (or compaction) first.
@@ -134,28 +138,58 @@ impl SessionTable {
     }
 }
 
+/// The state each record leaves (FORMAT.md §3.7): a compaction, only
+/// ever the first record, holds the state it names; each change counts
+/// on from the state before it (the create is state 1); a merge changes
+/// nothing a reader sees and holds none. So states are unique and
+/// increasing by construction; one past `u64::MAX` is refused, not
+/// wrapped to 0.
+fn number_states(records: &[SessionRecord]) -> Result<Vec<Option<u64>>> {
+    let mut state = 0u64;
+    let mut states = Vec::with_capacity(records.len());
+    for (i, r) in records.iter().enumerate() {
+        let held = match r.summary.kind {
+            SessionKind::Change => Some(state.checked_add(1).ok_or_else(past_the_last_state)?),
+            SessionKind::Compaction if i == 0 => Some(r.summary.state),
+            SessionKind::Compaction => {
+                return Err(Error::malformed("sessions tree", "a compaction record after the first session"))
+            }
+            SessionKind::Merge => None,
+        };
+        state = held.unwrap_or(state);
+        states.push(held);
+    }
+    Ok(states)
+}
+
+fn past_the_last_state() -> Error {
+    Error::malformed("sessions tree", "a state numbered past the last number there is")
+}
+
 impl<S: ReadAt> Archive<S> {
+    /// The number the state a change appended now would leave: one past
+    /// the last state; refused where that is past `u64::MAX` (only a
+    /// forged compaction record can get there), never wrapped to 0.
+    pub(crate) fn next_state(&self) -> Result<u64> {
+        let last = self.sessions_table()?.states.iter().flatten().last().copied().unwrap_or(0);
+        last.checked_add(1).ok_or_else(past_the_last_state)
+    }
+
     /// Every write session, oldest first: reads the root's sessions tree
     /// (about 150 bytes a session), no entry, page or session header.
     pub fn history(&self) -> Result<Vec<SessionSummary>> {
-        let records = &self.sessions_table()?.records;
-        let mut state = 0;
+        let table = self.sessions_table()?;
+        let records = &table.records;
         let ends = records.iter().skip(1).map(|r| r.header_offset).chain([self.committed_len]);
         Ok(records
             .iter()
             .zip(ends)
-            .map(|(r, end)| {
+            .zip(&table.states)
+            .map(|((r, end), &state)| {
                 let s = &r.summary;
-                // A compaction holds the state it names; changes count on.
-                let held = match s.kind {
-                    SessionKind::Change => Some(state + 1),
-                    SessionKind::Compaction => Some(s.state),
-                    _ => None,
-                };
-                state = held.unwrap_or(state);
                 SessionSummary {
                     number: r.number,
-                    state: held,
+                    state,
                     created_ns: s.created_ns,
                     kind: s.kind,
                     label: s.label.clone(),
@@ -179,12 +213,14 @@ impl<S: ReadAt> Archive<S> {
         };
         let no_such = |asked: i64| Error::NoSuchState { asked, first, states: last };
         let chosen = match as_of {
+            // Numbered from the records, as `log` shows them: a state is
+            // found by its number, never by its place among the others.
+            AsOf::State(state @ 1..) => {
+                let asked = Some(state.unsigned_abs());
+                states.iter().find(|s| s.state == asked).copied().ok_or_else(|| no_such(state))?
+            }
             AsOf::State(state) => {
-                let index = match state {
-                    1.. => state.unsigned_abs().checked_sub(first),
-                    ..=-1 => (states.len() as u64).checked_sub(state.unsigned_abs()),
-                    0 => None,
-                };
+                let index = (states.len() as u64).checked_sub(state.unsigned_abs()).filter(|_| state != 0);
                 index.and_then(|i| states.get(i as usize).copied()).ok_or_else(|| no_such(state))?
             }
             AsOf::Time(at_ns) => match states.iter().rposition(|s| s.created_ns <= at_ns) {
@@ -274,5 +310,56 @@ impl<S: ReadAt> Archive<S> {
     /// The session whose pages hold data-stream offset `at`.
     pub(crate) fn session_at(&self, at: u64) -> Result<usize> {
         Ok(self.sessions_table()?.at_stream(at))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::Summary;
+
+    fn record(kind: SessionKind, state: u64) -> SessionRecord {
+        let summary = Summary {
+            created_ns: 0,
+            kind,
+            label: String::new(),
+            stored: 0,
+            removed: 0,
+            entries: 0,
+            signers: Vec::new(),
+            state,
+        };
+        SessionRecord {
+            number: 0,
+            salt: [0; 32],
+            first_page: 0,
+            stream_start: 0,
+            header_offset: 0,
+            pages: TreeTop::default(),
+            summary,
+        }
+    }
+
+    #[test]
+    fn states_are_numbered_from_the_records_and_never_wrap() {
+        use SessionKind::{Change, Compaction, Merge};
+        let states = |records: &[(SessionKind, u64)]| {
+            number_states(&records.iter().map(|&(k, s)| record(k, s)).collect::<Vec<_>>())
+        };
+        let numbered = states(&[(Compaction, 7), (Merge, 0), (Change, 0), (Change, 0)]).unwrap();
+        assert_eq!(numbered, [Some(7), None, Some(8), Some(9)]);
+        assert_eq!(states(&[(Change, 0), (Change, 0)]).unwrap(), [Some(1), Some(2)]);
+        // B4: a compaction after the first session would take the states
+        // back (`log` and `--session` disagreed); B5: one past the last
+        // number wrapped to state 0, and `compact` kept that.
+        for bad in [
+            &[(Change, 0), (Compaction, 1)][..],
+            &[(Change, 0), (Compaction, 9)],
+            &[(Compaction, u64::MAX), (Change, 0)],
+        ] {
+            let err = states(bad).unwrap_err();
+            assert!(matches!(err, Error::Malformed(_)), "{bad:?}: {err}");
+        }
+        assert_eq!(states(&[(Compaction, u64::MAX), (Merge, 0)]).unwrap(), [Some(u64::MAX), None]);
     }
 }

@@ -161,6 +161,7 @@ pub(crate) fn open_data_page_into(
     }
     let aad = frame.aad(archive_id);
     let len = record.plain_len as usize;
+    let malformed = |why| Error::StoredForm { what: format!("page {number}"), why };
     match record.codec {
         Codec::Raw if framed.len() == FRAME_LEN + len + TAG_LEN => {
             match keys.open_page_out(PageNonce::data(number), &aad, framed, FRAME_LEN, spare) {
@@ -170,14 +171,25 @@ pub(crate) fn open_data_page_into(
         }
         Codec::Zstd => match keys.open_page_in_place(PageNonce::data(number), &aad, &mut framed[FRAME_LEN..])
         {
-            Ok(body) if decompress_into(&framed[FRAME_LEN..FRAME_LEN + body], len, &mut spare) => {
-                (Ok(spare), framed)
-            }
-            _ => (Err(damaged()), spare),
+            Ok(body) => match decompress_into(&framed[FRAME_LEN..FRAME_LEN + body], len, &mut spare) {
+                Ok(()) => (Ok(spare), framed),
+                Err(why) => (Err(malformed(why)), spare),
+            },
+            Err(_) => (Err(damaged()), spare),
         },
-        Codec::Raw => (Err(damaged()), spare),
+        // Authenticated first: a raw page of the wrong length that opens
+        // was written so by a key holder; one that does not is damage.
+        Codec::Raw => {
+            match keys.open_page_in_place(PageNonce::data(number), &aad, &mut framed[FRAME_LEN..]) {
+                Ok(_) => (Err(malformed(RAW_LENGTH)), spare),
+                Err(_) => (Err(damaged()), spare),
+            }
+        }
     }
 }
+
+/// What a raw unit whose length is not its plain length breaks.
+const RAW_LENGTH: &str = "it is stored raw at another length than its plain length";
 
 /// Compresses (when it pays) and seals index node `id`.
 pub(crate) fn seal_index_node(
@@ -210,7 +222,7 @@ pub(crate) fn open_index_node(
     framed.drain(..FRAME_LEN);
     keys.open_index(PageNonce::index_node(id), &frame.aad(archive_id), &mut framed)
         .map_err(|_| Error::tampered(what()))?;
-    expand(child.codec, framed, child.plain_len).ok_or_else(|| Error::tampered(what()))
+    expand(child.codec, framed, child.plain_len).map_err(|why| Error::StoredForm { what: what(), why })
 }
 
 /// Compresses and seals the root: always one zstd frame, so that its
@@ -251,7 +263,7 @@ pub(crate) fn open_root(
     keys.open_index(PageNonce::single(), &frame.aad(archive_id), &mut framed)
         .map_err(|_| Error::tampered("index root"))?;
     expand(Codec::Zstd, framed, trailer.root_plain_len)
-        .ok_or_else(|| Error::tampered("index root (bad zstd frame)"))
+        .map_err(|why| Error::StoredForm { what: "index root".into(), why })
 }
 
 /// Seals a session header's body under the session's index key, with
@@ -271,9 +283,73 @@ pub(crate) fn open_session_body(keys: &SessionKeys, clear: &[u8], mut sealed: Ve
 
 /// The plaintext of an opened unit: as is, or decompressed to exactly
 /// `plain_len` bytes.
-fn expand(codec: Codec, bytes: Vec<u8>, plain_len: u32) -> Option<Vec<u8>> {
+fn expand(codec: Codec, bytes: Vec<u8>, plain_len: u32) -> std::result::Result<Vec<u8>, &'static str> {
     match codec {
-        Codec::Raw => (bytes.len() == plain_len as usize).then_some(bytes),
+        Codec::Raw if bytes.len() == plain_len as usize => Ok(bytes),
+        Codec::Raw => Err(RAW_LENGTH),
         Codec::Zstd => decompress(&bytes, plain_len as usize),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crypto::ContentKey;
+
+    const ID: [u8; ARCHIVE_ID_LEN] = [9; ARCHIVE_ID_LEN];
+
+    /// Data page 7 with the stored form `stored` as a key holder seals it:
+    /// its frame, hash and tag all check. Returns its record and bytes.
+    fn sealed(
+        keys: &SessionKeys,
+        codec: Codec,
+        plain_len: u32,
+        mut stored: Vec<u8>,
+    ) -> (PageRecord, Vec<u8>) {
+        let stored_len = (stored.len() + TAG_LEN) as u32;
+        let frame = Frame::page(7, codec, plain_len, stored_len);
+        keys.seal_page(PageNonce::data(7), &frame.aad(&ID), &mut stored);
+        let encoded = frame.encode();
+        let hash = unit_hash(&encoded, &stored);
+        (PageRecord { offset: 0, stored_len, plain_len, codec, hash }, [&encoded[..], &stored].concat())
+    }
+
+    #[test]
+    fn a_wrong_stored_form_that_authenticates_is_malformed_not_damage() {
+        let keys = SessionKeys::derive(&ContentKey::from_bytes(&[1; 32]), &[2; 32]);
+        let plain = b"a page of text, a page of text. ".repeat(64);
+        let len = plain.len() as u32;
+        let frame = zstd::bulk::compress(&plain, 3).unwrap();
+        let mut undeclared = zstd::bulk::Compressor::new(3).unwrap();
+        undeclared.set_parameter(zstd::zstd_safe::CParameter::ContentSizeFlag(false)).unwrap();
+        let undeclared = undeclared.compress(&plain).unwrap();
+        let skippable = [&[0x50, 0x2a, 0x4d, 0x18, 4, 0, 0, 0][..], &[0; 4], &frame].concat();
+        // 16 MiB of zeros in a few hundred bytes, the page saying 2 KiB:
+        // refused from the frame's header, before any is decompressed.
+        let bomb = zstd::bulk::compress(&vec![0u8; 16 << 20], 1).unwrap();
+        let (record, bytes) = sealed(&keys, Codec::Zstd, len, frame.clone());
+        assert_eq!(open_data_page(&keys, &ID, 7, &record, bytes).unwrap(), plain);
+        let cases = [
+            ("trailing bytes", Codec::Zstd, len, [&frame[..], b"x"].concat()),
+            ("a second frame", Codec::Zstd, 2 * len, [&frame[..], &frame].concat()),
+            ("a skippable frame first", Codec::Zstd, len, skippable),
+            ("no declared size", Codec::Zstd, len, undeclared),
+            ("a declared size that is not plain_len", Codec::Zstd, len - 1, frame.clone()),
+            ("a zstd bomb", Codec::Zstd, len, bomb),
+            ("a raw page of another length", Codec::Raw, len, plain.clone()[1..].to_vec()),
+        ];
+        for (name, codec, plain_len, stored) in cases {
+            let (record, bytes) = sealed(&keys, codec, plain_len, stored);
+            let err = open_data_page(&keys, &ID, 7, &record, bytes.clone()).unwrap_err();
+            assert!(matches!(err, Error::StoredForm { .. }), "{name}: {err}");
+            assert!(err.to_string().contains("page 7 authenticates, but"), "{name}: {err}");
+            // The same bytes, one flipped: damage, as before.
+            let mut flipped = bytes;
+            *flipped.last_mut().unwrap() ^= 1;
+            let mut record = record;
+            record.hash = unit_hash(&flipped[..FRAME_LEN], &flipped[FRAME_LEN..]);
+            let err = open_data_page(&keys, &ID, 7, &record, flipped).unwrap_err();
+            assert!(matches!(err, Error::DamagedPage { number: 7 }), "{name}, flipped: {err}");
+        }
     }
 }

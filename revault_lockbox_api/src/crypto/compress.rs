@@ -87,9 +87,35 @@ fn window_log(len: usize) -> u32 {
     len.next_power_of_two().trailing_zeros().max(MIN_WINDOW_LOG)
 }
 
+/// The bytes that start a zstd frame (RFC 8878 §3.1.1); a skippable
+/// frame's differ.
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+
+/// FORMAT.md §3.4's rule for a unit stored compressed: exactly one zstd
+/// frame (not a skippable one), declaring a content size equal to the
+/// unit's `plain_len`, and nothing after it. Checked from the frame's
+/// header before anything is decompressed; `Err` says what is wrong.
+pub(crate) fn check_form(frame: &[u8], len: usize) -> Result<(), &'static str> {
+    if !frame.starts_with(&ZSTD_MAGIC) {
+        return Err("it does not start with a zstd frame");
+    }
+    if !matches!(zstd::zstd_safe::find_frame_compressed_size(frame), Ok(n) if n == frame.len()) {
+        return Err("it is not exactly one zstd frame");
+    }
+    if !matches!(zstd::zstd_safe::get_frame_content_size(frame), Ok(Some(n)) if n == len as u64) {
+        return Err("its zstd frame does not declare its plain length");
+    }
+    Ok(())
+}
+
+/// What [`decompress_into`] and [`decompress`] say of a frame that
+/// passes [`check_form`] and still does not give its length.
+const WRONG_LENGTH: &str = "its zstd frame does not decompress to its plain length";
+
 /// Decompresses exactly `len` bytes into `out` (replacing what it held);
 /// `out` grows only when its capacity is below `len`.
-pub(super) fn decompress_into(frame: &[u8], len: usize, out: &mut Vec<u8>) -> bool {
+pub(super) fn decompress_into(frame: &[u8], len: usize, out: &mut Vec<u8>) -> Result<(), &'static str> {
+    check_form(frame, len)?;
     out.clear();
     out.reserve(len);
     DECOMPRESSOR.with(|cell| {
@@ -97,22 +123,20 @@ pub(super) fn decompress_into(frame: &[u8], len: usize, out: &mut Vec<u8>) -> bo
         if cell.is_none() {
             *cell = zstd::bulk::Decompressor::new().ok();
         }
-        let Some(context) = cell.as_mut() else { return false };
+        let Some(context) = cell.as_mut() else { return Err(WRONG_LENGTH) };
         // A frame that holds more than `len` fails or is refused.
-        matches!(context.decompress_to_buffer(frame, out), Ok(n) if n == len)
+        match context.decompress_to_buffer(frame, out) {
+            Ok(n) if n == len => Ok(()),
+            _ => Err(WRONG_LENGTH),
+        }
     })
 }
 
 /// Decompresses exactly `len` bytes, never allocating more.
-pub(crate) fn decompress(frame: &[u8], len: usize) -> Option<Vec<u8>> {
-    DECOMPRESSOR.with(|cell| {
-        let mut cell = cell.borrow_mut();
-        if cell.is_none() {
-            *cell = Some(zstd::bulk::Decompressor::new().ok()?);
-        }
-        let out = cell.as_mut()?.decompress(frame, len).ok()?;
-        (out.len() == len).then_some(out)
-    })
+pub(crate) fn decompress(frame: &[u8], len: usize) -> Result<Vec<u8>, &'static str> {
+    let mut out = Vec::new();
+    decompress_into(frame, len, &mut out)?;
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -143,7 +167,7 @@ mod tests {
         assert!(compress_into(&text, 3, &mut frame));
         let c = frame;
         assert_eq!(decompress(&c, text.len()).unwrap(), text);
-        assert!(decompress(&c, text.len() - 1).is_none());
+        assert!(decompress(&c, text.len() - 1).is_err());
     }
 
     #[test]

@@ -79,6 +79,7 @@ impl Error {
                 | Error::Key(KeyError::PluginRefused { .. })
                 | Error::Tampered { .. }
                 | Error::DamagedPage { .. }
+                | Error::StoredForm { .. }
                 | Error::Malformed(_)
                 | Error::UnsupportedVersion { .. }
                 | Error::ChecksumMismatch { .. }

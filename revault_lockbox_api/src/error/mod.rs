@@ -132,6 +132,17 @@ pub enum Error {
         /// The page's number.
         number: u64,
     },
+    /// A sealed unit authenticated, so someone holding the key wrote it,
+    /// but its stored form breaks FORMAT.md §3.4 (a zstd frame that is
+    /// not exactly one frame of its plain length, a raw unit of another
+    /// length): malformed, not damaged, and refused by every reader.
+    #[error("archive is corrupted or not a lockbox archive: {what} authenticates, but {why}")]
+    StoredForm {
+        /// Which unit ("page 12", "index root").
+        what: String,
+        /// What is wrong with its stored form.
+        why: &'static str,
+    },
     /// Bytes read from the archive do not form a valid structure. The
     /// message includes the [`DecodeError`], which is not also returned
     /// by `source()`: it is printed once.

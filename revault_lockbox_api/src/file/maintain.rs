@@ -20,7 +20,6 @@ use crate::error::{Error, Result};
 use crate::format::{Entry, EntryKind, PagesLeaf, SessionKind};
 use crate::keys::Unlock;
 use crate::session::{ArchiveWriter, CreateOptions, SessionStart};
-use crate::sparse::DataOnly;
 use crate::storage::ReadAt;
 
 impl ArchiveUpdater {
@@ -260,10 +259,9 @@ pub(super) fn copy_content<W: Write, S: ReadAt>(
 ) -> Result<Option<PagesLeaf>> {
     let size = entry.content().map_or(0, |(size, _)| size);
     let meta = &entry.meta;
-    let mut content = archive.content_reader(entry, leaf)?.reading_ahead();
+    let mut content = archive.content_reader(entry, leaf)?.reading_ahead().stored_only();
     let n = if let Some(map) = entry.sparse_map() {
-        let data = DataOnly::new(&mut content, map);
-        let stored = writer.add_sparse_file(&entry.path, meta, map.clone(), size, linked, data)?;
+        let stored = writer.add_sparse_file(&entry.path, meta, map.clone(), size, linked, &mut content)?;
         if stored == map.stored_len() {
             size
         } else {

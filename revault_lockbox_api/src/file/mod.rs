@@ -6,6 +6,8 @@
 //! by a source (`walk/`, `tarstream/`).
 
 mod atomic;
+#[cfg(test)]
+mod chain_tests;
 mod changes;
 mod create;
 mod lock;

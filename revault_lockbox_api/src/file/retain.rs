@@ -46,8 +46,11 @@ pub(super) fn write_kept<W: Write>(
     let (first, later) = kept.split_first().ok_or_else(inconsistent)?;
     let state = |s: &SessionSummary| archive.after_session(s.number);
     let (archive_id, content_key, _) = archive.append_point();
-    // Numbered on from the old archive's sessions.
-    let number = archive.chain_point().0.checked_add(1).ok_or_else(|| too_many(path))?;
+    // Numbered on from the old archive's sessions; at the last number
+    // (FORMAT.md §3.7: a session number never wraps within a chain) from 0
+    // again, which the rewrite may, since it starts a new chain: so the
+    // remedy every writer names at the session limit works there too.
+    let number = archive.chain_point().0.checked_add(1).unwrap_or(0);
     let start = SessionStart {
         number,
         kind: SessionKind::Compaction,

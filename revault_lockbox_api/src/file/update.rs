@@ -302,6 +302,10 @@ impl ArchiveUpdater {
         let (last, _, commit) = self.archive.chain_point();
         let root = self.archive.root();
         let number = last.checked_add(1).ok_or_else(|| Error::TooManySessions { path: self.path.clone() })?;
+        if kind == SessionKind::Change {
+            // A change counts the states on: refused at the last number.
+            self.archive.next_state()?;
+        }
         let start = SessionStart {
             archive_id,
             position: end,

@@ -18,7 +18,7 @@
 use super::codec::{malformed, Decoder, Encoder};
 use super::extra::{decode_extra, Extra, SparseMap, KIND_HAS_EXTRA};
 use super::metadata::Metadata;
-use super::{check_entry_path, check_symlink_target, DecodeError, DIGEST_LEN, MAX_PATH_LEN};
+use super::{check_entry_path, check_symlink_target, DecodeError, DIGEST_LEN, MAX_FILE_SIZE, MAX_PATH_LEN};
 
 /// One archived path and its metadata.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -266,6 +266,9 @@ fn decode_entry(d: &mut Decoder<'_>) -> Result<Entry, DecodeError> {
         }
         _ => return Err(malformed("index entry", "unknown entry kind")),
     };
+    if extent.is_some_and(|x| x.size > MAX_FILE_SIZE) {
+        return Err(malformed("index entry", "a size of 2^63 bytes or more"));
+    }
     let mut meta = Metadata::new(mode, uid, gid, mtime_secs, mtime_nanos);
     let sparse = if has_extra { decode_extra(d, extent.map(|x| x.size), &mut meta)? } else { None };
     // A sparse file's data stream holds only its segments.

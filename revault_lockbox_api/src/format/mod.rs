@@ -53,7 +53,7 @@ pub(crate) use sessions::{
 };
 pub(crate) use signature::{
     decode_signatures, encode_signatures, signed_message, Signature, FLAG_ADOPTS, HYBRID_PUBLIC_KEY_LEN,
-    HYBRID_SIGNATURE_LEN, MAX_HYBRID_SIGNATURES,
+    HYBRID_SIGNATURE_LEN, MAX_HYBRID_SIGNATURES, SCHEME_HYBRID,
 };
 pub(crate) use trailer::{Trailer, TRAILER_LEN};
 pub(crate) use walk_rules::WalkRecord;
@@ -165,6 +165,10 @@ pub(crate) const MAX_XATTR_VALUE_LEN: usize = 64 << 10;
 /// and their lengths): a largest value and room for more, while the
 /// largest entry still fits one index node.
 pub(crate) const MAX_XATTRS_LEN: usize = 72 << 10;
+/// Largest logical size of a file or hard link: a file system's `off_t`
+/// is signed, so no file of 2^63 bytes or more can be restored, and every
+/// reader refuses such an entry (FORMAT.md §3.5), not only `extract`.
+pub(crate) const MAX_FILE_SIZE: u64 = i64::MAX as u64;
 /// Most data segments of one sparse file's map (16 bytes each); a file
 /// with more is stored with its smallest holes filled.
 pub(crate) const MAX_SPARSE_SEGMENTS: usize = 1024;

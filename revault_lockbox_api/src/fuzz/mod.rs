@@ -115,6 +115,9 @@ pub fn archive(data: &[u8]) {
         let _ = a.verify();
         let _ = a.info();
         let _ = a.find(b"a");
+        // The states' numbering and the earlier states the chain commits to.
+        let _ = a.history();
+        let _ = a.at(crate::archive::AsOf::State(1)).map(|s| s.verify());
     }
 }
 

@@ -77,6 +77,18 @@ impl LateSlots {
 impl<W: Write> ArchiveWriter<W> {
     /// [`new`](Self::new) with the keys already gathered.
     pub(crate) fn with_keys(out: W, keys: &KeySet, options: CreateOptions) -> Result<Self> {
+        Self::with_keys_shaped(out, keys, options, |start| start)
+    }
+
+    /// [`with_keys`](Self::with_keys), its first session as `shape` makes
+    /// it from a create's: tests build archives at the format's limits
+    /// (a session numbered `u32::MAX`, a compaction holding the last state).
+    pub(crate) fn with_keys_shaped(
+        out: W,
+        keys: &KeySet,
+        options: CreateOptions,
+        shape: impl FnOnce(SessionStart) -> SessionStart,
+    ) -> Result<Self> {
         let (archive_id, content_key) = new_archive_keys(&options)?;
         let slots = keys.slots(&archive_id, &content_key, options.kdf)?;
         let in_use = slots.iter().filter(|s| !matches!(s, KeySlot::Empty)).count();
@@ -84,20 +96,22 @@ impl<W: Write> ArchiveWriter<W> {
         debug_assert_eq!(labels.len(), in_use);
         let header =
             HeaderPrefix::fitting_labeled(archive_id, &slots, &labels).encode_labeled(&slots, &labels);
-        Self::begin(out, archive_id, &content_key, &header, options)
+        Self::begin(out, archive_id, &content_key, &header, options, shape)
     }
 
     /// Writes `header` (the prefix and the slot table), and starts the
-    /// first session.
+    /// first session (as `shape` makes it).
     pub(super) fn begin(
         mut out: W,
         archive_id: [u8; ARCHIVE_ID_LEN],
         content_key: &ContentKey,
         header: &[u8],
         options: CreateOptions,
+        shape: impl FnOnce(SessionStart) -> SessionStart,
     ) -> Result<Self> {
         out.write_all(header).map_err(Error::stream("writing the archive header"))?;
-        Self::session(out, content_key, SessionStart::first(archive_id, header.len() as u64), options)
+        let start = shape(SessionStart::first(archive_id, header.len() as u64));
+        Self::session(out, content_key, start, options)
     }
 }
 
@@ -124,7 +138,7 @@ impl<W: Write> ArchiveWriter<W> {
         let (late, prefix) = LateSlots::start(keys, archive_id, &content_key, options.kdf)?;
         out.write_slots_last(late);
         let header = prefix.encode_with(&vec![KeySlot::Empty; KEY_SLOTS]);
-        Self::begin(out, archive_id, &content_key, &header, options)
+        Self::begin(out, archive_id, &content_key, &header, options, |start| start)
     }
 }
 

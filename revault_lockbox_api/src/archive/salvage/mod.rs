@@ -10,7 +10,9 @@ mod view;
 
 use std::sync::Arc;
 
-use super::{read_prefix, read_slots, ContentSource, ContentVisitor, Damage, OpenOptions, VerifyReport};
+use super::{
+    read_prefix, read_slots, Archive, ContentSource, ContentVisitor, Damage, OpenOptions, VerifyReport,
+};
 use crate::crypto::{open_data_page, ContentKey};
 use crate::error::{Error, Result};
 use crate::format::{Entry, ARCHIVE_ID_LEN};
@@ -56,7 +58,18 @@ impl<S: ReadAt> Salvage<S> {
         let found = scan::scan(&src, file_len, &header, &content_key)?;
         let keys = found.sessions.iter().map(|s| Arc::clone(&s.keys)).collect();
         let last_number = found.sessions.iter().filter_map(|s| s.info.as_ref().map(|i| i.number)).max();
-        let view = view::prove(found)?;
+        let mut view = view::prove(found)?;
+        // One rule for "committed" (FORMAT.md §6.1, §6.6): the state a
+        // normal read opens, or a line saying why none does, so that a
+        // salvaged archive never verifies (or extracts) as whole, however
+        // much of it the scan proves.
+        if let Err(e) = Archive::reopen(&src, &content_key, OpenOptions::new()).and_then(|a| a.check_index())
+        {
+            if !e.is_authentication() {
+                return Err(e);
+            }
+            view.lost.insert(0, format!("{e}: no committed state opens through its trailer and index"));
+        }
         Ok(Salvage {
             src,
             archive_id: header.archive_id,
@@ -119,9 +132,11 @@ impl<S: ReadAt> Salvage<S> {
     pub fn verify(&self) -> Result<VerifyReport> {
         let mut visitor =
             super::verify::Checker::new(Box::new(self.view.entries.iter().cloned().map(Ok)), None);
-        visitor.report.pages = self.view.placed.len() as u64;
         self.walk_content(&mut visitor, false)?;
         let mut report = visitor.report;
+        // The scan authenticated every placed page, not only those the
+        // walk read again.
+        report.pages = self.view.placed.len() as u64;
         report.entries = self.view.entries.len() as u64;
         report.damaged.extend(self.lost_entries());
         report.lost = self.view.lost.clone();

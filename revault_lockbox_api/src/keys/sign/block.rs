@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use super::key::{Fingerprint, SessionSignature, SigningKey, VerifyingKey};
 use crate::error::KeyError;
-use crate::format::{encode_signatures, Hash, Signature, ARCHIVE_ID_LEN, FLAG_ADOPTS, MAX_HYBRID_SIGNATURES};
+use crate::format::{
+    encode_signatures, Hash, Signature, ARCHIVE_ID_LEN, FLAG_ADOPTS, MAX_HYBRID_SIGNATURES, SCHEME_HYBRID,
+};
 
 /// One signature of a session, checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,7 +72,10 @@ pub(crate) fn check_signatures(
 }
 
 fn check_one(archive_id: &[u8; ARCHIVE_ID_LEN], commit: &Hash, stored: &Signature) -> SignatureCheck {
-    let signer = <[u8; 32]>::try_from(&stored.key_id[..]).ok().map(Fingerprint);
+    // Only scheme 1 names its key by a fingerprint: another scheme's key
+    // id is no fingerprint, whatever its length, and is not shown as one.
+    let named = (stored.scheme == SCHEME_HYBRID).then_some(&stored.key_id[..]);
+    let signer = named.and_then(|id| <[u8; 32]>::try_from(id).ok()).map(Fingerprint);
     let Some(hybrid) = stored.as_hybrid() else {
         return SignatureCheck { signer, valid: false, adopts: false };
     };
@@ -111,11 +116,15 @@ mod tests {
         // Truncated, or of an unknown scheme: not valid, not a panic.
         let short = Signature { value: sigs[0].value[..100].to_vec(), ..sigs[0].clone() };
         assert!(!check_one(&[1; 16], &[2; 32], &short).valid);
-        let other = Signature { scheme: 7, key_id: vec![1; 3], ..sigs[0].clone() };
-        assert_eq!(
-            check_one(&[1; 16], &[2; 32], &other),
-            SignatureCheck { signer: None, valid: false, adopts: false }
-        );
+        // An unknown scheme's key id is no fingerprint, even of 32 bytes
+        // (one was shown as a made-up `lbsig1…`; JSON.md says null).
+        for key_id in [vec![1; 3], vec![1; 32]] {
+            let other = Signature { scheme: 7, key_id, ..sigs[0].clone() };
+            assert_eq!(
+                check_one(&[1; 16], &[2; 32], &other),
+                SignatureCheck { signer: None, valid: false, adopts: false }
+            );
+        }
         assert!(sign_block(&[], &[1; 16], &[2; 32], false).is_err());
         assert!(sign_block(&vec![a; 13], &[1; 16], &[2; 32], false).is_err());
     }

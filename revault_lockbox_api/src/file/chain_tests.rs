@@ -1,0 +1,167 @@
+//! Hostile and damaged archives of the commit rule, the states' numbering
+//! and the rewrites (issue 46: B1, B3, B5, B7, B8): every reader agrees on
+//! what is committed, `verify` passes only a chain whose every state
+//! opens, state numbers never wrap, a rewrite costs what is stored, and
+//! the remedy a writer names at a limit works.
+
+use std::io::Cursor;
+use std::path::Path;
+
+use crate::archive::{is_salvageable, Archive, AsOf, OpenOptions, Salvage};
+use crate::crypto::{KdfParams, Password, SessionKeys};
+use crate::error::Error;
+use crate::file::{ArchiveUpdater, UpdateOptions};
+use crate::format::{SessionKind, Trailer, SESSION_HEADER_CLEAR_LEN, TRAILER_LEN};
+use crate::keys::KeySet;
+use crate::session::{ArchiveWriter, CreateOptions, Metadata, SessionStart};
+
+fn password() -> Password {
+    Password::from("chain")
+}
+
+fn options() -> CreateOptions {
+    CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS).page_size(4096)
+}
+
+/// An archive of one small file whose first session `shape` makes.
+fn shaped(shape: impl FnOnce(SessionStart) -> SessionStart) -> Vec<u8> {
+    let keys = KeySet::from(&password());
+    let mut w = ArchiveWriter::with_keys_shaped(Vec::new(), &keys, options(), shape).unwrap();
+    w.add_file("a", &Metadata::new(0o644, 0, 0, 1_700_000_000, 0), 3, &b"abc"[..]).unwrap();
+    w.finish().unwrap()
+}
+
+/// Adds a file `name` to the archive at `path` in a session of its own.
+fn add(path: &Path, name: &str) -> crate::error::Result<()> {
+    let src = path.with_extension("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(src.join(name), name).unwrap();
+    let updater = ArchiveUpdater::open(path, &password(), UpdateOptions::new())?;
+    updater.add(&src, &[name.into()]).map(drop)
+}
+
+/// `bytes` with the last trailer changed by `lie` and tagged again under
+/// its session's key: what anyone holding the key can write.
+fn forged_trailer(bytes: &[u8], lie: impl FnOnce(&mut Trailer)) -> Vec<u8> {
+    let a = Archive::open(Cursor::new(bytes.to_vec()), &password()).unwrap();
+    let (_, content_key, _) = a.append_point();
+    let at = bytes.len() - TRAILER_LEN;
+    let mut trailer = Trailer::parse(bytes[at..].try_into().unwrap()).unwrap();
+    lie(&mut trailer);
+    trailer.tag = SessionKeys::derive(content_key, &trailer.session_salt).trailer_tag(&trailer.body());
+    let mut forged = bytes.to_vec();
+    forged[at..].copy_from_slice(&trailer.encode());
+    forged
+}
+
+#[test]
+fn a_salvaged_archive_never_verifies_even_when_the_scan_proves_every_entry() {
+    let bytes = shaped(|s| s);
+    let intact = Salvage::scan(Cursor::new(bytes.clone()), &password(), OpenOptions::new()).unwrap();
+    assert!(intact.verify().unwrap().is_ok(), "an intact archive's scan loses nothing");
+    // What §6.1 checks of a trailer that authenticates (B1's cases).
+    type Lie = fn(&mut Trailer);
+    let lies: [(&str, Lie); 3] = [
+        ("header_hash", |t| t.header_hash[0] ^= 1),
+        ("root_hash", |t| t.root_hash[0] ^= 1),
+        ("previous_hash of a first session", |t| t.previous_hash[0] ^= 1),
+    ];
+    for (name, lie) in lies {
+        let forged = forged_trailer(&bytes, lie);
+        let err = Archive::open(Cursor::new(forged.clone()), &password()).unwrap_err();
+        assert!(err.is_authentication(), "{name}: {err}");
+        let salvage = Salvage::scan(Cursor::new(forged), &password(), OpenOptions::new()).unwrap();
+        assert_eq!(salvage.entries().len(), 1, "{name}: the scan proves the file");
+        let report = salvage.verify().unwrap();
+        assert!(!report.is_ok(), "{name}: verify of a salvage passed: {report:?}");
+        assert!(report.lost[0].contains(&err.to_string()), "{name}: {:?} without {err}", report.lost);
+        let dest = tempfile::tempdir().unwrap();
+        let extracted = salvage.extract(dest.path(), &crate::extract::ExtractOptions::new().sync(false));
+        assert!(!extracted.unwrap().lost.is_empty(), "{name}: extract --keep-going reported nothing lost");
+    }
+}
+
+#[test]
+fn verify_opens_every_session_header_the_chain_commits_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.lbox");
+    std::fs::write(&path, shaped(|s| s)).unwrap();
+    add(&path, "b").unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let a = Archive::open(Cursor::new(bytes.clone()), &password()).unwrap();
+    assert!(a.verify().unwrap().is_ok());
+    assert!(a.at(AsOf::State(1)).is_ok());
+    // B3: one byte of the first session's sealed header body, no key
+    // needed: the last state is proven, the first no longer opens.
+    let mut flipped = bytes;
+    flipped[a.data_start() as usize + SESSION_HEADER_CLEAR_LEN + 1] ^= 1;
+    let a = Archive::open(Cursor::new(flipped), &password()).unwrap();
+    let err = a.at(AsOf::State(1)).map(drop).unwrap_err();
+    assert!(is_salvageable(&err), "{err}");
+    let report = a.verify().unwrap();
+    assert!(!report.is_ok(), "verify passed a chain whose first state does not open");
+    assert!(report.lost.iter().any(|l| l.contains("session header")), "{:?}", report.lost);
+}
+
+#[test]
+fn no_writer_wraps_the_state_count() {
+    // B5: a compaction holding the last state there is. A change after it
+    // would be state 0: `compact` then kept an archive nothing opened.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.lbox");
+    let at_the_last = |s| SessionStart { kind: SessionKind::Compaction, state: u64::MAX, ..s };
+    std::fs::write(&path, shaped(at_the_last)).unwrap();
+    let a = Archive::open(std::fs::File::open(&path).unwrap(), &password()).unwrap();
+    assert_eq!(a.history().unwrap()[0].state, Some(u64::MAX));
+    let before = std::fs::read(&path).unwrap();
+    let err = add(&path, "b").unwrap_err();
+    assert!(matches!(err, Error::Malformed(_)), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap(), before, "the refused add left nothing behind");
+}
+
+#[test]
+fn compact_at_the_session_limit_renumbers_and_the_archive_changes_again() {
+    // B8: the last session number there is. `add` names `compact` as the
+    // remedy; `compact` refused in the same words, so nothing could ever
+    // change the archive again.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.lbox");
+    std::fs::write(&path, shaped(|s| SessionStart { number: u32::MAX, ..s })).unwrap();
+    let err = add(&path, "b").unwrap_err();
+    assert!(matches!(err, Error::TooManySessions { .. }), "{err}");
+    ArchiveUpdater::compact(&path, &password(), UpdateOptions::new()).unwrap();
+    let a = Archive::open(std::fs::File::open(&path).unwrap(), &password()).unwrap();
+    assert_eq!(a.last_session().number, 0, "renumbered from 0");
+    assert_eq!(a.history().unwrap()[0].state, Some(1), "the state kept keeps its number");
+    add(&path, "b").unwrap();
+    let a = Archive::open(std::fs::File::open(&path).unwrap(), &password()).unwrap();
+    assert_eq!((a.last_session().number, a.entry_count()), (1, 2));
+    assert!(a.verify().unwrap().is_ok());
+}
+
+#[test]
+fn compact_of_a_huge_sparse_file_costs_what_is_stored() {
+    // B7: 4.7 KB declaring a 1 PiB sparse file kept `compact` (and
+    // `key add`'s rewrite, the same copy) reading zeros for hours.
+    let (size, far) = (1u64 << 50, 1u64 << 49);
+    let map = crate::format::SparseMap::new(vec![(0, 4), (far, 4)], size).unwrap();
+    let mut w = ArchiveWriter::new(Vec::new(), &password(), options()).unwrap();
+    let meta = Metadata::new(0o644, 0, 0, 1_700_000_000, 0);
+    w.add_sparse_file("huge", &meta, map, size, false, &b"headtail"[..]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.lbox");
+    std::fs::write(&path, w.finish().unwrap()).unwrap();
+    let (done, compacted) = std::sync::mpsc::channel();
+    let compacting = path.clone();
+    std::thread::spawn(move || {
+        let _ = done.send(ArchiveUpdater::compact(&compacting, &password(), UpdateOptions::new()).map(drop));
+    });
+    // Minutes for what takes milliseconds: it went on through the holes.
+    let result = compacted.recv_timeout(std::time::Duration::from_secs(120));
+    result.expect("compact still running after 120 s: it reads the holes").unwrap();
+    let a = Archive::open(std::fs::File::open(&path).unwrap(), &password()).unwrap();
+    let entry = a.find(b"huge").unwrap().unwrap();
+    assert_eq!(entry.sparse_map().map(|m| m.segments().to_vec()), Some(vec![(0, 4), (far, 4)]));
+    assert_eq!(a.content_bytes(), 8);
+    assert!(a.verify().unwrap().is_ok());
+}
