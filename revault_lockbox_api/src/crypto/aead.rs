@@ -12,8 +12,8 @@
 //! (2.9 / 2.8 GB/s). In the pipeline, where the page is no longer in the
 //! core's cache, the second pass costs more: on the AVX-512 machine a
 //! 1 GiB create took 1.46x the CPU and 1.28x the wall time on RustCrypto,
-//! a verify 1.54x and 1.50x (docs/BENCHMARKS.md, "The page AEAD"). So ring
-//! runs on every CPU.
+//! a verify 1.54x and 1.50x (docs/BENCHMARKS.md, "The page AEAD on
+//! ring"). So ring runs on every CPU.
 //!
 //! `LOCKBOX_AEAD=rustcrypto` (or `ring`) in the environment forces one:
 //! the A/B of one build on one CPU, and a second implementation to check
