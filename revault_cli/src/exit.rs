@@ -88,7 +88,8 @@ pub const TABLE: &[Status] = &[
         meaning: "usage error",
         cases: &[
             "bad flags",
-            "no password, an empty password or one whose repeat did not match in three tries",
+            "no password",
+            "an empty password for a new slot (`create`, `passwd`, `key add --password`: opening with an empty one is a wrong password, exit 3), or a new one whose repeat did not match in three tries",
             "an unlock of a kind the archive has no slot for (the message says how it is locked)",
             "an archive to or from a terminal",
             "a KDF cost out of range",
