@@ -12,10 +12,18 @@ use revault_lockbox_api::{Archive, ArchiveWriter, ExtractOptions};
 
 use crate::util::*;
 
-/// Counts the bytes read through it.
+/// Counts the bytes read through it, and the ranges the reader says it
+/// will read soon (`will_read`, which the S3 reader fetches ahead).
 struct Counting<R> {
     inner: R,
     read: Arc<AtomicU64>,
+    hinted: Arc<AtomicU64>,
+}
+
+impl<R> Counting<R> {
+    fn new(inner: R, read: &Arc<AtomicU64>) -> Counting<R> {
+        Counting { inner, read: Arc::clone(read), hinted: Arc::default() }
+    }
 }
 
 impl<R: ReadAt> ReadAt for Counting<R> {
@@ -27,6 +35,10 @@ impl<R: ReadAt> ReadAt for Counting<R> {
 
     fn len(&self) -> io::Result<u64> {
         self.inner.len()
+    }
+
+    fn will_read(&self, ranges: &[(u64, u32)]) {
+        self.hinted.fetch_add(ranges.len() as u64, Ordering::Relaxed);
     }
 }
 
@@ -45,8 +57,7 @@ fn one_small_file_reads_little_of_a_large_archive() {
     assert!(bytes.len() as u64 >= 1 << 30);
 
     let read = Arc::new(AtomicU64::new(0));
-    let source = Counting { inner: Cursor::new(bytes), read: Arc::clone(&read) };
-    let archive = Archive::open(source, &password()).unwrap();
+    let archive = Archive::open(Counting::new(Cursor::new(bytes), &read), &password()).unwrap();
     let mut got = Vec::new();
     archive.open_file("b-small.txt").unwrap().read_to_end(&mut got).unwrap();
     assert_eq!(got, small);
@@ -72,8 +83,7 @@ fn cat_of_one_file_reads_little_of_an_archive_of_many_entries() {
     let bytes = w.finish().unwrap();
     assert!(bytes.len() >= 200_000_000, "{} bytes", bytes.len());
     let read = Arc::new(AtomicU64::new(0));
-    let archive =
-        Archive::open(Counting { inner: Cursor::new(bytes), read: Arc::clone(&read) }, &password()).unwrap();
+    let archive = Archive::open(Counting::new(Cursor::new(bytes), &read), &password()).unwrap();
     assert_eq!(archive.entry_count(), FILES + 100);
     let mut got = Vec::new();
     archive.open_file("d061/file-30555.bin").unwrap().read_to_end(&mut got).unwrap();
@@ -218,4 +228,47 @@ fn synced_extraction_places_every_batch() {
     let names = fs::read_dir(work.path().join("d")).unwrap().count();
     assert_eq!(names, 4500, "no temporary files left, none missing");
     assert_eq!(fs::read_to_string(work.path().join("d/04499")).unwrap(), "file 4499\n");
+}
+
+/// Issue 51: a lookup told the source it would read every leaf after its
+/// own under the same node, and the S3 reader fetched them all (a dozen
+/// GETs for one `cat`). A lookup hints nothing; a walk that goes on past
+/// two leaves, and a walk of everything, hint the leaves that follow.
+#[test]
+fn a_lookup_hints_no_leaves_and_a_walk_that_goes_on_does() {
+    // Paths of about 400 bytes: about 150 entries a 64 KiB leaf, so the
+    // 1,500 entries fill about ten leaves.
+    let long = "a_long_name_that_widens_every_index_key_".repeat(5);
+    let name = |d: usize, f: usize| format!("{long}{d}/{long}{f:04}");
+    let mut w = ArchiveWriter::new(Vec::new(), &password(), cheap()).unwrap();
+    for d in 0..3 {
+        w.add_dir(format!("{long}{d}"), &meta(0o755)).unwrap();
+        for f in 0..500 {
+            w.add_file(name(d, f), &meta(0o644), 3, &b"abc"[..]).unwrap();
+        }
+    }
+    let bytes = w.finish().unwrap();
+    let source = Counting::new(Cursor::new(bytes), &Arc::default());
+    let hinted = Arc::clone(&source.hinted);
+    let browser = revault_lockbox_api::read::Browser::new(Archive::open(source, &password()).unwrap());
+    let archive = browser.archive();
+
+    for (d, f) in [(0, 0), (1, 250), (2, 499)] {
+        let mut got = Vec::new();
+        archive.open_file(name(d, f)).unwrap().read_to_end(&mut got).unwrap();
+        assert_eq!(got, b"abc");
+        assert_eq!(hinted.load(Ordering::Relaxed), 0, "the lookup of {d}/{f} hinted leaves");
+    }
+    // One name of the top: the listing reads the first leaf and the one
+    // where the next name would start, and hints nothing.
+    let top = browser.children(b"", None, 1).unwrap();
+    assert_eq!(top.len(), 1);
+    assert_eq!(hinted.load(Ordering::Relaxed), 0, "a listing of one name hinted leaves");
+    // A directory listed whole goes on through several leaves.
+    let all = browser.children(format!("{long}1").as_bytes(), None, 1000).unwrap();
+    assert_eq!(all.len(), 500);
+    let after_listing = hinted.load(Ordering::Relaxed);
+    assert!(after_listing > 0, "a listing through several leaves hinted none");
+    assert_eq!(archive.entries().unwrap().count(), 1503);
+    assert!(hinted.load(Ordering::Relaxed) > after_listing, "a walk of every entry hinted no leaf");
 }

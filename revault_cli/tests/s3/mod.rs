@@ -5,6 +5,7 @@
 
 mod mount;
 mod progress;
+mod requests;
 mod server;
 
 use std::fs;
@@ -24,6 +25,21 @@ const BUCKET: &str = "lockbox-tests";
 fn lockbox(endpoint: &str) -> Command {
     let mut cmd = bare_lockbox();
     cmd.args(["-q", "--endpoint", endpoint, "--allow-http", "--s3-retry-timeout", "2"]);
+    cmd
+}
+
+/// `lockbox mount` of `s3://BUCKET/key` from `endpoint`, with the test
+/// credentials, as a plain command ([`Mounted::spawn`](crate::mount_cli::Mounted::spawn)
+/// adds the mount point and runs it in the background).
+fn mount_command(endpoint: &str, key: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_lockbox"));
+    cmd.env("LOCKBOX_PASSWORD", crate::util::PASSWORD)
+        .env("AWS_ACCESS_KEY_ID", ACCESS_KEY)
+        .env("AWS_SECRET_ACCESS_KEY", "lockbox-test-secret")
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_CONFIG_FILE", "/nonexistent/aws-config")
+        .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials")
+        .args(["--endpoint", endpoint, "--allow-http", "mount", &url(key)]);
     cmd
 }
 

@@ -6,10 +6,9 @@ use std::fs;
 
 use tempfile::TempDir;
 
-use super::server::ACCESS_KEY;
-use super::{create, lockbox, server, url, BUCKET};
+use super::{create, lockbox, mount_command, server, url, BUCKET};
 use crate::mount_cli::{have_fuse, Mounted};
-use crate::util::{ok, run, PASSWORD};
+use crate::util::{ok, run};
 
 #[test]
 fn a_mount_of_an_s3_archive_reads_one_file_in_few_gets() {
@@ -33,15 +32,7 @@ fn a_mount_of_an_s3_archive_reads_one_file_in_few_gets() {
     ok(run(lockbox(&ep).arg("cat").arg(url("mount.lbox")).arg("many/dir13/file042.txt")));
     let cat = moto.gets_of(BUCKET, "mount.lbox") - before;
 
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_lockbox"));
-    cmd.env("LOCKBOX_PASSWORD", PASSWORD)
-        .env("AWS_ACCESS_KEY_ID", ACCESS_KEY)
-        .env("AWS_SECRET_ACCESS_KEY", "lockbox-test-secret")
-        .env("AWS_REGION", "us-east-1")
-        .env("AWS_CONFIG_FILE", "/nonexistent/aws-config")
-        .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials")
-        .args(["--endpoint", &ep, "--allow-http", "mount", &url("mount.lbox")]);
-    let m = Mounted::spawn(cmd, tmp.path());
+    let m = Mounted::spawn(mount_command(&ep, "mount.lbox"), tmp.path());
     let before = moto.gets_of(BUCKET, "mount.lbox");
     let got = fs::read(m.point.join("many/dir13/file042.txt")).unwrap();
     let mount = moto.gets_of(BUCKET, "mount.lbox") - before;

@@ -107,6 +107,23 @@ impl Moto {
         let needle = format!("\"GET /{bucket}/{key} ");
         log.lines().filter(|l| l.contains(&needle)).count()
     }
+
+    /// Every request the server logged for the bucket or an object in it
+    /// so far (GET, HEAD, LIST, PUT, POST, DELETE, copies), oldest first:
+    /// each the quoted request line of moto's log.
+    pub fn requests(&self, bucket: &str) -> Vec<String> {
+        let log = fs::read_to_string(&self.log).unwrap();
+        let ours = |path: &str| {
+            path.strip_prefix('/')
+                .and_then(|p| p.strip_prefix(bucket))
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(['/', '?']))
+        };
+        log.lines()
+            .filter_map(|l| l.split('"').nth(1))
+            .filter(|request| request.split(' ').nth(1).is_some_and(ours))
+            .map(String::from)
+            .collect()
+    }
 }
 
 impl Drop for Moto {

@@ -208,11 +208,9 @@ impl<S: ReadAt> Browser<S> {
         let mut start = after.map(|name| past_subtree(&join(dir, name)));
         let mut found = Vec::new();
         'restart: loop {
-            let mut entries = match (&start, dir.is_empty()) {
-                (Some(key), _) => self.archive.lookup_from(key)?,
-                (None, true) => self.archive.entries()?,
-                (None, false) => self.archive.lookup_from(dir)?,
-            };
+            // A lookup's walk, also for the top: a listing reads the leaves
+            // it lists from, not a full walk's read-ahead of every leaf.
+            let mut entries = self.archive.lookup_from(start.as_deref().unwrap_or(dir))?;
             let mut deeper = 0;
             loop {
                 let Some(entry) = entries.next().transpose()? else { break 'restart };

@@ -13,6 +13,11 @@ use crate::storage::ReadAt;
 
 use super::NodeCache;
 
+/// Leaves a walk from a key reads before it tells the source which leaves
+/// come next: a lookup reads the leaf holding its key and, at most, the
+/// next one (for the entry after it).
+const LOOKUP_LEAVES: usize = 2;
+
 /// Reads the nodes of one session's tree.
 #[derive(Clone)]
 pub(crate) struct TreeReader<'a> {
@@ -81,12 +86,10 @@ impl<'a> TreeReader<'a> {
     }
 
     /// Tells the source that a walk will read these leaves next (a remote
-    /// source fetches them ahead); nothing for children above the leaves.
-    fn will_read(&self, level: u8, children: &[Child]) {
-        if level == 0 {
-            let ranges: Vec<(u64, u32)> = children.iter().map(|c| (c.offset, c.unit_len())).collect();
-            self.src.will_read(&ranges);
-        }
+    /// source fetches them ahead).
+    fn will_read(&self, leaves: &[Child]) {
+        let ranges: Vec<(u64, u32)> = leaves.iter().map(|c| (c.offset, c.unit_len())).collect();
+        self.src.will_read(&ranges);
     }
 
     /// A top's children: entries and pages tops were checked when the root
@@ -129,20 +132,22 @@ impl<'a> TreeReader<'a> {
     }
 
     /// The leaves in order from the one that may hold `key` (from the first
-    /// when `key` sorts before every leaf).
+    /// when `key` sorts before every leaf). Its hints wait until the walk
+    /// has read `LOOKUP_LEAVES` leaves: a lookup reads one or two, and a
+    /// remote source would fetch the rest of the node's leaves for nothing.
     pub(crate) fn leaves_from(&self, top: &TreeTop, key: &[u8]) -> Result<LeafCursor<'a>> {
         self.check_top(top)?;
         let pick = |children: &[Child]| {
             children.partition_point(|c| self.table.cmp(&c.first_key, key).is_le()).saturating_sub(1)
         };
         let mut cursor = self.leaves(top);
+        cursor.hint_after = LOOKUP_LEAVES;
         let mut level = top.height;
         while let Some(frame) = cursor.stack.last_mut() {
             // Frames entered part-way: the walk checks continuity from here.
             let i = pick(&frame.children);
             frame.next = i;
             frame.entered = true;
-            self.will_read(frame.level, &frame.children[i..]);
             cursor.expected[usize::from(frame.level)] = frame.first_seq + frame.children.len() as u64;
             level -= 1;
             if level == 0 {
@@ -158,6 +163,7 @@ impl<'a> TreeReader<'a> {
                 children: node.children.clone(),
                 next: 0,
                 entered: true,
+                hinted: false,
             });
         }
         Ok(cursor)
@@ -174,12 +180,15 @@ impl<'a> TreeReader<'a> {
                 children: top.children.clone(),
                 next: 0,
                 entered: false,
+                hinted: false,
             });
         }
         LeafCursor {
             reader: self.clone(),
             stack,
             expected: vec![0; levels],
+            read: 0,
+            hint_after: 0,
             failed: false,
             internal_bytes: 0,
         }
@@ -194,6 +203,8 @@ struct Frame {
     next: usize,
     /// Its children's positions were checked and counted.
     entered: bool,
+    /// Its leaves were hinted to the source (children of a level-0 frame).
+    hinted: bool,
 }
 
 /// The leaves of a tree in order, with the checks that make a walk trust
@@ -203,6 +214,11 @@ pub(crate) struct LeafCursor<'a> {
     stack: Vec<Frame>,
     /// Next expected position at each level.
     expected: Vec<u64>,
+    /// Leaves returned so far.
+    read: usize,
+    /// Leaves returned before the walk hints those that follow: none for a
+    /// walk from the first leaf, `LOOKUP_LEAVES` for one from a key.
+    hint_after: usize,
     failed: bool,
     /// Sealed bytes of the internal nodes read so far.
     pub(crate) internal_bytes: u64,
@@ -220,7 +236,6 @@ impl LeafCursor<'_> {
                 }
                 self.reader.check_order(&frame.children)?;
                 self.expected[level] += frame.children.len() as u64;
-                self.reader.will_read(frame.level, &frame.children);
             }
             if frame.next == frame.children.len() {
                 self.stack.pop();
@@ -234,6 +249,13 @@ impl LeafCursor<'_> {
             };
             frame.next += 1;
             if id.level == 0 {
+                // This leaf and the rest of its node's, once the walk has
+                // shown that it goes on.
+                if !frame.hinted && self.read >= self.hint_after {
+                    frame.hinted = true;
+                    self.reader.will_read(&frame.children[frame.next - 1..]);
+                }
+                self.read += 1;
                 return Ok(Some((id, child)));
             }
             let node = self.reader.internal(&id, &child)?;
@@ -244,6 +266,7 @@ impl LeafCursor<'_> {
                 children: node.children.clone(),
                 next: 0,
                 entered: false,
+                hinted: false,
             });
         }
     }
