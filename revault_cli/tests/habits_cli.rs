@@ -1,7 +1,9 @@
-//! tar's and restic's habits a new user brings: `create -f ARCHIVE` (clap
-//! answered with its tip "to pass '-f' as a value, use '-- -f'").
+//! tar's, restic's and age's habits a new user brings: `create -f ARCHIVE`
+//! (clap answered with its tip "to pass '-f' as a value, use '-- -f'"); a
+//! missing PATH warned about while the rest is archived (it stopped the
+//! whole create).
 
-use crate::util::{code, lockbox, run, stderr, CHEAP};
+use crate::util::{code, create_cmd, lockbox, run, stderr, CHEAP};
 
 #[test]
 fn create_takes_f_for_the_archive_as_tar_does() {
@@ -19,4 +21,34 @@ fn create_takes_f_for_the_archive_as_tar_does() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let listed = run(lockbox().arg("list").arg(&archive));
     assert_eq!(String::from_utf8_lossy(&listed.stdout), "note\n", "{}", stderr(&listed));
+}
+
+/// GNU tar's rule: `tar cf x.tar tree no-such` says "Cannot stat", archives
+/// `tree` and exits 2. lockbox refused the whole create with exit 1.
+#[test]
+fn a_missing_path_is_warned_about_and_the_rest_archived_exit_2() {
+    let work = tempfile::tempdir().unwrap();
+    std::fs::create_dir(work.path().join("tree")).unwrap();
+    std::fs::write(work.path().join("tree/a.txt"), b"hello\n").unwrap();
+    let archive = work.path().join("out.lbox");
+    let out = run(create_cmd(&archive, work.path(), "tree", &[]).arg("no-such-input"));
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let lines: Vec<&str> = std::str::from_utf8(&out.stderr).unwrap().lines().collect();
+    assert_eq!(lines.len(), 1, "one line: {lines:?}");
+    assert!(lines[0].starts_with("lockbox: ") && lines[0].contains("no-such-input"), "{lines:?}");
+    assert!(lines[0].contains("No such file or directory"), "{lines:?}");
+    let listed = run(lockbox().arg("list").arg(&archive));
+    assert_eq!(String::from_utf8_lossy(&listed.stdout), "tree\ntree/a.txt\n", "{}", stderr(&listed));
+}
+
+/// None of the PATHs exists: one line, exit 2, and nothing written.
+#[test]
+fn no_existing_path_writes_nothing_exit_2() {
+    let work = tempfile::tempdir().unwrap();
+    let archive = work.path().join("out.lbox");
+    let out = run(&mut create_cmd(&archive, work.path(), "gone", &[]));
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("gone"), "{}", stderr(&out));
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0, "no archive and no temporary file left");
 }
