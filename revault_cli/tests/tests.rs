@@ -36,5 +36,6 @@ mod surprises_cli;
 mod threads_cli;
 mod toolbox;
 mod trust_cli;
+mod usage_errors_cli;
 mod version_cli;
 mod walk_rules_cli;

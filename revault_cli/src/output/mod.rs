@@ -10,6 +10,7 @@ mod history;
 pub mod json;
 mod locks;
 pub mod text;
+pub mod usage;
 pub mod verbose;
 
 use std::fmt::Display;
