@@ -1,7 +1,7 @@
 //! tar's, restic's and age's habits a new user brings: `create -f ARCHIVE`
 //! (clap answered with its tip "to pass '-f' as a value, use '-- -f'"); a
 //! missing PATH warned about while the rest is archived (it stopped the
-//! whole create).
+//! whole create); `keygen -y KEY` as `age-keygen -y` (it needed `--sign`).
 
 use crate::util::{code, create_cmd, lockbox, run, stderr, CHEAP};
 
@@ -51,4 +51,37 @@ fn no_existing_path_writes_nothing_exit_2() {
     assert!(stderr(&out).contains("gone"), "{}", stderr(&out));
     assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
     assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0, "no archive and no temporary file left");
+}
+
+/// `age-keygen -y FILE` prints the identity's recipient; `lockbox keygen -y`
+/// did only with `--sign`, and a signing key then needed `--sign` too.
+#[test]
+fn keygen_y_prints_an_identitys_recipient_and_a_signing_keys_fingerprint() {
+    let work = tempfile::tempdir().unwrap();
+    for pq in [false, true] {
+        let key = work.path().join(format!("id-{pq}.txt"));
+        let made = run(lockbox().arg("keygen").args(pq.then_some("--pq")).arg("-o").arg(&key));
+        assert_eq!(code(&made), 0, "{}", stderr(&made));
+        let recipient = String::from_utf8(made.stdout).unwrap();
+        let shown = run(lockbox().arg("keygen").arg("-y").arg(&key));
+        assert_eq!(code(&shown), 0, "{}", stderr(&shown));
+        assert_eq!(String::from_utf8(shown.stdout).unwrap(), recipient, "pq {pq}");
+        assert!(recipient.starts_with("age1"), "{recipient}");
+    }
+    let key = work.path().join("author.key");
+    let made = run(lockbox().args(["keygen", "--sign", "-o"]).arg(&key));
+    assert_eq!(code(&made), 0, "{}", stderr(&made));
+    let fingerprint = String::from_utf8(made.stdout).unwrap();
+    for file in [key.clone(), work.path().join("author.key.pub")] {
+        let shown = run(lockbox().arg("keygen").arg("-y").arg(&file));
+        assert_eq!(code(&shown), 0, "{}", stderr(&shown));
+        assert_eq!(stderr(&shown), "", "no warning for a 0600 key nor a public file");
+        assert_eq!(String::from_utf8(shown.stdout).unwrap(), fingerprint, "{file:?}");
+    }
+    let junk = work.path().join("junk");
+    std::fs::write(&junk, b"not a key\n").unwrap();
+    let refused = run(lockbox().arg("keygen").arg("-y").arg(&junk));
+    assert_eq!(code(&refused), 2, "{}", stderr(&refused));
+    let lines: Vec<String> = stderr(&refused).lines().map(str::to_owned).collect();
+    assert!(lines.last().is_some_and(|l| l.contains("not an age identity")), "{lines:?}");
 }
