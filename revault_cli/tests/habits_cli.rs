@@ -1,7 +1,8 @@
 //! tar's, restic's and age's habits a new user brings: `create -f ARCHIVE`
 //! (clap answered with its tip "to pass '-f' as a value, use '-- -f'"); a
 //! missing PATH warned about while the rest is archived (it stopped the
-//! whole create); `keygen -y KEY` as `age-keygen -y` (it needed `--sign`).
+//! whole create); `keygen -y KEY` as `age-keygen -y` (it needed `--sign`);
+//! `diff -q` as `cmp -s` (it was refused).
 
 use crate::util::{code, create_cmd, lockbox, run, stderr, CHEAP};
 
@@ -84,4 +85,33 @@ fn keygen_y_prints_an_identitys_recipient_and_a_signing_keys_fingerprint() {
     assert_eq!(code(&refused), 2, "{}", stderr(&refused));
     let lines: Vec<String> = stderr(&refused).lines().map(str::to_owned).collect();
     assert!(lines.last().is_some_and(|l| l.contains("not an age identity")), "{lines:?}");
+}
+
+/// `diff -q` was refused ("unexpected argument '-q'") while `lockbox -q
+/// diff` was taken; both now print nothing and answer by the exit code.
+#[test]
+fn diff_q_answers_by_the_exit_code_alone() {
+    let work = tempfile::tempdir().unwrap();
+    let tree = work.path().join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    std::fs::write(tree.join("a.txt"), b"hello\n").unwrap();
+    let archive = work.path().join("a.lbox");
+    let made = run(&mut create_cmd(&archive, &tree, ".", &[]));
+    assert_eq!(code(&made), 0, "{}", stderr(&made));
+    let diff = |before: &[&str], after: &[&str]| {
+        run(lockbox().args(before).arg("diff").args(after).arg(&archive).arg("-C").arg(&tree))
+    };
+    for (before, after) in [(&[][..], &["-q"][..]), (&["-q"], &[]), (&[], &["--quiet"])] {
+        let equal = diff(before, after);
+        assert_eq!((code(&equal), equal.stdout.len()), (0, 0), "{before:?} {after:?}: {}", stderr(&equal));
+    }
+    std::fs::write(tree.join("a.txt"), b"changed\n").unwrap();
+    for (before, after) in [(&[][..], &["-q"][..]), (&["-q"], &[])] {
+        let differ = diff(before, after);
+        assert_eq!(code(&differ), 1, "{before:?} {after:?}: {}", stderr(&differ));
+        assert_eq!((differ.stdout.len(), differ.stderr.len()), (0, 0), "{before:?} {after:?}");
+    }
+    let shown = diff(&[], &[]);
+    assert_eq!(code(&shown), 1, "{}", stderr(&shown));
+    assert!(String::from_utf8_lossy(&shown.stdout).starts_with("M a.txt"), "{shown:?}");
 }

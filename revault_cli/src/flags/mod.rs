@@ -281,8 +281,11 @@ impl Command {
             | Command::Cat(CatArgs { read, .. })
             | Command::Info(InfoArgs { read, .. })
             | Command::Log(LogArgs { read, .. })
-            | Command::Diff(DiffArgs { read, .. })
             | Command::Mount(MountArgs { read, .. }) => read.inherit(&b.read, given),
+            Command::Diff(DiffArgs { read, quiet, .. }) => {
+                read.inherit(&b.read, given);
+                given.take("quiet", quiet, &b.quiet.quiet);
+            }
             Command::Extract(ExtractArgs { read, quiet, .. })
             | Command::Verify(VerifyArgs { read, quiet, .. }) => {
                 read.inherit(&b.read, given);
