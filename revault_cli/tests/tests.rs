@@ -20,6 +20,7 @@ mod late_slots;
 mod man_pages;
 mod modes_cli;
 mod mount_cli;
+mod mount_dots_cli;
 mod mount_views_cli;
 mod plugins_cli;
 mod progress_tty;
