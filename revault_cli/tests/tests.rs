@@ -10,6 +10,7 @@ mod atomic_cli;
 mod changes_cli;
 mod cli;
 mod cut_hint_cli;
+mod daily_traps_cli;
 mod exit_codes;
 mod habits_cli;
 mod history_cli;
