@@ -68,7 +68,7 @@ pub const TABLE: &[Status] = &[
         meaning: "any other failure",
         cases: &[
             "an I/O error (a full disk included)",
-            "missing input",
+            "missing input (but a `create` PATH: exit 2)",
             "an existing file without `--overwrite`",
             "a path not in the archive",
             "an archive locked by another writer",
@@ -88,6 +88,7 @@ pub const TABLE: &[Status] = &[
         meaning: "usage error",
         cases: &[
             "bad flags",
+            "a `create` PATH that does not exist (the others are archived, as GNU tar does; none existing: no archive)",
             "no password",
             "an empty password for a new slot (`create`, `passwd`, `key add --password`: opening with an empty one is a wrong password, exit 3), or a new one whose repeat did not match in three tries",
             "an unlock of a kind the archive has no slot for (the message says how it is locked)",
@@ -180,6 +181,9 @@ pub enum Outcome {
     Incomplete,
     /// `diff` found differences (exit 1, as `diff` and `cmp`).
     Different,
+    /// `create` archived what exists of its PATHs and warned of the others
+    /// (exit 2, as GNU tar).
+    MissingInput,
     /// Damaged entries were reported (`verify`, `extract --keep-going`),
     /// or an archive was salvaged (those and `repair`).
     Damaged,
@@ -190,6 +194,7 @@ impl From<Outcome> for ExitCode {
         ExitCode::from(match outcome {
             Outcome::Success => SUCCESS,
             Outcome::Incomplete | Outcome::Different => FAILURE,
+            Outcome::MissingInput => USAGE,
             Outcome::Damaged => AUTH,
         })
     }

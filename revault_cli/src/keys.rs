@@ -219,23 +219,29 @@ fn identities(files: &[PathBuf]) -> Result<Vec<Identity>> {
     let mut all = Vec::new();
     let ui = plugin_ui::terminal();
     for file in files {
-        warn_if_readable_by_others(file);
-        let mut ask = |what: &str| -> Option<Password> {
-            if !password::have_terminal() {
-                return None;
-            }
-            password::ask(&format!("Passphrase for {what}")).ok()
-        };
-        let read = Identity::read_file(file, &mut ask).map_err(|e| identity_error(file, e))?;
+        let read = read_identity_file(file).map_err(|e| identity_error(file, e))?;
         all.extend(read.into_iter().map(|i| i.with_plugin_ui(ui.clone())));
     }
     Ok(all)
 }
 
+/// The identities in `file`, warned about when others may read it; a
+/// passphrase-protected file asks on the terminal (`/dev/tty`).
+pub fn read_identity_file(file: &Path) -> Result<Vec<Identity>, KeyError> {
+    warn_if_readable_by_others(file);
+    let mut ask = |what: &str| -> Option<Password> {
+        if !password::have_terminal() {
+            return None;
+        }
+        password::ask(&format!("Passphrase for {what}")).ok()
+    };
+    Identity::read_file(file, &mut ask)
+}
+
 /// A malformed identity file is the caller's input, like a bad recipient:
 /// a usage error (exit 2); a wrong passphrase is an authentication failure
 /// (exit 3); a file that cannot be read, an I/O error.
-fn identity_error(file: &Path, e: KeyError) -> anyhow::Error {
+pub fn identity_error(file: &Path, e: KeyError) -> anyhow::Error {
     let what = format!("reading identity file {}", Quoted::path(file));
     match e {
         KeyError::Io { .. } => anyhow::Error::new(e).context(what),

@@ -313,26 +313,6 @@ fn existing_file_is_refused_unless_overwrite() {
 }
 
 #[test]
-fn missing_input_exits_1_naming_the_path() {
-    let work = TempDir::new().unwrap();
-    make_tree(work.path());
-    let archive = work.path().join("out.lbox");
-    let out = run(lockbox()
-        .arg("create")
-        .args(CHEAP)
-        .arg("-o")
-        .arg(&archive)
-        .arg("-C")
-        .arg(work.path())
-        .args(["tree", "no-such-input"]));
-    assert_eq!(code(&out), 1, "{}", stderr(&out));
-    assert!(stderr(&out).contains("no-such-input"), "{}", stderr(&out));
-    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
-    let names: Vec<_> = fs::read_dir(work.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert_eq!(names, ["tree"], "no archive and no temporary file left");
-}
-
-#[test]
 fn no_password_is_a_usage_error() {
     let (work, archive) = archived_tree();
     for args in [vec!["list", archive.to_str().unwrap()], vec!["create", "-o", "new.lbox", "tree"]] {

@@ -12,13 +12,13 @@ use crate::mount_cli::{have_fuse, Mounted};
 use crate::util::*;
 
 /// `lockbox mount` as a child process (`Mounted` waits on it).
-fn mount_cmd() -> Command {
+pub fn mount_cmd() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_lockbox"));
     cmd.env("LOCKBOX_PASSWORD", PASSWORD).arg("mount");
     cmd
 }
 
-fn mounted(archive: &std::path::Path, work: &std::path::Path) -> Mounted {
+pub fn mounted(archive: &std::path::Path, work: &std::path::Path) -> Mounted {
     let mut cmd = mount_cmd();
     cmd.arg(archive);
     Mounted::spawn(cmd, work)

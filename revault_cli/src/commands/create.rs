@@ -34,16 +34,14 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
     }
     let tar = a.from_tar.as_deref().map(|p| source::open_input(p, "--from-tar")).transpose()?;
     let selection = select::selection(&a.walk, Some(&a.filters))?;
-    let paths = select::paths(&a.walk, &a.paths)?;
     let directory = &a.input.directory;
-    for p in &paths {
-        let full = if directory == Path::new(".") { p.clone() } else { directory.join(p) };
-        let exists =
-            if a.walk.dereference { std::fs::metadata(&full) } else { std::fs::symlink_metadata(&full) };
-        exists.with_context(|| format!("cannot archive {}", Quoted::path(&full)))?;
-    }
+    // As GNU tar: a PATH that does not exist is warned about, the others
+    // are archived, and the exit code is 2.
+    let (paths, missing) = existing_paths(select::paths(&a.walk, &a.paths)?, directory, a.walk.dereference)?;
+    output::missing_paths(&missing, a.format.json)?;
+    let missing = (!missing.is_empty()).then_some(Outcome::MissingInput);
     if a.dry_run.dry_run {
-        return dry_run(&a, tar, &paths, selection);
+        return Ok(missing.unwrap_or(dry_run(&a, tar, &paths, selection)?));
     }
     // An existing object is refused before the password is asked for.
     let object = match ArchiveLocation::parse(&a.output)? {
@@ -123,7 +121,36 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
     output::created(&a.output, &report, a.format.json)?;
     // As tar: the archive is valid, but misses or holds a changed copy of
     // something asked for.
-    Ok(if report.has_failures() { Outcome::Incomplete } else { Outcome::Success })
+    Ok(missing.unwrap_or(if report.has_failures() { Outcome::Incomplete } else { Outcome::Success }))
+}
+
+/// A PATH that could not be found, and why.
+type Missing = (PathBuf, io::Error);
+
+/// `paths` split into those that exist under `directory` and those that
+/// do not (with why); none existing is refused in one line.
+fn existing_paths(
+    paths: Vec<PathBuf>,
+    directory: &Path,
+    follow: bool,
+) -> Result<(Vec<PathBuf>, Vec<Missing>)> {
+    let (mut found, mut missing) = (Vec::with_capacity(paths.len()), Vec::new());
+    for p in paths {
+        let full = if directory == Path::new(".") { p.clone() } else { directory.join(&p) };
+        let exists = if follow { std::fs::metadata(&full) } else { std::fs::symlink_metadata(&full) };
+        match exists {
+            Ok(_) => found.push(p),
+            Err(e) => missing.push((full, e)),
+        }
+    }
+    if found.is_empty() && !missing.is_empty() {
+        if let [(path, err)] = &missing[..] {
+            return Err(UsageError(format!("cannot archive {}: {err}", Quoted::path(path))).into());
+        }
+        let names: Vec<String> = missing.iter().map(|(p, _)| Quoted::path(p).to_string()).collect();
+        return Err(UsageError(format!("cannot archive {}: none of them exists", names.join(", "))).into());
+    }
+    Ok((found, missing))
 }
 
 /// The options of `a`, telling `verbose` of each entry when given.

@@ -7,7 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 
 use anyhow::{Context, Result};
-use revault_lockbox_api::diff::{self, DiffOptions};
+use revault_lockbox_api::diff::{self, DiffOptions, Difference};
 use revault_lockbox_api::read::AsOf;
 use revault_lockbox_api::WorkloadProfile;
 
@@ -33,7 +33,8 @@ pub fn run(a: DiffArgs) -> Result<Outcome> {
         (Some(dir), _) => {
             let paths: Vec<Vec<u8>> = a.paths.iter().map(|p| p.as_bytes().to_vec()).collect();
             let differences = diff::directory(&archive, dir, &paths, options).with_context(comparing)?;
-            output::differences(differences.map(|d| d.with_context(comparing)), a.format.json, true)?
+            let mut differences = differences.map(|d| d.with_context(comparing));
+            show(&mut differences, a.quiet, a.format.json, true)?
         }
         (None, Some(from)) => {
             let state =
@@ -45,9 +46,24 @@ pub fn run(a: DiffArgs) -> Result<Outcome> {
                 None => diff::states(&old, &archive, options),
             }
             .with_context(comparing)?;
-            output::differences(differences.map(|d| d.with_context(comparing)), a.format.json, false)?
+            let mut differences = differences.map(|d| d.with_context(comparing));
+            show(&mut differences, a.quiet, a.format.json, false)?
         }
         (None, None) => unreachable!("clap requires --from or -C"),
     };
     Ok(if found == 0 { Outcome::Success } else { Outcome::Different })
+}
+
+/// Shows `differences` and counts them; `quiet` (`-q`): shows none, and
+/// the first one answers.
+fn show(
+    differences: &mut dyn Iterator<Item = Result<Difference>>,
+    quiet: bool,
+    as_json: bool,
+    on_disk: bool,
+) -> Result<u64> {
+    match quiet {
+        true => Ok(u64::from(differences.next().transpose()?.is_some())),
+        false => output::differences(differences, as_json, on_disk),
+    }
 }

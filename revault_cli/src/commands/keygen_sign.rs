@@ -74,7 +74,7 @@ fn write_new(path: &Path, mode: u32, bytes: &[u8], written_before: Option<&Path>
 }
 
 /// The fingerprint of a signing key file or a `.pub` file.
-fn fingerprint_of(path: &Path, passphrase_file: Option<&Path>) -> Result<String> {
+pub fn fingerprint_of(path: &Path, passphrase_file: Option<&Path>) -> Result<String> {
     let reading = || format!("reading signing key {}", Quoted::path(path));
     match VerifyingKey::read_file(path) {
         Ok(public) => return Ok(public.fingerprint().to_string()),

@@ -40,6 +40,10 @@ pub struct DiffArgs {
     /// and rm change a directory's mtime on disk, not in the archive).
     #[arg(long)]
     pub dir_mtimes: bool,
+    /// Print no differences: the exit code alone says whether there are
+    /// any (0 equal, 1 different), as `cmp -s`; stops at the first.
+    #[arg(short, long)]
+    pub quiet: bool,
     #[command(flatten)]
     pub read: ReadArgs,
     #[command(flatten)]

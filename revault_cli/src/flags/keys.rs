@@ -84,17 +84,18 @@ pub struct KeygenArgs {
     /// prints the key's fingerprint (`lbsig1…`).
     #[arg(long, conflicts_with_all = ["pq", "symmetric"])]
     pub sign: bool,
-    /// With `--sign`: print the fingerprint of the signing key or `.pub`
-    /// file FILE and write nothing.
-    #[arg(short = 'y', value_name = "FILE", requires = "sign", conflicts_with = "output")]
+    /// Print the public side of FILE and write nothing, as `age-keygen -y`:
+    /// an age identity file's recipients (one a line), a signing key's or
+    /// `.pub` file's fingerprint (`lbsig1…`).
+    #[arg(short = 'y', value_name = "FILE", conflicts_with_all = ["output", "pq", "symmetric", "passphrase"])]
     pub fingerprint_of: Option<PathBuf>,
     /// With `--sign -o`: protect the key with a passphrase (Argon2id at the
     /// slot defaults), asked twice on the terminal or read from
     /// `--passphrase-file`.
     #[arg(long, requires = "sign")]
     pub passphrase: bool,
-    /// With `--sign`: the signing key's passphrase is the first line of FILE
-    /// (`-o` then protects the key with it).
-    #[arg(long, value_name = "FILE", requires = "sign")]
+    /// With `--sign` or `-y`: the signing key's passphrase is the first line
+    /// of FILE (`--sign -o` then protects the key with it).
+    #[arg(long, value_name = "FILE")]
     pub passphrase_file: Option<PathBuf>,
 }

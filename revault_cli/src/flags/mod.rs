@@ -203,13 +203,14 @@ pub enum KeyCommand {
 }
 
 /// The command line, with the options given before the command name moved
-/// into the command's own (clap exits on bad flags, with code 2).
+/// into the command's own (bad flags exit with code 2, in one line).
 pub fn parse() -> Cli {
     let matches = Cli::command()
         .long_version(long_version())
         .try_get_matches()
-        .unwrap_or_else(|e| best_suggestion_first(e).exit());
-    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut Cli::command()).exit());
+        .unwrap_or_else(|e| crate::output::usage::exit(best_suggestion_first(e)));
+    let mut cli = Cli::from_arg_matches(&matches)
+        .unwrap_or_else(|e| crate::output::usage::exit(e.format(&mut Cli::command())));
     let mut after = &matches;
     while let Some((_, sub)) = after.subcommand() {
         after = sub;
@@ -280,8 +281,11 @@ impl Command {
             | Command::Cat(CatArgs { read, .. })
             | Command::Info(InfoArgs { read, .. })
             | Command::Log(LogArgs { read, .. })
-            | Command::Diff(DiffArgs { read, .. })
             | Command::Mount(MountArgs { read, .. }) => read.inherit(&b.read, given),
+            Command::Diff(DiffArgs { read, quiet, .. }) => {
+                read.inherit(&b.read, given);
+                given.take("quiet", quiet, &b.quiet.quiet);
+            }
             Command::Extract(ExtractArgs { read, quiet, .. })
             | Command::Verify(VerifyArgs { read, quiet, .. }) => {
                 read.inherit(&b.read, given);

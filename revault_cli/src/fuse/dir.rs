@@ -1,7 +1,8 @@
 //! Directory listings through the mount: a listing goes on from the last
 //! name it gave (a cookie counts the names given), so a large directory
-//! is read a step at a time, never whole. The top of a mount of every
-//! state lists the states.
+//! is read a step at a time, never whole. Every listing starts with `.`
+//! and `..`, as on any other file system (cookies 1 and 2). The top of a
+//! mount of every state lists the states.
 
 use std::collections::VecDeque;
 use std::ffi::OsStr;
@@ -14,6 +15,9 @@ use revault_lockbox_api::storage::ReadAt;
 use super::fs::LockboxFs;
 use super::inode::DirAt;
 
+/// `.` and `..`, listed first.
+const DOTS: u64 = 2;
+
 /// Children listed per step of a directory listing.
 const LIST_STEP: usize = 256;
 
@@ -23,6 +27,8 @@ const LIST_STEP: usize = 256;
 /// step hundreds: the next reply takes them, not a new step).
 pub struct OpenDir {
     at: DirAt,
+    /// What `.` and `..` name.
+    dots: [FileAttr; 2],
     cookie: u64,
     last: Option<Vec<u8>>,
     ahead: VecDeque<Listed>,
@@ -31,8 +37,8 @@ pub struct OpenDir {
 }
 
 impl OpenDir {
-    pub(super) fn new(at: DirAt) -> OpenDir {
-        OpenDir { at, cookie: 0, last: None, ahead: VecDeque::new(), ended: false }
+    pub(super) fn new(at: DirAt, dots: [FileAttr; 2]) -> OpenDir {
+        OpenDir { at, dots, cookie: 0, last: None, ahead: VecDeque::new(), ended: false }
     }
 }
 
@@ -48,11 +54,18 @@ impl<S: ReadAt + Clone + 'static> LockboxFs<S> {
     ) -> Result<(), Errno> {
         let mut dirs = self.dirs.lock().unwrap_or_else(|p| p.into_inner());
         let dir = dirs.get_mut(&fh.0).ok_or(Errno::EBADF)?;
+        for (at, name) in [".", ".."].into_iter().enumerate().skip(offset as usize) {
+            if add(at as u64 + 1, OsStr::new(name), &dir.dots[at]) {
+                return Ok(());
+            }
+        }
+        // The names after the dots, counted from 0.
+        let offset = offset.saturating_sub(DOTS);
         let (view, path) = match &dir.at {
             DirAt::States => {
                 for (i, state) in self.views.states().iter().enumerate().skip(offset as usize) {
                     let view = i as u64 + 1;
-                    if add(view, OsStr::new(&state.name), &self.state_attr(view)) {
+                    if add(DOTS + view, OsStr::new(&state.name), &self.state_attr(view)) {
                         break;
                     }
                 }
@@ -89,7 +102,7 @@ impl<S: ReadAt + Clone + 'static> LockboxFs<S> {
             }
             let Some(listed) = dir.ahead.front() else { return Ok(()) };
             let name = OsStr::from_bytes(name_of(listed.path()));
-            if add(dir.cookie + 1, name, &self.attr_of_listed(view, listed)?) {
+            if add(DOTS + dir.cookie + 1, name, &self.attr_of_listed(view, listed)?) {
                 return Ok(());
             }
             dir.cookie += 1;

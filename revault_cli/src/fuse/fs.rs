@@ -20,7 +20,7 @@ use revault_lockbox_api::read::{Browser, Node};
 use revault_lockbox_api::storage::ReadAt;
 use revault_lockbox_api::{EntryKind, Error, Quoted};
 
-use super::attr::{attr_of, Numbering, Owners, TTL};
+use super::attr::{Numbering, Owners, TTL};
 use super::dir::OpenDir;
 use super::implicit::ImplicitDirs;
 use super::inode::DirAt;
@@ -131,18 +131,7 @@ impl<S: ReadAt + Clone + 'static> Filesystem for LockboxFs<S> {
             } else {
                 [&dir[..], b"/", name.as_bytes()].concat()
             };
-            let browser = self.browser(view)?;
-            match browser.lookup(&path) {
-                Ok(Some(node)) => Ok(attr_of(&node, self.numbering.entry(view, node.place)?, self.owners)),
-                Ok(None) => match browser.has_below(&path) {
-                    Ok(true) => {
-                        self.attr_of_listed(view, &revault_lockbox_api::read::Listed::ImplicitDir(path))
-                    }
-                    Ok(false) => Err(Errno::ENOENT),
-                    Err(e) => Err(self.failed("looking a name up", &e)),
-                },
-                Err(e) => Err(self.failed("looking a name up", &e)),
-            }
+            self.attr_at(view, path)
         });
         match found {
             Ok(attr) => reply.entry(&TTL, &attr, Generation(0)),
@@ -273,10 +262,10 @@ impl<S: ReadAt + Clone + 'static> Filesystem for LockboxFs<S> {
     }
 
     fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
-        match self.dir_at(ino) {
-            Ok(at) => {
+        match self.dir_at(ino).and_then(|at| self.open_dir(ino, at)) {
+            Ok(dir) => {
                 let fh = self.handle();
-                self.dirs.lock().unwrap_or_else(|p| p.into_inner()).insert(fh, OpenDir::new(at));
+                self.dirs.lock().unwrap_or_else(|p| p.into_inner()).insert(fh, dir);
                 reply.opened(FileHandle(fh), FopenFlags::FOPEN_KEEP_CACHE | FopenFlags::FOPEN_CACHE_DIR);
             }
             Err(errno) => reply.error(errno),

@@ -10,6 +10,7 @@ use revault_lockbox_api::storage::ReadAt;
 use revault_lockbox_api::EntryKind;
 
 use super::attr::{attr_of, unstored_dir_attr, Numbered, ROOT};
+use super::dir::OpenDir;
 use super::fs::LockboxFs;
 
 /// What an inode number names (one per request, on the stack: an entry
@@ -101,6 +102,42 @@ impl<S: ReadAt + Clone + 'static> LockboxFs<S> {
                 unstored_dir_attr(self.implicit.ino(view, path), self.owners, self.mounted_at)
             }
         })
+    }
+
+    /// The attributes of what stored `path` names in `view` (its top when
+    /// empty): an entry, or a directory only paths below it imply.
+    pub(super) fn attr_at(&self, view: u64, path: Vec<u8>) -> Result<FileAttr, Errno> {
+        if path.is_empty() {
+            return Ok(match self.views.all() {
+                true => self.state_attr(view),
+                false => self.attr(INodeNo(ROOT), &Inode::Root),
+            });
+        }
+        let browser = self.browser(view)?;
+        match browser.lookup(&path) {
+            Ok(Some(node)) => Ok(attr_of(&node, self.numbering.entry(view, node.place)?, self.owners)),
+            Ok(None) => match browser.has_below(&path) {
+                Ok(true) => self.attr_of_listed(view, &Listed::ImplicitDir(path)),
+                Ok(false) => Err(Errno::ENOENT),
+                Err(e) => Err(self.failed("looking a name up", &e)),
+            },
+            Err(e) => Err(self.failed("looking a name up", &e)),
+        }
+    }
+
+    /// Directory `ino` (at `at`) opened for listing, with what its `.` and
+    /// `..` name: the top's `..` is the top itself, as at `/`.
+    pub(super) fn open_dir(&self, ino: INodeNo, at: DirAt) -> Result<OpenDir, Errno> {
+        let dot = self.attr(ino, &self.inode(ino)?);
+        let dotdot = match &at {
+            DirAt::States => dot,
+            DirAt::In(_, path) if path.is_empty() => self.attr(INodeNo(ROOT), &Inode::Root),
+            DirAt::In(view, path) => {
+                let parent = path.iter().rposition(|&b| b == b'/').map_or(&path[..0], |i| &path[..i]);
+                self.attr_at(*view, parent.to_vec())?
+            }
+        };
+        Ok(OpenDir::new(at, [dot, dotdot]))
     }
 
     /// The attributes of state `view`'s directory.

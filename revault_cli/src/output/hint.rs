@@ -3,6 +3,7 @@
 //! commands, so every hint is chosen here, keyed on the error.
 
 use revault_lockbox_api::error::KeyError;
+use revault_lockbox_api::read::is_salvageable;
 use revault_lockbox_api::s3::S3Error;
 use revault_lockbox_api::Error;
 
@@ -41,6 +42,12 @@ pub fn for_error(err: &anyhow::Error, strict_extract: bool) -> Option<Hint> {
         Error::DamagedPage { .. } | Error::ChecksumMismatch { .. } if strict_extract => {
             hint("--keep-going restores the entries that are intact", "--keep-going")
         }
+        // A cut archive, or a damaged trailer, root or index: the commands
+        // that scan the sessions get round it.
+        e if is_salvageable(e) => hint(
+            "`lockbox verify`, `extract --keep-going` and `repair` recover what can be proven",
+            "--keep-going",
+        ),
         Error::Locked { .. } => hint("--wait waits for it", "--wait"),
         Error::TooManyImplicitDirs { .. } => hint("--max-implicit-dirs N allows more", "--max-implicit-dirs"),
         Error::KdfOverBudget { .. } => {
@@ -86,6 +93,7 @@ mod tests {
         assert_eq!(text(Error::DamagedPage { number: 1 }, false), None);
         assert!(text(Error::DamagedPage { number: 1 }, true).is_some());
         assert_eq!(text(Error::WrongPassword, true), None);
+        assert!(text(Error::Tampered { what: "trailer".into() }, false).is_some_and(|t| t.contains("repair")));
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod history;
 pub mod json;
 mod locks;
 pub mod text;
+pub mod usage;
 pub mod verbose;
 
 use std::fmt::Display;
@@ -169,6 +170,23 @@ fn create_report(archive: &Path, report: &CreateReport, as_json: bool, dry_run: 
             "creating {}: some files were skipped or changed while read",
             Quoted::path(archive)
         ));
+    }
+    Ok(())
+}
+
+/// `create`'s PATHs that do not exist, each a warning line (as GNU tar's
+/// "Cannot stat"), on stderr or (JSON) as a warning line on stdout.
+pub fn missing_paths(missing: &[(std::path::PathBuf, io::Error)], as_json: bool) -> Result<()> {
+    let line = |path: &Path, err: &io::Error| format!("{}: cannot archive: {err}", Quoted::path(path));
+    if as_json {
+        let mut lines = json::Lines::stdout();
+        for (path, err) in missing {
+            lines.write(&json::warning(&line(path, err))).context(STDOUT)?;
+        }
+        return lines.flush().context(STDOUT);
+    }
+    for (path, err) in missing {
+        say(line(path, err));
     }
     Ok(())
 }

@@ -94,12 +94,13 @@ pub fn utc(secs: i64) -> String {
     format!("{:04}-{:02}-{:02} {:02}:{:02}:{:02}", t.year, t.month, t.day, t.hour, t.minute, t.second)
 }
 
-/// Content bytes per archive byte (0 for an empty archive).
+/// The last state's content bytes per archive byte it uses: the archive
+/// less its dead bytes, which replaced copies and earlier states hold (0
+/// for an empty archive). The whole file's size would mix history in.
 pub fn ratio(info: &ArchiveInfo) -> f64 {
-    if info.archive_bytes == 0 {
-        0.0
-    } else {
-        info.content_bytes as f64 / info.archive_bytes as f64
+    match info.archive_bytes.saturating_sub(info.dead_bytes) {
+        0 => 0.0,
+        used => info.content_bytes as f64 / used as f64,
     }
 }
 
@@ -124,7 +125,10 @@ pub fn info_text(info: &ArchiveInfo) -> String {
         "archive size",
         format!("{} ({} bytes)", indicatif::HumanBytes(info.archive_bytes), info.archive_bytes),
     );
-    line("compression ratio", format!("{:.2}", ratio(info)));
+    line(
+        "compression ratio",
+        format!("{:.2} (of the last state: its content to the bytes it uses)", ratio(info)),
+    );
     line(
         "data pages",
         format!("{} ({} stored uncompressed), {} bytes", info.pages, info.raw_pages, info.stored_page_bytes),
@@ -139,7 +143,17 @@ pub fn info_text(info: &ArchiveInfo) -> String {
     line("last session", format!("#{}, {started} UTC{label}", info.last_session));
     line("state", format!("{} (as lockbox log numbers it; --session {0} reads it)", info.state));
     line("commit hash", info.commit_hash.iter().map(|b| format!("{b:02x}")).collect());
-    line("dead bytes", format!("{} (lockbox compact reclaims them)", info.dead_bytes));
+    let reclaims = match info.sessions {
+        // Earlier states hold some of them: a plain compact removes those
+        // states, which a retention compaction had just kept.
+        0 | 1 => "lockbox compact reclaims them".to_owned(),
+        _ => format!(
+            "replaced copies and what only states before {} use: lockbox compact reclaims them and removes \
+             those states; compact --keep-sessions N keeps the last N",
+            info.state
+        ),
+    };
+    line("dead bytes", format!("{} ({reclaims})", info.dead_bytes));
     if info.torn_tail_bytes > 0 {
         line(
             "torn tail",

@@ -37,7 +37,10 @@ impl ArchiveUpdater {
     /// (with [`UpdateOptions::dry_run`], the length it would have, to
     /// within a few bytes: the whole rewrite is made, every file's content
     /// read and checked, and counted instead of written; the real run's
-    /// session time, compressed with its index, may differ).
+    /// session time, compressed with its index, may differ). A dry run of
+    /// an archive with nothing to reclaim (no dead bytes, no torn tail,
+    /// every state kept: what [`Archive::info`] tells from the index)
+    /// answers its length at once, reading no data page.
     pub fn compact<'k>(path: &Path, key: impl Into<Unlock<'k>>, mut options: UpdateOptions) -> Result<u64> {
         let file = open_locked(path, options.wait)?;
         let reader = file.try_clone().map_err(Error::io("opening", path))?;
@@ -46,6 +49,11 @@ impl ArchiveUpdater {
         // The new archive walks on by the rules the old one recorded.
         options.adopt_recorded_rules(&archive)?;
         let kept = archive.kept_states(options.retention)?;
+        if options.dry_run {
+            if let Some(len) = nothing_to_reclaim(&archive, kept.len())? {
+                return Ok(len);
+            }
+        }
         if let (Some(p), [last]) = (&options.create.progress, &kept[..]) {
             let state = archive.after_session(last.number)?;
             p.total_bytes.store(Members::all().content_bytes(&state)?, Ordering::Relaxed);
@@ -132,6 +140,15 @@ impl ArchiveUpdater {
         drop(file);
         Ok(report)
     }
+}
+
+/// `archive`'s length if compacting it keeping `kept` states reclaims
+/// nothing: no dead bytes, no torn tail, and every state kept.
+fn nothing_to_reclaim<S: ReadAt>(archive: &Archive<S>, kept: usize) -> Result<Option<u64>> {
+    let info = archive.info()?;
+    let states = archive.history()?.iter().filter(|s| s.state.is_some()).count();
+    let nothing = info.dead_bytes == 0 && info.torn_tail_bytes == 0 && kept == states;
+    Ok(nothing.then_some(info.archive_bytes))
 }
 
 /// What [`ArchiveUpdater::repair`] did.
