@@ -9,6 +9,7 @@ mod append_cli;
 mod atomic_cli;
 mod changes_cli;
 mod cli;
+mod conformance_cli;
 mod exit_codes;
 mod habits_cli;
 mod history_cli;
