@@ -90,7 +90,9 @@ pub(super) fn conformance_vectors() -> Vec<(&'static str, Vec<u8>)> {
         // And a small file `b`, for `cat` (which writes every zero of `a`).
         (
             "b7-1-tib-hole",
-            sparse(&huge_hole, 1 << 40, false, |w| drop(w.add_file("b", &meta(), 1, &b"b"[..]).unwrap())),
+            sparse(&huge_hole, 1 << 40, false, |w| {
+                w.add_file("b", &meta(), 1, &b"b"[..]).unwrap();
+            }),
         ),
         ("b8-session-limit", shaped(|s| SessionStart { number: u32::MAX, ..s })),
         ("page-byte-flipped", flip(first_page)),
