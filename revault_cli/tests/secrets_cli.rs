@@ -327,15 +327,21 @@ fn key_changes_killed_at_any_point_leave_old_or_new_slots() {
             // Finish the interrupted passwd's work by hand: clear the spare.
             let before_numbers: Vec<String> = before.iter().map(number).collect();
             let spare = now.iter().map(number).find(|n| !before_numbers.contains(n)).unwrap();
-            let remove =
-                lockbox().env("LOCKBOX_PASSWORD", "base").args(["key", "remove"]).arg(&archive).arg(spare).output();
+            let remove = lockbox()
+                .env("LOCKBOX_PASSWORD", "base")
+                .args(["key", "remove"])
+                .arg(&archive)
+                .arg(spare)
+                .output();
             ok(remove.unwrap());
         }
         let new_opens = change.new.as_deref().map(|pw| opens(&archive, pw));
         let old_opens = change.old.as_deref().map(|pw| opens(&archive, pw));
         extra = match (&extra, new_opens) {
             // passwd keeps the slot's number.
-            (Some((_, slot)), Some(true)) if change.args[0] == "passwd" => Some((fresh.clone(), slot.clone())),
+            (Some((_, slot)), Some(true)) if change.args[0] == "passwd" => {
+                Some((fresh.clone(), slot.clone()))
+            }
             (_, Some(true)) => {
                 let now = listing(&archive);
                 let slot = now.iter().find(|l| !before.contains(l)).or_else(|| now.last()).unwrap();

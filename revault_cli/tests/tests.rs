@@ -9,6 +9,7 @@ mod append_cli;
 mod atomic_cli;
 mod changes_cli;
 mod cli;
+mod conformance_cli;
 mod cut_hint_cli;
 mod daily_traps_cli;
 mod exit_codes;

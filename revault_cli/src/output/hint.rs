@@ -39,7 +39,9 @@ pub fn for_error(err: &anyhow::Error, strict_extract: bool) -> Option<Hint> {
         Error::Key(KeyError::MixedRecipients { .. }) => mixed(),
         Error::Key(KeyError::InvalidKeyFile(_)) => key_file(),
         Error::AlreadyExists { .. } => hint("use --overwrite to replace it", "--overwrite"),
-        Error::DamagedPage { .. } | Error::ChecksumMismatch { .. } if strict_extract => {
+        Error::DamagedPage { .. } | Error::ChecksumMismatch { .. } | Error::StoredForm { .. }
+            if strict_extract =>
+        {
             hint("--keep-going restores the entries that are intact", "--keep-going")
         }
         // A cut archive, or a damaged trailer, root or index: the commands
@@ -94,6 +96,11 @@ mod tests {
         assert!(text(Error::DamagedPage { number: 1 }, true).is_some());
         assert_eq!(text(Error::WrongPassword, true), None);
         assert!(text(Error::Tampered { what: "trailer".into() }, false).is_some_and(|t| t.contains("repair")));
+        // A page that authenticates but whose stored form is wrong is
+        // damage as any other: the intact entries can still be restored.
+        let stored_form = || Error::StoredForm { what: "page 1".into(), why: "trailing bytes" };
+        assert_eq!(text(stored_form(), false), None);
+        assert_eq!(text(stored_form(), true), text(Error::DamagedPage { number: 1 }, true));
     }
 
     #[test]

@@ -148,8 +148,10 @@ pub(crate) fn unwrap_password_slots(
             KeySlot::Password(p) => Some((i, p, KdfParams { m_kib: p.m_kib, t: p.t, p: p.p })),
             _ => None,
         })
-        // Parameters a reader refuses cost nothing: they are never run.
-        .filter(|(_, _, params)| params.within_limits())
+        // Parameters a reader or Argon2 itself refuses are never run, so
+        // they are not tries: four slots of t = 0 (work 0, sorted first)
+        // kept a valid fifth from being tried.
+        .filter(|(_, _, params)| params.check().is_ok())
         .collect();
     password_slots.sort_by_key(|(i, _, params)| (params.work(), *i));
     let mut spent = 0u64;
@@ -260,5 +262,20 @@ mod tests {
                 other => panic!("{m_kib} {t} {p}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn slots_argon2_refuses_use_up_no_tries() {
+        // Four slots of t = 0 cost nothing and sorted first: they took the
+        // four tries, and the valid fifth slot was never tried.
+        let id = [3; ARCHIVE_ID_LEN];
+        let key = ContentKey::random().unwrap();
+        let pw = Password::from("pw");
+        let real = wrap_password_slot(&id, &key, &pw, KdfParams::INSECURE_FOR_TESTS).unwrap();
+        let refused = PasswordSlot { t: 0, ..real.clone() };
+        let mut slots = vec![KeySlot::Password(refused); MAX_PASSWORD_SLOTS_TRIED];
+        slots.push(KeySlot::Password(real));
+        let (opened, at) = unwrap_password_slots(&id, &slots, &pw, DEFAULT_KDF_BUDGET).unwrap();
+        assert_eq!((*opened.bytes(), at), (*key.bytes(), MAX_PASSWORD_SLOTS_TRIED));
     }
 }

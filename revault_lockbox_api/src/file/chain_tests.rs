@@ -15,16 +15,16 @@ use crate::format::{SessionKind, Trailer, SESSION_HEADER_CLEAR_LEN, TRAILER_LEN}
 use crate::keys::KeySet;
 use crate::session::{ArchiveWriter, CreateOptions, Metadata, SessionStart};
 
-fn password() -> Password {
+pub(super) fn password() -> Password {
     Password::from("chain")
 }
 
-fn options() -> CreateOptions {
+pub(super) fn options() -> CreateOptions {
     CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS).page_size(4096)
 }
 
 /// An archive of one small file whose first session `shape` makes.
-fn shaped(shape: impl FnOnce(SessionStart) -> SessionStart) -> Vec<u8> {
+pub(super) fn shaped(shape: impl FnOnce(SessionStart) -> SessionStart) -> Vec<u8> {
     let keys = KeySet::from(&password());
     let mut w = ArchiveWriter::with_keys_shaped(Vec::new(), &keys, options(), shape).unwrap();
     w.add_file("a", &Metadata::new(0o644, 0, 0, 1_700_000_000, 0), 3, &b"abc"[..]).unwrap();
@@ -32,7 +32,7 @@ fn shaped(shape: impl FnOnce(SessionStart) -> SessionStart) -> Vec<u8> {
 }
 
 /// Adds a file `name` to the archive at `path` in a session of its own.
-fn add(path: &Path, name: &str) -> crate::error::Result<()> {
+pub(super) fn add(path: &Path, name: &str) -> crate::error::Result<()> {
     let src = path.with_extension("src");
     std::fs::create_dir_all(&src).unwrap();
     std::fs::write(src.join(name), name).unwrap();
@@ -42,7 +42,7 @@ fn add(path: &Path, name: &str) -> crate::error::Result<()> {
 
 /// `bytes` with the last trailer changed by `lie` and tagged again under
 /// its session's key: what anyone holding the key can write.
-fn forged_trailer(bytes: &[u8], lie: impl FnOnce(&mut Trailer)) -> Vec<u8> {
+pub(super) fn forged_trailer(bytes: &[u8], lie: impl FnOnce(&mut Trailer)) -> Vec<u8> {
     let a = Archive::open(Cursor::new(bytes.to_vec()), &password()).unwrap();
     let (_, content_key, _) = a.append_point();
     let at = bytes.len() - TRAILER_LEN;
@@ -164,4 +164,17 @@ fn compact_of_a_huge_sparse_file_costs_what_is_stored() {
     assert_eq!(entry.sparse_map().map(|m| m.segments().to_vec()), Some(vec![(0, 4), (far, 4)]));
     assert_eq!(a.content_bytes(), 8);
     assert!(a.verify().unwrap().is_ok());
+}
+
+#[test]
+fn a_record_that_differs_from_its_session_header_is_refused() {
+    // Defect 13: the record's time differed from the header's; `log`
+    // showed the record's, `info` the header's, and every command read it.
+    let keys = KeySet::from(&password());
+    let mut w = ArchiveWriter::with_keys_shaped(Vec::new(), &keys, options(), |s| s).unwrap();
+    w.add_file("a", &Metadata::new(0o644, 0, 0, 1_700_000_000, 0), 3, &b"abc"[..]).unwrap();
+    w.misdate_record(1);
+    let err = Archive::open(Cursor::new(w.finish().unwrap()), &password()).map(drop).unwrap_err();
+    assert!(matches!(err, Error::Malformed(_)), "{err}");
+    assert!(err.to_string().contains("differs from its session header"), "{err}");
 }

@@ -9,6 +9,8 @@ mod atomic;
 #[cfg(test)]
 mod chain_tests;
 mod changes;
+#[cfg(test)]
+mod conformance_tests;
 mod create;
 mod lock;
 mod maintain;

@@ -58,8 +58,13 @@ impl Child {
             codec: Codec::decode(d.u8()?)?,
             hash: d.array()?,
         };
-        if child.plain_len > MAX_INDEX_NODE_LEN || child.stored_len > MAX_INDEX_NODE_LEN + TAG_LEN as u32 {
-            return Err(malformed("index node", "child length over its limit"));
+        // A node holds at least one record, and a sealed unit at least its
+        // tag: anything smaller is malformed before it is ever opened.
+        if child.plain_len == 0
+            || child.plain_len > MAX_INDEX_NODE_LEN
+            || !(TAG_LEN as u32..=MAX_INDEX_NODE_LEN + TAG_LEN as u32).contains(&child.stored_len)
+        {
+            return Err(malformed("index node", "child length out of range"));
         }
         if child.offset.checked_add(FRAME_LEN as u64 + u64::from(child.stored_len)).is_none() {
             return Err(malformed("index node", "child offset out of range"));
@@ -232,7 +237,10 @@ impl PagesLeaf {
                 codec: Codec::decode(d.u8()?)?,
                 hash: d.array()?,
             };
-            if p.plain_len == 0 || p.plain_len > MAX_PAGE_PLAIN_LEN || p.stored_len > MAX_PAGE_STORED_LEN {
+            if p.plain_len == 0
+                || p.plain_len > MAX_PAGE_PLAIN_LEN
+                || !(TAG_LEN as u32..=MAX_PAGE_STORED_LEN).contains(&p.stored_len)
+            {
                 return Err(malformed("page record", "length out of range"));
             }
             if p.offset.checked_add(FRAME_LEN as u64 + u64::from(p.stored_len)).is_none() {
@@ -321,10 +329,15 @@ pub(crate) mod tests {
             meta: Metadata::new(0o644, 1, 2, -5, 7)
                 .with_names(Some(vec![b'u'; 255]), Some(vec![b'g'; 255]))
                 .with_xattrs(xattrs),
-            sparse: Some(SparseMap::new(segments, u64::MAX).unwrap()),
+            // The largest size a reader accepts (FORMAT.md §3.5, B6).
+            sparse: Some(SparseMap::new(segments, crate::format::MAX_FILE_SIZE).unwrap()),
             ..entry(
                 &long,
-                EntryKind::Hardlink { target: long.clone(), size: u64::MAX, sha256: [0; 32] },
+                EntryKind::Hardlink {
+                    target: long.clone(),
+                    size: crate::format::MAX_FILE_SIZE,
+                    sha256: [0; 32],
+                },
                 Some(Extent { offset: 0, size: MAX_SPARSE_SEGMENTS as u64, linked: false }),
             )
         };
@@ -397,6 +410,24 @@ pub(crate) mod tests {
             pages: vec![PageRecord { offset: u64::MAX - 10, ..rec }],
         };
         assert!(PagesLeaf::decode(&leaf.encode()).is_err());
+    }
+
+    #[test]
+    fn records_below_the_smallest_sealed_unit_are_malformed() {
+        // A unit shorter than its tag, or a node of no bytes, was opened
+        // and reported as failed authentication, though no writer makes it.
+        let rec = PageRecord { offset: 100, stored_len: 16, plain_len: 1, codec: Codec::Raw, hash: [1; 32] };
+        let leaf = |rec| PagesLeaf { first_page: 0, first_offset: 0, pages: vec![rec] }.encode();
+        assert!(PagesLeaf::decode(&leaf(rec)).is_ok(), "the smallest page record");
+        let err = PagesLeaf::decode(&leaf(PageRecord { stored_len: 15, ..rec })).unwrap_err();
+        assert_eq!((err.what, err.why), ("page record", "length out of range"));
+        let node = |c| Internal { first_child_seq: 0, children: vec![c] }.encode();
+        let smallest = Child { stored_len: 16, plain_len: 1, ..child(b"a") };
+        assert!(Internal::decode(&node(smallest.clone())).is_ok(), "the smallest child");
+        for short in [Child { stored_len: 15, ..smallest.clone() }, Child { plain_len: 0, ..smallest }] {
+            let err = Internal::decode(&node(short)).unwrap_err();
+            assert_eq!(err.why, "child length out of range");
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@
 
 use super::codec::{malformed, Decoder, Encoder};
 use super::node::{decode_children, encode_children, Child};
+use super::session_header::SessionKind;
 use super::sessions::SessionsTop;
 use super::{DecodeError, Table, MAX_RUNS, MAX_TREE_LEVELS, SESSION_SALT_LEN};
 
@@ -82,6 +83,16 @@ impl Root {
         if newest.session != last.number || newest.salt != last.salt {
             return Err(malformed("index root", "the newest run is not the last session's"));
         }
+        // Record numbers rise by exactly 1, so the first session's number
+        // is known here: every run must be one of the archive's sessions'
+        // (§3.7), and a merge leaves one run, its own.
+        let first = last.number.checked_sub(sessions.count - 1);
+        if first.is_none_or(|first| runs[0].session < first) {
+            return Err(malformed("index root", "a run of a session the sessions tree does not hold"));
+        }
+        if last.summary.kind == SessionKind::Merge && runs.len() != 1 {
+            return Err(malformed("index root", "a merge session's root lists older runs"));
+        }
         if last.first_page > page_count || last.stream_start > stream_len {
             return Err(malformed("index root", "sessions out of order"));
         }
@@ -119,6 +130,7 @@ mod tests {
     use super::*;
     use crate::format::node::tests::child;
     use crate::format::sessions::tests::record;
+    use crate::format::sessions::SessionRecord;
 
     #[test]
     fn roots_round_trip() {
@@ -146,5 +158,31 @@ mod tests {
         let mut bad = appended.clone();
         bad.runs.pop();
         assert!(Root::decode(&bad.encode()).is_err(), "the last session wrote no run");
+    }
+
+    #[test]
+    fn runs_are_the_archives_sessions_and_a_merge_leaves_one() {
+        let (a, b, c) = (record(5), record(6), record(7));
+        let run = |r: &SessionRecord| Run { session: r.number, salt: r.salt, top: TreeTop::default() };
+        let root = |pending: Vec<SessionRecord>, runs: Vec<Run>| Root {
+            page_count: 100,
+            stream_len: 1000,
+            entry_count: 0,
+            sessions: SessionsTop { count: pending.len() as u32, forest: Vec::new(), pending },
+            runs,
+        };
+        let two = root(vec![a.clone(), b.clone()], vec![run(&a), run(&b)]);
+        assert_eq!(Root::decode(&two.encode()).unwrap(), two, "sessions 5 and 6, a run each");
+        // A run of session 4: an archive of two sessions from 5 holds none.
+        let stray = root(vec![a.clone(), b.clone()], vec![run(&record(4)), run(&b)]);
+        let err = Root::decode(&stray.encode()).unwrap_err();
+        assert_eq!(err.why, "a run of a session the sessions tree does not hold");
+        // A merge's root holds its own run only.
+        let mut merge = c.clone();
+        merge.summary.kind = SessionKind::Merge;
+        let merged = root(vec![a.clone(), b.clone(), merge.clone()], vec![run(&merge)]);
+        assert!(Root::decode(&merged.encode()).is_ok());
+        let kept = root(vec![a.clone(), b, merge.clone()], vec![run(&a), run(&merge)]);
+        assert_eq!(Root::decode(&kept.encode()).unwrap_err().why, "a merge session's root lists older runs");
     }
 }

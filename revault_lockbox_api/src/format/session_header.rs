@@ -23,6 +23,9 @@ pub(crate) const SESSION_HEADER_CLEAR_LEN: usize = 64;
 /// Largest sealed body: the largest label, tool and walk rules, and the tag.
 pub(crate) const MAX_SESSION_BODY_STORED_LEN: u32 =
     (4 + 8 + 2 + 4 + MAX_LABEL_LEN + 4 + MAX_TOOL_LEN + 4 + MAX_WALK_RULES_LEN + TAG_LEN) as u32;
+/// Smallest sealed body: the fixed fields, an empty label and tool, and
+/// the tag (FORMAT.md §3.9): anything shorter cannot decode once opened.
+pub(crate) const MIN_SESSION_BODY_STORED_LEN: u32 = (4 + 8 + 2 + 4 + 4 + TAG_LEN) as u32;
 
 const KIND_MERGE: u16 = 1;
 const KIND_COMPACTION: u16 = 2;
@@ -70,7 +73,7 @@ impl HeaderClear {
         }
         let clear = HeaderClear { archive_id: d.array()?, salt: d.array()?, body_stored_len: d.u32()? };
         d.finish()?;
-        if clear.body_stored_len < TAG_LEN as u32 || clear.body_stored_len > MAX_SESSION_BODY_STORED_LEN {
+        if !(MIN_SESSION_BODY_STORED_LEN..=MAX_SESSION_BODY_STORED_LEN).contains(&clear.body_stored_len) {
             return Err(malformed("session header", "body length out of range"));
         }
         Ok(clear)
@@ -193,6 +196,18 @@ mod tests {
         assert_eq!(HeaderClear::decode(&clear.encode()).unwrap(), clear);
         let huge = HeaderClear { body_stored_len: MAX_SESSION_BODY_STORED_LEN + 1, ..clear };
         assert!(HeaderClear::decode(&huge.encode()).is_err());
+        // The smallest body that decodes: shorter ones were opened and
+        // reported as failed authentication, though they are malformed.
+        let smallest = SessionInfo { label: String::new(), tool: String::new(), ..info.clone() };
+        assert_eq!(smallest.encode().len() + TAG_LEN, MIN_SESSION_BODY_STORED_LEN as usize);
+        for body_stored_len in [MIN_SESSION_BODY_STORED_LEN, MAX_SESSION_BODY_STORED_LEN] {
+            assert!(HeaderClear::decode(&HeaderClear { body_stored_len, ..clear }.encode()).is_ok());
+        }
+        for body_stored_len in [0, TAG_LEN as u32, MIN_SESSION_BODY_STORED_LEN - 1] {
+            let short = HeaderClear { body_stored_len, ..clear }.encode();
+            let err = HeaderClear::decode(&short).unwrap_err();
+            assert_eq!(err.why, "body length out of range", "{body_stored_len}");
+        }
         for len in 0..info.encode().len() {
             assert!(SessionInfo::decode(&info.encode()[..len]).is_err(), "len {len}");
         }

@@ -386,6 +386,13 @@ impl<W: Write> ArchiveWriter<W> {
         self.push_checked(entry)
     }
 
+    /// Makes the session's record in the root say `created_ns`, whatever
+    /// its header (already written) says.
+    #[cfg(test)]
+    pub(crate) fn misdate_record(&mut self, created_ns: i64) {
+        self.info.created_ns = created_ns;
+    }
+
     /// Makes the root and trailer claim `count` entries.
     #[cfg(test)]
     pub(crate) fn claim_entries(&mut self, count: u64) {
