@@ -75,10 +75,11 @@ fn files_from_adds_listed_paths() {
     let out = create_in(work.path(), &["--null", "-T", "-", "-o", "b.lbox", "tree/link"], names);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(listed(&work.path().join("b.lbox")), ["tree/link", "tree/new\nline", "tree/sub/b.log"]);
-    // A listed path that does not exist fails like a PATH argument.
+    // A listed path that does not exist fails like a PATH argument: none
+    // of them existing, exit 2 (GNU tar's rule) and no archive.
     fs::write(work.path().join("list"), b"tree/missing\n").unwrap();
     let out = create_in(work.path(), &["-T", "list", "-o", "c.lbox"], b"");
-    assert_fails(&out, 1, "tree/missing");
+    assert_fails(&out, 2, "tree/missing");
     assert!(!work.path().join("c.lbox").exists());
 }
 
