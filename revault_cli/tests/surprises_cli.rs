@@ -112,24 +112,15 @@ fn an_unsigned_change_of_a_signed_archive_warns() {
     ok(lockbox().args(["keygen", "--sign", "-o"]).arg(&key).output().unwrap());
     let archive = dir.join("a.lbox");
     ok(create_cmd(&archive, dir, "a", &["-q", "--sign", key.to_str().unwrap()]).output().unwrap());
-    let signed = ok(crate::util::lockbox()
-        .args(["add", "-q", "--sign"])
-        .arg(&key)
-        .arg(&archive)
-        .arg("-C")
-        .arg(dir)
-        .arg("b")
-        .output()
-        .unwrap());
+    // `add -q [SIGN...] ARCHIVE -C DIR b`, which must succeed.
+    let add = |sign: &[&std::ffi::OsStr]| {
+        let mut cmd = crate::util::lockbox();
+        cmd.args(["add", "-q"]).args(sign).arg(&archive).arg("-C").arg(dir).arg("b");
+        ok(cmd.output().unwrap())
+    };
+    let signed = add(&["--sign".as_ref(), key.as_os_str()]);
     assert!(!stderr(&signed).contains("warning"), "{}", stderr(&signed));
-    let unsigned = ok(crate::util::lockbox()
-        .args(["add", "-q"])
-        .arg(&archive)
-        .arg("-C")
-        .arg(dir)
-        .arg("b")
-        .output()
-        .unwrap());
+    let unsigned = add(&[]);
     let err = stderr(&unsigned);
     assert!(err.contains("warning") && err.contains("--sign"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");

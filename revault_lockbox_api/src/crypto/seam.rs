@@ -36,6 +36,13 @@ pub(crate) fn fixed_random(buf: &mut [u8]) -> bool {
     fixed
 }
 
+/// The session time a writer takes while this thread asked for fixed
+/// random bytes: a fixed one too, so that a seed's root, whose session
+/// record repeats the header's time (FORMAT.md §3.7), fits any run.
+pub(crate) fn fixed_time() -> Option<i64> {
+    FIXED_RANDOM.with(|f| f.get()).then_some(1_700_000_000_000_000_000)
+}
+
 /// Installs the swap hook; the first one installed stays.
 pub(crate) fn set_swap_hook(hook: SwapHook) {
     let _ = SWAP.set(hook);

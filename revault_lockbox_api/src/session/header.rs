@@ -20,6 +20,10 @@ const TOOL: &str = concat!("revault_lockbox_api ", env!("CARGO_PKG_VERSION"));
 /// Now, in UTC nanoseconds since 1970 (0 for a clock before 1970; the
 /// `i64` lasts until 2262).
 fn now_ns() -> i64 {
+    #[cfg(feature = "fuzzing")]
+    if let Some(fixed) = crate::crypto::seam::fixed_time() {
+        return fixed;
+    }
     let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     i64::try_from(since.as_nanos()).unwrap_or(i64::MAX)
 }
