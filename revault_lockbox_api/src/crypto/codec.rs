@@ -164,10 +164,8 @@ pub(crate) fn open_data_page_into(
     let malformed = |why| Error::StoredForm { what: format!("page {number}"), why };
     match record.codec {
         Codec::Raw if framed.len() == FRAME_LEN + len + TAG_LEN => {
-            match keys.open_page_out(PageNonce::data(number), &aad, framed, FRAME_LEN, spare) {
-                (Ok(plain), left) => (Ok(plain), left),
-                (Err(_), left) => (Err(damaged()), left),
-            }
+            let (opened, left) = keys.open_page_out(PageNonce::data(number), &aad, framed, FRAME_LEN, spare);
+            (opened.map_err(|_| damaged()), left)
         }
         Codec::Zstd => match keys.open_page_in_place(PageNonce::data(number), &aad, &mut framed[FRAME_LEN..])
         {
