@@ -54,7 +54,7 @@ pub use options::OpenOptions;
 pub use retention::{Reclaim, Retention};
 pub use salvage::{is_salvageable, Salvage};
 pub use select::{Members, Selected, Subtrees};
-use session::{check_chain, check_session, SessionState};
+use session::{check_chain, check_session, check_summary, SessionState};
 
 /// Entries leaves a lookup keeps opened: the leaves of a path and of the
 /// paths above it, for a few directories at once (a leaf holds up to
@@ -169,12 +169,7 @@ impl<S: ReadAt> Archive<S> {
         if !consistent {
             return Err(Error::malformed("index root", "does not match the trailer"));
         }
-        // The record repeats its header's time, kind and label (§3.7):
-        // `log` reads the record, `info` the header.
-        let (s, info) = (&newest.summary, &last.info);
-        if (s.created_ns, s.kind, &s.label) != (info.created_ns, info.kind, &info.label) {
-            return Err(Error::malformed("sessions tree", "a record differs from its session header"));
-        }
+        check_summary(&newest.summary, &last.info)?;
         // An earlier state is checked when it is opened below, not this one.
         if options.state.is_none() {
             signers::check_last(&header.archive_id, &last, options.trusted.as_deref())?;
@@ -223,10 +218,12 @@ impl<S: ReadAt> Archive<S> {
         self.last.commit
     }
 
-    /// Follows the trailers' hash chain back to the first session.
+    /// Follows the trailers' hash chain back to the first session, each
+    /// session header compared with its record in the sessions tree.
     pub(crate) fn check_chain(&self) -> Result<()> {
         let header = read_prefix(&self.src)?;
-        check_chain(&self.src, &header, &self.content_key, &self.last.trailer)
+        let table = self.sessions_table()?;
+        check_chain(&self.src, &header, &self.content_key, &self.last.trailer, |number| table.record(number))
     }
 
     /// Bytes of the last session's header and signature block.

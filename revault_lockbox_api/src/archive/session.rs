@@ -5,8 +5,8 @@
 use crate::crypto::{open_session_body, ContentKey, SessionKeys};
 use crate::error::{Error, Result};
 use crate::format::{
-    decode_signatures, session_header_hash, Hash, HeaderClear, HeaderPrefix, SessionInfo, Signature, Trailer,
-    SESSION_HEADER_CLEAR_LEN, TRAILER_LEN,
+    decode_signatures, session_header_hash, Hash, HeaderClear, HeaderPrefix, SessionInfo, SessionRecord,
+    Signature, Summary, Trailer, SESSION_HEADER_CLEAR_LEN, TRAILER_LEN,
 };
 use crate::index::read_sealed;
 use crate::storage::ReadAt;
@@ -113,11 +113,12 @@ pub(super) fn check_previous(
 /// `--session` would open it (FORMAT.md §6.1 step 7), so that a chain
 /// `verify` passes is one whose every state opens. Each previous trailer
 /// lies strictly before the one that names it, so the walk ends.
-pub(crate) fn check_chain(
+pub(crate) fn check_chain<'a>(
     src: &dyn ReadAt,
     header: &HeaderPrefix,
     content_key: &ContentKey,
     trailer: &Trailer,
+    record: impl Fn(u32) -> Option<&'a SessionRecord>,
 ) -> Result<()> {
     let mut at = trailer.clone();
     while at.previous_trailer != 0 {
@@ -126,10 +127,70 @@ pub(crate) fn check_chain(
         let keys = SessionKeys::derive(content_key, &at.session_salt);
         // Its bytes are committed to by the trailer's hash: whatever is
         // wrong with them (a flipped byte, no key needed) is damage.
-        read_session_header(src, start, &at, &keys).map_err(|e| match e {
+        let (info, _) = read_session_header(src, start, &at, &keys).map_err(|e| match e {
             Error::Tampered { .. } => e,
             other => Error::tampered(format!("the session header at byte {start} ({other})")),
         })?;
+        let Some(record) = record(info.number) else {
+            return Err(Error::malformed("sessions tree", "a session header has no record"));
+        };
+        check_summary(&record.summary, &info)?;
     }
     Ok(())
+}
+
+/// A session's record repeats its header's time, kind and label (FORMAT.md
+/// §3.7): `log` reads the record, `info` and `--session` the header.
+pub(crate) fn check_summary(summary: &Summary, info: &SessionInfo) -> Result<()> {
+    if (summary.created_ns, summary.kind, &summary.label) != (info.created_ns, info.kind, &info.label) {
+        return Err(Error::malformed("sessions tree", "a record differs from its session header"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs::File;
+
+    use super::*;
+    use crate::archive::{read_prefix, Archive};
+    use crate::crypto::{KdfParams, Password};
+    use crate::file::{ArchiveUpdater, UpdateOptions};
+    use crate::session::{ArchiveWriter, CreateOptions, Metadata};
+
+    #[test]
+    fn the_chain_walk_compares_each_earlier_record_with_its_session_header() {
+        // Defect 13: opening compares the last record with its header; the
+        // walk of `verify`, `repair` and appends compares every earlier one.
+        let password = Password::from("chain");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.lbox");
+        let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS);
+        let mut w = ArchiveWriter::new(File::create(&path).unwrap(), &password, options).unwrap();
+        w.add_file("a", &Metadata::new(0o644, 0, 0, 1_700_000_000, 0), 1, &b"a"[..]).unwrap();
+        w.finish().unwrap();
+        let src = dir.path().join("src");
+        std::fs::create_dir(&src).unwrap();
+        std::fs::write(src.join("b"), "b").unwrap();
+        ArchiveUpdater::open(&path, &password, UpdateOptions::new())
+            .unwrap()
+            .add(&src, &["b".into()])
+            .unwrap();
+
+        let archive = Archive::open(File::open(&path).unwrap(), &password).unwrap();
+        archive.check_chain().unwrap();
+        let table = archive.sessions_table().unwrap();
+        let mut first = table.record(0).unwrap().clone();
+        first.summary.created_ns += 1;
+        let header = read_prefix(&archive.src).unwrap();
+        let lying = |number: u32| if number == 0 { Some(&first) } else { table.record(number) };
+        let err = check_chain(&archive.src, &header, &archive.content_key, &archive.last.trailer, lying)
+            .unwrap_err();
+        assert!(matches!(err, Error::Malformed(_)), "{err}");
+        assert!(err.to_string().contains("differs from its session header"), "{err}");
+        let none = |_| None;
+        let err = check_chain(&archive.src, &header, &archive.content_key, &archive.last.trailer, none)
+            .unwrap_err();
+        assert!(err.to_string().contains("has no record"), "{err}");
+    }
 }

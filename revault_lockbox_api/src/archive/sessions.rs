@@ -136,6 +136,12 @@ impl SessionTable {
     pub(crate) fn keys(&self, s: usize) -> &Arc<SessionKeys> {
         &self.keys[s]
     }
+
+    /// The record of the session numbered `number` (numbers follow on).
+    pub(crate) fn record(&self, number: u32) -> Option<&SessionRecord> {
+        let first = self.records.first()?.number;
+        self.records.get(number.checked_sub(first)? as usize)
+    }
 }
 
 /// The state each record leaves (FORMAT.md §3.7): a compaction, only
