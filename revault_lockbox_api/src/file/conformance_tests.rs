@@ -46,6 +46,19 @@ fn link_with_another_map() -> Vec<u8> {
     })
 }
 
+/// A small file `a` and a sparse file `s` of 9 MiB (longer than `cat`
+/// checks before writing) whose content authenticates but does not match
+/// its SHA-256.
+fn wrong_digests() -> Vec<u8> {
+    let mut w = ArchiveWriter::new(Vec::new(), &password(), options()).unwrap();
+    w.add_file("a", &meta(), 4, &b"aaaa"[..]).unwrap();
+    w.misdigest_last_file();
+    let map = SparseMap::new(vec![(0, 4)], 9 << 20).unwrap();
+    w.add_sparse_file("s", &meta(), map, 9 << 20, false, &b"ssss"[..]).unwrap();
+    w.misdigest_last_file();
+    w.finish().unwrap()
+}
+
 /// An archive of two sessions (files `a`, then `b`), through a file.
 fn two_sessions() -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
@@ -97,6 +110,7 @@ pub(super) fn conformance_vectors() -> Vec<(&'static str, Vec<u8>)> {
         ("b8-session-limit", shaped(|s| SessionStart { number: u32::MAX, ..s })),
         ("page-byte-flipped", flip(first_page)),
         ("cut-in-half", intact[..intact.len() / 2].to_vec()),
+        ("wrong-digest", wrong_digests()),
     ]
 }
 

@@ -386,6 +386,17 @@ impl<W: Write> ArchiveWriter<W> {
         self.push_checked(entry)
     }
 
+    /// Flips a bit of the last file's SHA-256 in its record: content that
+    /// authenticates but does not match its digest, as a key holder could
+    /// write.
+    #[cfg(test)]
+    pub(crate) fn misdigest_last_file(&mut self) {
+        match self.leaf.last_mut() {
+            Some(Record::Put(Entry { kind: EntryKind::File { sha256, .. }, .. })) => sha256[0] ^= 1,
+            other => panic!("the last record is no file: {other:?}"),
+        }
+    }
+
     /// Makes the session's record in the root say `created_ns`, whatever
     /// its header (already written) says.
     #[cfg(test)]
