@@ -113,6 +113,11 @@ impl<W: Write> ArchiveWriter<W> {
         while self.sealer.in_flight() >= self.tuning.pages_in_flight {
             self.write_oldest()?;
         }
+        // Files stored before a large one are named now, not after its
+        // last byte.
+        if self.leaf_spans_to(self.page_start) {
+            self.flush_leaf()?;
+        }
         Ok(())
     }
 
