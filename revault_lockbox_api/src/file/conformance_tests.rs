@@ -68,6 +68,21 @@ fn two_sessions() -> Vec<u8> {
     std::fs::read(&path).unwrap()
 }
 
+/// B4: `a`, then `b` added in a session whose record says compaction
+/// (holding state 5), which only a first record may be.
+fn compaction_not_first() -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.lbox");
+    std::fs::write(&path, shaped(|s| s)).unwrap();
+    super::update::SHAPE_NEXT_SESSION.set(Some(|s| SessionStart {
+        kind: SessionKind::Compaction,
+        state: 5,
+        ..s
+    }));
+    add(&path, "b").unwrap();
+    std::fs::read(&path).unwrap()
+}
+
 /// Every row's archive, by the file name the table gives it.
 pub(super) fn conformance_vectors() -> Vec<(&'static str, Vec<u8>)> {
     let intact = two_sessions();
@@ -98,6 +113,7 @@ pub(super) fn conformance_vectors() -> Vec<(&'static str, Vec<u8>)> {
         ("b1-previous-hash", forged_trailer(&one, |t| t.previous_hash[0] ^= 1)),
         ("b2-link-sparse-map", link_with_another_map()),
         ("b3-earlier-header-flipped", flip(first_header)),
+        ("b4-compaction-not-first", compaction_not_first()),
         ("b5-last-state", shaped(last_state)),
         ("b6-size-2-64", sparse(&too_big, u64::MAX, false, |_| {})),
         // And a small file `b`, for `cat` (which writes every zero of `a`).

@@ -27,6 +27,15 @@ use crate::keys::Unlock;
 use crate::session::{ArchiveWriter, NextRoot, Selection, SessionStart};
 use crate::walk::{check_inputs, ordered_roots, walk_with, WalkRules};
 
+#[cfg(test)]
+thread_local! {
+    /// A test's change to the next session an updater on this thread
+    /// starts (its kind, its state): what someone holding the key could
+    /// write, for the conformance vectors.
+    pub(super) static SHAPE_NEXT_SESSION: std::cell::Cell<Option<fn(SessionStart) -> SessionStart>> =
+        const { std::cell::Cell::new(None) };
+}
+
 /// The output of an append session: the archive file, after its committed
 /// end, synced in the background as it grows (as create's output is), or
 /// the byte count of a dry run.
@@ -316,6 +325,11 @@ impl ArchiveUpdater {
             previous: (end, commit),
             created_ns: None,
             state: 0,
+        };
+        #[cfg(test)]
+        let start = match SHAPE_NEXT_SESSION.take() {
+            Some(shape) => shape(start),
+            None => start,
         };
         let out = match self.options.dry_run {
             true => AppendOut::Counted(0),
