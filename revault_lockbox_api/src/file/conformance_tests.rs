@@ -156,3 +156,33 @@ fn write_conformance_vectors() {
         }
     }
 }
+
+/// The conformance vectors' plaintexts as fuzz seeds, so that the
+/// decoders B1-B8's fixes touched start from these shapes: of each
+/// vector that opens, the root and every index node (`index`: B2's and
+/// B6's sparse maps, B7's hole, B5's and B8's session records in the
+/// root) and a sessions leaf and internal node of its last record
+/// (`sessions`). `make_seeds` keeps them, as it keeps a fuzzer's `afl-*`.
+#[cfg(feature = "fuzzing")]
+#[test]
+#[ignore = "writes fuzz/corpus/{index,sessions}/conformance-*; run by hand when the vectors change"]
+fn write_conformance_fuzz_seeds() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus");
+    let mut written = 0;
+    for (name, _) in conformance_vectors() {
+        let bytes = std::fs::read(dir().join(format!("{name}.lbox"))).unwrap();
+        // Those that do not open (B1, B4, a cut) have no plaintext to give.
+        let Ok(nodes) = crate::fuzz::index_plaintexts(&bytes, &password()) else { continue };
+        for (n, plain) in nodes.iter().enumerate() {
+            std::fs::write(corpus.join(format!("index/conformance-{name}-{n}")), plain).unwrap();
+            written += 1;
+        }
+        for (target, (kind, seed)) in crate::fuzz::v3_seeds(&bytes, &password()).unwrap() {
+            if target == "sessions" {
+                std::fs::write(corpus.join(format!("sessions/conformance-{name}-{kind}")), seed).unwrap();
+                written += 1;
+            }
+        }
+    }
+    assert!(written > 0);
+}
