@@ -132,7 +132,7 @@ pub enum Command {
     #[command(visible_alias = "x")]
     Extract(ExtractArgs),
     /// Write stored files' contents to stdout, in the order given (with
-    /// --wildcards, what each pattern matches). A NAMEd file of up to 8 MiB
+    /// --wildcards, what each pattern matches). A NAMEd file under 8 MiB
     /// is checked against its SHA-256 before any of it is written; a
     /// longer one (or what a pattern matches) streams: bytes before damage
     /// may be written, then exit 3.
