@@ -27,13 +27,16 @@ use crate::keys::Unlock;
 use crate::session::{ArchiveWriter, NextRoot, Selection, SessionStart};
 use crate::walk::{check_inputs, ordered_roots, walk_with, WalkRules};
 
+/// A test's change to a session's start (its kind, its state).
+#[cfg(test)]
+type Shape = fn(SessionStart) -> SessionStart;
+
 #[cfg(test)]
 thread_local! {
-    /// A test's change to the next session an updater on this thread
-    /// starts (its kind, its state): what someone holding the key could
-    /// write, for the conformance vectors.
-    pub(super) static SHAPE_NEXT_SESSION: std::cell::Cell<Option<fn(SessionStart) -> SessionStart>> =
-        const { std::cell::Cell::new(None) };
+    /// The [`Shape`] of the next session an updater on this thread starts:
+    /// what someone holding the key could write, for the conformance
+    /// vectors.
+    pub(super) static SHAPE_NEXT_SESSION: std::cell::Cell<Option<Shape>> = const { std::cell::Cell::new(None) };
 }
 
 /// The output of an append session: the archive file, after its committed
