@@ -1,22 +1,26 @@
 #!/usr/bin/env python3
 """Backs up issue 48's daily series with lockbox, restic and borg, day by day.
 
-    scripts/bench-series.py ROOT [--days 10] [--check 1,5,10|all]
+    scripts/bench-series.py ROOT [--days 10] [--runs 1] [--check 1,5,10|all]
                             [--lockbox PATH] [--quiet CMD]
 
 ROOT is a series root of scripts/daily-series.py at day 0 (empty; this
 script runs `init`) or at day 1, with no ROOT/bench yet. For each day: apply
 that day's step (not timed), then back up ROOT/tree with the three tools, in
-the order lockbox, restic, borg on odd days and the reverse on even days,
-each under /usr/bin/time (wall, user, sys, max RSS):
+the order lockbox, restic, borg on odd days of odd runs and even days of
+even runs, the reverse otherwise, each under /usr/bin/time (wall, user,
+sys, max RSS):
   lockbox create -o A -C ROOT tree, then lockbox update --delete-missing A -C ROOT tree
           (password mode, the default Argon2id, --password-file)
   restic backup --host series ROOT/tree      (restic init on day 1, not timed)
   borg create --compression zstd,3 R::dayN tree, from ROOT
           (borg init -e repokey-blake2 on day 1, not timed)
 and record each repository's size after (lockbox: the archive's size;
-restic and borg: du -sb of the repository; their caches apart). After the
-last day, `lockbox extract --session N` of each day named by --check is
+restic and borg: du -sb of the repository; their caches apart). With
+--runs N the whole series is made and backed up N times from day 1 (the
+tree unpacked again, new repositories), and the report gives each figure's
+median over the runs and the sizes of the last run (and says whether a size
+differed between runs). After the last day of the last run, `lockbox extract --session N` of each day named by --check is
 compared with that day's manifest (daily-series.py check). Writes
 ROOT/bench/results.tsv and ROOT/bench/report.md (markdown tables, versions,
 machine) and prints the report.
@@ -31,9 +35,11 @@ release lockbox (`cargo build --release -p revault_cli`, the default
 """
 
 import argparse
+import importlib.util
 import os
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -78,19 +84,34 @@ def output(cmd, env=None):
     return (r.stdout + r.stderr).strip()
 
 
-def current_day(root):
-    try:
-        with open(os.path.join(root, "day")) as f:
-            return int(f.read())
-    except FileNotFoundError:
-        return 0
+def load_series():
+    """daily-series.py as a module: its manifests and day counter have one owner."""
+    spec = importlib.util.spec_from_file_location("daily_series", SERIES)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+series = load_series()
+
+
+def regular_files(root, day):
+    """path -> (size, sha256) of day's regular files."""
+    return {rel: (size, digest) for rel, (kind, size, _, digest)
+            in series.read_manifest(series.manifest_path(root, day)).items() if kind == "f"}
 
 
 def tree_size(root, day):
-    with open(os.path.join(root, "manifests", f"day{day}.tsv")) as f:
-        head = f.readline().split()
-    # "# daily series day N: F files, B bytes"
-    return int(head[5]), int(head[7])
+    files = regular_files(root, day)
+    return len(files), sum(size for size, _ in files.values())
+
+
+def changed_bytes(root, day):
+    """Bytes of the regular files that are new or changed on day (all on day 1)."""
+    now = regular_files(root, day)
+    before = regular_files(root, day - 1) if day > 1 else {}
+    return sum(size for rel, (size, digest) in now.items()
+               if before.get(rel, (None, None))[1] != digest)
 
 
 class Bench:
@@ -111,7 +132,18 @@ class Bench:
         env.pop("LOCKBOX_PASSWORD", None)
         self.env = env
 
-    def setup(self):
+    def setup(self, run_no):
+        # A run after the first starts again from an empty series and no repositories.
+        if run_no > 1:
+            for p in (os.path.join(self.root, "tree"), os.path.join(self.root, "manifests"),
+                      self.restic_repo, self.borg_repo, os.path.join(self.bench, "restic-cache"),
+                      os.path.join(self.bench, "borg-base")):
+                shutil.rmtree(p, ignore_errors=True)
+            for p in (self.archive, os.path.join(self.root, "day")):
+                if os.path.exists(p):
+                    os.unlink(p)
+            subprocess.run([sys.executable, SERIES, "init", self.root], check=True)
+        self.logs = os.path.join(self.bench, "logs", f"run{run_no}")
         os.makedirs(self.logs)
         with open(self.pwfile, "w") as f:
             f.write(PASSWORD)
@@ -145,8 +177,8 @@ class Bench:
         p = os.path.join(self.bench, d) if d else None
         return du(p) if p and os.path.exists(p) else 0
 
-    def day(self, day, quiet):
-        order = TOOLS if day % 2 else tuple(reversed(TOOLS))
+    def day(self, run_no, day, quiet):
+        order = TOOLS if (day + run_no) % 2 == 0 else tuple(reversed(TOOLS))
         times = {}
         if quiet:
             subprocess.run([quiet, "stop"], check=False)
@@ -161,7 +193,7 @@ class Bench:
         rows = []
         for tool in TOOLS:
             wall, cpu, rss = times[tool]
-            rows.append((day, tool, order.index(tool) + 1, self.size(tool),
+            rows.append((run_no, day, tool, order.index(tool) + 1, self.size(tool),
                          self.cache_size(tool), wall, cpu, rss))
         return rows
 
@@ -181,69 +213,102 @@ def mib(n):
     return f"{n / 2**20:,.1f}"
 
 
-def report(bench, rows, checks, root, days):
-    by = {(r[0], r[1]): r for r in rows}
+def describe_days(days):
+    """1,2,3,5 -> "1-3, 5"."""
+    spans, days = [], sorted(days)
+    for d in days:
+        if spans and d == spans[-1][1] + 1:
+            spans[-1][1] = d
+        else:
+            spans.append([d, d])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+
+
+def report(bench, rows, checks, root, days, runs):
+    """Markdown: the machine, the versions, sizes by day, times by day."""
+    # rows: (run, day, tool, order, repo bytes, cache bytes, wall s, cpu s, rss KiB)
+    last = {(r[1], r[2]): r for r in rows if r[0] == runs}
+
+    def median(day, tool, i):
+        return statistics.median(r[i] for r in rows if r[1] == day and r[2] == tool)
+
+    sizes_vary = sorted({r[2] for r in rows if r[4] != last[(r[1], r[2])][4]})
     cpu_flags = output(["sh", "-c", "grep -o -w 'avx2\\|avx512f\\|sha_ni' /proc/cpuinfo | sort -u"])
     model = output(["sh", "-c", "lscpu | sed -n 's/^Model name: *//p'"])
+    commit = output(["git", "-C", REPO, "describe", "--always", "--dirty"])
     lines = [
         "Machine: %s, %d cores, flags %s; %s." % (
             model, os.cpu_count(), " ".join(cpu_flags.split()) or "(none of avx2/avx512f/sha_ni)",
             output(["uname", "-sr"])),
         "",
-        "Versions: `%s`; `%s`; `%s`." % (
+        "Versions: `%s` (%s, release build of `%s`); `%s`; `%s`." % (
             output([bench.lockbox, "--version"]).splitlines()[0],
+            "; ".join(output([bench.lockbox, "--version"]).splitlines()[1:]), commit,
             output(["restic", "version"]), output(["borg", "--version"])),
         "",
-        "Sizes in MiB (2^20 bytes); each tool's size after the day's backup, and in",
-        "parentheses what that day added. restic and borg also keep a local cache",
-        "beside the repository (not counted; its size after the last day is below).",
+        "Sizes in MiB (2^20 bytes): the tree, the files new or changed that day (by",
+        "path and content: a renamed file counts), and each tool's size after the",
+        "day's backup with, in parentheses, what that day added. restic and borg also",
+        "keep a local cache beside the repository, not counted here (its size after",
+        "the last day is below).",
         "",
-        "| day | tree: files, MiB | lockbox | restic | borg |",
-        "|---:|---:|---:|---:|---:|",
+        "| day | tree: files, MiB | new or changed | lockbox | restic | borg |",
+        "|---:|---:|---:|---:|---:|---:|",
     ]
     for day in range(1, days + 1):
         files, size = tree_size(root, day)
         cells = []
         for tool in TOOLS:
-            now = by[(day, tool)][3]
-            before = by[(day - 1, tool)][3] if day > 1 else 0
+            now = last[(day, tool)][4]
+            before = last[(day - 1, tool)][4] if day > 1 else 0
             cells.append(f"{mib(now)} (+{mib(now - before)})")
-        lines.append(f"| {day} | {files:,}, {mib(size)} | " + " | ".join(cells) + " |")
+        lines.append(f"| {day} | {files:,}, {mib(size)} | {mib(changed_bytes(root, day))} | "
+                     + " | ".join(cells) + " |")
     lines += [
         "",
         "Each backup's wall time and CPU time (user + sys) in seconds and its peak",
-        "RSS in MiB, from `/usr/bin/time -f '%e %U %S %M'`; the order the tools ran in",
-        "alternates by day.",
+        "RSS in MiB, from `/usr/bin/time -f '%e %U %S %M'`"
+        + (f", medians of {runs} runs" if runs > 1 else ", one run") + "; the order the",
+        "tools ran in alternates by day" + (" and by run." if runs > 1 else "."),
         "",
-        "| day | order | lockbox wall / CPU / RSS | restic wall / CPU / RSS | borg wall / CPU / RSS |",
-        "|---:|---|---:|---:|---:|",
+        "| day | lockbox wall / CPU / RSS | restic wall / CPU / RSS | borg wall / CPU / RSS |",
+        "|---:|---:|---:|---:|",
     ]
     for day in range(1, days + 1):
-        order = sorted(TOOLS, key=lambda t: by[(day, t)][2])
-        cells = ["%.2f / %.2f / %.0f" % (by[(day, t)][5], by[(day, t)][6], by[(day, t)][7] / 1024)
-                 for t in TOOLS]
-        lines.append(f"| {day} | {', '.join(order)} | " + " | ".join(cells) + " |")
-    for label, first in (("days 1-%d" % days, 1), ("days 2-%d" % days, 2)):
+        cells = ["%.2f / %.2f / %.0f" % (median(day, t, 6), median(day, t, 7),
+                                         median(day, t, 8) / 1024) for t in TOOLS]
+        lines.append(f"| {day} | " + " | ".join(cells) + " |")
+    for first in (1, 2):
         cells = []
         for t in TOOLS:
             ds = range(first, days + 1)
-            rss = [by[(d, t)][7] / 1024 for d in ds]
-            cells.append("%.1f / %.1f / %.0f-%.0f" % (sum(by[(d, t)][5] for d in ds),
-                                                     sum(by[(d, t)][6] for d in ds),
+            rss = [median(d, t, 8) / 1024 for d in ds]
+            cells.append("%.1f / %.1f / %.0f-%.0f" % (sum(median(d, t, 6) for d in ds),
+                                                     sum(median(d, t, 7) for d in ds),
                                                      min(rss), max(rss)))
-        lines.append(f"| {label} | sum | " + " | ".join(cells) + " |")
-    last = {t: by[(days, t)][3] for t in TOOLS}
+        lines.append(f"| sum, days {first}-{days} | " + " | ".join(cells) + " |")
+    end = {t: last[(days, t)][4] for t in TOOLS}
     lines += [
         "",
-        "After day %d: lockbox / restic = %.2f, lockbox / borg = %.2f (restic %s MiB of "
-        "cache, borg %s MiB)." % (days, last["lockbox"] / last["restic"],
-                                  last["lockbox"] / last["borg"],
-                                  mib(by[(days, "restic")][4]), mib(by[(days, "borg")][4])),
-        "",
-        "Restores: " + ", ".join(
-            f"`lockbox extract --session {d}` {'equals' if ok else 'DIFFERS FROM'} day {d}'s manifest"
-            for d, ok in checks) + "." if checks else "Restores: not checked.",
+        "After day %d: lockbox / restic = %.2f, lockbox / borg = %.2f (restic's cache %s MiB, "
+        "borg's %s MiB)." % (days, end["lockbox"] / end["restic"], end["lockbox"] / end["borg"],
+                             mib(last[(days, "restic")][5]), mib(last[(days, "borg")][5])),
     ]
+    if runs > 1:
+        lines.append("Sizes were the same in every run" + (
+            "." if not sizes_vary else
+            " for all but " + ", ".join(sizes_vary) + " (the last run's are shown)."))
+    good = [d for d, ok in checks if ok]
+    bad = [d for d, ok in checks if not ok]
+    lines.append("")
+    if not checks:
+        lines.append("Restores: not checked.")
+    if good:
+        lines.append("Restores: `lockbox extract --session N` equals day N's manifest "
+                     f"(`daily-series.py check`) for days {describe_days(good)}.")
+    if bad:
+        lines.append(f"Restores: `lockbox extract --session N` DIFFERS from day N's manifest "
+                     f"for days {describe_days(bad)}.")
     return "\n".join(lines) + "\n"
 
 
@@ -251,6 +316,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("root")
     ap.add_argument("--days", type=int, default=10)
+    ap.add_argument("--runs", type=int, default=1,
+                    help="make and back up the whole series this many times (medians)")
     ap.add_argument("--check", default="all",
                     help="days whose restore is checked: all, none, or a list like 1,5,10")
     ap.add_argument("--lockbox", default=os.path.join(REPO, "target", "release", "lockbox"))
@@ -276,34 +343,37 @@ def main():
     bench = Bench(root, a.lockbox)
     if os.path.exists(bench.bench):
         die(f"{bench.bench} exists: a run starts from a new series; remove it first")
-    if current_day(root) > 1:
-        die(f"{root} is at day {current_day(root)}: start from an empty root or day 1")
+    if series.current_day(root) > 1:
+        die(f"{root} is at day {series.current_day(root)}: start from an empty root or day 1")
     # The quiet command's `cont` must run on SIGTERM too.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
-    if current_day(root) == 0:
+    if series.current_day(root) == 0:
         say("generating day 1")
         subprocess.run([sys.executable, SERIES, "init", root], check=True)
-    bench.setup()
     rows = []
     results = os.path.join(bench.bench, "results.tsv")
-    with open(results, "w") as f:
-        f.write("day\ttool\torder\trepo_bytes\tcache_bytes\twall_s\tcpu_s\tmax_rss_kib\n")
-    for day in range(1, a.days + 1):
-        if day > 1:
-            subprocess.run([sys.executable, SERIES, "step", root, str(day)], check=True)
-        day_rows = bench.day(day, a.quiet)
-        rows += day_rows
-        with open(results, "a") as f:
-            for r in day_rows:
-                f.write("\t".join(str(x) for x in r) + "\n")
-        say("day %d: " % day + "; ".join(
-            "%s %s MiB, %.1f s" % (r[1], mib(r[3]), r[5]) for r in day_rows))
+    for run_no in range(1, a.runs + 1):
+        bench.setup(run_no)
+        if run_no == 1:
+            with open(results, "w") as f:
+                f.write("run\tday\ttool\torder\trepo_bytes\tcache_bytes\twall_s\tcpu_s"
+                        "\tmax_rss_kib\n")
+        for day in range(1, a.days + 1):
+            if day > 1:
+                subprocess.run([sys.executable, SERIES, "step", root, str(day)], check=True)
+            day_rows = bench.day(run_no, day, a.quiet)
+            rows += day_rows
+            with open(results, "a") as f:
+                for r in day_rows:
+                    f.write("\t".join(str(x) for x in r) + "\n")
+            say("run %d, day %d: " % (run_no, day) + "; ".join(
+                "%s %s MiB, %.1f s" % (r[2], mib(r[4]), r[6]) for r in day_rows))
     checked = []
     for day in checks:
         checked.append((day, bench.check(day, a.restore_dir)))
         say(f"day {day}: restore {'equals' if checked[-1][1] else 'DIFFERS FROM'} the manifest")
-    text = report(bench, rows, checked, root, a.days)
+    text = report(bench, rows, checked, root, a.days, a.runs)
     with open(os.path.join(bench.bench, "report.md"), "w") as f:
         f.write(text)
     print(text, end="")

@@ -87,10 +87,13 @@ def rng_for(day, what):
 
 def db_page(rng, row):
     """A 4 KiB page: 2 KiB random, 1 KiB of text rows, 1 KiB of zeros."""
-    text = b"".join(b"row=%010d acct=%06d amount=%09d state=OPEN   \n"
+    # 16 rows of 64 bytes.
+    text = b"".join(b"row=%010d acct=%06d amount=%09d state=OPEN flag=000\n"
                     % (row * 16 + i, rng.randrange(10**6), rng.randrange(10**9))
-                    for i in range(16))[:1024]
-    return rng.randbytes(2048) + text + bytes(1024)
+                    for i in range(16))
+    page = rng.randbytes(2048) + text + bytes(1024)
+    assert len(page) == PAGE
+    return page
 
 
 def db_append(path, rng, nbytes, first_page):
