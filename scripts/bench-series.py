@@ -23,7 +23,8 @@ median over the runs and the sizes of the last run (and says whether a size
 differed between runs). After the last day of the last run, `lockbox extract --session N` of each day named by --check is
 compared with that day's manifest (daily-series.py check). Writes
 ROOT/bench/results.tsv and ROOT/bench/report.md (markdown tables, versions,
-machine) and prints the report.
+machine) and prints the report; --report-only does the checks and the report
+again from an earlier run's ROOT/bench.
 
 --quiet CMD runs `CMD stop` before each day's backups and `CMD cont` after
 (always, also on failure or interrupt), to pause other work on a shared
@@ -86,6 +87,7 @@ def output(cmd, env=None):
 
 def load_series():
     """daily-series.py as a module: its manifests and day counter have one owner."""
+    sys.dont_write_bytecode = True  # no __pycache__ left in scripts/
     spec = importlib.util.spec_from_file_location("daily_series", SERIES)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -224,15 +226,24 @@ def describe_days(days):
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
-def report(bench, rows, checks, root, days, runs):
+def report(bench, rows, checks, root):
     """Markdown: the machine, the versions, sizes by day, times by day."""
     # rows: (run, day, tool, order, repo bytes, cache bytes, wall s, cpu s, rss KiB)
-    last = {(r[1], r[2]): r for r in rows if r[0] == runs}
+    runs = max(r[0] for r in rows)
+    days = max(r[1] for r in rows)
+    at = {(r[0], r[1], r[2]): r for r in rows}
 
     def median(day, tool, i):
         return statistics.median(r[i] for r in rows if r[1] == day and r[2] == tool)
 
-    sizes_vary = sorted({r[2] for r in rows if r[4] != last[(r[1], r[2])][4]})
+    def added(day, tool):
+        return statistics.median(
+            at[(n, day, tool)][4] - (at[(n, day - 1, tool)][4] if day > 1 else 0)
+            for n in range(1, runs + 1))
+
+    def spread(day, tool, i):
+        values = [at[(n, day, tool)][i] for n in range(1, runs + 1)]
+        return min(values), max(values)
     cpu_flags = output(["sh", "-c", "grep -o -w 'avx2\\|avx512f\\|sha_ni' /proc/cpuinfo | sort -u"])
     model = output(["sh", "-c", "lscpu | sed -n 's/^Model name: *//p'"])
     commit = output(["git", "-C", REPO, "describe", "--always", "--dirty"])
@@ -241,14 +252,15 @@ def report(bench, rows, checks, root, days, runs):
             model, os.cpu_count(), " ".join(cpu_flags.split()) or "(none of avx2/avx512f/sha_ni)",
             output(["uname", "-sr"])),
         "",
-        "Versions: `%s` (%s, release build of `%s`); `%s`; `%s`." % (
+        "Versions: `%s` (%s; this checkout at `%s`); `%s`; `%s`." % (
             output([bench.lockbox, "--version"]).splitlines()[0],
             "; ".join(output([bench.lockbox, "--version"]).splitlines()[1:]), commit,
             output(["restic", "version"]), output(["borg", "--version"])),
         "",
         "Sizes in MiB (2^20 bytes): the tree, the files new or changed that day (by",
         "path and content: a renamed file counts), and each tool's size after the",
-        "day's backup with, in parentheses, what that day added. restic and borg also",
+        "day's backup with, in parentheses, what that day added"
+        + (f", medians of {runs} runs." if runs > 1 else ".") + " restic and borg also",
         "keep a local cache beside the repository, not counted here (its size after",
         "the last day is below).",
         "",
@@ -257,11 +269,7 @@ def report(bench, rows, checks, root, days, runs):
     ]
     for day in range(1, days + 1):
         files, size = tree_size(root, day)
-        cells = []
-        for tool in TOOLS:
-            now = last[(day, tool)][4]
-            before = last[(day - 1, tool)][4] if day > 1 else 0
-            cells.append(f"{mib(now)} (+{mib(now - before)})")
+        cells = [f"{mib(median(day, tool, 4))} (+{mib(added(day, tool))})" for tool in TOOLS]
         lines.append(f"| {day} | {files:,}, {mib(size)} | {mib(changed_bytes(root, day))} | "
                      + " | ".join(cells) + " |")
     lines += [
@@ -287,17 +295,17 @@ def report(bench, rows, checks, root, days, runs):
                                                      sum(median(d, t, 7) for d in ds),
                                                      min(rss), max(rss)))
         lines.append(f"| sum, days {first}-{days} | " + " | ".join(cells) + " |")
-    end = {t: last[(days, t)][4] for t in TOOLS}
+    end = {t: median(days, t, 4) for t in TOOLS}
     lines += [
         "",
         "After day %d: lockbox / restic = %.2f, lockbox / borg = %.2f (restic's cache %s MiB, "
         "borg's %s MiB)." % (days, end["lockbox"] / end["restic"], end["lockbox"] / end["borg"],
-                             mib(last[(days, "restic")][5]), mib(last[(days, "borg")][5])),
+                             mib(median(days, "restic", 5)), mib(median(days, "borg", 5))),
     ]
     if runs > 1:
-        lines.append("Sizes were the same in every run" + (
-            "." if not sizes_vary else
-            " for all but " + ", ".join(sizes_vary) + " (the last run's are shown)."))
+        lines.append("After day %d, run by run: " % days + "; ".join(
+            "%s %s-%s MiB" % ((t,) + tuple(mib(v) for v in spread(days, t, 4))) for t in TOOLS)
+            + ".")
     good = [d for d, ok in checks if ok]
     bad = [d for d, ok in checks if not ok]
     lines.append("")
@@ -322,6 +330,9 @@ def main():
                     help="days whose restore is checked: all, none, or a list like 1,5,10")
     ap.add_argument("--lockbox", default=os.path.join(REPO, "target", "release", "lockbox"))
     ap.add_argument("--quiet", help="a command taking stop|cont, run around each day's backups")
+    ap.add_argument("--report-only", action="store_true",
+                    help="back up nothing: check the restores of ROOT/bench's archive and "
+                         "report on its results.tsv again")
     ap.add_argument("--restore-dir", default="/dev/shm",
                     help="where the checked restores are made (and removed)")
     a = ap.parse_args()
@@ -341,6 +352,12 @@ def main():
     else:
         checks = [int(d) for d in a.check.split(",")]
     bench = Bench(root, a.lockbox)
+    results = os.path.join(bench.bench, "results.tsv")
+    if a.report_only:
+        with open(results) as f:
+            rows = [(int(r[0]), int(r[1]), r[2], int(r[3]), int(r[4]), int(r[5]), float(r[6]),
+                     float(r[7]), int(r[8])) for r in (line.split() for line in f.readlines()[1:])]
+        return finish(bench, rows, checks, root, a.restore_dir)
     if os.path.exists(bench.bench):
         die(f"{bench.bench} exists: a run starts from a new series; remove it first")
     if series.current_day(root) > 1:
@@ -352,7 +369,6 @@ def main():
         say("generating day 1")
         subprocess.run([sys.executable, SERIES, "init", root], check=True)
     rows = []
-    results = os.path.join(bench.bench, "results.tsv")
     for run_no in range(1, a.runs + 1):
         bench.setup(run_no)
         if run_no == 1:
@@ -369,11 +385,16 @@ def main():
                     f.write("\t".join(str(x) for x in r) + "\n")
             say("run %d, day %d: " % (run_no, day) + "; ".join(
                 "%s %s MiB, %.1f s" % (r[2], mib(r[4]), r[6]) for r in day_rows))
+    return finish(bench, rows, checks, root, a.restore_dir)
+
+
+def finish(bench, rows, checks, root, restore_dir):
+    """Checks the last run's restores, then writes and prints the report."""
     checked = []
     for day in checks:
-        checked.append((day, bench.check(day, a.restore_dir)))
+        checked.append((day, bench.check(day, restore_dir)))
         say(f"day {day}: restore {'equals' if checked[-1][1] else 'DIFFERS FROM'} the manifest")
-    text = report(bench, rows, checked, root, a.days, a.runs)
+    text = report(bench, rows, checked, root)
     with open(os.path.join(bench.bench, "report.md"), "w") as f:
         f.write(text)
     print(text, end="")
