@@ -19,9 +19,11 @@ and record each repository's size after (lockbox: the archive's size;
 restic and borg: du -sb of the repository; their caches apart). With
 --runs N the whole series is made and backed up N times from day 1 (the
 tree unpacked again, new repositories), and the report gives each figure's
-median over the runs and the sizes of the last run (and says whether a size
-differed between runs). After the last day of the last run, `lockbox extract --session N` of each day named by --check is
-compared with that day's manifest (daily-series.py check). Writes
+median over the runs and each tool's sizes after the last day run by run
+(restic and borg key their chunkers per repository: sizes vary). After the
+last day of the last run, `lockbox extract --session N` of each day named
+by --check is compared with that day's manifest (daily-series.py check).
+Writes
 ROOT/bench/results.tsv and ROOT/bench/report.md (markdown tables, versions,
 machine) and prints the report; --report-only does the checks and the report
 again from an earlier run's ROOT/bench.

@@ -20,11 +20,11 @@ Day 1, under ROOT/tree:
 Each later day changes the tree in place as a project changes: a few hundred
 source files edited (lines inserted or replaced), some added (half copies of
 an existing file with a new header, half new text), some removed, and on days
-4, 7 and 10 one directory of 50-500 files and at most 16 MiB renamed; db.bin gets 8 scattered
-4 KiB page writes and 2 MiB of appended rows; app.log grows by 1 MiB.
-Only what changes is written: every other file keeps its mtime, and what
-changed (files, and directories whose entries changed) gets the day's mtime,
-day N at 2026-01-0N 22:00 UTC plus N-1 days.
+4, 7 and 10 one directory of 50-500 files and at most 16 MiB renamed; db.bin
+gets 8 scattered 4 KiB page writes and 2 MiB of appended rows; app.log grows
+by 1 MiB. Only what changes is written: every other file keeps its mtime, and
+what changed (files, and directories whose entries changed) gets the day's
+mtime, 2026-01-01 22:00 UTC plus N-1 days for day N.
 
 ROOT/manifests/dayN.tsv lists every directory, file and symlink of that day
 (path, kind, size, mtime, sha256; a symlink's size and hash are its
@@ -36,7 +36,6 @@ before (by size and mtime, which the generator alone sets).
 import hashlib
 import os
 import random
-import shutil
 import stat
 import subprocess
 import sys
@@ -395,7 +394,7 @@ def check(root, day, restored):
 
 
 def main(argv):
-    usage = __doc__.split("\n\n")[1]
+    usage = __doc__.split("\n\n")[2]
     if len(argv) < 3:
         die("usage:\n" + usage)
     cmd, root = argv[1], os.path.abspath(argv[2])
