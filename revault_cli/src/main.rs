@@ -38,16 +38,21 @@ use commands::{
 };
 use commands::{log, mount, passwd, repair, verify};
 use flags::{Command, KeyCommand};
+use output::StopsAtDamage;
 
 fn main() -> ExitCode {
     // First, while the process has one thread.
     password::take_from_environment();
     let cli = flags::parse();
     if let Err(err) = signals::watch() {
-        output::error(&err, false);
+        output::error(&err, StopsAtDamage::No);
         return ExitCode::from(exit::FAILURE);
     }
-    let strict_extract = matches!(&cli.command, Command::Extract(a) if !a.keep_going);
+    let stops = match &cli.command {
+        Command::Extract(a) if !a.keep_going => StopsAtDamage::Extract,
+        Command::Compact(_) => StopsAtDamage::Compact,
+        _ => StopsAtDamage::No,
+    };
     let streams_archive = matches!(&cli.command, Command::Create(_) | Command::Export(_));
     let compares = matches!(&cli.command, Command::Diff(_));
     let result = match cli.command {
@@ -80,7 +85,7 @@ fn main() -> ExitCode {
         Err(err) => {
             // A reader cut off by `| head` is not a failure worth a line.
             if !exit::is_broken_pipe(&err) {
-                output::error(&err, strict_extract);
+                output::error(&err, stops);
             }
             let code = exit::of_error(&err, streams_archive);
             // As `diff` and `cmp`: 1 means "different", so any trouble is 2.

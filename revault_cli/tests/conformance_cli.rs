@@ -55,6 +55,7 @@ fn class(command: &str, status: i32, message: &str) -> &'static str {
         ("authenticates, but", "malformed"),
         ("corrupted or not a lockbox archive", "malformed"),
         ("too many write sessions", "limit"),
+        ("checksum mismatch", "checksum"),
     ]
     .into_iter()
     .find(|(words, _)| first.contains(words))
@@ -122,4 +123,30 @@ fn every_command_does_what_the_conformance_table_says() {
         actual.push(format!("| `{name}` | `{cat_path}` | {} |", got.join(" | ")));
     }
     assert!(wrong.is_empty(), "{}\nwhat lockbox did:\n{}", wrong.join("\n"), actual.join("\n"));
+}
+
+/// `cat` of a file whose content authenticates but fails its SHA-256: a
+/// small one writes nothing at all before exit 3; one longer than `cat`
+/// holds (a sparse file of 9 MiB) streams, as documented, and still exits
+/// 3. (Until a small file was checked before output, `cat` wrote all its
+/// wrong bytes, then failed: issue 46.)
+#[test]
+fn cat_of_a_small_file_whose_checksum_fails_writes_nothing() {
+    let vector = repository().join("revault_lockbox_api/tests/vectors/conformance/wrong-digest.lbox");
+    let cat = |path: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_lockbox"))
+            .args(["cat".as_ref(), vector.as_os_str(), path.as_ref()])
+            .env("LOCKBOX_PASSWORD", "chain")
+            .output()
+            .expect("runs lockbox")
+    };
+    let small = cat("a");
+    assert_eq!(code(&small), 3, "{}", stderr(&small));
+    assert!(stderr(&small).contains("checksum mismatch for a"), "{}", stderr(&small));
+    assert_eq!(stderr(&small).lines().count(), 1, "{}", stderr(&small));
+    assert!(small.stdout.is_empty(), "{} bytes written", small.stdout.len());
+    let long = cat("s");
+    assert_eq!(code(&long), 3, "{}", stderr(&long));
+    assert!(stderr(&long).contains("checksum mismatch for s"), "{}", stderr(&long));
+    assert_eq!(long.stdout.len(), 9 << 20, "the long file streams");
 }

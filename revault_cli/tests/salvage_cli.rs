@@ -19,16 +19,19 @@ fn tree(root: &Path, prefix: &str, count: usize, seed: u64) -> Vec<PathBuf> {
     let mut state = seed;
     (0..count)
         .map(|i| {
-            let len = 20_000 + (i * 977) % 30_000;
-            let bytes: Vec<u8> = (0..len)
-                .map(|_| {
-                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                    (state >> 33) as u8
-                })
-                .collect();
             let rel = PathBuf::from(format!("d/{prefix}{i:03}"));
-            fs::write(root.join(&rel), bytes).unwrap();
+            fs::write(root.join(&rel), noise(20_000 + (i * 977) % 30_000, &mut state)).unwrap();
             rel
+        })
+        .collect()
+}
+
+/// `len` seeded bytes that do not compress, `state` carried on.
+fn noise(len: usize, state: &mut u64) -> Vec<u8> {
+    (0..len)
+        .map(|_| {
+            *state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (*state >> 33) as u8
         })
         .collect()
 }
@@ -174,6 +177,42 @@ fn a_cut_after_an_entries_leaf_keeps_its_empty_files() {
         beyond_the_pages += kept_empty.saturating_sub(kept_full);
     }
     assert!(beyond_the_pages > 0, "some cut left an empty file past the surviving pages");
+}
+
+/// Small files stored right before a large one, cut in the large file's
+/// pages: their leaf was written once the stream had grown by four pages
+/// past its first record (FORMAT.md §5), not after the large file's last
+/// byte, so the cut keeps them all. (Until the writer checked that rule
+/// as pages were handed over, not only as records came, such a cut lost
+/// every one of them: issue 46, spec defect 17.)
+#[test]
+fn a_cut_in_a_large_file_keeps_the_small_files_before_it() {
+    let work = TempDir::new().unwrap();
+    let src = work.path().join("src");
+    fs::create_dir_all(src.join("d")).unwrap();
+    let mut state = 5;
+    let mut names: Vec<PathBuf> = (0..20).map(|i| PathBuf::from(format!("d/a{i:02}"))).collect();
+    for name in &names {
+        fs::write(src.join(name), noise(1000, &mut state)).unwrap();
+    }
+    // 32 pages of 64 KiB (`random-read`), after the small files' one.
+    names.push(PathBuf::from("d/b"));
+    fs::write(src.join("d/b"), noise(2 << 20, &mut state)).unwrap();
+    let archive = work.path().join("a.lbox");
+    ok(run(&mut create_cmd(&archive, &src, "d", &["--profile", "random-read"])));
+    let bytes = fs::read(&archive).unwrap();
+    let all = units(&bytes);
+    let pages: Vec<usize> = all.iter().filter(|u| u.1 == 1).map(|u| u.0).collect();
+    assert!(pages.len() >= 30, "{} pages", pages.len());
+    // Half way through the large file's pages.
+    let cut = pages[pages.len() / 2] + 100;
+    let cut_file = work.path().join("cut.lbox");
+    fs::write(&cut_file, &bytes[..cut]).unwrap();
+    let (status, err, restored) = salvage_extract(&cut_file, &src, &names, &work.path().join("out"));
+    assert_eq!(status, 3, "{err}");
+    assert!(err.contains("salvaging"), "{err}");
+    assert_eq!(restored, 20, "every small file, not the large one: {err}");
+    assert!(!work.path().join("out/d/b").exists());
 }
 
 #[test]

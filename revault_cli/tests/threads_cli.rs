@@ -149,7 +149,8 @@ fn workers_while_waiting(args: &[&str], prefix: &str, expected: usize) -> usize 
 fn threads_set_the_workers_that_seal_and_open_pages() {
     let work = tempfile::tempdir().unwrap();
     // Random bytes: 8 MiB of pages to write or read, far past what the
-    // pipe and lockbox's buffers hold.
+    // pipe and lockbox's buffers hold (and not under 8 MiB, which `cat`
+    // would read whole before writing a byte).
     corpora::write_random_file(&work.path().join("big"), 3, 8 << 20).unwrap();
     let archive = work.path().join("a.lbox");
     let dir = s(work.path());

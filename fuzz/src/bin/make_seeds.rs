@@ -135,7 +135,10 @@ fn remove_generated(dir: &Path) {
     let Ok(read) = fs::read_dir(dir) else { return };
     for entry in read {
         let path = entry.expect("reading a corpus dir").path();
-        if !path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("afl-")) {
+        // A fuzzer's inputs, and the conformance vectors' (written by the
+        // library's `write_conformance_fuzz_seeds`), stay.
+        let kept = |n: &std::ffi::OsStr| ["afl-", "conformance-"].iter().any(|p| n.to_string_lossy().starts_with(p));
+        if !path.file_name().is_some_and(kept) {
             fs::remove_file(&path).expect("removing an old seed");
         }
     }

@@ -132,7 +132,10 @@ pub enum Command {
     #[command(visible_alias = "x")]
     Extract(ExtractArgs),
     /// Write stored files' contents to stdout, in the order given (with
-    /// --wildcards, what each pattern matches).
+    /// --wildcards, what each pattern matches). A NAMEd file under 8 MiB
+    /// is checked against its SHA-256 before any of it is written; a
+    /// longer one (or what a pattern matches) streams: bytes before damage
+    /// may be written, then exit 3.
     Cat(CatArgs),
     /// Show facts about an archive: format version, KDF cost, counts, sizes;
     /// with --keep-sessions/--keep-within, what that compaction reclaims.

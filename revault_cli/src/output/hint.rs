@@ -19,9 +19,21 @@ const fn hint(text: &'static str, marker: &'static str) -> Option<Hint> {
     Some(Hint { text, marker })
 }
 
-/// The hint for `err`, if it has one. `strict_extract`: the command was
-/// `extract` without `--keep-going`, which damage to some pages could use.
-pub fn for_error(err: &anyhow::Error, strict_extract: bool) -> Option<Hint> {
+/// A command that stops at the first damaged page or content whose
+/// SHA-256 fails, where another command restores what is intact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopsAtDamage {
+    /// A command with no such remedy (or one that reports damage and goes on).
+    No,
+    /// `extract` without `--keep-going`.
+    Extract,
+    /// `compact`, which copies every file's content.
+    Compact,
+}
+
+/// The hint for `err`, if it has one; `stops`: what the command does at
+/// damage to some pages.
+pub fn for_error(err: &anyhow::Error, stops: StopsAtDamage) -> Option<Hint> {
     if let Some(S3Error::AlreadyExists { .. }) = find::<S3Error>(err) {
         return hint("use --overwrite to replace it", "--overwrite");
     }
@@ -39,10 +51,17 @@ pub fn for_error(err: &anyhow::Error, strict_extract: bool) -> Option<Hint> {
         Error::Key(KeyError::MixedRecipients { .. }) => mixed(),
         Error::Key(KeyError::InvalidKeyFile(_)) => key_file(),
         Error::AlreadyExists { .. } => hint("use --overwrite to replace it", "--overwrite"),
-        Error::DamagedPage { .. } | Error::ChecksumMismatch { .. } | Error::StoredForm { .. }
-            if strict_extract =>
-        {
-            hint("--keep-going restores the entries that are intact", "--keep-going")
+        Error::DamagedPage { .. } | Error::ChecksumMismatch { .. } | Error::StoredForm { .. } => {
+            match stops {
+                StopsAtDamage::No => None,
+                StopsAtDamage::Extract => {
+                    hint("--keep-going restores the entries that are intact", "--keep-going")
+                }
+                StopsAtDamage::Compact => hint(
+                    "`lockbox extract --keep-going` restores the entries that are intact",
+                    "--keep-going",
+                ),
+            }
         }
         // A cut archive, or a damaged trailer, root or index: the commands
         // that scan the sessions get round it.
@@ -82,7 +101,8 @@ mod tests {
     use super::*;
 
     fn text(err: Error, strict_extract: bool) -> Option<&'static str> {
-        for_error(&anyhow::Error::new(err).context("doing it"), strict_extract).map(|h| h.text)
+        let stops = if strict_extract { StopsAtDamage::Extract } else { StopsAtDamage::No };
+        for_error(&anyhow::Error::new(err).context("doing it"), stops).map(|h| h.text)
     }
 
     #[test]
@@ -101,11 +121,14 @@ mod tests {
         let stored_form = || Error::StoredForm { what: "page 1".into(), why: "trailing bytes" };
         assert_eq!(text(stored_form(), false), None);
         assert_eq!(text(stored_form(), true), text(Error::DamagedPage { number: 1 }, true));
+        // `compact` cannot skip a damaged file; extract can.
+        let compact = for_error(&Error::DamagedPage { number: 1 }.into(), StopsAtDamage::Compact);
+        assert!(compact.is_some_and(|h| h.text.contains("extract --keep-going")));
     }
 
     #[test]
     fn a_message_that_gives_the_hint_gets_no_second_one() {
-        let hint = for_error(&Error::Locked { path: "a".into() }.into(), false).unwrap();
+        let hint = for_error(&Error::Locked { path: "a".into() }.into(), StopsAtDamage::No).unwrap();
         let message = Error::Locked { path: "a".into() }.to_string();
         assert_eq!(message.contains(hint.marker), message.contains("--wait"));
     }

@@ -22,6 +22,7 @@ use anyhow::{Context, Result};
 
 pub use change::{compacted, repaired, updated, Change};
 pub use diff::differences;
+pub use hint::StopsAtDamage;
 pub use history::log;
 use revault_lockbox_api::create::CreateReport;
 use revault_lockbox_api::read::{ArchiveInfo, ExtractReport, SessionSigners, VerifyReport};
@@ -69,10 +70,10 @@ pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
 }
 
 /// A failure: its message and causes on one line, with a hint where the
-/// error has one. `strict_extract`: `extract` without `--keep-going`.
-pub fn error(err: &anyhow::Error, strict_extract: bool) {
+/// error has one. `stops`: what the command does at damaged content.
+pub fn error(err: &anyhow::Error, stops: StopsAtDamage) {
     let message = message(err);
-    let hint = hint::for_error(err, strict_extract).filter(|h| !message.contains(h.marker));
+    let hint = hint::for_error(err, stops).filter(|h| !message.contains(h.marker));
     match hint {
         Some(hint) => say(format_args!("{message} ({})", hint.text)),
         None => say(message),

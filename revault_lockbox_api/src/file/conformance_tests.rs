@@ -46,11 +46,39 @@ fn link_with_another_map() -> Vec<u8> {
     })
 }
 
+/// A small file `a` and a sparse file `s` of 9 MiB (longer than `cat`
+/// checks before writing) whose content authenticates but does not match
+/// its SHA-256.
+fn wrong_digests() -> Vec<u8> {
+    let mut w = ArchiveWriter::new(Vec::new(), &password(), options()).unwrap();
+    w.add_file("a", &meta(), 4, &b"aaaa"[..]).unwrap();
+    w.misdigest_last_file();
+    let map = SparseMap::new(vec![(0, 4)], 9 << 20).unwrap();
+    w.add_sparse_file("s", &meta(), map, 9 << 20, false, &b"ssss"[..]).unwrap();
+    w.misdigest_last_file();
+    w.finish().unwrap()
+}
+
 /// An archive of two sessions (files `a`, then `b`), through a file.
 fn two_sessions() -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("a.lbox");
     std::fs::write(&path, shaped(|s| s)).unwrap();
+    add(&path, "b").unwrap();
+    std::fs::read(&path).unwrap()
+}
+
+/// B4: `a`, then `b` added in a session whose record says compaction
+/// (holding state 5), which only a first record may be.
+fn compaction_not_first() -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.lbox");
+    std::fs::write(&path, shaped(|s| s)).unwrap();
+    super::update::SHAPE_NEXT_SESSION.set(Some(|s| SessionStart {
+        kind: SessionKind::Compaction,
+        state: 5,
+        ..s
+    }));
     add(&path, "b").unwrap();
     std::fs::read(&path).unwrap()
 }
@@ -85,6 +113,7 @@ pub(super) fn conformance_vectors() -> Vec<(&'static str, Vec<u8>)> {
         ("b1-previous-hash", forged_trailer(&one, |t| t.previous_hash[0] ^= 1)),
         ("b2-link-sparse-map", link_with_another_map()),
         ("b3-earlier-header-flipped", flip(first_header)),
+        ("b4-compaction-not-first", compaction_not_first()),
         ("b5-last-state", shaped(last_state)),
         ("b6-size-2-64", sparse(&too_big, u64::MAX, false, |_| {})),
         // And a small file `b`, for `cat` (which writes every zero of `a`).
@@ -97,6 +126,7 @@ pub(super) fn conformance_vectors() -> Vec<(&'static str, Vec<u8>)> {
         ("b8-session-limit", shaped(|s| SessionStart { number: u32::MAX, ..s })),
         ("page-byte-flipped", flip(first_page)),
         ("cut-in-half", intact[..intact.len() / 2].to_vec()),
+        ("wrong-digest", wrong_digests()),
     ]
 }
 
@@ -125,4 +155,34 @@ fn write_conformance_vectors() {
             std::fs::write(path, bytes).unwrap();
         }
     }
+}
+
+/// The conformance vectors' plaintexts as fuzz seeds, so that the
+/// decoders B1-B8's fixes touched start from these shapes: of each
+/// vector that opens, the root and every index node (`index`: B2's and
+/// B6's sparse maps, B7's hole, B5's and B8's session records in the
+/// root) and a sessions leaf and internal node of its last record
+/// (`sessions`). `make_seeds` keeps them, as it keeps a fuzzer's `afl-*`.
+#[cfg(feature = "fuzzing")]
+#[test]
+#[ignore = "writes fuzz/corpus/{index,sessions}/conformance-*; run by hand when the vectors change"]
+fn write_conformance_fuzz_seeds() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus");
+    let mut written = 0;
+    for (name, _) in conformance_vectors() {
+        let bytes = std::fs::read(dir().join(format!("{name}.lbox"))).unwrap();
+        // Those that do not open (B1, B4, a cut) have no plaintext to give.
+        let Ok(nodes) = crate::fuzz::index_plaintexts(&bytes, &password()) else { continue };
+        for (n, plain) in nodes.iter().enumerate() {
+            std::fs::write(corpus.join(format!("index/conformance-{name}-{n}")), plain).unwrap();
+            written += 1;
+        }
+        for (target, (kind, seed)) in crate::fuzz::v3_seeds(&bytes, &password()).unwrap() {
+            if target == "sessions" {
+                std::fs::write(corpus.join(format!("sessions/conformance-{name}-{kind}")), seed).unwrap();
+                written += 1;
+            }
+        }
+    }
+    assert!(written > 0);
 }

@@ -277,20 +277,30 @@ pub(super) fn copy_content<W: Write, S: ReadAt>(
     let size = entry.content().map_or(0, |(size, _)| size);
     let meta = &entry.meta;
     let mut content = archive.content_reader(entry, leaf)?.reading_ahead().stored_only();
+    // A failed read of the archive names it; damage (a page, a digest)
+    // keeps its own error, so that it exits as damage.
+    let named = |e: Error| match e {
+        Error::Stream { action, source } if action == Error::READING_CONTENT => {
+            Error::Io { action: "reading from", path: path.to_path_buf(), source }
+        }
+        e => e,
+    };
     let n = if let Some(map) = entry.sparse_map() {
-        let stored = writer.add_sparse_file(&entry.path, meta, map.clone(), size, linked, &mut content)?;
+        let stored = writer
+            .add_sparse_file(&entry.path, meta, map.clone(), size, linked, &mut content)
+            .map_err(named)?;
         if stored == map.stored_len() {
             size
         } else {
             stored
         }
     } else if linked {
-        writer.add_linked_file(&entry.path, meta, size, &mut content)?
+        writer.add_linked_file(&entry.path, meta, size, &mut content).map_err(named)?
     } else {
-        writer.add_file(&entry.path, meta, size, &mut content)?
+        writer.add_file(&entry.path, meta, size, &mut content).map_err(named)?
     };
     // Read to the end once more: the reader checks the digest there.
-    content.read(&mut [0u8; 1]).map_err(Error::io("reading from", path))?;
+    content.read(&mut [0u8; 1]).map_err(Error::from_reader(Error::READING_CONTENT)).map_err(named)?;
     if n != size {
         return Err(inconsistent());
     }

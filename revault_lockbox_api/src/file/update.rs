@@ -27,6 +27,18 @@ use crate::keys::Unlock;
 use crate::session::{ArchiveWriter, NextRoot, Selection, SessionStart};
 use crate::walk::{check_inputs, ordered_roots, walk_with, WalkRules};
 
+/// A test's change to a session's start (its kind, its state).
+#[cfg(test)]
+type Shape = fn(SessionStart) -> SessionStart;
+
+#[cfg(test)]
+thread_local! {
+    /// The [`Shape`] of the next session an updater on this thread starts:
+    /// what someone holding the key could write, for the conformance
+    /// vectors.
+    pub(super) static SHAPE_NEXT_SESSION: std::cell::Cell<Option<Shape>> = const { std::cell::Cell::new(None) };
+}
+
 /// The output of an append session: the archive file, after its committed
 /// end, synced in the background as it grows (as create's output is), or
 /// the byte count of a dry run.
@@ -316,6 +328,11 @@ impl ArchiveUpdater {
             previous: (end, commit),
             created_ns: None,
             state: 0,
+        };
+        #[cfg(test)]
+        let start = match SHAPE_NEXT_SESSION.take() {
+            Some(shape) => shape(start),
+            None => start,
         };
         let out = match self.options.dry_run {
             true => AppendOut::Counted(0),

@@ -68,7 +68,7 @@ impl<W: Write> ArchiveWriter<W> {
             let n = self
                 .page
                 .fill(content, stop, size_hint.saturating_sub(size))
-                .map_err(|source| Error::Stream { action: Error::READING_CONTENT, source })?;
+                .map_err(Error::from_reader(Error::READING_CONTENT))?;
             size += n as u64;
             if let Some(p) = &self.output.progress {
                 p.bytes_in.fetch_add(n as u64, Ordering::Relaxed);
@@ -112,6 +112,11 @@ impl<W: Write> ArchiveWriter<W> {
         self.next_page += 1;
         while self.sealer.in_flight() >= self.tuning.pages_in_flight {
             self.write_oldest()?;
+        }
+        // Files stored before a large one are named now, not after its
+        // last byte.
+        if self.leaf_spans_to(self.page_start) {
+            self.flush_leaf()?;
         }
         Ok(())
     }

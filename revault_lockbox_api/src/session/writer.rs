@@ -354,13 +354,8 @@ impl<W: Write> ArchiveWriter<W> {
 
     pub(super) fn push_record(&mut self, record: Record) -> Result<()> {
         let len = encoded_record_len(&record);
-        // A leaf is also sealed once the data stream has grown by
-        // LEAF_SPAN_PAGES pages since its first record, so that a cut
-        // archive keeps the names of all but its last few pages' files
-        // (FORMAT.md §5, §6.6).
         let stream = self.page_start + self.page.len() as u64;
-        let span = (LEAF_SPAN_PAGES * self.tuning.small_files_page_size) as u64;
-        if self.leaf_bytes + len > INDEX_NODE_TARGET_LEN || stream - self.leaf_stream_start >= span {
+        if self.leaf_bytes + len > INDEX_NODE_TARGET_LEN || self.leaf_spans_to(stream) {
             self.flush_leaf()?;
         }
         if self.leaf.is_empty() {
@@ -386,6 +381,17 @@ impl<W: Write> ArchiveWriter<W> {
         self.push_checked(entry)
     }
 
+    /// Flips a bit of the last file's SHA-256 in its record: content that
+    /// authenticates but does not match its digest, as a key holder could
+    /// write.
+    #[cfg(test)]
+    pub(crate) fn misdigest_last_file(&mut self) {
+        match self.leaf.last_mut() {
+            Some(Record::Put(Entry { kind: EntryKind::File { sha256, .. }, .. })) => sha256[0] ^= 1,
+            other => panic!("the last record is no file: {other:?}"),
+        }
+    }
+
     /// Makes the session's record in the root say `created_ns`, whatever
     /// its header (already written) says.
     #[cfg(test)]
@@ -397,6 +403,17 @@ impl<W: Write> ArchiveWriter<W> {
     #[cfg(test)]
     pub(crate) fn claim_entries(&mut self, count: u64) {
         self.entry_count = count;
+    }
+
+    /// Whether the data stream, at `stream`, has grown by LEAF_SPAN_PAGES
+    /// small files' pages since the current leaf's first record came. Such
+    /// a leaf is sealed, when the next record comes or a page is handed
+    /// over, whichever is first, so that a cut archive keeps the names of
+    /// all but its last few pages' files, also those stored before a large
+    /// file the cut falls in (FORMAT.md §5, §6.6).
+    pub(super) fn leaf_spans_to(&self, stream: u64) -> bool {
+        let span = (LEAF_SPAN_PAGES * self.tuning.small_files_page_size) as u64;
+        !self.leaf.is_empty() && stream - self.leaf_stream_start >= span
     }
 
     pub(super) fn flush_leaf(&mut self) -> Result<()> {
