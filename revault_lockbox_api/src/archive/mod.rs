@@ -175,10 +175,6 @@ impl<S: ReadAt> Archive<S> {
         if (s.created_ns, s.kind, &s.label) != (info.created_ns, info.kind, &info.label) {
             return Err(Error::malformed("sessions tree", "a record differs from its session header"));
         }
-        // An earlier state is checked when it is opened below, not this one.
-        if options.state.is_none() {
-            signers::check_last(&header.archive_id, &last, options.trusted.as_deref())?;
-        }
         let run_keys =
             root.runs.iter().map(|r| Arc::new(SessionKeys::derive(&content_key, &r.salt))).collect();
         let at_state = options.state.map(|state| (state, header, slots.clone()));
@@ -202,7 +198,8 @@ impl<S: ReadAt> Archive<S> {
             progress: options.progress.clone(),
         };
         match at_state {
-            None => Ok(archive),
+            // An earlier state is checked when it is opened below, not this one.
+            None => archive.check_last(options.trusted.as_deref()).map(|()| archive),
             Some((state, header, slots)) => {
                 let end = archive.state_end(state)?;
                 let key = ContentKey::from_bytes(archive.content_key.bytes());
