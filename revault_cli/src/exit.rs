@@ -120,7 +120,7 @@ pub const TABLE: &[Status] = &[
             "a checksum mismatch",
             "an unsafe path in the archive",
             "damaged entries reported by `extract --keep-going` or `verify`",
-            "a salvaged archive (`extract --keep-going`, `verify`, `repair` of one cut or whose trailer, root or index is damaged), what could not be proven listed",
+            "a salvaged archive (`extract --keep-going`, `verify`, `repair` of one cut or whose trailer, root, index or a data page is damaged), what could not be proven listed",
         ],
     },
     Status { code: HANGUP, short: "hang-up", meaning: "ended by SIGHUP", cases: ENDED_BY_A_SIGNAL },

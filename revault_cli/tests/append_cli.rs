@@ -362,9 +362,9 @@ fn sessions_carry_their_labels_and_numbers() {
     assert_eq!(after_add["commit_hash"].as_str().unwrap().len(), 64);
     let text = String::from_utf8(ok(&["info", a]).stdout).unwrap();
     assert!(
-        text.contains("last session")
-            && text.contains("#1, ")
+        text.contains("\nlast written       ")
             && text.contains("nightly: new.txt")
+            && !text.contains("#1")
             && text.contains("\nstate              2 (as lockbox log numbers it; --session 2 reads it)\n"),
         "{text}"
     );

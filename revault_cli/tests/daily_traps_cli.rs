@@ -4,7 +4,9 @@
 //! kept; its compression ratio divided the last state's content by the
 //! whole file, history included ("0.71" for incompressible data stored
 //! as is). `compact -n` rewrote the whole archive before saying there was
-//! nothing to reclaim, which `info` knew from the index at once.
+//! nothing to reclaim, which `info` knew from the index at once. A plain
+//! `update` kept deleted and renamed-away paths in the latest state
+//! without a word.
 
 use std::fs;
 use std::path::Path;
@@ -94,4 +96,45 @@ fn compact_n_answers_from_the_index_when_nothing_can_be_reclaimed() {
     let rewritten = run(lockbox().args(["compact", "-n"]).arg(&archive));
     assert_ne!(code(&rewritten), 0, "{}", stderr(&rewritten));
     assert!(stderr(&rewritten).contains("failed authentication"), "{}", stderr(&rewritten));
+}
+
+/// A plain `update` keeps what was removed from disk in the latest state
+/// (tar's `-u` does too): it now says how many paths it kept and what
+/// removes them; `-q` silences it; `--delete-missing` removes them.
+#[test]
+fn update_says_what_it_keeps_of_paths_no_longer_on_disk() {
+    let work = tempfile::TempDir::new().unwrap();
+    let src = work.path().join("src");
+    fs::create_dir_all(src.join("d/sub")).unwrap();
+    for name in ["d/a", "d/b", "d/sub/c", "d/sub/e"] {
+        fs::write(src.join(name), name).unwrap();
+    }
+    let archive = work.path().join("a.lbox");
+    ok(run(&mut create_cmd(&archive, &src, "d", &[])));
+    let update =
+        |extra: &[&str]| run(lockbox().arg("update").args(extra).arg(&archive).arg("-C").arg(&src).arg("d"));
+
+    let out = update(&[]);
+    assert_eq!((code(&out), stderr(&out).as_str()), (0, ""), "nothing is missing: nothing said");
+    fs::remove_file(src.join("d/b")).unwrap();
+    fs::remove_dir_all(src.join("d/sub")).unwrap();
+    let out = ok(update(&[]));
+    // d/b and d/sub (with what lies below it): two paths.
+    let said = stderr(&out);
+    assert_eq!(
+        said,
+        "lockbox: 2 stored paths under the inputs are no longer on disk; they stay in the archive's latest \
+         state (--delete-missing removes them)\n"
+    );
+    let listed = String::from_utf8(ok(run(lockbox().arg("list").arg(&archive))).stdout).unwrap();
+    assert!(listed.contains("d/b\n") && listed.contains("d/sub/c\n"), "{listed}");
+    assert_eq!(stderr(&ok(update(&["-q"]))), "");
+    let json: Value = serde_json::from_slice(&ok(update(&["--json"])).stdout).unwrap();
+    assert_eq!((json["kept_missing"].as_u64(), json["removed"].as_u64()), (Some(2), Some(0)), "{json}");
+
+    let out = ok(update(&["--delete-missing"]));
+    assert_eq!(stderr(&out), "");
+    let listed = String::from_utf8(ok(run(lockbox().arg("list").arg(&archive))).stdout).unwrap();
+    assert_eq!(listed, "d\nd/a\n");
+    assert_eq!(stderr(&ok(update(&[]))), "", "nothing is missing any more");
 }

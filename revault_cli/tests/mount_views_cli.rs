@@ -181,8 +181,8 @@ fn a_mount_with_signer_serves_only_what_that_signer_signed() {
     for (archive, flag, signer, why) in [
         (&signed, "--signer", mallory.as_str(), "signed only by keys not trusted"),
         (&signed, "--signers", outsiders, "signed only by keys not trusted"),
-        (&unsigned, "--signer", alice.as_str(), "session 0 is not signed"),
-        (&unsigned, "--signers", team, "session 0 is not signed"),
+        (&unsigned, "--signer", alice.as_str(), "state 1 is not signed"),
+        (&unsigned, "--signers", team, "state 1 is not signed"),
     ] {
         let out = run(lockbox().args(["mount", flag, signer]).arg(archive).arg(&point));
         assert_eq!(code(&out), 3, "{}", stderr(&out));

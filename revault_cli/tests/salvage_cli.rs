@@ -283,6 +283,69 @@ fn repair_writes_a_valid_archive_of_what_a_cut_one_proves() {
     assert!(stderr(&again).contains("whole, nothing to cut"), "{}", stderr(&again));
 }
 
+/// `repair` of an archive whose index reads but one data page does not
+/// said "whole, nothing to cut" and exited 0 (issue 49). It now reads
+/// every page, rewrites the last state from what authenticates, names
+/// each file it left out, and exits 3; the archive then verifies, and
+/// extracts every file but those.
+#[test]
+fn repair_of_a_damaged_data_page_rewrites_the_rest_and_names_what_it_lost() {
+    let work = TempDir::new().unwrap();
+    let (archive, src, mut names) = create(&work, 40);
+    let bytes = fs::read(&archive).unwrap();
+    let page = units(&bytes).into_iter().find(|u| (u.1, u.4) == (1, 2)).expect("a third data page");
+    fs::write(src.join("d/late"), b"stored by the second session\n").unwrap();
+    ok(run(lockbox().arg("add").arg(&archive).arg("-C").arg(&src).arg("d/late")));
+    names.push(PathBuf::from("d/late"));
+    let mut bytes = fs::read(&archive).unwrap();
+    bytes[page.0 + 20 + 100] ^= 1;
+    fs::write(&archive, &bytes).unwrap();
+    let (status, err, _) = salvage_extract(&archive, &src, &names, &work.path().join("before"));
+    assert_eq!(status, 3, "{err}");
+    let on_the_page: Vec<&PathBuf> =
+        names.iter().filter(|n| !work.path().join("before").join(n).exists()).collect();
+    assert!(!on_the_page.is_empty() && on_the_page.len() < 10, "{on_the_page:?}");
+
+    let out = run(lockbox().arg("repair").arg(&archive));
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let said = stderr(&out);
+    let left_out: Vec<&str> = said
+        .lines()
+        .filter_map(|l| l.strip_prefix("lockbox: damaged, left out: "))
+        .map(|l| l.split(": ").next().unwrap())
+        .collect();
+    let expected: Vec<String> = on_the_page.iter().map(|n| n.display().to_string()).collect();
+    assert_eq!(left_out, expected, "{said}");
+    // The page's session is named as `log` names it: by its state.
+    assert!(
+        said.contains("data page 2 of state 1:") && said.contains("rewritten from what a scan proves"),
+        "{said}"
+    );
+    assert!(said.contains("state 1: the rewrite holds the last state only"), "{said}");
+    assert!(!said.contains("whole, nothing to cut"), "{said}");
+
+    ok(run(lockbox().arg("verify").arg(&archive)));
+    let after = work.path().join("after");
+    fs::create_dir(&after).unwrap();
+    ok(run(lockbox().args(["extract", "-C"]).arg(&after).arg(&archive)));
+    for name in &names {
+        let restored = after.join(name);
+        match on_the_page.contains(&name) {
+            true => assert!(!restored.exists(), "{}", name.display()),
+            false => assert_eq!(fs::read(&restored).unwrap(), fs::read(src.join(name)).unwrap()),
+        }
+    }
+    // The last state keeps its number: `--session 2` still reads it.
+    let log = String::from_utf8(ok(run(lockbox().arg("log").arg(&archive))).stdout).unwrap();
+    assert!(
+        log.contains("state 1 was removed") && log.lines().last().unwrap().starts_with("   2  "),
+        "{log}"
+    );
+    ok(run(lockbox().args(["cat", "--session", "2"]).arg(&archive).arg("d/late")));
+    let again = ok(run(lockbox().arg("repair").arg(&archive)));
+    assert!(stderr(&again).contains("whole, nothing to cut"), "{}", stderr(&again));
+}
+
 #[test]
 fn salvage_refuses_a_wrong_password_and_what_is_no_archive() {
     let work = TempDir::new().unwrap();

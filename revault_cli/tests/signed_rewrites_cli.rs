@@ -47,7 +47,7 @@ fn key_add_in_place_keeps_every_signature() {
     assert_eq!(after.len(), before.len(), "written in place");
     assert_ne!(after, before, "a slot was written");
     let verified = stdout(&ok(work.run(&["verify", "--signer", &alice], &archive, &[])));
-    assert!(verified.contains(&format!("session 0 signed by {alice}")), "{verified}");
+    assert!(verified.contains(&format!("state 1 signed by {alice}")), "{verified}");
 
     // With --sign, nothing is rewritten, so nothing is signed: it says so.
     fs::write(work.path("third"), "a third password\n").unwrap();
@@ -79,8 +79,8 @@ fn key_add_signs_a_rewrite_with_sign_and_leaves_it_unsigned_without() {
     assert_eq!(slot_len(&unsigned), 2048);
     assert!(stderr(&out).contains("rewritten, every state kept, into unsigned"), "{}", stderr(&out));
     ok(work.run(&["verify"], &unsigned, &[]));
-    refused(&work.run(&["verify", "--signer", &alice], &unsigned, &[]), "session 1 is not signed");
-    refused(&work.run(&["cat", "--signer", &alice], &unsigned, &["a.txt"]), "session 1 is not signed");
+    refused(&work.run(&["verify", "--signer", &alice], &unsigned, &[]), "state 1 is not signed");
+    refused(&work.run(&["cat", "--signer", &alice], &unsigned, &["a.txt"]), "state 1 is not signed");
 
     // With --sign: rewritten and signed; the new identity opens it too.
     let signed = work.create("s.lbox", &["--sign", "../alice.key"]);
@@ -88,7 +88,7 @@ fn key_add_signs_a_rewrite_with_sign_and_leaves_it_unsigned_without() {
     assert!(stderr(&out).contains("rewritten, every state kept, into signed sessions"), "{}", stderr(&out));
     assert_eq!(slot_len(&signed), 2048);
     let verified = stdout(&ok(work.run(&["verify", "--signer", &alice], &signed, &[])));
-    assert!(verified.contains(&format!("session 1 signed by {alice}")), "{verified}");
+    assert!(verified.contains(&format!("state 1 signed by {alice}")), "{verified}");
     let mut by_identity = crate::util::lockbox_without_password();
     by_identity
         .arg("-i")
@@ -110,18 +110,18 @@ fn key_add_sign_keeps_the_chain_rule_before_anything_is_written() {
     // An unsigned archive: refused (exit 3, byte for byte as it was) ...
     let archive = work.create("a.lbox", &[]);
     let before = fs::read(&archive).unwrap();
-    refused(&work.add_recipient(&["--sign", "../alice.key"], &archive, &pq), "session 0 is not signed");
+    refused(&work.add_recipient(&["--sign", "../alice.key"], &archive, &pq), "state 1 is not signed");
     assert_eq!(fs::read(&archive).unwrap(), before);
     // ... unless Alice vouches for it, which verify --signer shows.
     ok(work.add_recipient(&["--sign", "../alice.key", "--adopt-unsigned"], &archive, &pq));
     let verified = stdout(&ok(work.run(&["verify", "--signer", &alice], &archive, &[])));
-    assert!(verified.contains(&format!("session 1 signed by {alice} (adopting")), "{verified}");
+    assert!(verified.contains(&format!("state 1 signed by {alice} (adopting")), "{verified}");
 
     // Bob's archive: Alice signs its rewrite when she trusts Bob.
     let bobs = work.create("b.lbox", &["--sign", "../bob.key"]);
     let before = fs::read(&bobs).unwrap();
     let untrusted = work.add_recipient(&["--sign", "../alice.key"], &bobs, &pq);
-    refused(&untrusted, "session 0 is signed only by keys not trusted");
+    refused(&untrusted, "state 1 is signed only by keys not trusted");
     assert_eq!(fs::read(&bobs).unwrap(), before);
     ok(work.add_recipient(&["--sign", "../alice.key", "--signer", &bob], &bobs, &pq));
     ok(work.run(&["verify", "--signer", &alice], &bobs, &[]));

@@ -98,7 +98,7 @@ fn a_signed_archive_is_checked_by_every_reader_and_refused_for_another_signer() 
     let public = public.to_str().unwrap();
 
     let verified = ok(work.run(&["verify", "--signer", public], &archive, &[]));
-    assert!(stdout(&verified).contains(&format!("session 0 signed by {alice}")), "{}", stdout(&verified));
+    assert!(stdout(&verified).contains(&format!("state 1 signed by {alice}")), "{}", stdout(&verified));
     let out = work.path("out");
     let read_commands: [(&[&str], &[&str]); 6] = [
         (&["list"], &[]),
@@ -112,7 +112,7 @@ fn a_signed_archive_is_checked_by_every_reader_and_refused_for_another_signer() 
     for (args, tail) in read_commands {
         ok(work.run(&[args, &["--signer", &alice]].concat(), &archive, tail));
         let untrusted = work.run(&[args, &["--signer", &mallory]].concat(), &archive, tail);
-        refused(&untrusted, "session 0 is signed only by keys not trusted");
+        refused(&untrusted, "state 1 is signed only by keys not trusted");
     }
     assert_eq!(fs::read(out.join("a.txt")).unwrap(), b"written by alice\n");
     assert_eq!(
@@ -131,7 +131,7 @@ fn a_signed_archive_is_checked_by_every_reader_and_refused_for_another_signer() 
 
     // An unsigned archive is refused, naming the session.
     let unsigned = work.create("u.lbox", &[]);
-    refused(&work.run(&["list", "--signer", &alice], &unsigned, &[]), "session 0 is not signed");
+    refused(&work.run(&["list", "--signer", &alice], &unsigned, &[]), "state 1 is not signed");
 }
 
 #[test]
@@ -172,24 +172,24 @@ fn the_chain_rule_refuses_to_sign_over_unsigned_or_untrusted_sessions() {
 
     // Someone with the password appends an unsigned session.
     ok(work.run(&["add"], &archive, &["b.txt"]));
-    refused(&work.run(&["verify", "--signer", &alice], &archive, &[]), "session 1 is not signed");
-    refused(&work.run(&["list", "--signer", &alice], &archive, &[]), "session 1 is not signed");
+    refused(&work.run(&["verify", "--signer", &alice], &archive, &[]), "state 2 is not signed");
+    refused(&work.run(&["list", "--signer", &alice], &archive, &[]), "state 2 is not signed");
 
     // Alice will not sign over it: exit 3, nothing written.
     let before = fs::read(&archive).unwrap();
     let sign = ["add", "--sign", "../alice.key"];
-    refused(&work.run(&sign, &archive, &["b.txt"]), "session 1 is not signed");
+    refused(&work.run(&sign, &archive, &["b.txt"]), "state 2 is not signed");
     assert_eq!(fs::read(&archive).unwrap(), before);
     // ... unless she vouches for it, which the signature records.
     ok(work.run(&[&sign[..], &["--adopt-unsigned"]].concat(), &archive, &["b.txt"]));
     let verified = stdout(&ok(work.run(&["verify", "--signer", &alice], &archive, &[])));
-    assert!(verified.contains("session 1 unsigned"), "{verified}");
-    assert!(verified.contains(&format!("session 2 signed by {alice} (adopting")), "{verified}");
+    assert!(verified.contains("state 2 unsigned"), "{verified}");
+    assert!(verified.contains(&format!("state 3 signed by {alice} (adopting")), "{verified}");
 
     // Bob signs only with Alice's sessions trusted (--signer); co-signing.
     fs::write(work.path("src/b.txt"), b"third\n").unwrap();
     let bob_signs = ["update", "--sign", "../bob.key"];
-    refused(&work.run(&bob_signs, &archive, &["b.txt"]), "session 2 is signed only by keys not trusted");
+    refused(&work.run(&bob_signs, &archive, &["b.txt"]), "state 3 is signed only by keys not trusted");
     ok(work.run(&[&bob_signs[..], &["--signer", &alice]].concat(), &archive, &["b.txt"]));
     ok(work.run(
         &["rm", "--sign", "../alice.key", "--sign", "../bob.key", "--signer", &alice],
@@ -197,20 +197,20 @@ fn the_chain_rule_refuses_to_sign_over_unsigned_or_untrusted_sessions() {
         &["b.txt"],
     ));
     let both = stdout(&ok(work.run(&["verify", "--signer", &alice, "--signer", &bob], &archive, &[])));
-    assert!(both.contains(&format!("session 4 signed by {alice}, {bob}")), "{both}");
+    assert!(both.contains(&format!("state 5 signed by {alice}, {bob}")), "{both}");
     // The last session is Bob's too: one signature covers the state.
     ok(work.run(&["list", "--signer", &bob], &archive, &[]));
-    // But every session's: session 2 is Alice's alone.
+    // But every session's: state 3 is Alice's alone.
     refused(
         &work.run(&["verify", "--signer", &bob], &archive, &[]),
-        "session 2 is signed only by keys not trusted",
+        "state 3 is signed only by keys not trusted",
     );
 
     // compact rewrites into one fresh session: signed with --sign, else not.
     ok(work.run(&["compact", "--sign", "../alice.key", "--signer", &bob], &archive, &[]));
     ok(work.run(&["verify", "--signer", &alice], &archive, &[]));
     ok(work.run(&["compact"], &archive, &[]));
-    refused(&work.run(&["verify", "--signer", &alice], &archive, &[]), "session 6 is not signed");
+    refused(&work.run(&["verify", "--signer", &alice], &archive, &[]), "state 5 is not signed");
 }
 
 /// A holder of the password re-seals the whole state (every page, index
@@ -240,7 +240,7 @@ fn a_key_holder_resealing_the_state_under_alices_signature_is_refused() {
 
     ok(work.run(&["verify"], &archive, &[]));
     assert_eq!(ok(work.run(&["cat"], &archive, &["a.txt"])).stdout, b"written by mallory\n");
-    let refusal = format!("session 2: the signature by {alice} does not verify");
+    let refusal = format!("state 2: the signature by {alice} does not verify");
     refused(&work.run(&["verify", "--signer", &alice], &archive, &[]), &refusal);
     refused(&work.run(&["cat", "--signer", &alice], &archive, &["a.txt"]), &refusal);
 }
@@ -265,7 +265,7 @@ fn a_signature_copied_from_another_archive_or_session_is_refused() {
     copied[a_at..a_at + len].copy_from_slice(&b_bytes[b_at..b_at + len]);
     fs::write(&a, &copied).unwrap();
     ok(work.run(&["verify"], &a, &[]));
-    refused(&work.run(&["verify", "--signer", &alice], &a, &[]), "session 0: the signature by");
+    refused(&work.run(&["verify", "--signer", &alice], &a, &[]), "state 1: the signature by");
 
     // Two signed sessions; the first's block copied over the second's.
     fs::write(&a, &a_bytes).unwrap();
@@ -278,13 +278,13 @@ fn a_signature_copied_from_another_archive_or_session_is_refused() {
     two.copy_within(first_at..first_at + first_len, last_at);
     fs::write(&a, &two).unwrap();
     ok(work.run(&["verify"], &a, &[]));
-    refused(&work.run(&["verify", "--signer", &alice], &a, &[]), "session 1: the signature by");
-    refused(&work.run(&["list", "--signer", &alice], &a, &[]), "session 1: the signature by");
+    refused(&work.run(&["verify", "--signer", &alice], &a, &[]), "state 2: the signature by");
+    refused(&work.run(&["list", "--signer", &alice], &a, &[]), "state 2: the signature by");
 }
 
 /// Cutting the file back to an earlier signed session is a signed state:
 /// signatures do not detect rollback (SECURITY.md says so); the session
-/// numbers that `info` shows do.
+/// state numbers that `info` shows do.
 #[test]
 fn truncation_to_an_earlier_signed_session_still_verifies_and_shows_its_number() {
     let work = Work::new();
@@ -297,5 +297,5 @@ fn truncation_to_an_earlier_signed_session_still_verifies_and_shows_its_number()
     file.set_len(first_len).unwrap();
     ok(work.run(&["verify", "--signer", &alice], &archive, &[]));
     let info = stdout(&ok(work.run(&["info"], &archive, &[])));
-    assert!(info.contains("last session #0"), "{info}");
+    assert!(info.contains("\nstate 1 (as lockbox log numbers it"), "{info}");
 }

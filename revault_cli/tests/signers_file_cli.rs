@@ -57,7 +57,7 @@ fn signers_listed_in_a_file_are_trusted_by_every_reader_and_writer() {
             ok(work.run(&[args, &["--signers", trusted]].concat(), &archive, tail));
         }
         let untrusted = work.run(&[args, &["--signers", &outsiders]].concat(), &archive, tail);
-        refused(&untrusted, "session 0 is signed only by keys not trusted");
+        refused(&untrusted, "state 1 is signed only by keys not trusted");
     }
     assert_eq!(fs::read(out.join("a.txt")).unwrap(), b"written by alice\n");
     // Before the command name too, and beside --signer.
@@ -70,17 +70,17 @@ fn signers_listed_in_a_file_are_trusted_by_every_reader_and_writer() {
     let before = fs::read(&archive).unwrap();
     refused(
         &work.run(&[&bob_signs[..], &["--signers", &outsiders]].concat(), &archive, &["b.txt"]),
-        "session 0 is signed only by keys not trusted",
+        "state 1 is signed only by keys not trusted",
     );
     assert_eq!(fs::read(&archive).unwrap(), before);
     ok(work.run(&[&bob_signs[..], &["--signers", &fingerprints]].concat(), &archive, &["b.txt"]));
     let verified = stdout(&ok(work.run(&["verify", "--signers", &team], &archive, &[])));
-    assert!(verified.contains(&format!("session 0 signed by {alice}")), "{verified}");
-    assert!(verified.contains(&format!("session 1 signed by {bob}")), "{verified}");
+    assert!(verified.contains(&format!("state 1 signed by {alice}")), "{verified}");
+    assert!(verified.contains(&format!("state 2 signed by {bob}")), "{verified}");
     // Every session's signer must be listed for verify; the last one's for list.
     refused(
         &work.run(&["verify", "--signers", &fingerprints], &archive, &[]),
-        "session 1 is signed only by keys not trusted",
+        "state 2 is signed only by keys not trusted",
     );
     ok(work.run(&["list", "--signer", &bob], &archive, &[]));
 }

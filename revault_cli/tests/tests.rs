@@ -36,6 +36,7 @@ mod signed_rewrites_cli;
 mod signed_sessions_cli;
 mod signers_file_cli;
 mod signing_keys_cli;
+mod state_numbers_cli;
 mod surprises_cli;
 mod threads_cli;
 mod toolbox;

@@ -121,6 +121,7 @@ pub mod read {
     pub use crate::extract::{ExistingFiles, ExtractReport};
     pub use crate::format::{SessionInfo, SessionKind, SparseMap, Xattr};
     pub use crate::pattern::MatchRules;
+    pub use crate::quote::SessionName;
     pub use crate::tarstream::write_contents;
 }
 

@@ -1,5 +1,6 @@
 //! How names are shown to people: the one owner of escaping path bytes for
-//! messages, warnings, errors and listings.
+//! messages, warnings, errors and listings, and of how a write session is
+//! named ([`SessionName`]: by its state, as `log` numbers them).
 //!
 //! Stored names and file-system paths are arbitrary bytes; written raw to a
 //! terminal, `ESC ] 0 ; … BEL` retitles it and `ESC [ 2 J` clears it. So
@@ -78,6 +79,28 @@ fn hides_text(c: char) -> bool {
         )
 }
 
+/// A write session as people are told of it: by the state it holds, as
+/// `log` numbers states and `--session` takes them (FORMAT.md §3.7), never
+/// by its session number, which counts from 0 and counts merges too. A
+/// merge of index runs holds no state and is named as `log` shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionName {
+    /// The session's number (0 for the create; merges and compactions
+    /// count).
+    pub number: u32,
+    /// The state it holds, from 1; `None` for a merge of index runs.
+    pub state: Option<u64>,
+}
+
+impl fmt::Display for SessionName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.state {
+            Some(state) => write!(f, "state {state}"),
+            None => write!(f, "the merge of index runs (session {})", self.number),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,6 +114,15 @@ mod tests {
         assert_eq!(shown(b"a\x1b]0;x\x07\x1b[2J"), "a\\033]0;x\\a\\033[2J");
         assert_eq!(shown(b"tab\there\nnew\r\x7f"), "tab\\there\\nnew\\r\\177");
         assert_eq!(shown(b"back\\slash"), "back\\\\slash");
+    }
+
+    #[test]
+    fn a_session_is_named_by_its_state_and_a_merge_by_its_number() {
+        assert_eq!(SessionName { number: 5, state: Some(6) }.to_string(), "state 6");
+        assert_eq!(
+            SessionName { number: 16, state: None }.to_string(),
+            "the merge of index runs (session 16)"
+        );
     }
 
     #[test]

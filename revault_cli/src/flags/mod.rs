@@ -176,8 +176,9 @@ pub enum Command {
     /// (a new file, synced, then renamed over it).
     Compact(CompactArgs),
     /// Cut off what an interrupted add/update/rm left after the last commit;
-    /// rewrite an archive whose trailer, root or index is damaged, or that
-    /// was cut, from what a salvage scan proves, listing what is lost.
+    /// rewrite an archive whose trailer, root, index or a data page is
+    /// damaged, or that was cut, from what a salvage scan proves, listing
+    /// what is lost.
     Repair(MaintainArgs),
     /// Write an archive's entries (all, or some) as a pax tar stream.
     Export(ExportArgs),

@@ -55,6 +55,7 @@ pub fn updated(c: &Change<'_>, r: &UpdateReport) -> Result<()> {
             "stored": r.stored,
             "replaced": r.replaced,
             "removed": r.deleted,
+            "kept_missing": r.kept_missing,
             "content_bytes": r.content_bytes,
             "bytes_written": r.bytes_written,
             "torn_tail_cut": r.torn_tail_cut,
@@ -74,6 +75,15 @@ pub fn updated(c: &Change<'_>, r: &UpdateReport) -> Result<()> {
     }
     for w in &r.warnings {
         say(w);
+    }
+    if r.kept_missing > 0 && !c.quiet {
+        let (paths, are) = match r.kept_missing {
+            1 => ("1 stored path".to_string(), "is no longer on disk; it stays"),
+            n => (format!("{n} stored paths"), "are no longer on disk; they stay"),
+        };
+        say(format_args!(
+            "{paths} under the inputs {are} in the archive's latest state (--delete-missing removes them)"
+        ));
     }
     if c.dry_run {
         say(format_args!("dry run: {}; nothing written", would_change(c, r)));

@@ -277,14 +277,15 @@ pub fn info_summary(info: &ArchiveInfo) -> Value {
     })
 }
 
-/// One session's signatures: `{"session", "signatures": [{"signer", "valid", "adopts"}]}`.
+/// One session's signatures: `{"session", "state", "signatures": [{"signer", "valid", "adopts"}]}`
+/// (`session` its number, `state` as `log` numbers it).
 pub fn session_signers(s: &SessionSigners) -> Value {
     let signatures: Vec<Value> = s
         .signatures
         .iter()
         .map(|c| json!({ "signer": c.signer.map(|f| f.to_string()), "valid": c.valid, "adopts": c.adopts }))
         .collect();
-    json!({ "session": s.session, "signatures": signatures })
+    json!({ "session": s.session.number, "state": s.session.state, "signatures": signatures })
 }
 
 /// `key list --json`: one slot, with `"label"` when it has one.

@@ -140,8 +140,8 @@ pub fn info_text(info: &ArchiveInfo) -> String {
         "" => String::new(),
         label => format!(", {}", Quoted::bytes(label.as_bytes())),
     };
-    line("last session", format!("#{}, {started} UTC{label}", info.last_session));
     line("state", format!("{} (as lockbox log numbers it; --session {0} reads it)", info.state));
+    line("last written", format!("{started} UTC{label}"));
     line("commit hash", info.commit_hash.iter().map(|b| format!("{b:02x}")).collect());
     let reclaims = match info.sessions {
         // Earlier states hold some of them: a plain compact removes those
@@ -167,7 +167,7 @@ pub fn info_text(info: &ArchiveInfo) -> String {
     s
 }
 
-/// Each session's signers, a line each: `session N  signed by lbsig1…` (a
+/// Each session's signers, a line each: `state N  signed by lbsig1…` (a
 /// signature that does not verify, or that adopts the sessions before it,
 /// says so), or `unsigned`.
 pub fn signers_text(signers: &[SessionSigners]) -> String {
@@ -184,7 +184,7 @@ pub fn signers_text(signers: &[SessionSigners]) -> String {
             .collect();
         let shown =
             if names.is_empty() { "unsigned".to_string() } else { format!("signed by {}", names.join(", ")) };
-        let _ = writeln!(s, "{:<18} {shown}", format!("session {}", session.session));
+        let _ = writeln!(s, "{:<18} {shown}", session.session.to_string());
     }
     s
 }

@@ -12,6 +12,7 @@ use crate::crypto::{ContentKey, SessionKeys};
 use crate::error::{Error, Result};
 use crate::format::{SessionKind, SessionRecord, Table, TreeTop};
 use crate::index::{read_sessions, TreeReader};
+use crate::quote::SessionName;
 use crate::storage::ReadAt;
 
 /// Which state of an archive to read: numbered as [`Archive::history`]
@@ -57,6 +58,13 @@ pub struct SessionSummary {
     pub bytes_written: u64,
     /// Key ids of the keys that signed it.
     pub signers: Vec<Vec<u8>>,
+}
+
+impl SessionSummary {
+    /// The session as messages name it: by the state it holds.
+    pub fn name(&self) -> SessionName {
+        SessionName { number: self.number, state: self.state }
+    }
 }
 
 /// Every session's record, oldest first, and its keys.
@@ -137,10 +145,16 @@ impl SessionTable {
         &self.keys[s]
     }
 
-    /// The record of the session numbered `number` (numbers follow on).
+    /// The record of the session numbered `number`.
     pub(crate) fn record(&self, number: u32) -> Option<&SessionRecord> {
-        let first = self.records.first()?.number;
-        self.records.get(number.checked_sub(first)? as usize)
+        self.place(number).map(|at| &self.records[at])
+    }
+
+    /// Where session `number` is among the records (numbers follow on, so
+    /// no search).
+    fn place(&self, number: u32) -> Option<usize> {
+        let at = number.checked_sub(self.records.first()?.number)? as usize;
+        (at < self.records.len()).then_some(at)
     }
 }
 
@@ -241,12 +255,26 @@ impl<S: ReadAt> Archive<S> {
     }
 
     /// Where session `number` ends: the next one's header, or the
-    /// committed end (numbers follow on, so no search).
+    /// committed end.
     fn session_end(&self, number: u32) -> Result<u64> {
-        let records = &self.sessions_table()?.records;
-        let at = number.checked_sub(records[0].number).map(|i| i as usize).filter(|&i| i < records.len());
-        let at = at.ok_or(Error::NoSuchState { asked: i64::from(number), first: 0, states: 0 })?;
-        Ok(records.get(at + 1).map_or(self.committed_len, |next| next.header_offset))
+        let table = self.sessions_table()?;
+        let at = table.place(number).ok_or(Error::NoSuchState {
+            asked: i64::from(number),
+            first: 0,
+            states: 0,
+        })?;
+        Ok(table.records.get(at + 1).map_or(self.committed_len, |next| next.header_offset))
+    }
+
+    /// Session `number` as people are told of it: by the state it holds,
+    /// as [`history`](Self::history) numbers them. Every message, report
+    /// and listing that names a session takes its name from here.
+    pub(crate) fn session_name(&self, number: u32) -> Result<SessionName> {
+        let table = self.sessions_table()?;
+        let at = table
+            .place(number)
+            .ok_or_else(|| Error::malformed("sessions tree", "a session it does not hold"))?;
+        Ok(SessionName { number, state: table.states[at] })
     }
 
     /// The archive right after session `number` (as [`SessionSummary::number`]

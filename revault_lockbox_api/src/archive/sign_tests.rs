@@ -11,7 +11,11 @@ use crate::crypto::{KdfParams, Password};
 use crate::error::{Error, SignatureError};
 use crate::format::{decode_signatures, encode_signatures, Trailer, TRAILER_LEN};
 use crate::keys::SigningKey;
+use crate::quote::SessionName;
 use crate::session::{ArchiveWriter, CreateOptions, Metadata};
+
+/// The create, named as `log` numbers it: state 1.
+const FIRST: SessionName = SessionName { number: 0, state: Some(1) };
 
 /// A one-file archive signed by `key`.
 fn signed(key: &Arc<SigningKey>) -> Vec<u8> {
@@ -50,7 +54,7 @@ fn a_signed_archive_opens_for_its_signer_only() {
     assert_eq!(signers.len(), 1);
     assert_eq!(signers[0].signatures[0].signer, Some(alice.fingerprint()));
     let err = open_trusting(bytes, &bob).unwrap_err();
-    assert!(matches!(err, Error::Signature(SignatureError::Untrusted { session: 0, .. })), "{err}");
+    assert!(matches!(err, Error::Signature(SignatureError::Untrusted { session: FIRST, .. })), "{err}");
     assert!(err.is_authentication());
 }
 
@@ -62,7 +66,7 @@ fn a_key_holder_stripping_the_block_leaves_an_unsigned_session() {
     assert!(plain.verify().unwrap().is_ok(), "the trailer authenticates and the content is whole");
     assert_eq!(plain.signature_count(), 0);
     let err = open_trusting(stripped, &alice).unwrap_err();
-    assert!(matches!(err, Error::Signature(SignatureError::Unsigned { session: 0 })), "{err}");
+    assert!(matches!(err, Error::Signature(SignatureError::Unsigned { session: FIRST })), "{err}");
 }
 
 #[test]
@@ -77,7 +81,7 @@ fn a_truncated_signature_is_refused() {
     signatures[0].value.truncate(1000);
     let short = reblocked(&bytes, &encode_signatures(&signatures));
     let err = open_trusting(short, &alice).unwrap_err();
-    assert!(matches!(err, Error::Signature(SignatureError::Invalid { session: 0, .. })), "{err}");
+    assert!(matches!(err, Error::Signature(SignatureError::Invalid { session: FIRST, .. })), "{err}");
     // The block itself cut short: its framing fails, for every reader.
     let cut = reblocked(&bytes, &block[..block.len() - 1]);
     assert!(matches!(Archive::open(Cursor::new(cut), &Password::from("k")), Err(Error::Malformed(_))));

@@ -6,18 +6,18 @@
 //! session: what `list`, `cat`, `extract` check), or every session signed
 //! by a trusted key or adopted by a later trusted signer (`verify`).
 
-use super::session::{check_previous, read_signatures, SessionState};
+use super::session::{check_previous, read_signatures};
 use super::{read_prefix, Archive};
 use crate::error::{Error, Result, SignatureError};
-use crate::format::ARCHIVE_ID_LEN;
 use crate::keys::{check_signatures, Fingerprint, SignatureCheck};
+use crate::quote::SessionName;
 use crate::storage::ReadAt;
 
-/// A session's number and its signatures, checked.
+/// A session, named by its state, and its signatures, checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionSigners {
-    /// The session's number.
-    pub session: u32,
+    /// The session: its number and the state it holds.
+    pub session: SessionName,
     /// Its signatures, in block order (none: unsigned).
     pub signatures: Vec<SignatureCheck>,
 }
@@ -41,40 +41,44 @@ impl SessionSigners {
     }
 }
 
-/// The signatures of the session `last` (of archive `archive_id`), checked.
-fn session_signers(archive_id: &[u8; ARCHIVE_ID_LEN], last: &SessionState) -> SessionSigners {
-    let signatures = check_signatures(archive_id, &last.commit, &last.signatures);
-    SessionSigners { session: last.info.number, signatures }
-}
-
-/// What opening checks with a trust policy: the last session's signatures.
-pub(super) fn check_last(
-    archive_id: &[u8; ARCHIVE_ID_LEN],
-    last: &SessionState,
-    trusted: Option<&[Fingerprint]>,
-) -> Result<()> {
-    match trusted {
-        Some(trusted) => session_signers(archive_id, last).trusted_by(trusted).map(drop).map_err(Error::from),
-        None => Ok(()),
-    }
-}
-
 impl<S: ReadAt> Archive<S> {
+    /// What opening checks with a trust policy: the last session's
+    /// signatures. Opening reads only the root, so the sessions tree that
+    /// numbers the states is read only to name a session it refuses.
+    pub(super) fn check_last(&self, trusted: Option<&[Fingerprint]>) -> Result<()> {
+        let Some(trusted) = trusted else { return Ok(()) };
+        let (number, signatures) = self.last_checked();
+        let unnamed = SessionSigners { session: SessionName { number, state: None }, signatures };
+        if unnamed.trusted_by(trusted).is_ok() {
+            return Ok(());
+        }
+        let named = SessionSigners { session: self.session_name(number)?, ..unnamed };
+        named.trusted_by(trusted).map(drop).map_err(Error::from)
+    }
+
     /// Signatures the last session carries (framing checked, not verified).
     pub fn signature_count(&self) -> usize {
         self.last.signatures.len()
     }
 
+    /// The last session's number and its signatures, as opening read them,
+    /// checked.
+    fn last_checked(&self) -> (u32, Vec<SignatureCheck>) {
+        let last = &self.last;
+        (last.info.number, check_signatures(&self.archive_id, &last.commit, &last.signatures))
+    }
+
     /// The last session's signatures, as opening read them.
-    pub fn last_signers(&self) -> SessionSigners {
-        session_signers(&self.archive_id, &self.last)
+    pub fn last_signers(&self) -> Result<SessionSigners> {
+        let (number, signatures) = self.last_checked();
+        Ok(SessionSigners { session: self.session_name(number)?, signatures })
     }
 
     /// Every session's signatures, oldest first: one trailer and one block
     /// read per earlier session, back along the hash chain.
     pub fn signers(&self) -> Result<Vec<SessionSigners>> {
         let header = read_prefix(&self.src)?;
-        let mut all = vec![self.last_signers()];
+        let mut all = vec![self.last_checked()];
         let (mut trailer, mut number) = (self.last.trailer.clone(), self.last.info.number);
         while trailer.previous_trailer != 0 {
             trailer = check_previous(&self.src, &header, &self.content_key, &trailer)?;
@@ -86,10 +90,14 @@ impl<S: ReadAt> Archive<S> {
                 &trailer.commit_hash(),
                 &read_signatures(&self.src, &trailer)?,
             );
-            all.push(SessionSigners { session: number, signatures });
+            all.push((number, signatures));
         }
-        all.reverse();
-        Ok(all)
+        all.into_iter()
+            .rev()
+            .map(|(number, signatures)| {
+                Ok(SessionSigners { session: self.session_name(number)?, signatures })
+            })
+            .collect()
     }
 
     /// Checks every session against `trusted`: each must carry a valid

@@ -1,5 +1,8 @@
 //! Why a session's signatures do not satisfy a trust policy: the session
-//! is always named, since a signature is per session.
+//! is always named, since a signature is per session, and named by its
+//! state as `log` shows it ([`SessionName`]).
+
+use crate::quote::SessionName;
 
 /// A session's signatures against the trusted signers
 /// ([`OpenOptions::trust`](crate::OpenOptions::trust),
@@ -9,25 +12,25 @@
 #[non_exhaustive]
 pub enum SignatureError {
     /// The session carries no signature.
-    #[error("session {session} is not signed")]
+    #[error("{session} is not signed")]
     Unsigned {
-        /// The session's number.
-        session: u32,
+        /// The session.
+        session: SessionName,
     },
     /// A trusted signer's signature is there, but does not verify over
     /// this session (damaged, or copied from another session or archive).
-    #[error("session {session}: the signature by {signer} does not verify")]
+    #[error("{session}: the signature by {signer} does not verify")]
     Invalid {
-        /// The session's number.
-        session: u32,
+        /// The session.
+        session: SessionName,
         /// The trusted signer it names.
         signer: String,
     },
     /// Only keys outside the trusted set signed the session.
-    #[error("session {session} is signed only by keys not trusted: {signers}")]
+    #[error("{session} is signed only by keys not trusted: {signers}")]
     Untrusted {
-        /// The session's number.
-        session: u32,
+        /// The session.
+        session: SessionName,
         /// The signers' fingerprints, comma-separated.
         signers: String,
     },
@@ -35,7 +38,7 @@ pub enum SignatureError {
 
 impl SignatureError {
     /// The session named.
-    pub fn session(&self) -> u32 {
+    pub fn session(&self) -> SessionName {
         match self {
             SignatureError::Unsigned { session }
             | SignatureError::Invalid { session, .. }

@@ -89,6 +89,9 @@ pub(super) struct UpdateFilter<'a, 'r> {
     /// view holds below it.
     hidden: Option<Vec<u8>>,
     pub(super) deleted: u64,
+    /// Under `update` without `delete_missing`: stored paths under the
+    /// inputs that the walk passed by, kept (each with what lies below it).
+    pub(super) kept_missing: u64,
     /// Paths stored that the archive held already.
     pub(super) replaced: u64,
 }
@@ -102,7 +105,16 @@ impl<'a, 'r> UpdateFilter<'a, 'r> {
         mode: FilterMode,
     ) -> Result<UpdateFilter<'a, 'r>> {
         let old = archive.merged_from(roots.first().map(Vec::as_slice))?;
-        Ok(UpdateFilter { old, peeked: None, roots, mode, hidden: None, deleted: 0, replaced: 0 })
+        Ok(UpdateFilter {
+            old,
+            peeked: None,
+            roots,
+            mode,
+            hidden: None,
+            deleted: 0,
+            kept_missing: 0,
+            replaced: 0,
+        })
     }
 }
 
@@ -133,12 +145,18 @@ impl UpdateFilter<'_, '_> {
             if self.hidden.as_ref().is_some_and(|h| is_within(h, &e.path)) {
                 continue;
             }
-            let delete_missing = matches!(self.mode, FilterMode::Changed { delete_missing: true });
-            if delete_missing && self.roots.iter().any(|r| is_within(r, &e.path)) {
-                writer.delete(&e.path)?;
-                self.deleted += 1;
-                self.hidden = Some(e.path);
+            if !self.roots.iter().any(|r| is_within(r, &e.path)) {
+                continue;
             }
+            match self.mode {
+                FilterMode::Changed { delete_missing: true } => {
+                    writer.delete(&e.path)?;
+                    self.deleted += 1;
+                }
+                FilterMode::Changed { delete_missing: false } => self.kept_missing += 1,
+                FilterMode::StoreAll => continue,
+            }
+            self.hidden = Some(e.path);
         }
         Ok(())
     }

@@ -9,6 +9,7 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::Path;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use super::atomic::{replace_atomically, ArchiveFile};
 use super::changes::inconsistent;
@@ -82,16 +83,19 @@ impl ArchiveUpdater {
     }
 
     /// Makes the archive at `path` (opened with `key`) valid again. An
-    /// archive whose last commit reads, index included, only loses its
-    /// torn tail (what an interrupted session left after the last
-    /// committed trailer), cut off in place. One whose trailer, root or
-    /// index is damaged, or an earlier trailer of its hash chain, or that
-    /// was cut with no commit left, is salvaged
+    /// archive whose last commit reads, index included, and whose every
+    /// data page authenticates (all of it is read, as `verify` does) only
+    /// loses its torn tail (what an interrupted session left after the
+    /// last committed trailer), cut off in place. One whose trailer, root
+    /// or index is damaged, or an earlier trailer of its hash chain, or a
+    /// data page, or that was cut with no commit left, is salvaged
     /// (FORMAT.md §6.6): a new archive of one session holding what the
-    /// scan proves, each file's SHA-256 checked, is written beside it,
-    /// synced and renamed over it (the original is untouched until the
-    /// new one is complete). Of `options`, the create options, `wait` and
-    /// `kdf_budget` count.
+    /// scan proves (the last state but the files on damaged pages), each
+    /// file's SHA-256 checked, is written beside it, synced and renamed
+    /// over it (the original is untouched until the new one is complete).
+    /// When the damage spared the sessions tree, the rewrite keeps the
+    /// last state's number. Of `options`, the create options (progress
+    /// included), `wait` and `kdf_budget` count.
     pub fn repair<'k>(
         path: &Path,
         key: impl Into<Unlock<'k>>,
@@ -100,10 +104,13 @@ impl ArchiveUpdater {
         let key = key.into();
         let file = open_locked(path, options.wait)?;
         let reader = file.try_clone().map_err(Error::io("opening", path))?;
-        let damage = match Archive::open_with(reader, key, options.open_options()) {
-            // An earlier trailer that does not check loses its history: a
-            // rewrite of what the scan proves makes the archive valid again.
-            Ok(archive) => match archive.check_index().and_then(|()| archive.check_chain()) {
+        // The check reads every page, as verify does, and counts it.
+        let open = match &options.create.progress {
+            Some(p) => options.open_options().progress(Arc::clone(p)),
+            None => options.open_options(),
+        };
+        let (damage, kept_state) = match Archive::open_with(reader, key, open) {
+            Ok(archive) => match whole_or_damage(&archive)? {
                 Ok(()) => {
                     let torn = archive.torn_tail_bytes();
                     if torn > 0 {
@@ -113,10 +120,9 @@ impl ArchiveUpdater {
                     }
                     return Ok(RepairReport { torn_tail_bytes: torn, ..RepairReport::default() });
                 }
-                Err(e) if is_salvageable(&e) => e,
-                Err(e) => return Err(e),
+                Err(damage) => (damage, kept_state(&archive)?),
             },
-            Err(e) if is_salvageable(&e) => e,
+            Err(e) if is_salvageable(&e) => (e.to_string(), None),
             Err(e) => return Err(e),
         };
         let reader = file.try_clone().map_err(Error::io("opening", path))?;
@@ -127,19 +133,83 @@ impl ArchiveUpdater {
         let mut head = vec![0u8; data_start as usize];
         std::os::unix::fs::FileExt::read_exact_at(&file, &mut head, 0).map_err(Error::io("reading", path))?;
         let mut report = RepairReport {
-            salvaged: Some(damage.to_string()),
+            salvaged: Some(damage),
             damaged: checked.damaged,
             lost: checked.lost,
             ..RepairReport::default()
         };
+        let state = match kept_state {
+            Some(KeptState { last, earlier }) => {
+                if let Some(earlier) = earlier {
+                    report.lost.push(format!("{earlier}: the rewrite holds the last state only"));
+                }
+                last
+            }
+            // What the scan proves is one state; the lost sessions tree
+            // held the states' numbering, so the history starts again at 1.
+            None => 1,
+        };
+        if let Some(p) = &options.create.progress {
+            // The check counted what it read; the rewrite counts again.
+            p.bytes_in.store(0, Ordering::Relaxed);
+            p.entries.store(0, Ordering::Relaxed);
+        }
         replace_atomically(path, |mut out| {
             out.write_all(&head).map_err(Error::io("writing", path))?;
-            copy_salvaged(&salvage, &bad, head.len() as u64, out, &options.create)
+            copy_salvaged(&salvage, &bad, head.len() as u64, state, out, &options.create)
         })
         .map(|kept| report.entries = kept)?;
         drop(file);
         Ok(report)
     }
+}
+
+/// Whether `archive`, opened through its trailer and root, is whole: its
+/// index, the trailers of its hash chain and every data page, read as
+/// `verify` reads them. `Err` says what is damaged, in one line; damage
+/// that a salvage cannot get round is the outer error.
+fn whole_or_damage<S: ReadAt>(archive: &Archive<S>) -> Result<Result<(), String>> {
+    // An earlier trailer that does not check loses its history: a rewrite
+    // of what the scan proves makes the archive valid again.
+    match archive.check_index().and_then(|()| archive.check_chain()) {
+        Ok(()) => {}
+        Err(e) if is_salvageable(&e) => return Ok(Err(e.to_string())),
+        Err(e) => return Err(e),
+    }
+    let report = archive.verify()?;
+    let mut pages = report.damaged_pages.iter();
+    Ok(match (pages.next(), report.damaged.first()) {
+        (None, None) => Ok(()),
+        (Some(first), _) => match pages.len() {
+            0 => Err(first.clone()),
+            more => Err(format!("{first} (and {more} more damaged data pages)")),
+        },
+        (None, Some(d)) => Err(format!("{}: {}", d.path, d.reason)),
+    })
+}
+
+/// The state a salvaged rewrite of an archive whose sessions tree reads
+/// holds: its last, under the number its records give it; and the
+/// earlier states, which the rewrite leaves out.
+struct KeptState {
+    last: u64,
+    earlier: Option<String>,
+}
+
+fn kept_state<S: ReadAt>(archive: &Archive<S>) -> Result<Option<KeptState>> {
+    let history = match archive.history() {
+        Ok(history) => history,
+        Err(e) if is_salvageable(&e) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let states: Vec<u64> = history.iter().filter_map(|s| s.state).collect();
+    let (Some(&first), Some(&last)) = (states.first(), states.last()) else { return Ok(None) };
+    let earlier = match last - first {
+        0 => None,
+        1 => Some(format!("state {first}")),
+        _ => Some(format!("states {first} to {}", last - 1)),
+    };
+    Ok(Some(KeptState { last, earlier }))
 }
 
 /// `archive`'s length if compacting it keeping `kept` states reclaims
@@ -172,22 +242,22 @@ pub struct RepairReport {
 
 /// Writes the proven entries of `salvage` but those in `bad` (and hard
 /// links to them) into `out` after the header (its first `position`
-/// bytes), as one compaction session numbered on from the sessions found.
+/// bytes), as one compaction session numbered on from the sessions found,
+/// holding state `state`.
 fn copy_salvaged(
     salvage: &Salvage<File>,
     bad: &HashSet<Vec<u8>>,
     position: u64,
+    state: u64,
     out: ArchiveFile,
     options: &CreateOptions,
 ) -> Result<(ArchiveFile, u64)> {
     let (archive_id, content_key, _, last) = salvage.rewrite_point();
     let number = last.map_or(0, |n| n.saturating_add(1));
-    // What the scan proves is one state; the lost sessions tree held the
-    // states' numbering, so the salvaged history starts again at 1.
     let start = SessionStart {
         number,
         kind: SessionKind::Compaction,
-        state: 1,
+        state,
         ..SessionStart::first(archive_id, position)
     };
     let mut writer = ArchiveWriter::session(out, content_key, start, options.clone())?;

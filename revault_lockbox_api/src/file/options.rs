@@ -240,6 +240,10 @@ pub struct UpdateReport {
     pub replaced: u64,
     /// Deletion records written (each hides a path and what lies below it).
     pub deleted: u64,
+    /// `update` without `delete_missing`: stored paths under the inputs
+    /// that are no longer on disk (each with what lies below it), kept in
+    /// the new state as they were.
+    pub kept_missing: u64,
     /// Bytes of file content stored.
     pub content_bytes: u64,
     /// Bytes appended to the archive (0 when nothing changed).

@@ -149,6 +149,7 @@ impl ArchiveUpdater {
             report.warnings = walked.warnings;
             report.content_bytes = walked.content_bytes;
             report.deleted = filter.deleted;
+            report.kept_missing = filter.kept_missing;
             report.replaced = filter.replaced;
             Ok(writer)
         })

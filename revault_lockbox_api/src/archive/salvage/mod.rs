@@ -55,16 +55,23 @@ impl<S: ReadAt> Salvage<S> {
         let header = read_prefix(&src)?;
         let slots = read_slots(&src, &header)?;
         let (content_key, _) = key.into().content_key(&header.archive_id, &slots, options.kdf_budget)?;
-        let found = scan::scan(&src, file_len, &header, &content_key)?;
-        let keys = found.sessions.iter().map(|s| Arc::clone(&s.keys)).collect();
-        let last_number = found.sessions.iter().filter_map(|s| s.info.as_ref().map(|i| i.number)).max();
-        let mut view = view::prove(found)?;
         // One rule for "committed" (FORMAT.md §6.1, §6.6): the state a
         // normal read opens, or a line saying why none does, so that a
         // salvaged archive never verifies (or extracts) as whole, however
-        // much of it the scan proves.
-        if let Err(e) = Archive::reopen(&src, &content_key, OpenOptions::new()).and_then(|a| a.check_index())
-        {
+        // much of it the scan proves. Its records, when it opens, name the
+        // sessions in the scan's lines as `log` does.
+        let committed =
+            Archive::reopen(&src, &content_key, OpenOptions::new()).and_then(|a| a.check_index().map(|()| a));
+        // Names only: damage to the records shows in the scan's own lines.
+        let names = match committed.as_ref().map(|a| a.history()) {
+            Ok(Ok(history)) => history.iter().map(|s| (s.number, s.name())).collect(),
+            _ => Default::default(),
+        };
+        let found = scan::scan(&src, file_len, &header, &content_key, names)?;
+        let keys = found.sessions.iter().map(|s| Arc::clone(&s.keys)).collect();
+        let last_number = found.sessions.iter().filter_map(|s| s.info.as_ref().map(|i| i.number)).max();
+        let mut view = view::prove(found)?;
+        if let Err(e) = committed {
             if !e.is_authentication() {
                 return Err(e);
             }

@@ -17,6 +17,7 @@ use crate::format::{
     SESSION_HEADER_CLEAR_LEN, SESSION_MAGIC, SIGNATURE_MAGIC, TRAILER_LEN, TRAILER_MAGIC,
 };
 use crate::index::read_sealed;
+use crate::quote::SessionName;
 use crate::storage::ReadAt;
 
 /// One session as the scan found it.
@@ -50,19 +51,25 @@ pub(super) struct Scan {
     pub(super) sessions: Vec<ScannedSession>,
     pub(super) pages: BTreeMap<u64, ScannedPage>,
     pub(super) damage: Vec<String>,
+    /// The sessions the records of a committed state name, by number:
+    /// how a damage line names them (by state, as `log` does).
+    pub(super) names: BTreeMap<u32, SessionName>,
 }
 
 /// Bytes read at a time while looking for the next unit after damage.
 const RESYNC_CHUNK: usize = 1 << 20;
 
-/// Scans `src` (of `file_len` bytes) from `header`'s `data_start` to its end.
+/// Scans `src` (of `file_len` bytes) from `header`'s `data_start` to its
+/// end; `names` are the sessions a committed state's records name.
 pub(super) fn scan(
     src: &dyn ReadAt,
     file_len: u64,
     header: &HeaderPrefix,
     content_key: &ContentKey,
+    names: BTreeMap<u32, SessionName>,
 ) -> Result<Scan> {
-    let mut s = Scanner { src, file_len, archive_id: header.archive_id, content_key, scan: Scan::default() };
+    let scan = Scan { names, ..Scan::default() };
+    let mut s = Scanner { src, file_len, archive_id: header.archive_id, content_key, scan };
     let mut pos = header.data_start();
     while pos < file_len {
         pos = match s.step(pos)? {
@@ -186,9 +193,9 @@ impl Scanner<'_> {
         }
     }
 
-    /// "session N" (its number when its header opened, else its place).
+    /// How a damage line names session `s` ([`session_name`]).
     pub(super) fn session_name(&self, s: usize) -> String {
-        session_name(&self.scan.sessions, s)
+        session_name(&self.scan, s)
     }
 
     /// A session header at `pos`: its clear part names this archive; its
@@ -316,11 +323,17 @@ impl Scanner<'_> {
     }
 }
 
-/// "session N" (its number when its header opened, else its place).
-pub(super) fn session_name(sessions: &[ScannedSession], s: usize) -> String {
-    match sessions[s].info.as_ref() {
-        Some(info) => format!("session {}", info.number),
-        None => format!("the session at byte {}", sessions[s].offset),
+/// Session `s` as a damage line names it: by the state it holds where a
+/// committed state's records name it (as `log` does), else "session N"
+/// (its number when its header opened), else by its place.
+pub(super) fn session_name(scan: &Scan, s: usize) -> String {
+    let session = &scan.sessions[s];
+    match session.info.as_ref() {
+        Some(info) => match scan.names.get(&info.number) {
+            Some(name) => name.to_string(),
+            None => format!("session {}", info.number),
+        },
+        None => format!("the session at byte {}", session.offset),
     }
 }
 

@@ -209,7 +209,7 @@ fn merge_runs(scan: &Scan, lost: &mut Vec<String>) -> Result<(Vec<(Entry, u64)>,
 /// and one for a session without a trailer.
 fn note_lost_leaves(scan: &Scan, s: usize, lost: &mut Vec<String>) {
     let session = &scan.sessions[s];
-    let name = session_name(&scan.sessions, s);
+    let name = session_name(scan, s);
     let known = session.leaves.keys().chain(session.leaf_keys.keys()).max().copied();
     for seq in (0..known.map_or(0, |k| k + 1)).filter(|seq| !session.leaves.contains_key(seq)) {
         let from = match session.leaf_keys.get(&seq) {
@@ -261,7 +261,7 @@ fn unnamed_content(scan: &Scan, placed: &[Placed], entries: &[Entry], lost: &mut
             first.number,
             last.number,
             last.end() - first.start,
-            session_name(&scan.sessions, last.page.session),
+            session_name(scan, last.page.session),
         ));
     }
 }
