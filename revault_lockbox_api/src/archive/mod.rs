@@ -169,19 +169,7 @@ impl<S: ReadAt> Archive<S> {
         if !consistent {
             return Err(Error::malformed("index root", "does not match the trailer"));
         }
-<<<<<<< HEAD
         check_summary(&newest.summary, &last.info)?;
-        // An earlier state is checked when it is opened below, not this one.
-        if options.state.is_none() {
-            signers::check_last(&header.archive_id, &last, options.trusted.as_deref())?;
-=======
-        // The record repeats its header's time, kind and label (§3.7):
-        // `log` reads the record, `info` the header.
-        let (s, info) = (&newest.summary, &last.info);
-        if (s.created_ns, s.kind, &s.label) != (info.created_ns, info.kind, &info.label) {
-            return Err(Error::malformed("sessions tree", "a record differs from its session header"));
->>>>>>> h-every
-        }
         let run_keys =
             root.runs.iter().map(|r| Arc::new(SessionKeys::derive(&content_key, &r.salt))).collect();
         let at_state = options.state.map(|state| (state, header, slots.clone()));
