@@ -33,6 +33,22 @@ pub fn first_unit(bytes: &[u8]) -> usize {
     s + 64 + u32::from_le_bytes(bytes[s + 60..s + 64].try_into().unwrap()) as usize
 }
 
+/// Where data page `number`'s unit (frame and sealed bytes) lies in the
+/// first session, found by walking the frames from its first unit
+/// (FORMAT.md §3.4): index leaves may lie between and before pages.
+pub fn data_page_unit(bytes: &[u8], number: u64) -> std::ops::Range<usize> {
+    let mut at = first_unit(bytes);
+    loop {
+        let kind = bytes[at];
+        assert!(kind == 1 || kind == 2, "no data page {number} before the root");
+        let len = 20 + u32::from_le_bytes(bytes[at + 16..at + 20].try_into().unwrap()) as usize;
+        if kind == 1 && u64::from_le_bytes(bytes[at + 4..at + 12].try_into().unwrap()) == number {
+            return at..at + len;
+        }
+        at += len;
+    }
+}
+
 /// The fixed trailer at the end of every archive (FORMAT.md §3).
 pub const TRAILER_LEN: usize = 216;
 
