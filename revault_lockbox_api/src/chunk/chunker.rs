@@ -1,19 +1,34 @@
 //! The streaming chunker: a file's bytes in slices of any size in, its
 //! chunks out, cut where the keyed FastCDC 2020 rule cuts the whole file.
 //!
-//! fastcdc's `cut_gear` looks at one contiguous window and cannot resume a
-//! scan, so a chunk that spans two slices is copied into a carry buffer
-//! (at most `max` bytes). The rule that keeps the cut points independent of
-//! the slicing: a window's answer is final when the cut lies before the
-//! window's end, or the window holds `max` bytes, or the file has ended;
-//! otherwise the bytes wait for more. Scanning the carry only once it has
-//! grown (twice what it held, at least `2 × avg`, at most `max`) bounds the
-//! rescans of a chunk to a few; docs/DEDUP.md has the measured cost.
+//! fastcdc's `cut_gear` scans one contiguous window from a chunk's `min`
+//! and cannot be handed a hash to resume from. What makes resuming exact
+//! anyway: the cut test at byte `p` reads only bits 0..48 of the gear hash
+//! (every mask is below 2^48), and those bits depend only on the 48 bytes
+//! ending at `p`, since each byte's term is shifted one bit further per
+//! byte and carries run upwards. So a scan may restart at any byte with 48
+//! or more bytes of warm-up before it, which `cut_gear` is told to test
+//! with the mask `u64::MAX` (a match there needs a hash of exactly 0, and
+//! is retried from another start). A chunk that spans slices therefore
+//! costs a stitch of at most 194 bytes (the last 128 bytes of the chunk,
+//! kept, and the first 66 of the next slice), never a copy of the chunk,
+//! and each byte is scanned once.
 
 use fastcdc::v2020::cut_gear;
 
 use super::ChunkParams;
 use crate::crypto::ChunkKeys;
+
+/// Warm-up before a restarted scan: decisions read 48 bits, and the start
+/// may move down to 48 bytes when a warm-up byte matched by chance.
+const WARM_UP: usize = 64;
+const WARM_UP_LEAST: usize = 48;
+/// Bytes of the current chunk kept for a warm-up across slices: at least
+/// `WARM_UP` + 1 (the frontier may lie one byte before the slice).
+const HISTORY: usize = 128;
+/// Room for a stitched window: the history and the first bytes of a slice
+/// up to an even position `WARM_UP` past it.
+const STITCH: usize = HISTORY + WARM_UP + 2;
 
 /// Where a [`Chunker`] sends a file's bytes and chunk ends, in order: the
 /// bytes of a chunk (in one or more calls to [`bytes`](Self::bytes)), then
@@ -36,95 +51,201 @@ pub struct Chunker<'k> {
     keys: &'k ChunkKeys,
     params: ChunkParams,
     masks: (u64, u64),
-    /// The bytes of the current chunk not yet sent: empty, or a chunk that
-    /// spans slices (fewer than `max` bytes between calls).
-    carry: Vec<u8>,
-    /// Carry length at which to scan it next.
-    scan_at: usize,
     /// File offset of the current chunk's first byte.
     chunk_start: u64,
+    /// Bytes of the current chunk seen so far.
+    seen: usize,
+    /// Bytes of the current chunk sent to the sink: all of `seen` but the
+    /// last byte when `seen` is odd and past `min` (its cut test needs the
+    /// byte after it).
+    sent: usize,
+    /// Cut tests run (all negative) at chunk positions `min..frontier`;
+    /// even, and `min` before any ran.
+    frontier: usize,
+    /// The last `history_len` bytes of the current chunk.
+    history: [u8; HISTORY],
+    history_len: usize,
 }
 
 impl<'k> Chunker<'k> {
     /// A chunker for one file, cutting with `keys`' gear table to `params`.
     pub fn new(keys: &'k ChunkKeys, params: ChunkParams) -> Chunker<'k> {
-        Chunker { keys, params, masks: params.masks(), carry: Vec::new(), scan_at: 0, chunk_start: 0 }
+        Chunker {
+            keys,
+            params,
+            masks: params.masks(),
+            chunk_start: 0,
+            seen: 0,
+            sent: 0,
+            frontier: params.min(),
+            history: [0; HISTORY],
+            history_len: 0,
+        }
     }
 
-    /// Takes the next `data` of the file; sends `sink` every byte up to the
-    /// last cut found and the ends of the chunks before it.
+    /// Takes the next `data` of the file; sends `sink` every byte known to
+    /// belong to a chunk and the ends of the chunks found.
     pub fn feed(&mut self, mut data: &[u8], sink: &mut dyn ChunkSink) {
-        let max = self.params.max();
+        let (min, max) = (self.params.min(), self.params.max());
         while !data.is_empty() {
-            if self.carry.is_empty() {
-                // In place: no copy for the chunks that lie within `data`.
-                let cut = self.cut(data);
-                if cut < data.len() || data.len() >= max {
-                    data = self.emit(data, cut, sink);
-                    continue;
+            let avail = self.seen + data.len();
+            let to = avail.min(max) & !1;
+            match self.find_cut(data, to) {
+                Some(cut) => data = self.cut_at(cut, data, sink),
+                None if to == max => data = self.cut_at(max, data, sink),
+                None => {
+                    let certain = if avail <= min { avail } else { to };
+                    self.send(&data[..certain - self.seen], certain, sink);
+                    self.remember(data);
+                    self.seen = avail;
+                    self.frontier = self.frontier.max(to);
+                    return;
                 }
-                self.carry.reserve_exact(max);
-                self.carry.extend_from_slice(data);
-                self.scan_at = self.next_scan(data.len());
-                return;
-            }
-            let take = data.len().min(max - self.carry.len());
-            self.carry.extend_from_slice(&data[..take]);
-            if self.carry.len() < self.scan_at {
-                return; // `take` was all of `data`
-            }
-            let cut = self.cut(&self.carry);
-            if cut == self.carry.len() && cut < max {
-                self.scan_at = self.next_scan(self.carry.len());
-                return; // no cut yet, and all of `data` is in the carry
-            }
-            let carried = self.carry.len() - take;
-            sink.bytes(&self.carry[..cut]);
-            self.end_chunk(cut, sink);
-            if cut >= carried {
-                // The next chunk starts inside `data`: scan it there.
-                self.carry.clear();
-                data = &data[cut - carried..];
-            } else {
-                // It starts in the carry: give back what was taken.
-                self.carry.truncate(carried);
-                self.carry.drain(..cut);
-                self.scan_at = 0;
             }
         }
     }
 
-    /// Ends the file: sends the rest as its last chunks.
+    /// Ends the file: sends the rest as its last chunk.
     pub fn finish(mut self, sink: &mut dyn ChunkSink) {
-        let carry = std::mem::take(&mut self.carry);
-        let mut rest = &carry[..];
-        while !rest.is_empty() {
-            let cut = self.cut(rest);
-            rest = self.emit(rest, cut, sink);
+        if self.seen > 0 {
+            let seen = self.seen;
+            self.send(&[], seen, sink);
+            self.end_chunk(seen, sink);
         }
     }
 
-    /// Sends `window[..cut]` as the end of the current chunk; returns the
-    /// rest.
-    fn emit<'d>(&mut self, window: &'d [u8], cut: usize, sink: &mut dyn ChunkSink) -> &'d [u8] {
-        sink.bytes(&window[..cut]);
-        self.end_chunk(cut, sink);
-        &window[cut..]
+    /// The first cut at chunk positions `frontier..to`, `data` following
+    /// the `seen` bytes of the chunk.
+    fn find_cut(&self, data: &[u8], to: usize) -> Option<usize> {
+        let mut from = self.frontier;
+        if from >= to {
+            return None;
+        }
+        let start = from.saturating_sub(WARM_UP).max(self.params.min());
+        if start < self.seen {
+            // The warm-up reaches back before `data`: stitch the history
+            // and the first bytes of `data` for the tests that need it.
+            let stitch_to = to.min((self.seen + WARM_UP + 1) & !1);
+            let kept = self.seen - start;
+            let mut stitch = [0u8; STITCH];
+            stitch[..kept].copy_from_slice(&self.history[self.history_len - kept..self.history_len]);
+            let taken = stitch_to - self.seen;
+            stitch[kept..kept + taken].copy_from_slice(&data[..taken]);
+            if let Some(cut) = self.probe(&stitch[..kept + taken], start, from, stitch_to) {
+                return Some(cut);
+            }
+            from = stitch_to;
+        }
+        self.probe(data, self.seen, from, to)
     }
 
+    /// The first cut at chunk positions `from..to` (even), `bytes[0]` being
+    /// chunk position `q` and `bytes` reaching at least to `to`.
+    fn probe(&self, bytes: &[u8], q: usize, mut from: usize, to: usize) -> Option<usize> {
+        let (avg, (mask_s, mask_l)) = (self.params.avg(), self.masks);
+        while from < to {
+            // One mask a scan: the strict one before `avg`, then the relaxed.
+            let (until, mask) = if from < avg { (avg.min(to), mask_s) } else { (to, mask_l) };
+            if let Some(cut) = self.scan(bytes, q, from, until, mask) {
+                return Some(cut);
+            }
+            from = until;
+        }
+        None
+    }
+
+    /// `cut_gear` over positions `from..to` with `mask`, after a warm-up
+    /// tested with a mask no real hash is expected to match.
+    fn scan(&self, bytes: &[u8], q: usize, from: usize, to: usize, mask: u64) -> Option<usize> {
+        for warm_up in (WARM_UP_LEAST..=WARM_UP).rev().step_by(2) {
+            // From `min` the hash is the whole file's; later, it agrees on
+            // the 48 bits tested once `warm_up` bytes went in.
+            let start = from.saturating_sub(warm_up).max(self.params.min());
+            let window = &bytes[start - q..to - q];
+            let (_hash, at) = cut_gear(
+                window,
+                0,
+                from - start,
+                to - start,
+                u64::MAX,
+                mask,
+                u64::MAX << 1,
+                mask << 1,
+                self.keys.gear(),
+                self.keys.gear_shifted(),
+            );
+            if at == window.len() {
+                return None;
+            }
+            if start + at >= from {
+                return Some(start + at);
+            }
+            // A warm-up hash of exactly 0: try from another start.
+        }
+        // Nine warm-ups each met a hash of 0 (about 2^-500): cutting here
+        // is still a valid chunk end, only not the whole-file one.
+        Some(from)
+    }
+
+    /// Ends the current chunk at position `cut` (at least `sent`, at most
+    /// `seen + data.len()`); returns the rest of `data`, which starts the
+    /// next chunk with the byte held back, if `cut` falls on it.
+    fn cut_at<'d>(&mut self, cut: usize, data: &'d [u8], sink: &mut dyn ChunkSink) -> &'d [u8] {
+        if cut < self.seen {
+            // The held-back byte starts the next chunk.
+            debug_assert_eq!(cut, self.sent);
+            let byte = self.history[self.history_len - 1];
+            self.end_chunk(cut, sink);
+            self.seen = 1;
+            self.history[0] = byte;
+            self.history_len = 1;
+            return data;
+        }
+        let used = cut - self.seen;
+        self.send(&data[..used], cut, sink);
+        self.end_chunk(cut, sink);
+        &data[used..]
+    }
+
+    /// Sends the held-back byte, if any, then `more`, so that `upto` bytes
+    /// of the chunk are sent.
+    fn send(&mut self, more: &[u8], upto: usize, sink: &mut dyn ChunkSink) {
+        if self.seen > self.sent {
+            sink.bytes(&self.history[self.history_len - 1..self.history_len]);
+        }
+        if !more.is_empty() {
+            sink.bytes(more);
+        }
+        self.sent = upto;
+    }
+
+    /// Keeps the last bytes of the chunk, `data` now following `seen`.
+    fn remember(&mut self, data: &[u8]) {
+        if data.len() >= HISTORY {
+            self.history.copy_from_slice(&data[data.len() - HISTORY..]);
+            self.history_len = HISTORY;
+        } else {
+            let keep = (HISTORY - data.len()).min(self.history_len);
+            self.history.copy_within(self.history_len - keep..self.history_len, 0);
+            self.history[keep..keep + data.len()].copy_from_slice(data);
+            self.history_len = keep + data.len();
+        }
+    }
+
+    /// Starts the next chunk after `len` bytes of the current one.
     fn end_chunk(&mut self, len: usize, sink: &mut dyn ChunkSink) {
         self.chunk_start += len as u64;
         sink.end(self.chunk_start);
-    }
-
-    /// The carry length at which a carry of `len` bytes with no cut yet is
-    /// worth scanning again.
-    fn next_scan(&self, len: usize) -> usize {
-        (2 * len).max(2 * self.params.avg()).min(self.params.max())
+        self.seen = 0;
+        self.sent = 0;
+        self.frontier = self.params.min();
+        self.history_len = 0;
     }
 
     /// The length of the chunk starting at `window[0]`, if the file went on
-    /// as `window` does: fastcdc 2020's cut, with the keyed tables.
+    /// as `window` does: fastcdc 2020's cut on the whole window, with the
+    /// keyed tables (the reference the tests hold the streaming to).
+    #[cfg(test)]
     fn cut(&self, window: &[u8]) -> usize {
         let (mask_s, mask_l) = self.masks;
         let p = &self.params;
@@ -246,13 +367,17 @@ mod tests {
         {
             assert_eq!(cuts_in_slices(&k, p, &data, lens), whole, "slices {lens:?}");
         }
-        let mut sink = Checked { data: &data, at: 0, start: 0, params: p, ends: Vec::new() };
-        let mut c = Chunker::new(&k, p);
-        for slice in data.chunks(3000) {
-            c.feed(slice, &mut sink);
+        // The sink gets every byte once, in order, each before its chunk's
+        // end (a byte held back for its cut test included).
+        for slice in [1, 3, 3001] {
+            let mut sink = Checked { data: &data, at: 0, start: 0, params: p, ends: Vec::new() };
+            let mut c = Chunker::new(&k, p);
+            for part in data.chunks(slice) {
+                c.feed(part, &mut sink);
+            }
+            c.finish(&mut sink);
+            assert_eq!((sink.at, &sink.ends), (data.len(), &whole), "slices of {slice}");
         }
-        c.finish(&mut sink);
-        assert_eq!((sink.at, sink.ends), (data.len(), whole));
     }
 
     #[test]
