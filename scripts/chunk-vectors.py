@@ -90,7 +90,12 @@ def main():
     print("input blake3:", blake3.blake3(data).hexdigest())
     print("gear[0..4]:", [f"{g:#018x}" for g in gear[:4]])
     print("chunk id key:", id_key.hex())
-    for lo, avg, hi, length in [(256 << 10, 1 << 20, 4 << 20, 8 << 20), (1 << 10, 4 << 10, 16 << 10, 64 << 10)]:
+    sizes = [
+        (64 << 10, 256 << 10, 1 << 20, 8 << 20),  # the default
+        (256 << 10, 1 << 20, 4 << 20, 8 << 20),
+        (1 << 10, 4 << 10, 16 << 10, 64 << 10),
+    ]
+    for lo, avg, hi, length in sizes:
         ends = chunks(data[:length], gear, lo, avg, hi)
         print(f"sizes {lo}/{avg}/{hi} on the first {length} bytes: ends {ends}")
         start = 0
@@ -98,7 +103,7 @@ def main():
             print("  id", start, end, blake3.blake3(data[start:end], key=id_key).hexdigest())
             start = end
     other, _ = chunk_keys(bytes(range(1, 33)), archive_id)
-    print("another key (01..20):", chunks(data, other, 256 << 10, 1 << 20, 4 << 20))
+    print("another key (01..20), default sizes:", chunks(data, other, 64 << 10, 256 << 10, 1 << 20))
     zeros = bytes(20 << 10)
     print("zeros 20 KiB, small sizes:", chunks(zeros, gear, 1 << 10, 4 << 10, 16 << 10))
 

@@ -50,18 +50,33 @@ fn keys_input_cut_points_and_ids() {
     );
     assert_eq!(hex(keys.id_key()), "cffb6fa094abfd69f9729a4b901f0a7920792aea7ecea9e046e1e8d6f002a5f3");
 
-    let ends = [1230596, 2406106, 3506183, 4720168, 5999082, 7244246, 8388608];
-    let ids = [
+    // Whole, in 1 MiB reads, and in odd slices: the same chunks.
+    let default_ends = [
+        305289, 715381, 979678, 1661960, 2139145, 2406106, 2682982, 3038429, 3325066, 3506183, 3928099,
+        4240499, 4557812, 4720168, 5025837, 5348936, 5728884, 5999082, 6276890, 6615086, 7020626, 7244246,
+        7577225, 7995060, 8226848, 8388608,
+    ];
+    let default_ids = [
+        "eb9894f27807400b3583961b489d7d4b96c0440114a5a41c0a3904fbbfa02a64",
+        "f4f077000e26c2371315b2d73006b63db47ca865227543d894521b6e9610590a",
+        "45f6e2acaccac725420f32caf46ca70abac3d506a65113dea74941e22035f8c6",
+    ];
+    let large = ChunkParams::new(256 << 10, 1 << 20, 4 << 20).unwrap();
+    let large_ends = [1230596, 2406106, 3506183, 4720168, 5999082, 7244246, 8388608];
+    let large_ids = [
         "797a72eebf282a9467b36405dee8eb68d70180977bce63dc5f77f1a2e1b0b40a",
         "962781dc4536f64c216217c222772e734aee4bbfa9a3e5258cbbcfe3b7c05572",
         "944d6e8a4d4bbc554dc6cf4cf1b410942f25250ae5f779844bdbc786274f2202",
     ];
-    // Whole, in 1 MiB reads, and in odd slices: the same chunks.
-    for slice in [INPUT_LEN, 1 << 20, 65_537] {
-        let chunks = chunk(&keys, ChunkParams::default(), &data, slice);
-        assert_eq!(chunks.iter().map(|c| c.0).collect::<Vec<_>>(), ends, "slices of {slice}");
-        for (got, want) in chunks.iter().zip(ids) {
-            assert_eq!(got.1.to_string(), want);
+    for (params, ends, ids) in
+        [(ChunkParams::default(), &default_ends[..], default_ids), (large, &large_ends[..], large_ids)]
+    {
+        for slice in [INPUT_LEN, 1 << 20, 65_537] {
+            let chunks = chunk(&keys, params, &data, slice);
+            assert_eq!(chunks.iter().map(|c| c.0).collect::<Vec<_>>(), ends, "{params} in slices of {slice}");
+            for (got, want) in chunks.iter().zip(ids) {
+                assert_eq!(got.1.to_string(), want);
+            }
         }
     }
 
@@ -91,6 +106,13 @@ fn another_content_key_gives_other_cut_points_and_ids() {
     let keys = ChunkKeys::from_key_bytes(&content_key(1), &ARCHIVE_ID);
     let chunks = chunk(&keys, ChunkParams::default(), &data, 1 << 20);
     let ends = chunks.iter().map(|c| c.0).collect::<Vec<_>>();
-    assert_eq!(ends, [1456556, 2506400, 3661681, 4771738, 6995409, 8275982, 8388608]);
-    assert_ne!(chunks[0].1.to_string(), "797a72eebf282a9467b36405dee8eb68d70180977bce63dc5f77f1a2e1b0b40a");
+    assert_eq!(
+        ends,
+        [
+            233302, 558996, 766620, 1123743, 1416027, 1747187, 2210965, 2506400, 3006445, 3341868, 3661681,
+            4019445, 4286867, 4620550, 4881122, 5197833, 5552075, 5828664, 6131678, 6399283, 6734675,
+            7028696, 7309462, 7629740, 7918491, 8229132, 8388608
+        ]
+    );
+    assert_ne!(chunks[0].1.to_string(), "eb9894f27807400b3583961b489d7d4b96c0440114a5a41c0a3904fbbfa02a64");
 }

@@ -14,7 +14,7 @@ use crate::format::chunk_sizes::{
 pub(crate) const NORMALIZATION: Normalization = Normalization::Level2;
 
 /// The smallest, average and largest chunk a [`Chunker`](super::Chunker)
-/// cuts. The defaults are 256 KiB, 1 MiB and 4 MiB (docs/DEDUP.md says
+/// cuts. The defaults are 64 KiB, 256 KiB and 1 MiB (docs/DEDUP.md says
 /// why); smaller ones serve tests that need many chunks on the same code
 /// path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,7 +106,7 @@ impl ChunkParams {
 }
 
 impl Default for ChunkParams {
-    /// 256 KiB, 1 MiB and 4 MiB.
+    /// 64 KiB, 256 KiB and 1 MiB.
     fn default() -> ChunkParams {
         ChunkParams::new(DEFAULT_MIN, DEFAULT_AVG, DEFAULT_MAX).expect("the default sizes are valid")
     }
@@ -125,7 +125,7 @@ mod tests {
     #[test]
     fn default_sizes() {
         let p = ChunkParams::default();
-        assert_eq!((p.min(), p.avg(), p.max()), (256 << 10, 1 << 20, 4 << 20));
+        assert_eq!((p.min(), p.avg(), p.max()), (64 << 10, 256 << 10, 1 << 20));
     }
 
     /// Bad sizes are refused with one line naming the size, never a panic
