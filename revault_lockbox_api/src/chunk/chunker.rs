@@ -19,9 +19,10 @@ use fastcdc::v2020::cut_gear;
 use super::ChunkParams;
 use crate::crypto::ChunkKeys;
 
-/// Warm-up before a restarted scan: decisions read 48 bits, and the start
-/// may move down to 48 bytes when a warm-up byte matched by chance.
+/// Warm-up before a restarted scan: decisions read 48 bits ...
 const WARM_UP: usize = 64;
+/// ... so the start may move up to 16 bytes later when a warm-up byte
+/// matched by chance.
 const WARM_UP_LEAST: usize = 48;
 /// Bytes of the current chunk kept for a warm-up across slices: at least
 /// `WARM_UP` + 1 (the frontier may lie one byte before the slice).
@@ -377,6 +378,20 @@ mod tests {
             }
             c.finish(&mut sink);
             assert_eq!((sink.at, &sink.ends), (data.len(), &whole), "slices of {slice}");
+        }
+    }
+
+    /// Resuming a scan after a 48-byte warm-up is exact only while every
+    /// mask a valid size picks stays below bit 48 (module docs).
+    #[test]
+    fn every_mask_lies_below_bit_48() {
+        for bits in 8..=22 {
+            let avg = 1usize << bits;
+            for avg in [avg, avg + avg / 2] {
+                let Ok(p) = ChunkParams::new(64, avg.min(4 << 20), 16 << 20) else { continue };
+                let (strict, relaxed) = p.masks();
+                assert!(strict < 1 << 48 && relaxed < 1 << 48, "average {avg}");
+            }
         }
     }
 
