@@ -12,7 +12,11 @@
 //! - `kdf`: the default Argon2id cost (m=64 MiB, t=3, p=4);
 //! - `small_tree`: create and extract of `small-tree` at size factor 0.1;
 //! - `list`: opening an archive of 50,000 entries and walking its index;
-//! - `read_one`: one 64 KiB file out of a 256 MiB archive.
+//! - `read_one`: one 64 KiB file out of a 256 MiB archive;
+//! - `chunker`: the keyed content-defined chunker (1 MiB average) on
+//!   32 MiB of random input on one core, fed whole, in 1 MiB and in 64 KiB
+//!   slices (what resuming a scan across slices costs), and with chunk ids
+//!   (keyed BLAKE3) on the way; and at the default sizes (256 KiB average).
 //!
 //! Everything except `kdf` uses [`KdfParams::INSECURE_FOR_TESTS`] so that
 //! the KDF does not hide what is measured. Files go under Cargo's
@@ -369,9 +373,50 @@ fn read_one(c: &mut Criterion) {
     drop(archive);
 }
 
+/// The chunker on random input at a 1 MiB average: the cut points alone
+/// (fed whole, then in 1 MiB and 64 KiB slices, where a chunk's scan
+/// resumes across slices), and with each chunk's id; the cut points at
+/// the default sizes.
+fn chunker(c: &mut Criterion) {
+    use revault_lockbox_api::chunk::{ChunkIds, ChunkKeys, ChunkParams, Chunker, CutPoints};
+
+    let len = 32 * MIB;
+    let data = random(6, len);
+    let keys = ChunkKeys::from_key_bytes(&[3; 32], &[4; 16]);
+    let avg_1mib = ChunkParams::new(256 * KIB, MIB, 4 * MIB).unwrap();
+    let mut g = c.benchmark_group("chunker");
+    g.sample_size(10).measurement_time(Duration::from_secs(3)).throughput(Throughput::Bytes(len as u64));
+    for (name, params, slice) in [
+        ("cut/whole", avg_1mib, len),
+        ("cut/1MiB_slices", avg_1mib, MIB),
+        ("cut/64KiB_slices", avg_1mib, 64 * KIB),
+        ("cut/default_sizes_1MiB_slices", ChunkParams::default(), MIB),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let mut cuts = CutPoints::default();
+                let mut chunker = Chunker::new(&keys, params);
+                data.chunks(slice).for_each(|part| chunker.feed(part, &mut cuts));
+                chunker.finish(&mut cuts);
+                cuts.0.len()
+            })
+        });
+    }
+    g.bench_function("cut_and_ids/1MiB_slices", |b| {
+        b.iter(|| {
+            let mut ids = ChunkIds::new(&keys);
+            let mut chunker = Chunker::new(&keys, avg_1mib);
+            data.chunks(MIB).for_each(|part| chunker.feed(part, &mut ids));
+            chunker.finish(&mut ids);
+            ids.chunks.len()
+        })
+    });
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_secs(1));
-    targets = pages, aead, zstd_levels, kdf, small_tree, list, read_one
+    targets = pages, aead, zstd_levels, kdf, small_tree, list, read_one, chunker
 }
 criterion_main!(benches);

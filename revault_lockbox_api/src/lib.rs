@@ -21,6 +21,8 @@
 //! [`profile`], [`storage`], [`error`], [`limits`]. Earlier states: the
 //! session list ([`Archive::history`]) and [`Archive::at`] (or
 //! [`OpenOptions::session`] and [`OpenOptions::at_time`] at open).
+//! [`chunk`] is the keyed content-defined chunker and its chunk ids, the
+//! first piece of deduplication, which no writer uses yet.
 //!
 //! ```
 //! use revault_lockbox_api::{create_archive, Archive, CreateOptions, ExtractOptions, KdfParams, Password};
@@ -52,6 +54,7 @@
 
 mod archive;
 mod cache;
+pub mod chunk;
 pub mod civil;
 mod compare;
 mod crypto;

@@ -1,8 +1,9 @@
 //! Keys and sealing: the password KDF, the random content key and the key
 //! slots that wrap it, the per-session key schedule, and the codec that
 //! compresses and seals (or opens and decompresses) each page and index
-//! node. The fuzz harness reaches in only through `seam`, which this
-//! module owns and the harness sets.
+//! node; the chunker's keyed gear tables and chunk-id key. The fuzz
+//! harness reaches in only through `seam`, which this module owns and the
+//! harness sets.
 //!
 //! Secrets live in zeroizing types with redacted `Debug`, in memory locked
 //! against swapping where the system allows (`locked`). Every nonce is a
@@ -10,6 +11,7 @@
 
 mod aead;
 mod backend;
+mod chunk_keys;
 mod codec;
 mod compress;
 mod kdf;
@@ -27,6 +29,7 @@ mod wycheproof_tests;
 
 pub use aead::{AeadBackend, AEAD_ENV};
 pub use backend::ChaChaBackend;
+pub use chunk_keys::ChunkKeys;
 pub(crate) use codec::{
     open_data_page, open_data_page_into, open_index_node, open_root, open_session_body, page_buffer_capacity,
     seal_data_page, seal_index_node, seal_root, seal_session_body, to_seal, Sealed, Sealing,

@@ -180,6 +180,35 @@ pub(crate) const MAX_SESSIONS: usize = 1 << 20;
 /// so a writer merges them into one before there would be more.
 pub(crate) const MAX_RUNS: usize = 16;
 
+/// Content-defined chunks (docs/DEDUP.md, "The chunker and chunk ids"):
+/// the default sizes, in bytes. Not written by any writer yet: format v4's.
+pub(crate) mod chunk_sizes {
+    /// Default smallest chunk (the last chunk of a file may be shorter).
+    pub(crate) const DEFAULT_MIN: usize = 64 << 10;
+    /// Default target average chunk: the chunk-size study of docs/DEDUP.md
+    /// (half the daily new bytes of 1 MiB, an index 4x as large only for
+    /// data in large files, 0.02 % of it).
+    pub(crate) const DEFAULT_AVG: usize = 256 << 10;
+    /// Default largest chunk.
+    pub(crate) const DEFAULT_MAX: usize = 1 << 20;
+    /// Bounds a writer accepts: fastcdc's own (`v2020::MINIMUM_MIN` ...
+    /// `MAXIMUM_MAX`), so every accepted setting has masks in its table.
+    pub(crate) const MIN_MIN: usize = 64;
+    /// Largest accepted minimum.
+    pub(crate) const MAX_MIN: usize = 1 << 20;
+    /// Smallest accepted average.
+    pub(crate) const MIN_AVG: usize = 256;
+    /// Largest accepted average.
+    pub(crate) const MAX_AVG: usize = 4 << 20;
+    /// Smallest accepted maximum.
+    pub(crate) const MIN_MAX: usize = 1 << 10;
+    /// Largest accepted maximum.
+    pub(crate) const MAX_MAX: usize = 16 << 20;
+}
+
+/// Length of a chunk id (keyed BLAKE3).
+pub(crate) const CHUNK_ID_LEN: usize = 32;
+
 /// HKDF-SHA256 `info` labels: one subkey per purpose, so a key never serves
 /// two purposes.
 pub(crate) mod labels {
@@ -196,6 +225,11 @@ pub(crate) mod labels {
     pub(crate) const KEY_FILE_SLOT_AAD: &[u8] = b"revault-lockbox v2 key-file slot";
     /// Domain separator at the start of every recipient-slot AAD.
     pub(crate) const RECIPIENT_SLOT_AAD: &[u8] = b"revault-lockbox v2 recipient slot";
+    /// The chunker's gear table: 2048 bytes of HKDF output under the
+    /// archive's chunk PRK (docs/DEDUP.md).
+    pub(crate) const CHUNK_GEAR: &[u8] = b"revault-lockbox v4 chunk gear";
+    /// The key of chunk ids (keyed BLAKE3), under the same PRK.
+    pub(crate) const CHUNK_ID_KEY: &[u8] = b"revault-lockbox v4 chunk id";
 }
 
 #[cfg(test)]
