@@ -359,6 +359,9 @@ def main():
         with open(results) as f:
             rows = [(int(r[0]), int(r[1]), r[2], int(r[3]), int(r[4]), int(r[5]), float(r[6]),
                      float(r[7]), int(r[8])) for r in (line.split() for line in f.readlines()[1:])]
+        if a.check == "all":
+            # The days the results hold, not --days: a report on a shorter run.
+            checks = list(range(1, max(r[1] for r in rows) + 1))
         return finish(bench, rows, checks, root, a.restore_dir)
     if os.path.exists(bench.bench):
         die(f"{bench.bench} exists: a run starts from a new series; remove it first")

@@ -58,7 +58,8 @@ pub fn for_error(err: &anyhow::Error, stops: StopsAtDamage) -> Option<Hint> {
                     hint("--keep-going restores the entries that are intact", "--keep-going")
                 }
                 StopsAtDamage::Compact => hint(
-                    "`lockbox extract --keep-going` restores the entries that are intact",
+                    "`lockbox repair` rewrites it without the damaged files; \
+                     `lockbox extract --keep-going` restores the entries that are intact",
                     "--keep-going",
                 ),
             }

@@ -8,11 +8,12 @@
 //! ending at `p`, since each byte's term is shifted one bit further per
 //! byte and carries run upwards. So a scan may restart at any byte with 48
 //! or more bytes of warm-up before it, which `cut_gear` is told to test
-//! with the mask `u64::MAX` (a match there needs a hash of exactly 0, and
-//! is retried from another start). A chunk that spans slices therefore
-//! costs a stitch of at most 194 bytes (the last 128 bytes of the chunk,
-//! kept, and the first 66 of the next slice), never a copy of the chunk,
-//! and each byte is scanned once.
+//! with the mask `u64::MAX` (a match there needs a hash whose tested bits
+//! are all 0, and is retried from another start). A chunk that spans
+//! slices therefore costs a stitch of at most 130 bytes (at most 65 of the
+//! chunk's last 128, kept, and at most the first 65 of the next slice),
+//! never a copy of the chunk; each byte is tested once, and a restart
+//! hashes at most 64 bytes again.
 
 use fastcdc::v2020::cut_gear;
 
@@ -27,8 +28,8 @@ const WARM_UP_LEAST: usize = 48;
 /// Bytes of the current chunk kept for a warm-up across slices: at least
 /// `WARM_UP` + 1 (the frontier may lie one byte before the slice).
 const HISTORY: usize = 128;
-/// Room for a stitched window: the history and the first bytes of a slice
-/// up to an even position `WARM_UP` past it.
+/// Room for a stitched window (at most 130 bytes are used: the warm-up and
+/// one byte from each side); sized to the whole history for simplicity.
 const STITCH: usize = HISTORY + WARM_UP + 2;
 
 /// Where a [`Chunker`] sends a file's bytes and chunk ends, in order: the
@@ -181,7 +182,7 @@ impl<'k> Chunker<'k> {
             if start + at >= from {
                 return Some(start + at);
             }
-            // A warm-up hash of exactly 0: try from another start.
+            // A warm-up hash whose tested bits are all 0: try from another start.
         }
         // Nine warm-ups each met a hash of 0 (about 2^-500): cutting here
         // is still a valid chunk end, only not the whole-file one.

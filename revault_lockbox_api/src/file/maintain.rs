@@ -184,7 +184,16 @@ fn whole_or_damage<S: ReadAt>(archive: &Archive<S>) -> Result<Result<(), String>
             0 => Err(first.clone()),
             more => Err(format!("{first} (and {more} more damaged data pages)")),
         },
-        (None, Some(d)) => Err(format!("{}: {}", d.path, d.reason)),
+        (None, Some(d)) => {
+            // A checksum's reason names the path already.
+            let path = d.path.to_string();
+            let what =
+                if d.reason.contains(&path) { d.reason.clone() } else { format!("{path}: {}", d.reason) };
+            match report.damaged.len() - 1 {
+                0 => Err(what),
+                more => Err(format!("{what} (and {more} more damaged entries)")),
+            }
+        }
     })
 }
 
