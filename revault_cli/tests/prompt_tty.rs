@@ -37,6 +37,8 @@ pub struct OnTerminal {
     child: std::process::Child,
     slave: File,
     master: File,
+    /// The terminal's device (`/dev/pts/N`).
+    device: std::path::PathBuf,
     said: mpsc::Receiver<Vec<u8>>,
     shown: Vec<u8>,
 }
@@ -66,7 +68,8 @@ impl OnTerminal {
         grantpt(&master).unwrap();
         unlockpt(&master).unwrap();
         let name = ptsname(&master, Vec::new()).unwrap();
-        let slave = File::options().read(true).write(true).open(Path::new(name.to_str().unwrap())).unwrap();
+        let device = std::path::PathBuf::from(name.to_str().unwrap());
+        let slave = File::options().read(true).write(true).open(&device).unwrap();
         assert!(echo_on(&slave), "a new terminal echoes");
         let mut master = File::from(master);
         if stopped {
@@ -95,7 +98,7 @@ impl OnTerminal {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        Some(OnTerminal { child, slave, master, said, shown: Vec::new() })
+        Some(OnTerminal { child, slave, master, device, said, shown: Vec::new() })
     }
 
     /// Waits until the terminal has shown `text` (since the last wait),
@@ -135,13 +138,21 @@ impl OnTerminal {
     }
 
     /// Whether `lockbox` (past the shell's `exec`) sits in a write(2) to the
-    /// terminal (the only file it writes to before it has a password): its
-    /// main thread's system call, from `/proc/PID/syscall`.
+    /// terminal: its main thread's system call and first argument, from
+    /// `/proc/PID/syscall`, and where that descriptor leads. (A write to
+    /// another file, stderr on /dev/null say, caught while the process waits
+    /// for a core, is not the prompt: a password typed then came before the
+    /// switch to no-echo, which discards it, and the test waited for ever.)
     fn lockbox_is_writing(&self, write: u64) -> bool {
         let proc = Path::new("/proc").join(self.child.id().to_string());
         let comm = std::fs::read_to_string(proc.join("comm")).unwrap_or_default();
         let call = std::fs::read_to_string(proc.join("syscall")).unwrap_or_default();
-        comm.trim_end() == "lockbox" && call.split(' ').next().and_then(|n| n.parse().ok()) == Some(write)
+        let mut fields = call.split(' ');
+        let number = fields.next().and_then(|n| n.parse::<u64>().ok());
+        let fd = fields.next().and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok());
+        let to = fd.and_then(|fd| std::fs::read_link(proc.join("fd").join(fd.to_string())).ok());
+        let to_terminal = to.is_some_and(|to| to == self.device || to == Path::new("/dev/tty"));
+        comm.trim_end() == "lockbox" && number == Some(write) && to_terminal
     }
 
     /// The exit code and stdout, once the command ends; fails (killing
