@@ -270,7 +270,7 @@ mod tests {
             path: path.to_vec(),
             kind: EntryKind::File { size: 0, sha256: sha2::Sha256::digest([]).into() },
             meta: Metadata::new(0o644, 0, 0, 0, 0),
-            extent: Some(Extent { offset, size: 0, linked: false }),
+            extent: Some(Extent::whole(offset, 0, false)),
             sparse: None,
         }
     }

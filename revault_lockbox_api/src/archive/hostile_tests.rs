@@ -34,7 +34,7 @@ fn file(path: &[u8], offset: u64, size: u64) -> Entry {
         path: path.to_vec(),
         kind: EntryKind::File { size, sha256: [0; 32] },
         meta: Metadata::new(0o644, 0, 0, 0, 0),
-        extent: Some(Extent { offset, size, linked: false }),
+        extent: Some(Extent::whole(offset, size, false)),
         sparse: None,
     }
 }
@@ -342,7 +342,7 @@ fn hostile_vectors() -> Vec<(&'static str, Vec<u8>)> {
         w.add_file("a", &meta(), 4, &b"abcd"[..]).unwrap();
         let map = SparseMap::unchecked(segments);
         let mut e = file(b"b", 0, size);
-        e.extent = Some(Extent { offset: 0, size: map.stored_len(), linked: false });
+        e.extent = Some(Extent::whole(0, map.stored_len(), false));
         e.sparse = Some(map);
         w.push_raw(e).unwrap();
         w.finish().unwrap()

@@ -5,6 +5,7 @@
 //!            || mtime_secs i64 || mtime_nanos u32 || body
 //! dir      = (nothing)
 //! file     = size u64 || data_offset u64 || sha256[32] || flags u8
+//!            || [chunk_count u32]                 (when flags has CHUNKED)
 //! symlink  = target var(16384)                 (bytes, kept exactly)
 //! hardlink = target var(16384) || size u64 || data_offset u64 || sha256[32]
 //! deleted  = (kind 5, and nothing after the path: a record of a later run)
@@ -12,9 +13,12 @@
 //! Kinds 1 to 4 with bit 7 set ([`KIND_HAS_EXTRA`]) are followed by an
 //! [`Extra`] tail (owner names, xattrs, a sparse map; see `extra.rs`).
 //! `data_offset` is where the content starts in the data stream (all data
-//! pages' plaintext, concatenated in page order). A hard link names an
-//! earlier file and repeats where that file's content is.
+//! pages' plaintext, concatenated in page order), or, for a chunked file
+//! (format v4), where its chunk list starts (`chunks.rs`). A hard link
+//! names an earlier file and repeats where that file's content is; a file
+//! that hard links name is never chunked.
 
+use super::chunks::{check_chunk_count, CHUNK_RECORD_LEN};
 use super::codec::{malformed, Decoder, Encoder};
 use super::extra::{decode_extra, Extra, SparseMap, KIND_HAS_EXTRA};
 use super::metadata::Metadata;
@@ -77,11 +81,35 @@ pub(crate) struct Extent {
     pub(crate) size: u64,
     /// Whether hard links to this file follow (file entries only).
     pub(crate) linked: bool,
+    /// For a chunked file, the records in its chunk list at `offset`; 0
+    /// for content stored whole from `offset`.
+    pub(crate) chunks: u32,
 }
 
 impl Extent {
+    /// Content stored whole from `offset`: `size` bytes.
+    pub(crate) fn whole(offset: u64, size: u64, linked: bool) -> Extent {
+        Extent { offset, size, linked, chunks: 0 }
+    }
+
+    /// The end of what this extent names directly in the stream: the
+    /// content's end, or a chunked file's list's end.
     pub(crate) fn end(&self) -> u64 {
-        self.offset.saturating_add(self.size)
+        self.offset.saturating_add(self.direct_len())
+    }
+
+    /// Bytes at `offset` that belong to this entry: the content, or the
+    /// chunk list.
+    pub(crate) fn direct_len(&self) -> u64 {
+        match self.chunk_list() {
+            Some((_, len)) => len,
+            None => self.size,
+        }
+    }
+
+    /// A chunked file's list: its record count and its length in bytes.
+    pub(crate) fn chunk_list(&self) -> Option<(u32, u64)> {
+        (self.chunks > 0).then(|| (self.chunks, u64::from(self.chunks) * CHUNK_RECORD_LEN as u64))
     }
 }
 
@@ -112,6 +140,8 @@ const ENTRY_SYMLINK: u8 = 3;
 const ENTRY_HARDLINK: u8 = 4;
 const RECORD_DELETED: u8 = 5;
 const FILE_LINKED: u8 = 1;
+/// A file whose content is a list of chunks (format v4, §3.5c).
+const FILE_CHUNKED: u8 = 2;
 
 /// Fixed part of every entry: kind, path length, mode, owner, mtime.
 const MIN_ENTRY_LEN: usize = 1 + 4 + 4 * 3 + 8 + 4;
@@ -179,7 +209,9 @@ pub(crate) fn encoded_entry_len(entry: &Entry) -> usize {
         + entry.path.len()
         + match &entry.kind {
             EntryKind::Dir => 0,
-            EntryKind::File { .. } => 8 + 8 + DIGEST_LEN + 1,
+            EntryKind::File { .. } => {
+                8 + 8 + DIGEST_LEN + 1 + if entry.extent.is_some_and(|x| x.chunks > 0) { 4 } else { 0 }
+            }
             EntryKind::Symlink { target } => 4 + target.len(),
             EntryKind::Hardlink { target, .. } => 4 + target.len() + 8 + 8 + DIGEST_LEN,
         }
@@ -201,12 +233,16 @@ fn encode_entry(entry: &Entry, e: &mut Encoder) {
         .u32(entry.meta.gid)
         .i64(entry.meta.mtime_secs)
         .u32(entry.meta.mtime_nanos);
-    let extent = entry.extent.unwrap_or(Extent { offset: 0, size: 0, linked: false });
+    let extent = entry.extent.unwrap_or(Extent::whole(0, 0, false));
     match &entry.kind {
         EntryKind::Dir => {}
         EntryKind::File { size, sha256 } => {
-            let flags = if extent.linked { FILE_LINKED } else { 0 };
-            e.u64(*size).u64(extent.offset).bytes(sha256).u8(flags);
+            let linked = if extent.linked { FILE_LINKED } else { 0 };
+            let chunked = if extent.chunks > 0 { FILE_CHUNKED } else { 0 };
+            e.u64(*size).u64(extent.offset).bytes(sha256).u8(linked | chunked);
+            if extent.chunks > 0 {
+                e.u32(extent.chunks);
+            }
         }
         EntryKind::Symlink { target } => {
             e.var_bytes(target);
@@ -246,12 +282,13 @@ fn decode_entry(d: &mut Decoder<'_>) -> Result<Entry, DecodeError> {
         ENTRY_DIR => (EntryKind::Dir, None),
         ENTRY_FILE => {
             let (size, offset, sha256) = (d.u64()?, d.u64()?, d.array()?);
-            let linked = match d.u8()? {
-                0 => false,
-                FILE_LINKED => true,
+            let (linked, chunks) = match d.u8()? {
+                0 => (false, 0),
+                FILE_LINKED => (true, 0),
+                FILE_CHUNKED => (false, d.u32()?),
                 _ => return Err(malformed("index entry", "unknown file flags")),
             };
-            (EntryKind::File { size, sha256 }, Some(Extent { offset, size, linked }))
+            (EntryKind::File { size, sha256 }, Some(Extent { offset, size, linked, chunks }))
         }
         ENTRY_SYMLINK => {
             let target = target(d)?;
@@ -262,7 +299,7 @@ fn decode_entry(d: &mut Decoder<'_>) -> Result<Entry, DecodeError> {
             let target = target(d)?;
             check_entry_path(&target).map_err(|why| malformed("hard link target", why))?;
             let (size, offset, sha256) = (d.u64()?, d.u64()?, d.array()?);
-            (EntryKind::Hardlink { target, size, sha256 }, Some(Extent { offset, size, linked: false }))
+            (EntryKind::Hardlink { target, size, sha256 }, Some(Extent::whole(offset, size, false)))
         }
         _ => return Err(malformed("index entry", "unknown entry kind")),
     };
@@ -273,7 +310,13 @@ fn decode_entry(d: &mut Decoder<'_>) -> Result<Entry, DecodeError> {
     let sparse = if has_extra { decode_extra(d, extent.map(|x| x.size), &mut meta)? } else { None };
     // A sparse file's data stream holds only its segments.
     if let (Some(x), Some(map)) = (&mut extent, &sparse) {
+        if x.chunks > 0 {
+            return Err(malformed("index entry", "a chunked file with a sparse map"));
+        }
         x.size = map.stored_len();
+    }
+    if let Some(x) = extent.filter(|x| x.chunks > 0) {
+        check_chunk_count(x.offset, x.chunks, x.size)?;
     }
     if extent.is_some_and(|x| x.offset.checked_add(x.size).is_none()) {
         return Err(malformed("index entry", "content range overflows"));

@@ -5,6 +5,7 @@
 //! `docs/FORMAT.md` is their specification. Every length read from input is
 //! checked against a named maximum below before it sizes an allocation.
 
+mod chunks;
 mod codec;
 mod entry;
 mod extra;
@@ -23,6 +24,11 @@ mod signature;
 mod trailer;
 mod walk_rules;
 
+#[allow(unused_imports)] // TODO(issue 48): the dedup writer and readers use them; remove when they land
+pub(crate) use chunks::{
+    check_chunk_count, decode_chunk_list, encode_chunk_list, ChunkRef, ListSum, CHUNK_RECORD_LEN,
+    MAX_CHUNK_LEN,
+};
 pub use codec::DecodeError;
 pub(crate) use entry::{encoded_record_len, Extent, Record};
 pub use entry::{Entry, EntryKind};

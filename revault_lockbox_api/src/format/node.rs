@@ -267,7 +267,8 @@ impl PagesLeaf {
 pub(crate) mod tests {
     use super::*;
     use crate::format::{
-        Entry, EntryKind, Extent, Metadata, SparseMap, Xattr, MAX_SPARSE_SEGMENTS, MAX_XATTRS_LEN,
+        Entry, EntryKind, Extent, Metadata, SparseMap, Xattr, MAX_FILE_SIZE, MAX_SPARSE_SEGMENTS,
+        MAX_XATTRS_LEN,
     };
 
     fn entry(path: &[u8], kind: EntryKind, extent: Option<Extent>) -> Entry {
@@ -276,7 +277,7 @@ pub(crate) mod tests {
 
     fn sample_entries() -> Vec<Record> {
         let sha = [8; 32];
-        let ext = Extent { offset: 400, size: 1500, linked: true };
+        let ext = Extent::whole(400, 1500, true);
         vec![
             entry(b"d", EntryKind::Dir, None),
             entry(b"d/\xff", EntryKind::File { size: 1500, sha256: sha }, Some(ext)),
@@ -286,6 +287,11 @@ pub(crate) mod tests {
                 Some(Extent { linked: false, ..ext }),
             ),
             entry(b"l", EntryKind::Symlink { target: b"../x".to_vec() }, None),
+            entry(
+                b"m",
+                EntryKind::File { size: 1 << 20, sha256: sha },
+                Some(Extent { chunks: 5, ..Extent::whole(1 << 30, 1 << 20, false) }),
+            ),
             Entry {
                 meta: Metadata::new(0o644, 1, 2, -5, 7)
                     .with_names(Some(b"\xffuser".to_vec()), Some(b"staff".to_vec()))
@@ -297,7 +303,7 @@ pub(crate) mod tests {
                 ..entry(
                     b"sparse",
                     EntryKind::File { size: 1 << 40, sha256: sha },
-                    Some(Extent { offset: 1900, size: 1000, linked: false }),
+                    Some(Extent::whole(1900, 1000, false)),
                 )
             },
         ]
@@ -338,7 +344,7 @@ pub(crate) mod tests {
                     size: crate::format::MAX_FILE_SIZE,
                     sha256: [0; 32],
                 },
-                Some(Extent { offset: 0, size: MAX_SPARSE_SEGMENTS as u64, linked: false }),
+                Some(Extent::whole(0, MAX_SPARSE_SEGMENTS as u64, false)),
             )
         };
         let leaf = EntriesLeaf::encode(&[Record::Put(big.clone())]);
@@ -428,6 +434,29 @@ pub(crate) mod tests {
             let err = Internal::decode(&node(short)).unwrap_err();
             assert_eq!(err.why, "child length out of range");
         }
+    }
+
+    /// A chunked file (format v4) is neither linked nor sparse, and its
+    /// count is bounded by its size; each breach is one malformed entry.
+    #[test]
+    fn a_chunked_file_is_refused_linked_sparse_or_overcounted() {
+        let sha = [8; 32];
+        let chunked = |size, chunks, linked| {
+            let extent = Extent { chunks, linked, ..Extent::whole(1 << 30, size, false) };
+            entry(b"m", EntryKind::File { size, sha256: sha }, Some(extent))
+        };
+        let refusal =
+            |e: Entry| EntriesLeaf::decode(&EntriesLeaf::encode(&[Record::Put(e)])).unwrap_err().why;
+        assert_eq!(refusal(chunked(10, 11, false)), "a chunk count out of range");
+        assert_eq!(refusal(chunked(10, 2, true)), "unknown file flags");
+        let sparse =
+            Entry { sparse: Some(SparseMap::new(vec![(0, 10)], 100).unwrap()), ..chunked(100, 2, false) };
+        assert_eq!(refusal(sparse), "a chunked file with a sparse map");
+        let at_end = Entry {
+            extent: Some(Extent { chunks: 1, ..Extent::whole(MAX_FILE_SIZE - 8, 10, false) }),
+            ..chunked(10, 1, false)
+        };
+        assert_eq!(refusal(at_end), "chunk list range overflows");
     }
 
     #[test]

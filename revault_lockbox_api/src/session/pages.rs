@@ -79,7 +79,7 @@ impl<W: Write> ArchiveWriter<W> {
         }
         let mut hasher = hasher.unwrap_or_else(|| self.sealer.take_back());
         hasher.update(&self.page.bytes()[in_page.unwrap_or(self.page.len())..]);
-        let extent = Extent { offset, size, linked };
+        let extent = Extent::whole(offset, size, linked);
         // A map whose data ended early keeps the segments filled.
         let (logical, sparse) = match sparse {
             None => (size, None),
