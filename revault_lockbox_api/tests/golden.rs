@@ -1,6 +1,7 @@
 //! Frozen archives: format version 3, one per workload profile plus one
 //! with small pages, made once by `write_golden_v3` (ignored) and read by
-//! every later build. A reader change that breaks them breaks users'
+//! every later build (which writes version 4, and appends to a version 3
+//! archive in version 3). A reader change that breaks them breaks users'
 //! backups. One version-2 archive stays, to show it is refused clearly.
 
 use std::io::Read;
@@ -12,7 +13,8 @@ use revault_lockbox_api::create::Metadata;
 use revault_lockbox_api::keys::{Fingerprint, SigningKey};
 use revault_lockbox_api::read::SessionKind;
 use revault_lockbox_api::{
-    Archive, ArchiveWriter, CreateOptions, EntryKind, KdfParams, OpenOptions, Password, WorkloadProfile,
+    Archive, ArchiveWriter, CreateOptions, EntryKind, KdfParams, OpenOptions, Password, UpdateOptions,
+    WorkloadProfile,
 };
 
 const PASSWORD: &str = "golden v3";
@@ -121,11 +123,84 @@ fn a_version_2_archive_is_refused_clearly() {
     let file = std::fs::File::open("tests/golden/v2-balanced.lbox").expect("the v2 sample is committed");
     let err = Archive::open(file, &Password::from("golden v2")).unwrap_err();
     assert!(
-        matches!(err, revault_lockbox_api::Error::UnsupportedVersion { found: 2, supported: 3 }),
+        matches!(err, revault_lockbox_api::Error::UnsupportedVersion { found: 2, oldest: 3, newest: 4 }),
         "{err:?}"
     );
     let message = err.to_string();
     assert!(message.contains("version 2: made by an earlier lockbox, not readable by this one"), "{message}");
+    assert!(message.ends_with("(it reads versions 3 and 4)"), "{message}");
+}
+
+/// The format version fields of an archive's bytes: the header prefix's,
+/// then each session's (its header's, its trailer's), last first, read by
+/// FORMAT.md's layout along the trailers' `previous_trailer` links.
+fn versions_of(bytes: &[u8]) -> (u16, Vec<(u16, u16)>) {
+    let u16_at = |at: usize| u16::from_le_bytes(bytes[at..at + 2].try_into().unwrap());
+    let data_start = 32 + 16 * usize::from(u16_at(30));
+    let mut sessions = Vec::new();
+    let mut end = bytes.len();
+    loop {
+        let trailer = end - 216;
+        assert_eq!(&bytes[trailer..trailer + 8], b"LBOXTAIL");
+        let previous = u64::from_le_bytes(bytes[trailer + 156..trailer + 164].try_into().unwrap()) as usize;
+        let start = if previous == 0 { data_start } else { previous };
+        assert_eq!(&bytes[start..start + 8], b"LBOXSESS");
+        sessions.push((u16_at(start + 8), u16_at(trailer + 8)));
+        if previous == 0 {
+            return (u16_at(8), sessions);
+        }
+        end = previous;
+    }
+}
+
+#[test]
+fn a_new_archive_is_version_4() {
+    let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS).threads(1);
+    let mut w = ArchiveWriter::new(Vec::new(), &Password::from(PASSWORD), options).unwrap();
+    write_expected(&mut w);
+    let bytes = w.finish().unwrap();
+    assert_eq!(versions_of(&bytes), (4, vec![(4, 4)]));
+    let archive = Archive::open(std::io::Cursor::new(bytes), &Password::from(PASSWORD)).unwrap();
+    assert_eq!(archive.info().unwrap().version, 4);
+}
+
+/// DEDUP.md's rule: an append to a version 3 archive writes a version 3
+/// session (the archive keeps reading as version 3, by older builds too);
+/// `compact` rewrites it as version 4, its key slots kept byte for byte.
+#[test]
+fn a_golden_v3_archive_takes_a_v3_append_and_compacts_to_v4() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v3.lbox");
+    let golden = std::fs::read("tests/golden/v3-balanced.lbox").unwrap();
+    std::fs::write(&path, &golden).unwrap();
+    let password = Password::from(PASSWORD);
+    assert_eq!(versions_of(&golden), (3, vec![(3, 3)]));
+
+    let src = dir.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::write(src.join("new.txt"), b"appended to a v3 archive").unwrap();
+    let updater = revault_lockbox_api::ArchiveUpdater::open(&path, &password, UpdateOptions::new()).unwrap();
+    updater.add(&src, &["new.txt".into()]).unwrap();
+    let appended = std::fs::read(&path).unwrap();
+    assert_eq!(&appended[..golden.len()], &golden[..], "an append leaves the v3 bytes as they were");
+    assert_eq!(versions_of(&appended), (3, vec![(3, 3), (3, 3)]));
+    let archive = Archive::open(std::fs::File::open(&path).unwrap(), &password).unwrap();
+    assert!(archive.verify().unwrap().is_ok());
+    assert_eq!(archive.info().unwrap().version, 3);
+    assert_eq!(archive.entries().unwrap().count(), expected().len() + 1);
+
+    revault_lockbox_api::ArchiveUpdater::compact(&path, &password, UpdateOptions::new()).unwrap();
+    let compacted = std::fs::read(&path).unwrap();
+    assert_eq!(versions_of(&compacted), (4, vec![(4, 4)]));
+    let slots = 32..32 + 16 * usize::from(u16::from_le_bytes([golden[30], golden[31]]));
+    assert_eq!(compacted[slots.clone()], golden[slots], "the key slots are kept byte for byte");
+    let archive = Archive::open(std::fs::File::open(&path).unwrap(), &password).unwrap();
+    assert!(archive.verify().unwrap().is_ok());
+    assert_eq!(archive.info().unwrap().version, 4);
+    let mut got = Vec::new();
+    archive.open_file(b"new.txt").unwrap().read_to_end(&mut got).unwrap();
+    assert_eq!(got, b"appended to a v3 archive");
+    assert_eq!(archive.entries().unwrap().count(), expected().len() + 1);
 }
 
 /// The signed golden archive: the v3 entries, signed by the key of the

@@ -1,9 +1,13 @@
 //! Reading the archive's first bytes: the header prefix (its version
 //! named when this library does not read it) and the key-slot table, with
-//! each slot's label.
+//! each slot's label. The prefix's version is the archive's: every session
+//! header and trailer must carry the same.
 
 use crate::error::{Error, Result};
-use crate::format::{decode_labeled_slot, HeaderPrefix, KeySlot, HEADER_PREFIX_LEN, KEY_SLOTS, VERSION};
+use crate::format::{
+    decode_labeled_slot, is_readable_version, HeaderPrefix, KeySlot, HEADER_PREFIX_LEN, KEY_SLOTS,
+    OLDEST_VERSION, VERSION,
+};
 use crate::index::read_sealed;
 use crate::storage::ReadAt;
 
@@ -13,9 +17,18 @@ pub(crate) fn read_prefix(src: &dyn ReadAt) -> Result<HeaderPrefix> {
     let mut prefix = [0u8; HEADER_PREFIX_LEN];
     read_exact(src, &mut prefix, 0, "header")?;
     HeaderPrefix::decode(&prefix).map_err(|e| match HeaderPrefix::peek_version(&prefix) {
-        Some(found) if found != VERSION => Error::UnsupportedVersion { found, supported: VERSION },
+        Some(found) if !is_readable_version(found) => {
+            Error::UnsupportedVersion { found, oldest: OLDEST_VERSION, newest: VERSION }
+        }
         _ => Error::from(e),
     })
+}
+
+/// A session header or trailer (`what`) whose version is not the
+/// header's: malformed, even when it authenticates (a writer never mixes
+/// versions in one archive).
+pub(super) fn other_version(what: &'static str) -> Error {
+    Error::malformed(what, "format version differs from the archive header's")
 }
 
 /// Reads and decodes every slot of the key-slot table `header` describes.

@@ -7,7 +7,7 @@ use super::{page_in, SessionSigners};
 use crate::archive::Archive;
 use crate::crypto::KdfParams;
 use crate::error::Result;
-use crate::format::{Codec, EntryKind, KeySlot, PagesLeaf, TreeTop, TRAILER_LEN, VERSION};
+use crate::format::{Codec, EntryKind, KeySlot, PagesLeaf, TreeTop, TRAILER_LEN};
 use crate::storage::ReadAt;
 
 /// What [`Archive::info`] reports.
@@ -74,7 +74,7 @@ impl<S: ReadAt> Archive<S> {
     /// Facts about the archive. Streams the index and the page tables.
     pub fn info(&self) -> Result<ArchiveInfo> {
         let mut info = ArchiveInfo {
-            version: VERSION,
+            version: self.version(),
             archive_bytes: self.file_len,
             pages: self.root.page_count,
             sessions: self.sessions(),

@@ -47,6 +47,7 @@ pub use browse::{Browser, Listed, Node, Place};
 pub(crate) use content::{ContentSource, ContentVisitor, Span, SpanRequest};
 pub use entries::Entries;
 pub use file::EntryReader;
+use head::other_version;
 pub(crate) use head::{read_labeled_slots, read_prefix, read_slots};
 pub use info::ArchiveInfo;
 pub(crate) use merge::Merged;
@@ -73,6 +74,8 @@ pub use verify::{Damage, VerifyReport};
 pub struct Archive<S = File> {
     src: S,
     archive_id: [u8; ARCHIVE_ID_LEN],
+    /// The format version of the header, and of every session.
+    version: u16,
     slots: Vec<KeySlot>,
     root: Root,
     /// Keys of each entries run, in the order of `root.runs`.
@@ -176,6 +179,7 @@ impl<S: ReadAt> Archive<S> {
         let archive = Archive {
             src,
             archive_id: header.archive_id,
+            version: header.version,
             data_start: header.data_start(),
             slots,
             root,
@@ -268,6 +272,11 @@ impl<S: ReadAt> Archive<S> {
     /// what an appending session continues from.
     pub(crate) fn append_point(&self) -> ([u8; ARCHIVE_ID_LEN], &ContentKey, u64) {
         (self.archive_id, &self.content_key, self.committed_len)
+    }
+
+    /// The archive's format version: an append writes sessions of it.
+    pub(crate) fn version(&self) -> u16 {
+        self.version
     }
 
     /// Offset of the first data page: the header and key-slot table are

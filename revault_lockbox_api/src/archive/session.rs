@@ -11,6 +11,8 @@ use crate::format::{
 use crate::index::read_sealed;
 use crate::storage::ReadAt;
 
+use super::other_version;
+
 /// The committed session as opening found it.
 pub(crate) struct SessionState {
     /// Its header's sealed body.
@@ -72,6 +74,10 @@ fn read_session_header(
     if session_header_hash(&[&clear_bytes[..], &sealed].concat()) != trailer.header_hash {
         return Err(Error::tampered("session header (hash differs from the trailer's)"));
     }
+    // The trailer's version is the header's (checked when it was read).
+    if clear.version != trailer.version {
+        return Err(other_version("session header"));
+    }
     let len = (SESSION_HEADER_CLEAR_LEN + sealed.len()) as u64;
     Ok((SessionInfo::decode(&open_session_body(keys, &clear_bytes, sealed)?)?, len))
 }
@@ -103,6 +109,9 @@ pub(super) fn check_previous(
     previous.check_fits(at)?;
     if previous.archive_id != header.archive_id {
         return Err(Error::malformed("trailer", "names another archive"));
+    }
+    if previous.version != header.version {
+        return Err(other_version("trailer"));
     }
     Ok(previous)
 }

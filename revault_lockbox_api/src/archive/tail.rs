@@ -10,6 +10,8 @@ use crate::format::{HeaderPrefix, Trailer, TRAILER_LEN, TRAILER_MAGIC};
 use crate::index::read_sealed;
 use crate::storage::ReadAt;
 
+use super::other_version;
+
 /// The trailer a reader trusts, and where it ends: the archive's committed
 /// length. Bytes past it are a torn tail.
 pub(crate) struct Committed {
@@ -78,6 +80,9 @@ fn try_trailer(
     let keys = SessionKeys::derive(content_key, &trailer.session_salt);
     if keys.check_trailer_tag(&trailer.body(), &trailer.tag).is_err() {
         return Ok(None);
+    }
+    if trailer.version != header.version {
+        return Err(other_version("trailer"));
     }
     Ok(Some(Committed { trailer, keys, end: offset + TRAILER_LEN as u64 }))
 }

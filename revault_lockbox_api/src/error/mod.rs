@@ -151,17 +151,19 @@ pub enum Error {
     /// The archive was written in a format version this library does not read.
     #[error(
         "{}",
-        if *found < *supported {
-            format!("archive format version {found}: made by an earlier lockbox, not readable by this one (it reads version {supported})")
+        if *found < *oldest {
+            format!("archive format version {found}: made by an earlier lockbox, not readable by this one (it reads {})", versions(*oldest, *newest))
         } else {
-            format!("unsupported archive format version {found} (this lockbox reads version {supported}; written by a newer lockbox?)")
+            format!("unsupported archive format version {found} (this lockbox reads {}; written by a newer lockbox?)", versions(*oldest, *newest))
         }
     )]
     UnsupportedVersion {
         /// Version found in the file.
         found: u16,
-        /// Version this library reads.
-        supported: u16,
+        /// The oldest version this library reads.
+        oldest: u16,
+        /// The newest version this library reads (the one it writes).
+        newest: u16,
     },
     /// A file's content does not match the SHA-256 in the index.
     #[error("checksum mismatch for {path}: content differs from what was archived")]
@@ -388,5 +390,15 @@ fn no_such_state(asked: i64, first: u64, last: u64) -> String {
             format!("state {asked} was removed by a compaction: the archive holds {held}")
         }
         _ => format!("no state {asked}: the archive holds {held} (-1 is the last)"),
+    }
+}
+
+/// The versions `oldest..=newest` in words: "version 3", "versions 3 and
+/// 4", "versions 3 to 5".
+fn versions(oldest: u16, newest: u16) -> String {
+    match newest.saturating_sub(oldest) {
+        0 => format!("version {oldest}"),
+        1 => format!("versions {oldest} and {newest}"),
+        _ => format!("versions {oldest} to {newest}"),
     }
 }

@@ -178,3 +178,41 @@ fn a_record_that_differs_from_its_session_header_is_refused() {
     assert!(matches!(err, Error::Malformed(_)), "{err}");
     assert!(err.to_string().contains("differs from its session header"), "{err}");
 }
+
+/// A session whose header or trailer carries another version than the
+/// archive's header is malformed, even when it authenticates: a writer
+/// never mixes versions in one archive (FORMAT.md §9).
+#[test]
+fn a_session_of_another_version_than_the_header_is_malformed() {
+    // The header says 4 (a new archive); the session was written as 3.
+    let mixed = shaped(|s| SessionStart { version: 3, ..s });
+    assert_eq!(mixed[8], 4);
+    let err = Archive::open(Cursor::new(mixed.clone()), &password()).unwrap_err();
+    assert!(matches!(&err, Error::Malformed(e) if e.what == "trailer"), "{err:?}");
+    assert!(err.to_string().contains("format version differs from the archive header's"), "{err}");
+    // The same session under a header that says 3 reads.
+    let mut v3 = mixed;
+    v3[8] = 3;
+    let a = Archive::open(Cursor::new(v3.clone()), &password()).unwrap();
+    assert!(a.verify().unwrap().is_ok());
+    assert_eq!(a.version(), 3);
+    // Its trailer retagged as version 4, under a header that says 4: the
+    // session header (committed to by the trailer's hash) still says 3.
+    let mut forged = forged_trailer(&v3, |t| t.version = 4);
+    forged[8] = 4;
+    let err = Archive::open(Cursor::new(forged), &password()).unwrap_err();
+    assert!(matches!(&err, Error::Malformed(e) if e.what == "session header"), "{err:?}");
+}
+
+/// The chunked writer asks the session whether it may chunk: only in an
+/// archive of version 4 or later.
+#[test]
+fn only_a_version_4_session_may_chunk() {
+    let keys = KeySet::from(&password());
+    for (version, allowed) in [(3, false), (4, true)] {
+        let w =
+            ArchiveWriter::with_keys_shaped(Vec::new(), &keys, options(), |s| SessionStart { version, ..s })
+                .unwrap();
+        assert_eq!(w.chunking_allowed(), allowed, "version {version}");
+    }
+}

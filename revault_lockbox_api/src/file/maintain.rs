@@ -18,7 +18,7 @@ use super::retain::{write_kept, Rewrite};
 use super::{ArchiveUpdater, UpdateOptions};
 use crate::archive::{is_salvageable, Archive, Damage, Members, OpenOptions, Salvage, SessionSummary};
 use crate::error::{Error, Result};
-use crate::format::{Entry, EntryKind, PagesLeaf, SessionKind};
+use crate::format::{Entry, EntryKind, HeaderPrefix, PagesLeaf, SessionKind, HEADER_PREFIX_LEN, VERSION};
 use crate::keys::Unlock;
 use crate::session::{ArchiveWriter, CreateOptions, SessionStart};
 use crate::storage::ReadAt;
@@ -59,8 +59,7 @@ impl ArchiveUpdater {
             let state = archive.after_session(last.number)?;
             p.total_bytes.store(Members::all().content_bytes(&state)?, Ordering::Relaxed);
         }
-        let mut head = vec![0u8; archive.data_start() as usize];
-        std::os::unix::fs::FileExt::read_exact_at(&file, &mut head, 0).map_err(Error::io("reading", path))?;
+        let head = head_for_rewrite(&file, archive.data_start(), path)?;
         let open = options.open_options();
         let len = match (options.dry_run, kept.len()) {
             (true, 1) => {
@@ -130,8 +129,7 @@ impl ArchiveUpdater {
         let checked = salvage.verify()?;
         let bad: HashSet<Vec<u8>> = checked.damaged.iter().map(|d| d.path.0.clone()).collect();
         let (_, _, data_start, _) = salvage.rewrite_point();
-        let mut head = vec![0u8; data_start as usize];
-        std::os::unix::fs::FileExt::read_exact_at(&file, &mut head, 0).map_err(Error::io("reading", path))?;
+        let head = head_for_rewrite(&file, data_start, path)?;
         let mut report = RepairReport {
             salvaged: Some(damage),
             damaged: checked.damaged,
@@ -247,6 +245,20 @@ pub struct RepairReport {
     pub damaged: Vec<Damage>,
     /// What the scan could not prove, one line each.
     pub lost: Vec<String>,
+}
+
+/// The header and key-slot table of the archive in `file` (its first
+/// `data_start` bytes) for a rewrite: the slots byte for byte, the prefix
+/// of this library's version, which every session a rewrite writes has (a
+/// version 3 archive compacted becomes version 4; the slots' AAD binds the
+/// slot layout's version, not the archive's, so they still open).
+fn head_for_rewrite(file: &File, data_start: u64, path: &Path) -> Result<Vec<u8>> {
+    let mut head = vec![0u8; data_start as usize];
+    std::os::unix::fs::FileExt::read_exact_at(file, &mut head, 0).map_err(Error::io("reading", path))?;
+    let prefix: &mut [u8; HEADER_PREFIX_LEN] =
+        (&mut head[..HEADER_PREFIX_LEN]).try_into().expect("the slot table follows the prefix");
+    *prefix = HeaderPrefix { version: VERSION, ..HeaderPrefix::decode(prefix)? }.encode();
+    Ok(head)
 }
 
 /// Writes the proven entries of `salvage` but those in `bad` (and hard

@@ -104,6 +104,7 @@ fn next_start(path: &Path, new: &Archive<File>, kind: SessionKind, created_ns: i
     let root = new.root();
     Ok(SessionStart {
         archive_id,
+        version: new.version(),
         position: end,
         next_page: root.page_count,
         stream_len: root.stream_len,

@@ -321,6 +321,7 @@ impl ArchiveUpdater {
         }
         let start = SessionStart {
             archive_id,
+            version: self.archive.version(),
             position: end,
             next_page: root.page_count,
             stream_len: root.stream_len,

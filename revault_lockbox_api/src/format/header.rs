@@ -15,15 +15,18 @@
 
 use super::codec::{malformed, Decoder, Encoder};
 use super::{
-    labels, DecodeError, ARCHIVE_ID_LEN, HEADER_PREFIX_LEN, KDF_SALT_LEN, KEY_LEN, KEY_SLOTS, MAGIC,
-    MAX_KEY_SLOT_BODY_LEN, MAX_KEY_SLOT_LEN, MAX_SLOT_LABEL_LEN, MIN_KEY_SLOT_LEN, NONCE_LEN, TAG_LEN,
-    VERSION,
+    is_readable_version, labels, DecodeError, ARCHIVE_ID_LEN, HEADER_PREFIX_LEN, KDF_SALT_LEN, KEY_LEN,
+    KEY_SLOTS, MAGIC, MAX_KEY_SLOT_BODY_LEN, MAX_KEY_SLOT_LEN, MAX_SLOT_LABEL_LEN, MIN_KEY_SLOT_LEN,
+    NONCE_LEN, SLOT_AAD_VERSION, TAG_LEN, VERSION,
 };
 
 /// The fixed prefix: what the file is, which archive, and the size of its
 /// key slots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct HeaderPrefix {
+    /// The archive's format version: every session header and trailer
+    /// carries the same.
+    pub(crate) version: u16,
     pub(crate) archive_id: [u8; ARCHIVE_ID_LEN],
     /// Bytes of each key slot: a power of two from 256 to 4096.
     pub(crate) slot_len: usize,
@@ -37,8 +40,9 @@ const KEY_FILE_BODY_LEN: usize = KDF_SALT_LEN + NONCE_LEN + KEY_LEN + TAG_LEN;
 const PASSWORD_BODY_LEN: usize = 12 + KDF_SALT_LEN + NONCE_LEN + KEY_LEN + TAG_LEN;
 
 impl HeaderPrefix {
-    /// The prefix of a new archive whose table holds `slots`: the smallest
-    /// slot size that fits the largest of them.
+    /// The prefix of a new archive (of this library's [`VERSION`]) whose
+    /// table holds `slots`: the smallest slot size that fits the largest of
+    /// them.
     #[cfg(test)]
     pub(crate) fn fitting(archive_id: [u8; ARCHIVE_ID_LEN], slots: &[KeySlot]) -> HeaderPrefix {
         HeaderPrefix::fitting_labeled(archive_id, slots, &[])
@@ -53,7 +57,11 @@ impl HeaderPrefix {
     ) -> HeaderPrefix {
         let label = |i: usize| labels.get(i).map_or("", String::as_str);
         let largest = slots.iter().enumerate().map(|(i, s)| labeled_len(s, label(i))).max().unwrap_or(0);
-        HeaderPrefix { archive_id, slot_len: largest.next_power_of_two().max(MIN_KEY_SLOT_LEN) }
+        HeaderPrefix {
+            version: VERSION,
+            archive_id,
+            slot_len: largest.next_power_of_two().max(MIN_KEY_SLOT_LEN),
+        }
     }
 
     /// [`fitting`](Self::fitting) `slots` (labelled by `labels`) and
@@ -108,7 +116,7 @@ impl HeaderPrefix {
     pub(crate) fn encode(&self) -> [u8; HEADER_PREFIX_LEN] {
         let mut e = Encoder::default();
         e.bytes(&MAGIC)
-            .u16(VERSION)
+            .u16(self.version)
             .u16(0)
             .bytes(&self.archive_id)
             .u16(KEY_SLOTS as u16)
@@ -116,15 +124,16 @@ impl HeaderPrefix {
         e.buf.try_into().expect("fixed layout")
     }
 
-    /// Decodes the prefix. Refuses anything that is not an archive, other
-    /// versions (see [`peek_version`](Self::peek_version)) and other slot
-    /// table shapes.
+    /// Decodes the prefix. Refuses anything that is not an archive, versions
+    /// this library does not read (see [`peek_version`](Self::peek_version))
+    /// and other slot table shapes.
     pub(crate) fn decode(bytes: &[u8; HEADER_PREFIX_LEN]) -> Result<HeaderPrefix, DecodeError> {
         let mut d = Decoder::new(bytes, "header");
         if d.array::<8>()? != MAGIC {
             return Err(malformed("header", "not a lockbox archive (bad magic)"));
         }
-        if d.u16()? != VERSION {
+        let version = d.u16()?;
+        if !is_readable_version(version) {
             return Err(malformed("header", "unsupported format version"));
         }
         if d.u16()? != 0 {
@@ -137,7 +146,7 @@ impl HeaderPrefix {
             return Err(malformed("header", "unknown key-slot table shape"));
         }
         d.finish()?;
-        Ok(HeaderPrefix { archive_id, slot_len })
+        Ok(HeaderPrefix { version, archive_id, slot_len })
     }
 
     /// The version field, if the magic matches, so that a reader can name
@@ -174,13 +183,13 @@ pub(crate) struct KeyFileSlot {
 }
 
 impl KeyFileSlot {
-    /// Associated data: binds the version, the archive id, the slot kind,
+    /// Associated data: binds the slot layout's version, the archive id, the slot kind,
     /// its salt and nonce.
     pub(crate) fn aad(&self, archive_id: &[u8; ARCHIVE_ID_LEN]) -> Vec<u8> {
         let mut e = Encoder::default();
         e.bytes(labels::KEY_FILE_SLOT_AAD)
             .bytes(&MAGIC)
-            .u16(VERSION)
+            .u16(SLOT_AAD_VERSION)
             .bytes(archive_id)
             .u8(SLOT_KEY_FILE)
             .bytes(&self.salt)
@@ -189,11 +198,15 @@ impl KeyFileSlot {
     }
 }
 
-/// Associated data of a recipient slot: binds the format version and the
-/// archive id (the body's own seal binds the rest).
+/// Associated data of a recipient slot: binds the slot layout's version
+/// and the archive id (the body's own seal binds the rest).
 pub(crate) fn recipient_slot_aad(archive_id: &[u8; ARCHIVE_ID_LEN]) -> Vec<u8> {
     let mut e = Encoder::default();
-    e.bytes(labels::RECIPIENT_SLOT_AAD).bytes(&MAGIC).u16(VERSION).bytes(archive_id).u8(SLOT_RECIPIENT);
+    e.bytes(labels::RECIPIENT_SLOT_AAD)
+        .bytes(&MAGIC)
+        .u16(SLOT_AAD_VERSION)
+        .bytes(archive_id)
+        .u8(SLOT_RECIPIENT);
     e.buf
 }
 
@@ -211,13 +224,13 @@ pub(crate) struct PasswordSlot {
 }
 
 impl PasswordSlot {
-    /// Associated data for sealing the content key: binds the format
+    /// Associated data for sealing the content key: binds the slot layout's
     /// version, the archive id and the slot's KDF parameters.
     pub(crate) fn aad(&self, archive_id: &[u8; ARCHIVE_ID_LEN]) -> Vec<u8> {
         let mut e = Encoder::default();
         e.bytes(labels::KEY_SLOT_AAD)
             .bytes(&MAGIC)
-            .u16(VERSION)
+            .u16(SLOT_AAD_VERSION)
             .bytes(archive_id)
             .u8(SLOT_PASSWORD)
             .u32(self.m_kib)

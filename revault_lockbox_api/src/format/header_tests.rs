@@ -50,7 +50,7 @@ fn the_slot_size_is_the_smallest_that_fits() {
 
 #[test]
 fn prefix_refuses_other_files_and_versions() {
-    let prefix = HeaderPrefix { archive_id: [9; ARCHIVE_ID_LEN], slot_len: 512 };
+    let prefix = HeaderPrefix { version: VERSION, archive_id: [9; ARCHIVE_ID_LEN], slot_len: 512 };
     let mut bytes = prefix.encode();
     assert_eq!(HeaderPrefix::decode(&bytes).unwrap(), prefix);
     for bad_len in [0u16, 128, 768, 8192] {
@@ -58,8 +58,15 @@ fn prefix_refuses_other_files_and_versions() {
         other[30..32].copy_from_slice(&bad_len.to_le_bytes());
         assert!(HeaderPrefix::decode(&other).is_err(), "slot_len {bad_len}");
     }
-    bytes[8] = 1;
-    assert_eq!(HeaderPrefix::peek_version(&bytes), Some(1));
-    assert!(HeaderPrefix::decode(&bytes).is_err());
+    for readable in [3, 4] {
+        bytes[8] = readable;
+        assert_eq!(HeaderPrefix::decode(&bytes).unwrap().version, u16::from(readable));
+        assert_eq!(HeaderPrefix::decode(&bytes).unwrap().encode(), bytes, "version {readable} kept");
+    }
+    for unread in [1, 2, 5, 0xff] {
+        bytes[8] = unread;
+        assert_eq!(HeaderPrefix::peek_version(&bytes), Some(u16::from(unread)));
+        assert!(HeaderPrefix::decode(&bytes).is_err(), "version {unread}");
+    }
     assert!(HeaderPrefix::decode(b"PK\x03\x04 not an archive at all......").is_err());
 }

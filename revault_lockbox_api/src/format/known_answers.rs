@@ -11,7 +11,8 @@ fn hex(bytes: &[u8]) -> String {
 const ID: [u8; ARCHIVE_ID_LEN] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
 const ID_HEX: &str = "000102030405060708090a0b0c0d0e0f";
 
-/// The first trailer of `trailer_and_chain`, all 216 bytes.
+/// The first trailer of `trailer_and_chain`, all 216 bytes, version 3 (a
+/// version 4 trailer differs in its ninth byte only).
 const TRAILER_HEX: &str = concat!(
     "4c424f585441494c03000000000102030405060708090a0b0c0d0e0f2020202020202020202020202020202020202020",
     "202020202020202020202020111111111111111111111111111111111111111111111111111111111111111168100000",
@@ -43,9 +44,13 @@ fn frames_and_unit_hashes() {
 
 #[test]
 fn session_header() {
-    let clear =
-        HeaderClear { archive_id: ID, salt: std::array::from_fn(|i| 0x20 + i as u8), body_stored_len: 52 };
-    assert_eq!(hex(&clear.encode()), format!("4c424f585345535303000000{ID_HEX}{}34000000", hex(&clear.salt)));
+    for (version, hex_version) in [(3, "0300"), (4, "0400")] {
+        let salt = std::array::from_fn(|i| 0x20 + i as u8);
+        let clear = HeaderClear { version, archive_id: ID, salt, body_stored_len: 52 };
+        let encoded = clear.encode();
+        assert_eq!(hex(&encoded), format!("4c424f5853455353{hex_version}0000{ID_HEX}{}34000000", hex(&salt)));
+        assert_eq!(HeaderClear::decode(&encoded).unwrap(), clear);
+    }
     let info = SessionInfo {
         number: 1,
         created_ns: 1_764_633_600_000_000_000,
@@ -77,9 +82,30 @@ fn session_header() {
     );
 }
 
+/// Version 3's trailers (the golden archives') and version 4's: the
+/// commit hashes differ, the version being in the core.
 #[test]
 fn trailer_and_chain() {
+    let hashes = [
+        (
+            3,
+            "a92f431baf90c0849c58f4e88ba3b4bf081d72bfb279af97761f7b0d090208ce",
+            "cee3c063dac06f2460d877d6385487877f6c5fc59abf195540faddddff768a7d",
+        ),
+        (
+            4,
+            "1a0e3cec313e755dec8598270eafc6277ee4f416ec951cc81c6c89faf46c952d",
+            "140f67393193e404a5e94cb8a5ef081e162c9c6d1025b7271fbbd57e681ab398",
+        ),
+    ];
+    for (version, first_hash, second_hash) in hashes {
+        trailer_chain_of(version, first_hash, second_hash);
+    }
+}
+
+fn trailer_chain_of(version: u16, first_hash: &str, second_hash: &str) {
     let first = Trailer {
+        version,
         archive_id: ID,
         session_salt: [0x20; SESSION_SALT_LEN],
         header_hash: [0x11; HASH_LEN],
@@ -94,8 +120,9 @@ fn trailer_and_chain() {
         signature_len: 0,
         tag: [0xee; TAG_LEN],
     };
-    assert_eq!(hex(&first.encode()), TRAILER_HEX);
-    assert_eq!(hex(&first.commit_hash()), "a92f431baf90c0849c58f4e88ba3b4bf081d72bfb279af97761f7b0d090208ce");
+    let expected = TRAILER_HEX.replacen("4c424f585441494c03", &format!("4c424f585441494c{version:02x}"), 1);
+    assert_eq!(hex(&first.encode()), expected);
+    assert_eq!(hex(&first.commit_hash()), first_hash);
     let at = 4200 + FRAME_LEN as u64 + 60;
     assert_eq!(Trailer::decode(&first.encode(), at).unwrap(), first);
     let second = Trailer {
@@ -104,10 +131,7 @@ fn trailer_and_chain() {
         previous_hash: first.commit_hash(),
         ..first.clone()
     };
-    assert_eq!(
-        hex(&second.commit_hash()),
-        "cee3c063dac06f2460d877d6385487877f6c5fc59abf195540faddddff768a7d"
-    );
+    assert_eq!(hex(&second.commit_hash()), second_hash);
 }
 
 #[test]
@@ -254,9 +278,11 @@ fn compaction_record_names_its_state() {
 
 /// The AADs of the three slot kinds (§3.3, §3.3b, §3.3c), as Python
 /// built them from the spec: each label keeps its `v2` text, and
-/// `version` is the format's, `03 00`.
+/// `version` is the slot layout's, `03 00`, in archives of version 3 and 4
+/// alike (a compaction to version 4 keeps the slots byte for byte).
 #[test]
 fn slot_aads_hold_the_format_version() {
+    assert_eq!((SLOT_AAD_VERSION, VERSION), (3, 4));
     let salt: [u8; KDF_SALT_LEN] = std::array::from_fn(|i| 0x30 + i as u8);
     let nonce: [u8; NONCE_LEN] = std::array::from_fn(|i| 0x50 + i as u8);
     let wrapped_key = [0; KEY_LEN + TAG_LEN];

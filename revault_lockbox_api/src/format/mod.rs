@@ -73,8 +73,31 @@ pub(crate) const TRAILER_MAGIC: [u8; 8] = *b"LBOXTAIL";
 pub(crate) const SESSION_MAGIC: [u8; 8] = *b"LBOXSESS";
 /// First bytes of a signature block.
 pub(crate) const SIGNATURE_MAGIC: [u8; 8] = *b"LBOXSIGN";
-/// The format version this library writes, and the only one it reads.
-pub(crate) const VERSION: u16 = 3;
+/// The format version this library writes in a new archive (and in the
+/// rewrite of a compaction).
+pub(crate) const VERSION: u16 = 4;
+/// The oldest format version this library reads; it reads every version
+/// from this one to [`VERSION`], and appends to an archive in its own.
+pub(crate) const OLDEST_VERSION: u16 = 3;
+/// The first version whose files may be lists of chunks (docs/DEDUP.md):
+/// a session of an older archive stores every file whole.
+const FIRST_CHUNKED_VERSION: u16 = 4;
+/// The version a key slot's AAD binds (FORMAT.md §3.3): the slot layout's,
+/// unchanged since version 3, so that a compaction to a newer version keeps
+/// the slots byte for byte (it cannot wrap a recipient's slot again
+/// without that recipient's identity).
+pub(crate) const SLOT_AAD_VERSION: u16 = 3;
+
+/// Whether this library reads archives of format `version`.
+pub(crate) fn is_readable_version(version: u16) -> bool {
+    (OLDEST_VERSION..=VERSION).contains(&version)
+}
+
+/// Whether a session of an archive of format `version` may store a file as
+/// a list of chunks.
+pub(crate) fn chunking_allowed(version: u16) -> bool {
+    version >= FIRST_CHUNKED_VERSION
+}
 /// Length of a BLAKE3 commitment.
 pub(crate) const HASH_LEN: usize = 32;
 /// Longest session label (`-m TEXT`), in bytes of UTF-8.

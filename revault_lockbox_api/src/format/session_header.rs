@@ -14,8 +14,8 @@
 use super::codec::{malformed, Decoder, Encoder};
 use super::walk_rules::{WalkRecord, MAX_WALK_RULES_LEN};
 use super::{
-    DecodeError, ARCHIVE_ID_LEN, MAX_LABEL_LEN, MAX_TOOL_LEN, SESSION_MAGIC, SESSION_SALT_LEN, TAG_LEN,
-    VERSION,
+    is_readable_version, DecodeError, ARCHIVE_ID_LEN, MAX_LABEL_LEN, MAX_TOOL_LEN, SESSION_MAGIC,
+    SESSION_SALT_LEN, TAG_LEN,
 };
 
 /// Length of a session header's clear part.
@@ -46,6 +46,9 @@ pub enum SessionKind {
 /// The clear part of a session header.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct HeaderClear {
+    /// The archive's format version (a reader checks it against the
+    /// header's).
+    pub(crate) version: u16,
     pub(crate) archive_id: [u8; ARCHIVE_ID_LEN],
     pub(crate) salt: [u8; SESSION_SALT_LEN],
     pub(crate) body_stored_len: u32,
@@ -55,7 +58,7 @@ impl HeaderClear {
     pub(crate) fn encode(&self) -> [u8; SESSION_HEADER_CLEAR_LEN] {
         let mut e = Encoder::default();
         e.bytes(&SESSION_MAGIC)
-            .u16(VERSION)
+            .u16(self.version)
             .u16(0)
             .bytes(&self.archive_id)
             .bytes(&self.salt)
@@ -68,10 +71,12 @@ impl HeaderClear {
         if d.array::<8>()? != SESSION_MAGIC {
             return Err(malformed("session header", "missing"));
         }
-        if d.u16()? != VERSION || d.u16()? != 0 {
+        let version = d.u16()?;
+        if !is_readable_version(version) || d.u16()? != 0 {
             return Err(malformed("session header", "unsupported version or flags"));
         }
-        let clear = HeaderClear { archive_id: d.array()?, salt: d.array()?, body_stored_len: d.u32()? };
+        let clear =
+            HeaderClear { version, archive_id: d.array()?, salt: d.array()?, body_stored_len: d.u32()? };
         d.finish()?;
         if !(MIN_SESSION_BODY_STORED_LEN..=MAX_SESSION_BODY_STORED_LEN).contains(&clear.body_stored_len) {
             return Err(malformed("session header", "body length out of range"));
@@ -172,6 +177,7 @@ pub fn check_label(label: &str) -> Result<(), &'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::VERSION;
 
     #[test]
     fn headers_round_trip_and_refuse_bad_fields() {
@@ -192,8 +198,12 @@ mod tests {
         assert!(SessionInfo::decode(&extra).is_err(), "a byte after the walk rules");
         let bad = SessionInfo { label: "a\u{1b}[2J".into(), ..info.clone() };
         assert!(SessionInfo::decode(&bad.encode()).is_err());
-        let clear = HeaderClear { archive_id: [1; 16], salt: [2; 32], body_stored_len: 60 };
+        let clear = HeaderClear { version: VERSION, archive_id: [1; 16], salt: [2; 32], body_stored_len: 60 };
         assert_eq!(HeaderClear::decode(&clear.encode()).unwrap(), clear);
+        for (version, readable) in [(2, false), (3, true), (4, true), (5, false)] {
+            let other = HeaderClear { version, ..clear };
+            assert_eq!(HeaderClear::decode(&other.encode()).is_ok(), readable, "version {version}");
+        }
         let huge = HeaderClear { body_stored_len: MAX_SESSION_BODY_STORED_LEN + 1, ..clear };
         assert!(HeaderClear::decode(&huge.encode()).is_err());
         // The smallest body that decodes: shorter ones were opened and

@@ -18,8 +18,8 @@ use super::codec::{malformed, Decoder, Encoder};
 use super::frame::FRAME_LEN;
 use super::hash::{commit_hash, Hash};
 use super::{
-    DecodeError, ARCHIVE_ID_LEN, HASH_LEN, MAX_ROOT_LEN, MAX_SIGNATURE_BLOCK_LEN, MIN_DATA_START,
-    SESSION_SALT_LEN, TAG_LEN, TRAILER_MAGIC, VERSION,
+    is_readable_version, DecodeError, ARCHIVE_ID_LEN, HASH_LEN, MAX_ROOT_LEN, MAX_SIGNATURE_BLOCK_LEN,
+    MIN_DATA_START, SESSION_SALT_LEN, TAG_LEN, TRAILER_MAGIC,
 };
 
 /// Length of the trailer's core: what its commit hash covers.
@@ -33,6 +33,8 @@ pub(crate) const TRAILER_LEN: usize = TRAILER_BODY_LEN + TAG_LEN;
 /// The decoded trailer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Trailer {
+    /// The archive's format version: must match the header's.
+    pub(crate) version: u16,
     /// Must match the header's id.
     pub(crate) archive_id: [u8; ARCHIVE_ID_LEN],
     /// Salt of the write session that wrote this trailer and its root.
@@ -64,7 +66,7 @@ impl Trailer {
     pub(crate) fn core(&self) -> [u8; TRAILER_CORE_LEN] {
         let mut e = Encoder::default();
         e.bytes(&TRAILER_MAGIC)
-            .u16(VERSION)
+            .u16(self.version)
             .u16(0)
             .bytes(&self.archive_id)
             .bytes(&self.session_salt)
@@ -137,13 +139,15 @@ impl Trailer {
         if d.array::<8>()? != TRAILER_MAGIC {
             return Err(malformed("trailer", "missing (file truncated or not an archive)"));
         }
-        if d.u16()? != VERSION {
+        let version = d.u16()?;
+        if !is_readable_version(version) {
             return Err(malformed("trailer", "unsupported format version"));
         }
         if d.u16()? != 0 {
             return Err(malformed("trailer", "unknown flags"));
         }
         let t = Trailer {
+            version,
             archive_id: d.array()?,
             session_salt: d.array()?,
             header_hash: d.array()?,
@@ -194,9 +198,11 @@ impl Trailer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::VERSION;
 
     pub(crate) fn sample() -> Trailer {
         Trailer {
+            version: VERSION,
             archive_id: [1; ARCHIVE_ID_LEN],
             session_salt: [2; SESSION_SALT_LEN],
             header_hash: [3; HASH_LEN],
@@ -219,6 +225,10 @@ mod tests {
         let at = MIN_DATA_START + 1220;
         assert_eq!(Trailer::decode(&t.encode(), at).unwrap(), t);
         assert!(Trailer::decode(&t.encode(), at + 1).is_err());
+        for (version, readable) in [(2, false), (3, true), (4, true), (5, false)] {
+            let other = Trailer { version, ..t.clone() };
+            assert_eq!(Trailer::decode(&other.encode(), at).is_ok(), readable, "version {version}");
+        }
         let appended = Trailer {
             previous_trailer: MIN_DATA_START + TRAILER_LEN as u64,
             previous_hash: [9; 32],

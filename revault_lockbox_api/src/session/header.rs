@@ -52,6 +52,7 @@ pub(super) fn write_header<W: Write>(
     };
     let body = info.encode();
     let clear = HeaderClear {
+        version: out.version,
         archive_id: out.archive_id,
         salt: *salt,
         body_stored_len: (body.len() + TAG_LEN) as u32,

@@ -18,6 +18,9 @@ pub(super) struct Output<W> {
     pub(super) out: W,
     pub(super) position: u64,
     pub(super) archive_id: [u8; ARCHIVE_ID_LEN],
+    /// The archive's format version, which the session header and trailer
+    /// carry.
+    pub(super) version: u16,
     pub(super) keys: Arc<SessionKeys>,
     pub(super) progress: Option<Arc<Progress>>,
     /// Told of each entry as it is stored (`-v`).

@@ -139,6 +139,7 @@ impl<W: Write> ArchiveWriter<W> {
             out,
             position: start.position,
             archive_id: start.archive_id,
+            version: start.version,
             keys,
             progress: options.progress.clone(),
             log: options.log.clone(),

@@ -69,7 +69,8 @@ pub(super) fn scan(
     names: BTreeMap<u32, SessionName>,
 ) -> Result<Scan> {
     let scan = Scan { names, ..Scan::default() };
-    let mut s = Scanner { src, file_len, archive_id: header.archive_id, content_key, scan };
+    let mut s =
+        Scanner { src, file_len, archive_id: header.archive_id, version: header.version, content_key, scan };
     let mut pos = header.data_start();
     while pos < file_len {
         pos = match s.step(pos)? {
@@ -87,6 +88,9 @@ struct Scanner<'a> {
     src: &'a dyn ReadAt,
     file_len: u64,
     archive_id: [u8; 16],
+    /// The header's format version: a session header or trailer of another
+    /// is not one of this archive's.
+    version: u16,
     content_key: &'a ContentKey,
     scan: Scan,
 }
@@ -205,7 +209,7 @@ impl Scanner<'_> {
         let Some(clear_bytes) = self.read(pos, SESSION_HEADER_CLEAR_LEN)? else { return Ok(None) };
         let clear_bytes: [u8; SESSION_HEADER_CLEAR_LEN] = clear_bytes.try_into().expect("read exactly");
         let Ok(clear) = HeaderClear::decode(&clear_bytes) else { return Ok(None) };
-        if clear.archive_id != self.archive_id {
+        if clear.archive_id != self.archive_id || clear.version != self.version {
             return Ok(None);
         }
         let body_at = pos + SESSION_HEADER_CLEAR_LEN as u64;
@@ -242,6 +246,7 @@ impl Scanner<'_> {
             return Ok(None);
         };
         let authentic = trailer.archive_id == self.archive_id
+            && trailer.version == self.version
             && session.keys.check_trailer_tag(&trailer.body(), &trailer.tag).is_ok()
             && signed.is_none_or(|at| trailer.signature_offset() == at);
         if !authentic {
