@@ -396,7 +396,7 @@ fn info_json_reports_counts_and_the_stored_kdf_cost() {
     let json: serde_json::Value =
         serde_json::from_slice(&out.stdout).expect("info --json is one JSON object");
     let n = |key: &str| json[key].as_u64().unwrap_or_else(|| panic!("{key} in {json}"));
-    assert_eq!([n("version"), n("files"), n("dirs"), n("symlinks"), n("hardlinks")], [3, 5, 5, 1, 1]);
+    assert_eq!([n("version"), n("files"), n("dirs"), n("symlinks"), n("hardlinks")], [4, 5, 5, 1, 1]);
     let kdf = &json["kdf"][0];
     assert_eq!(kdf["algorithm"], "argon2id");
     assert_eq!([&kdf["memory_kib"], &kdf["passes"], &kdf["lanes"]], [1024, 1, 1]);

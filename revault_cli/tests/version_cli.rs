@@ -125,3 +125,54 @@ fn the_golden_archives_verify_on_both_aead_backends() {
     }
     assert!(checked >= 7, "{checked} golden v3 archives");
 }
+
+/// The format version of the archive at `path` as `lockbox info` shows it.
+fn info_version(path: &Path, password: &str) -> String {
+    let out = ok(run(lockbox().env("LOCKBOX_PASSWORD", password).args(["info", s(path)])));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = text.lines().find(|l| l.starts_with("format version")).expect("a format version line");
+    line.rsplit(' ').next().unwrap().to_owned()
+}
+
+/// `info` names the archive's format version: 3 for a golden archive, and
+/// still after an append to it; 4 for a new archive and after `compact`.
+/// A version this lockbox does not read is refused in one line that names
+/// it and the versions it reads (exit 3), with nothing left behind.
+#[test]
+fn info_names_the_format_version_and_a_newer_one_is_refused_in_one_line() {
+    let work = tempfile::tempdir().unwrap();
+    let golden = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../revault_lockbox_api/tests/golden");
+    let v3 = work.path().join("v3.lbox");
+    std::fs::copy(golden.join("v3-balanced.lbox"), &v3).unwrap();
+    assert_eq!(info_version(&v3, "golden v3"), "3");
+    let src = work.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::write(src.join("new.txt"), "new").unwrap();
+    ok(run(lockbox().env("LOCKBOX_PASSWORD", "golden v3").args(["add", s(&v3), "-C", s(&src), "new.txt"])));
+    assert_eq!(info_version(&v3, "golden v3"), "3", "an append keeps version 3");
+    ok(run(lockbox().env("LOCKBOX_PASSWORD", "golden v3").args(["compact", s(&v3)])));
+    assert_eq!(info_version(&v3, "golden v3"), "4", "compact rewrites as version 4");
+
+    let new = work.path().join("new.lbox");
+    ok(run(&mut create_cmd(&new, &src, ".", &[])));
+    assert_eq!(info_version(&new, crate::util::PASSWORD), "4");
+
+    let mut bytes = std::fs::read(&new).unwrap();
+    bytes[8..10].copy_from_slice(&5u16.to_le_bytes());
+    let v5 = work.path().join("v5.lbox");
+    std::fs::write(&v5, &bytes).unwrap();
+    for command in ["info", "list", "verify"] {
+        let out = run(lockbox().args([command, s(&v5)]));
+        assert_eq!(code(&out), 3, "{command}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{command}: {err}");
+        assert!(
+            err.contains("unsupported archive format version 5 (this lockbox reads versions 3 and 4"),
+            "{command}: {err}"
+        );
+    }
+    let dest = work.path().join("out");
+    let out = run(lockbox().args(["extract", s(&v5), "-C"]).arg(&dest));
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(!dest.exists() || std::fs::read_dir(&dest).unwrap().next().is_none(), "extract left files");
+}
