@@ -203,6 +203,24 @@ fn a_golden_v3_archive_takes_a_v3_append_and_compacts_to_v4() {
     assert_eq!(archive.entries().unwrap().count(), expected().len() + 1);
 }
 
+/// `repair` of a cut version 3 archive writes what the salvage proves as
+/// a version 4 archive, as every rewrite does, under the same key slots.
+#[test]
+fn a_cut_golden_v3_archive_is_repaired_as_v4() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut.lbox");
+    let golden = std::fs::read("tests/golden/v3-balanced.lbox").unwrap();
+    std::fs::write(&path, &golden[..golden.len() - 100]).unwrap();
+    let password = Password::from(PASSWORD);
+    let report = revault_lockbox_api::ArchiveUpdater::repair(&path, &password, UpdateOptions::new()).unwrap();
+    assert!(report.salvaged.is_some(), "{report:?}");
+    let repaired = std::fs::read(&path).unwrap();
+    assert_eq!(versions_of(&repaired), (4, vec![(4, 4)]));
+    let archive = Archive::open(std::fs::File::open(&path).unwrap(), &password).unwrap();
+    assert!(archive.verify().unwrap().is_ok());
+    assert_eq!(archive.entries().unwrap().count(), expected().len());
+}
+
 /// The signed golden archive: the v3 entries, signed by the key of the
 /// signing vectors (docs/KEYS.md), whose fingerprint is `SIGNER`.
 const SIGNED: &str = "tests/golden/v3-signed.lbox";
