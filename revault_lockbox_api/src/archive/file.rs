@@ -9,7 +9,9 @@ use super::{no_page, page_in};
 use crate::archive::Archive;
 use crate::crypto::open_data_page;
 use crate::error::{EntryPath, Error, Result};
-use crate::format::{decode_chunk_list, ChunkRef, Entry, PageRecord, PagesLeaf, DIGEST_LEN};
+use crate::format::{
+    chunking_allowed, decode_chunk_list, ChunkRef, Entry, PageRecord, PagesLeaf, DIGEST_LEN,
+};
 use crate::index::read_sealed;
 use crate::sparse::ContentHasher;
 use crate::storage::ReadAt;
@@ -101,6 +103,9 @@ impl<S: ReadAt> Archive<S> {
     pub(crate) fn chunk_list(&self, entry: &Entry) -> Result<Option<Vec<ChunkRef>>> {
         let Some(extent) = entry.extent else { return Ok(None) };
         let Some((count, len)) = extent.chunk_list() else { return Ok(None) };
+        if !chunking_allowed(self.version()) {
+            return Err(Error::malformed("entry", "a chunked file in an archive of version 3"));
+        }
         if extent.end() > self.root.stream_len {
             return Err(Error::malformed("chunk list", "it lies past the data stream"));
         }

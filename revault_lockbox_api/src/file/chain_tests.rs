@@ -216,3 +216,29 @@ fn only_a_version_4_session_may_chunk() {
         assert_eq!(w.chunking_allowed(), allowed, "version {version}");
     }
 }
+
+/// A version 3 archive never holds a chunked file (FORMAT.md §9): one
+/// whose entry says chunked is malformed before its list is read; the
+/// same entry in a version 4 archive gets as far as its list.
+#[test]
+fn a_chunked_file_in_a_version_3_archive_is_malformed() {
+    let chunked_entry = |version: u16| {
+        let keys = KeySet::from(&password());
+        let shape = |s| SessionStart { version, ..s };
+        let mut w = ArchiveWriter::with_keys_shaped(Vec::new(), &keys, options(), shape).unwrap();
+        let meta = Metadata::new(0o644, 0, 0, 1_700_000_000, 0);
+        w.add_file("a", &meta, 44, &[0u8; 44][..]).unwrap();
+        let mut bytes = w.finish().unwrap();
+        bytes[8] = version as u8;
+        let a = Archive::open(Cursor::new(bytes), &password()).unwrap();
+        let mut entry = a.find(b"a").unwrap().unwrap();
+        entry.extent.as_mut().unwrap().chunks = 1;
+        a.chunk_list(&entry).map(drop)
+    };
+    let err = chunked_entry(3).unwrap_err();
+    assert!(err.to_string().contains("a chunked file in an archive of version 3"), "{err}");
+    // Its list (44 zero bytes: one chunk of length 0) is read and refused.
+    let err = chunked_entry(4).unwrap_err();
+    assert!(!err.to_string().contains("version 3"), "{err}");
+    assert!(matches!(&err, Error::Malformed(e) if e.what.contains("chunk")), "{err:?}");
+}
