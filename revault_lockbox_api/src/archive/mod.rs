@@ -5,6 +5,7 @@
 
 mod browse;
 mod checks;
+mod chunks;
 #[cfg(test)]
 mod commit_tests;
 mod content;

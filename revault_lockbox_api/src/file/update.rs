@@ -364,6 +364,8 @@ impl ArchiveUpdater {
             let root = archive.root();
             let mut writer = self.start_session(SessionKind::Merge)?;
             super::merge::write_merged(&mut writer, archive, &self.path)?;
+            // The merged run's chunk index replaces the older runs' too.
+            writer.write_chunk_index(archive.chunk_entries()?)?;
             if writer.run_span().0 != root.entry_count {
                 return Err(inconsistent());
             }
