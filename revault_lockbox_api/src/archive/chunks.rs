@@ -2,26 +2,50 @@
 //! chunk with a given id is stored, and every stored chunk in id order
 //! for a merge session's index.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use super::Archive;
 use crate::error::{Error, Result};
 use crate::format::{ChunkEntry, ChunksLeaf, Table, CHUNK_ID_LEN};
 use crate::index::{LeafCursor, TreeReader};
+use crate::session::StoredChunks;
 use crate::storage::ReadAt;
 
 impl<S: ReadAt> Archive<S> {
     /// Where a chunk with id `id` is stored, searching every run's chunk
     /// index, newest first: one descent and one leaf per run that has one.
     pub(crate) fn find_chunk(&self, id: &[u8; CHUNK_ID_LEN]) -> Result<Option<ChunkEntry>> {
-        for (keys, run) in self.run_keys.iter().zip(&self.root.runs).rev() {
+        self.find_chunk_in(id, &mut LeafCache::default())
+    }
+
+    /// [`find_chunk`](Self::find_chunk), keeping the leaves it reads in
+    /// `cache` for the next lookups.
+    fn find_chunk_in(&self, id: &[u8; CHUNK_ID_LEN], cache: &mut LeafCache) -> Result<Option<ChunkEntry>> {
+        for (run_at, (keys, run)) in self.run_keys.iter().zip(&self.root.runs).enumerate().rev() {
             if run.chunks.height == 0 {
                 continue;
             }
             let tree = self.tree_with(keys, Table::Chunks);
             let Some((node, child)) = tree.find_leaf(&run.chunks, id)? else { continue };
-            let leaf = ChunksLeaf::decode(&tree.node(&node, &child)?)?;
-            if leaf.entries[0].id[..] != child.first_key[..] {
-                return Err(Error::malformed("chunk index", "leaf does not start where its parent says"));
-            }
+            let leaf = match cache.leaves.get(&(run_at, node.seq)) {
+                Some(leaf) => Arc::clone(leaf),
+                None => {
+                    let leaf = ChunksLeaf::decode(&tree.node(&node, &child)?)?;
+                    if leaf.entries[0].id[..] != child.first_key[..] {
+                        return Err(Error::malformed(
+                            "chunk index",
+                            "leaf does not start where its parent says",
+                        ));
+                    }
+                    if cache.leaves.len() >= CACHED_LEAVES {
+                        cache.leaves.clear();
+                    }
+                    let leaf = Arc::new(leaf);
+                    cache.leaves.insert((run_at, node.seq), Arc::clone(&leaf));
+                    leaf
+                }
+            };
             if let Some(found) = leaf.get(id) {
                 return self.chunk_in_stream(found).map(Some);
             }
@@ -74,6 +98,40 @@ impl<S: ReadAt> Archive<S> {
             return Err(Error::malformed("chunk index", "a chunk past the data stream"));
         }
         Ok(entry)
+    }
+}
+
+/// Chunk index leaves a lookup read, by run and position: 256 leaves of
+/// at most 1,489 entries, about 18 MiB.
+#[derive(Default)]
+struct LeafCache {
+    leaves: HashMap<(usize, u64), Arc<ChunksLeaf>>,
+}
+
+const CACHED_LEAVES: usize = 256;
+
+/// The chunks an archive stored, for a writer appending to it: lookups
+/// by id through the chunk indexes, the leaves read kept for the next
+/// lookups (a file's chunks are looked up one after the other).
+pub(crate) struct ChunkLookup<S> {
+    archive: Archive<S>,
+    cache: LeafCache,
+}
+
+impl<S: ReadAt> ChunkLookup<S> {
+    pub(crate) fn new(archive: Archive<S>) -> ChunkLookup<S> {
+        ChunkLookup { archive, cache: LeafCache::default() }
+    }
+
+    /// Whether any run has a chunk index (a version 3 archive has none).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.archive.root.runs.iter().all(|run| run.chunks.height == 0)
+    }
+}
+
+impl<S: ReadAt + Send> StoredChunks for ChunkLookup<S> {
+    fn find(&mut self, id: &[u8; CHUNK_ID_LEN]) -> Result<Option<ChunkEntry>> {
+        self.archive.find_chunk_in(id, &mut self.cache)
     }
 }
 

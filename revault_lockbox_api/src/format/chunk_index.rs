@@ -30,10 +30,6 @@ pub(crate) struct ChunksLeaf {
 }
 
 impl ChunksLeaf {
-    pub(crate) fn encoded_len(count: usize) -> usize {
-        4 + count * CHUNK_ENTRY_LEN
-    }
-
     pub(crate) fn encode(entries: &[ChunkEntry]) -> Vec<u8> {
         let mut e = Encoder::default();
         e.u32(entries.len() as u32);
@@ -90,7 +86,7 @@ mod tests {
     fn a_leaf_round_trips_and_finds_its_ids() {
         let entries = vec![entry(1, 0, 10), entry(7, 1 << 40, MAX_CHUNK_LEN), entry(9, 5, 1)];
         let bytes = ChunksLeaf::encode(&entries);
-        assert_eq!(bytes.len(), ChunksLeaf::encoded_len(3));
+        assert_eq!(bytes.len(), 4 + 3 * CHUNK_ENTRY_LEN);
         let leaf = ChunksLeaf::decode(&bytes).unwrap();
         assert_eq!(leaf.entries, entries);
         assert_eq!(leaf.get(&entry(7, 0, 0).id), Some(entries[1]));

@@ -9,6 +9,13 @@ use crate::error::{Error, Result};
 use crate::format::{ChunkEntry, ChunksLeaf, Table, TreeTop, CHUNK_ID_LEN, INDEX_NODE_TARGET_LEN};
 use crate::index::{NodeSink, TreeBuilder};
 
+/// Chunks stored by the sessions before this one, which a writer names in
+/// a chunk list instead of storing them again (an append's archive).
+pub(crate) trait StoredChunks: Send {
+    /// Where the chunk with id `id` is stored, if anywhere.
+    fn find(&mut self, id: &[u8; CHUNK_ID_LEN]) -> Result<Option<ChunkEntry>>;
+}
+
 /// Entries in one leaf: as many as fill the writer's node size.
 const LEAF_ENTRIES: usize = (INDEX_NODE_TARGET_LEN - 4) / crate::format::CHUNK_ENTRY_LEN;
 
@@ -68,6 +75,20 @@ pub(crate) fn write_sorted(
 }
 
 impl<W: Write> ArchiveWriter<W> {
+    /// Lets this session name chunks that `stored` finds instead of
+    /// storing them again.
+    pub(crate) fn reuse_stored_chunks(&mut self, stored: Box<dyn StoredChunks>) {
+        self.stored_chunks = Some(stored);
+    }
+
+    /// Where an earlier session stored the chunk `id`, if one did.
+    pub(crate) fn stored_chunk(&mut self, id: &[u8; CHUNK_ID_LEN]) -> Result<Option<ChunkEntry>> {
+        match &mut self.stored_chunks {
+            Some(stored) => stored.find(id),
+            None => Ok(None),
+        }
+    }
+
     /// Writes this session's chunk index from `entries`, sorted by id: a
     /// merge session's index, the merge of every earlier run's.
     pub(crate) fn write_chunk_index(

@@ -20,6 +20,7 @@ mod select;
 mod writer;
 
 pub use crate::format::Metadata;
+pub(crate) use chunk_index::StoredChunks;
 pub(crate) use commit::{NextRoot, SessionStart};
 pub(crate) use late_slots::{LateSlots, SlotsLast};
 pub use options::CreateOptions;

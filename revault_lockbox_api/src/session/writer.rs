@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::chunk_index::ChunkIndexBuilder;
+use super::chunk_index::{ChunkIndexBuilder, StoredChunks};
 use super::options::Signing;
 use super::output::Output;
 use super::pages::FillingPage;
@@ -108,6 +108,8 @@ pub struct ArchiveWriter<W: Write> {
     pub(crate) chunk_index: ChunkIndexBuilder,
     /// The chunk index's top once written, for the session's run.
     pub(super) chunk_top: TreeTop,
+    /// Chunks earlier sessions stored (an append).
+    pub(super) stored_chunks: Option<Box<dyn StoredChunks>>,
 }
 
 impl<W: Write> ArchiveWriter<W> {
@@ -184,6 +186,7 @@ impl<W: Write> ArchiveWriter<W> {
             state: start.state,
             chunk_index: ChunkIndexBuilder::default(),
             chunk_top: TreeTop::default(),
+            stored_chunks: None,
         })
     }
 
