@@ -5,6 +5,7 @@
 
 mod browse;
 mod checks;
+mod chunks;
 #[cfg(test)]
 mod commit_tests;
 mod content;
@@ -44,6 +45,7 @@ use crate::progress::Progress;
 use crate::storage::ReadAt;
 
 pub use browse::{Browser, Listed, Node, Place};
+pub(crate) use chunks::ChunkLookup;
 pub(crate) use content::{ContentSource, ContentVisitor, Span, SpanRequest};
 pub use entries::Entries;
 pub use file::EntryReader;

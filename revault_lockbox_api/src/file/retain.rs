@@ -259,6 +259,7 @@ fn merge_runs<W: Write>(
     let content_key = new.append_point().1;
     let mut writer = ArchiveWriter::session(out, content_key, start, options.clone().label(""))?;
     super::merge::write_merged(&mut writer, new, path)?;
+    writer.write_chunk_index(new.chunk_entries()?)?;
     if writer.run_span().0 != root.entry_count {
         return Err(inconsistent());
     }

@@ -18,7 +18,7 @@ use super::changes::{below_leaf, count_change, inconsistent, FilterMode, UpdateF
 use super::lock::open_locked;
 use super::sync::{AppendOut, SyncingWriter};
 use super::{UpdateOptions, UpdateReport};
-use crate::archive::{Archive, Subtrees};
+use crate::archive::{Archive, ChunkLookup, Subtrees};
 use crate::crypto::ContentKey;
 use crate::error::{EntryPath, Error, Result};
 use crate::format::{SessionKind, Table, MAX_RUNS, MAX_SESSIONS};
@@ -354,7 +354,18 @@ impl ArchiveUpdater {
             // The label names the change that follows, not the merge.
             options = options.label("");
         }
-        ArchiveWriter::session(out, content_key, start, options)
+        let mut writer = ArchiveWriter::session(out, content_key, start, options)?;
+        if kind == SessionKind::Change {
+            // The chunk indexes of the state this change follows, read
+            // through a second open of the file (its committed part only).
+            let reader = self.file.try_clone().map_err(Error::io("opening", &self.path))?;
+            let key = ContentKey::from_bytes(content_key.bytes());
+            let lookup = ChunkLookup::new(Archive::reopen(reader, &key, self.options.open_options())?);
+            if !lookup.is_empty() {
+                writer.reuse_stored_chunks(Box::new(lookup));
+            }
+        }
+        Ok(writer)
     }
 
     /// Merges every entries run into one, in a session of its own whose
@@ -365,6 +376,8 @@ impl ArchiveUpdater {
             let root = archive.root();
             let mut writer = self.start_session(SessionKind::Merge)?;
             super::merge::write_merged(&mut writer, archive, &self.path)?;
+            // The merged run's chunk index replaces the older runs' too.
+            writer.write_chunk_index(archive.chunk_entries()?)?;
             if writer.run_span().0 != root.entry_count {
                 return Err(inconsistent());
             }

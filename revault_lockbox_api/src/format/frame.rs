@@ -105,7 +105,7 @@ impl Frame {
             Frame { kind, table, level, codec, number: d.u64()?, plain_len: d.u32()?, stored_len: d.u32()? };
         d.finish()?;
         let placed = match kind {
-            UnitKind::Node => (Table::Entries as u8..=Table::Sessions as u8).contains(&table),
+            UnitKind::Node => (Table::Entries as u8..=Table::Chunks as u8).contains(&table),
             UnitKind::Page => table == 0 && level == 0,
             UnitKind::Root => table == 0 && level == 0 && frame.number == 0 && codec == Codec::Zstd,
         };

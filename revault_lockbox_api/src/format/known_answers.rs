@@ -236,7 +236,7 @@ fn session_record_and_root() {
         stream_len: 0,
         entry_count: 0,
         sessions: SessionsTop { count: 1, forest: Vec::new(), pending: vec![first] },
-        runs: vec![Run { session: 0, salt: salt(), top: TreeTop::default() }],
+        runs: vec![Run { session: 0, salt: salt(), top: TreeTop::default(), chunks: TreeTop::default() }],
     };
     let expected = concat!(
         "000000000000000000000000000000000000000000000000 01000000 00 01",

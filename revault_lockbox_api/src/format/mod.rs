@@ -5,6 +5,7 @@
 //! `docs/FORMAT.md` is their specification. Every length read from input is
 //! checked against a named maximum below before it sizes an allocation.
 
+mod chunk_index;
 mod chunks;
 mod codec;
 mod entry;
@@ -24,6 +25,7 @@ mod signature;
 mod trailer;
 mod walk_rules;
 
+pub(crate) use chunk_index::{ChunkEntry, ChunksLeaf, CHUNK_ENTRY_LEN};
 #[allow(unused_imports)] // TODO(issue 48): the dedup writer and readers use them; remove when they land
 pub(crate) use chunks::{
     check_chunk_count, decode_chunk_list, encode_chunk_list, ChunkRef, ListSum, CHUNK_RECORD_LEN,

@@ -35,6 +35,8 @@ pub(crate) enum Table {
     Pages = 2,
     /// Session records, keyed by data-stream offset and session number.
     Sessions = 3,
+    /// Chunks a session stored, keyed by chunk id (format v4, §3.6b).
+    Chunks = 4,
 }
 
 impl Table {
@@ -43,7 +45,7 @@ impl Table {
     pub(crate) fn cmp(self, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
         match self {
             Table::Entries => super::path_cmp(a, b),
-            Table::Pages | Table::Sessions => a.cmp(b),
+            Table::Pages | Table::Sessions | Table::Chunks => a.cmp(b),
         }
     }
 }

@@ -5,11 +5,13 @@
 //! ```text
 //! root = page_count u64 || stream_len u64 || entry_count u64
 //!        || sessions || run_count u8 || run[run_count]
+//!        || [1 u8 || tree(chunks)[run_count]]     (format v4: when any run has a chunk index)
 //! run  = session u32 || salt[32] || tree(entries)
 //! tree = height u8 || count u32 || child[count]    (the nodes of level height-1)
 //! ```
 //! `sessions` is the sessions tree's top (`sessions.rs`); runs are oldest
-//! first, the last one written by the last session.
+//! first, the last one written by the last session. Each run's chunk
+//! index (`chunk_index.rs`) is sealed under the run's session keys.
 
 use super::codec::{malformed, Decoder, Encoder};
 use super::node::{decode_children, encode_children, Child};
@@ -33,6 +35,8 @@ pub(crate) struct Run {
     pub(crate) session: u32,
     pub(crate) salt: [u8; SESSION_SALT_LEN],
     pub(crate) top: TreeTop,
+    /// The chunks the run's sessions stored, by id; empty when none.
+    pub(crate) chunks: TreeTop,
 }
 
 /// The root: counts, sessions and the runs.
@@ -58,6 +62,12 @@ impl Root {
             e.u32(run.session).bytes(&run.salt);
             encode_tree(&run.top, &mut e);
         }
+        if self.runs.iter().any(|run| run.chunks.height > 0) {
+            e.u8(CHUNK_TREES);
+            for run in &self.runs {
+                encode_tree(&run.chunks, &mut e);
+            }
+        }
         e.buf
     }
 
@@ -71,11 +81,24 @@ impl Root {
         }
         let mut runs: Vec<Run> = Vec::with_capacity(run_count);
         for _ in 0..run_count {
-            let run = Run { session: d.u32()?, salt: d.array()?, top: decode_tree(&mut d, Table::Entries)? };
+            let (session, salt, top) = (d.u32()?, d.array()?, decode_tree(&mut d, Table::Entries)?);
+            let run = Run { session, salt, top, chunks: TreeTop::default() };
             if runs.last().is_some_and(|r| r.session >= run.session) {
                 return Err(malformed("index root", "runs out of order"));
             }
             runs.push(run);
+        }
+        if d.remaining() > 0 {
+            if d.u8()? != CHUNK_TREES {
+                return Err(malformed("index root", "unknown bytes after the runs"));
+            }
+            for run in &mut runs {
+                run.chunks = decode_tree(&mut d, Table::Chunks)?;
+            }
+            // One encoding: the section is there only when a run has chunks.
+            if runs.iter().all(|run| run.chunks.height == 0) {
+                return Err(malformed("index root", "chunk index section with no chunks"));
+            }
         }
         d.finish()?;
         let last = sessions.last();
@@ -105,6 +128,9 @@ impl Root {
         Ok(Root { page_count, stream_len, entry_count, sessions, runs })
     }
 }
+
+/// The byte that starts the chunk index section.
+const CHUNK_TREES: u8 = 1;
 
 pub(super) fn encode_tree(tree: &TreeTop, e: &mut Encoder) {
     e.u8(tree.height);
@@ -145,12 +171,31 @@ mod tests {
                 session: 0,
                 salt: last.salt,
                 top: TreeTop { height: 1, children: vec![child(b"d")] },
+                chunks: TreeTop::default(),
             }],
         };
         assert_eq!(Root::decode(&root.encode()).unwrap(), root);
+        // Format v4: a run's chunk index rides at the end, only when there.
+        let v3_len = root.encode().len();
+        let mut with_chunks = root.clone();
+        with_chunks.runs[0].chunks = TreeTop { height: 1, children: vec![child(&[5; 32]), child(&[6; 32])] };
+        let bytes = with_chunks.encode();
+        assert!(bytes.len() > v3_len + 1);
+        assert_eq!(Root::decode(&bytes).unwrap(), with_chunks);
+        let mut empty_section = root.encode();
+        empty_section.extend_from_slice(&[1, 0, 0, 0, 0, 0]);
+        assert_eq!(Root::decode(&empty_section).unwrap_err().why, "chunk index section with no chunks");
+        let mut unknown = root.encode();
+        unknown.push(2);
+        assert_eq!(Root::decode(&unknown).unwrap_err().why, "unknown bytes after the runs");
         let mut appended = root.clone();
         appended.sessions = SessionsTop { count: 2, forest: Vec::new(), pending: vec![last, record(1)] };
-        appended.runs.push(Run { session: 1, salt: record(1).salt, top: TreeTop::default() });
+        appended.runs.push(Run {
+            session: 1,
+            salt: record(1).salt,
+            top: TreeTop::default(),
+            chunks: TreeTop::default(),
+        });
         assert_eq!(Root::decode(&appended.encode()).unwrap(), appended);
         let mut bad = appended.clone();
         bad.runs.swap(0, 1);
@@ -163,7 +208,12 @@ mod tests {
     #[test]
     fn runs_are_the_archives_sessions_and_a_merge_leaves_one() {
         let (a, b, c) = (record(5), record(6), record(7));
-        let run = |r: &SessionRecord| Run { session: r.number, salt: r.salt, top: TreeTop::default() };
+        let run = |r: &SessionRecord| Run {
+            session: r.number,
+            salt: r.salt,
+            top: TreeTop::default(),
+            chunks: TreeTop::default(),
+        };
         let root = |pending: Vec<SessionRecord>, runs: Vec<Run>| Root {
             page_count: 100,
             stream_len: 1000,

@@ -98,7 +98,7 @@ impl<'a> TreeReader<'a> {
     fn check_top(&self, top: &TreeTop) -> Result<()> {
         match self.table {
             Table::Sessions => self.check_order(&top.children),
-            Table::Entries | Table::Pages => Ok(()),
+            Table::Entries | Table::Pages | Table::Chunks => Ok(()),
         }
     }
 

@@ -78,13 +78,15 @@ impl<W: Write> ArchiveWriter<W> {
         let too_many = || Error::TooManySessions { path: std::path::PathBuf::new() };
         let sessions = push_session(&next.sessions, record, salt, &mut self.output)?.ok_or_else(too_many)?;
         let mut runs = next.runs;
-        runs.push(Run { session: number, salt, top: next.entries });
+        let chunks = std::mem::take(&mut self.chunk_top);
+        runs.push(Run { session: number, salt, top: next.entries, chunks });
         let (page_count, stream_len) = (self.next_page, self.page_start);
         Ok(Root { page_count, stream_len, entry_count: next.entry_count, sessions, runs })
     }
 
-    /// Writes the last page and the rest of both trees of this session;
-    /// returns their tops (the newest entries run, this session's pages).
+    /// Writes the last page, the rest of both trees of this session and its
+    /// chunk index (kept for its run in the root); returns the two trees'
+    /// tops (the newest entries run, this session's pages).
     pub(crate) fn finish_trees(&mut self) -> Result<(TreeTop, TreeTop)> {
         if !self.page.is_empty() {
             self.flush_page()?;
@@ -96,7 +98,11 @@ impl<W: Write> ArchiveWriter<W> {
         self.flush_leaf()?;
         let entries = std::mem::replace(&mut self.entries, TreeBuilder::new(Table::Entries));
         let pages = std::mem::replace(&mut self.pages, TreeBuilder::new(Table::Pages));
-        Ok((entries.finish(&mut self.output)?, pages.finish(&mut self.output)?))
+        let (entries, pages) = (entries.finish(&mut self.output)?, pages.finish(&mut self.output)?);
+        if !self.chunk_index.is_empty() {
+            self.chunk_top = std::mem::take(&mut self.chunk_index).write(&mut self.output)?;
+        }
+        Ok((entries, pages))
     }
 
     /// Writes the sessions tree's new nodes, the root after `next` and the

@@ -9,6 +9,7 @@
 //! above and call [`ArchiveWriter`]'s methods; nothing here knows about
 //! files on disk beyond the `Write` it is given.
 
+mod chunk_index;
 mod commit;
 mod header;
 mod late_slots;
@@ -19,6 +20,7 @@ mod select;
 mod writer;
 
 pub use crate::format::Metadata;
+pub(crate) use chunk_index::StoredChunks;
 pub(crate) use commit::{NextRoot, SessionStart};
 pub(crate) use late_slots::{LateSlots, SlotsLast};
 pub use options::CreateOptions;

@@ -8,6 +8,7 @@ use std::io::{Read, Write};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::chunk_index::{ChunkIndexBuilder, StoredChunks};
 use super::options::Signing;
 use super::output::Output;
 use super::pages::FillingPage;
@@ -17,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::format::{
     check_entry_path, check_name, check_symlink_target, check_xattr_list, encoded_record_len, is_within,
     path_cmp, EntriesLeaf, Entry, EntryKind, Extent, Hash, PagesLeaf, Record, SessionInfo, SparseMap, Table,
-    INDEX_NODE_TARGET_LEN, SESSION_SALT_LEN,
+    TreeTop, INDEX_NODE_TARGET_LEN, SESSION_SALT_LEN,
 };
 use crate::index::TreeBuilder;
 use crate::keys::KeySet;
@@ -103,6 +104,12 @@ pub struct ArchiveWriter<W: Write> {
     pub(super) signing: Signing,
     /// For a compaction: the state it holds, for its summary.
     pub(super) state: u64,
+    /// The chunks this session stores, for its chunk index (format v4).
+    pub(crate) chunk_index: ChunkIndexBuilder,
+    /// The chunk index's top once written, for the session's run.
+    pub(super) chunk_top: TreeTop,
+    /// Chunks earlier sessions stored (an append).
+    pub(super) stored_chunks: Option<Box<dyn StoredChunks>>,
 }
 
 impl<W: Write> ArchiveWriter<W> {
@@ -178,6 +185,9 @@ impl<W: Write> ArchiveWriter<W> {
             signing: options.signing,
             tuning: options.tuning,
             state: start.state,
+            chunk_index: ChunkIndexBuilder::default(),
+            chunk_top: TreeTop::default(),
+            stored_chunks: None,
         })
     }
 

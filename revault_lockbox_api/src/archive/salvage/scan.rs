@@ -301,7 +301,8 @@ impl Scanner<'_> {
                 let table = match frame.table {
                     1 => Table::Entries,
                     2 => Table::Pages,
-                    _ => Table::Sessions,
+                    3 => Table::Sessions,
+                    _ => Table::Chunks,
                 };
                 let id = IndexNodeId { table, level: frame.level, seq: frame.number };
                 let child = Child { first_key: Vec::new(), offset: pos, stored_len, plain_len, codec, hash };
