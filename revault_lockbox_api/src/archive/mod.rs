@@ -35,8 +35,8 @@ use crate::crypto::ContentKey;
 use crate::crypto::SessionKeys;
 use crate::error::{Error, Result};
 use crate::format::{
-    EntriesLeaf, Hash, HeaderPrefix, Internal, KeySlot, PageRecord, PagesLeaf, Root, SessionInfo, Table,
-    TreeTop, ARCHIVE_ID_LEN, FRAME_LEN, HEADER_PREFIX_LEN, TRAILER_LEN,
+    chunking_allowed, EntriesLeaf, Hash, HeaderPrefix, Internal, KeySlot, PageRecord, PagesLeaf, Root,
+    SessionInfo, Table, TreeTop, ARCHIVE_ID_LEN, FRAME_LEN, HEADER_PREFIX_LEN, TRAILER_LEN,
 };
 use crate::index::{page_key, read_sealed, NodeCache, TreeReader};
 use crate::keys::Unlock;
@@ -164,6 +164,9 @@ impl<S: ReadAt> Archive<S> {
         let root_len = FRAME_LEN as u32 + trailer.root_stored_len;
         let framed = read_sealed(&src, trailer.root_offset, root_len, || "index root".into())?;
         let root = Root::decode(&open_root(&last_keys, &header.archive_id, &trailer, framed)?)?;
+        if !chunking_allowed(header.version) && root.runs.iter().any(|run| run.chunks.height > 0) {
+            return Err(Error::malformed("index root", "a chunk index in an archive of version 3"));
+        }
         let newest = root.sessions.last();
         let consistent = root.page_count == trailer.page_count
             && root.entry_count == trailer.entry_count
