@@ -4,3 +4,12 @@
 pub(crate) fn content(len: usize, seed: usize) -> Vec<u8> {
     (0..len).map(|j| ((j * 31 + seed * 7) ^ (j / 97)) as u8).collect()
 }
+
+/// `len` bytes that look random (BLAKE3's output stream of `seed`):
+/// no repeats inside, so content-defined chunks of them never match by
+/// chance.
+pub(crate) fn random(len: usize, seed: u64) -> Vec<u8> {
+    let mut data = vec![0u8; len];
+    blake3::Hasher::new().update(&seed.to_le_bytes()).finalize_xof().fill(&mut data);
+    data
+}

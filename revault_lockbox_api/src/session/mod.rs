@@ -9,6 +9,7 @@
 //! above and call [`ArchiveWriter`]'s methods; nothing here knows about
 //! files on disk beyond the `Write` it is given.
 
+mod chunked;
 mod commit;
 mod header;
 mod late_slots;

@@ -8,6 +8,7 @@ use std::io::{Read, Write};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::chunked::Chunking;
 use super::options::Signing;
 use super::output::Output;
 use super::pages::FillingPage;
@@ -103,6 +104,8 @@ pub struct ArchiveWriter<W: Write> {
     pub(super) signing: Signing,
     /// For a compaction: the state it holds, for its summary.
     pub(super) state: u64,
+    /// How large files are cut into chunks, and the chunks known.
+    pub(super) chunking: Chunking,
 }
 
 impl<W: Write> ArchiveWriter<W> {
@@ -177,6 +180,7 @@ impl<W: Write> ArchiveWriter<W> {
             signing: options.signing,
             tuning: options.tuning,
             state: start.state,
+            chunking: Chunking::new(content_key, &start.archive_id, options.chunk_params),
         })
     }
 
