@@ -13,3 +13,10 @@ pub(crate) fn random(len: usize, seed: u64) -> Vec<u8> {
     blake3::Hasher::new().update(&seed.to_le_bytes()).finalize_xof().fill(&mut data);
     data
 }
+
+/// Chunk sizes under which every file below 1 MiB is stored whole: for
+/// tests of whole files' paths (read-ahead, page counts), which chunking
+/// would take elsewhere.
+pub(crate) fn whole_below_1_mib() -> crate::chunk::ChunkParams {
+    crate::chunk::ChunkParams::new(1 << 20, 2 << 20, 4 << 20).expect("valid sizes")
+}

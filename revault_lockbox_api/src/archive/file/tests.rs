@@ -20,7 +20,11 @@ fn password() -> Password {
 /// An archive (4 KiB pages) of a small file, `big` (40 pages at least),
 /// a sparse file whose data spans pages, and a file after them.
 fn archive() -> Vec<u8> {
-    let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS).page_size(PAGE).threads(2);
+    let options = CreateOptions::new()
+        .kdf(KdfParams::INSECURE_FOR_TESTS)
+        .page_size(PAGE)
+        .threads(2)
+        .chunk_sizes(crate::test_data::whole_below_1_mib());
     let mut w = ArchiveWriter::new(Vec::new(), &password(), options).unwrap();
     let meta = Metadata::new(0o644, 0, 0, 0, 0);
     w.add_file("a", &meta, 100, &content(100, 1)[..]).unwrap();
