@@ -15,6 +15,7 @@ use crate::storage::ReadAt;
 impl<S: ReadAt> Archive<S> {
     /// Where a chunk with id `id` is stored, searching every run's chunk
     /// index, newest first: one descent and one leaf per run that has one.
+    #[cfg(test)]
     pub(crate) fn find_chunk(&self, id: &[u8; CHUNK_ID_LEN]) -> Result<Option<ChunkEntry>> {
         self.find_chunk_in(id, &mut LeafCache::default())
     }

@@ -30,7 +30,8 @@ impl<S: ReadAt> Archive<S> {
     /// ([`OpenOptions::threads`](crate::OpenOptions::threads),
     /// [`pages_in_flight`](crate::OpenOptions::pages_in_flight)) from its
     /// first read; a seek ends that and reads page by page. A file within
-    /// one page is read on the calling thread.
+    /// one page is read on the calling thread, and so is a chunked file
+    /// (FORMAT.md §3.5c), through its chunk list, page by page.
     ///
     /// ```
     /// use std::io::{Read, Seek, SeekFrom};
@@ -66,22 +67,33 @@ impl<S: ReadAt> Archive<S> {
         let (Some(extent), Some((size, sha256))) = (entry.extent, entry.content()) else {
             return Err(Error::NotAFile { path: entry.path.as_slice().into() });
         };
-        let segments = entry.sparse_map().map(|map| {
-            let mut stored = 0;
-            map.segments()
-                .iter()
-                .map(|&(offset, len)| {
-                    stored += len;
-                    (offset, len, stored - len)
-                })
-                .collect()
-        });
+        let chunks = self.chunk_list(entry)?;
+        let pieces = match (&chunks, entry.sparse_map()) {
+            (Some(chunks), _) => {
+                let mut logical = 0;
+                let pieces = chunks.iter().map(|c| {
+                    logical += u64::from(c.len);
+                    (logical - u64::from(c.len), u64::from(c.len), c.offset)
+                });
+                Some(pieces.collect())
+            }
+            (None, Some(map)) => {
+                let mut stream = extent.offset;
+                let pieces = map.segments().iter().map(|&(offset, len)| {
+                    stream += len;
+                    (offset, len, stream - len)
+                });
+                Some(pieces.collect())
+            }
+            (None, None) => None,
+        };
         Ok(EntryReader {
             archive: self,
             path: entry.path.clone(),
             start: extent.offset,
             size,
-            segments,
+            pieces,
+            chunked: chunks.is_some(),
             pos: 0,
             hasher: Some(ContentHasher::for_entry(entry)),
             sha256: *sha256,
@@ -99,7 +111,6 @@ impl<S: ReadAt> Archive<S> {
     /// stream and checked whole against `entry`; `None` for an entry whose
     /// content is stored whole. The list is held in memory: 44 bytes a
     /// chunk, about 176 KiB for a 1 GiB file at the default chunk size.
-    #[allow(dead_code)] // TODO(issue 48): the dedup writer and readers use it
     pub(crate) fn chunk_list(&self, entry: &Entry) -> Result<Option<Vec<ChunkRef>>> {
         let Some(extent) = entry.extent else { return Ok(None) };
         let Some((count, len)) = extent.chunk_list() else { return Ok(None) };
@@ -145,13 +156,17 @@ impl<S: ReadAt> Archive<S> {
 pub struct EntryReader<'a, S> {
     archive: &'a Archive<S>,
     path: Vec<u8>,
-    /// Data-stream offset of the first byte.
+    /// Data-stream offset of the first byte (of a chunked file's list).
     start: u64,
     /// Logical length.
     size: u64,
-    /// A sparse file's data segments: logical offset, length and offset
-    /// among the stored bytes.
-    segments: Option<Vec<(u64, u64, u64)>>,
+    /// Where the content lies when not stored whole from `start`: a
+    /// sparse file's data segments or a chunked file's chunks, each as
+    /// logical offset, length and data-stream offset, in logical order.
+    pieces: Option<Vec<(u64, u64, u64)>>,
+    /// Whether the pieces are chunks, which may lie anywhere before the
+    /// list: such a file is read page by page, not ahead.
+    chunked: bool,
     pos: u64,
     /// Hashes the stored bytes read sequentially from 0 (not the holes);
     /// dropped on the first seek.
@@ -219,7 +234,7 @@ impl<S> EntryReader<'_, S> {
 }
 
 /// What lies at a reader's position: a hole of this many bytes, or stored
-/// bytes at this offset among the file's stored bytes, so many of them.
+/// bytes at this data-stream offset, so many of them.
 enum Located {
     Hole(u64),
     Data(u64, u64),
@@ -233,16 +248,16 @@ impl<S> EntryReader<'_, S> {
 
     /// What lies at the position, which is before the end.
     fn locate(&self) -> Located {
-        let Some(segments) = &self.segments else {
-            return Located::Data(self.pos, self.size - self.pos);
+        let Some(pieces) = &self.pieces else {
+            return Located::Data(self.start + self.pos, self.size - self.pos);
         };
-        let next = segments.partition_point(|s| s.0 <= self.pos);
-        if let Some(&(offset, len, stored)) = next.checked_sub(1).map(|i| &segments[i]) {
+        let next = pieces.partition_point(|s| s.0 <= self.pos);
+        if let Some(&(offset, len, stream)) = next.checked_sub(1).map(|i| &pieces[i]) {
             if self.pos < offset + len {
-                return Located::Data(stored + self.pos - offset, offset + len - self.pos);
+                return Located::Data(stream + self.pos - offset, offset + len - self.pos);
             }
         }
-        let hole_end = segments.get(next).map_or(self.size, |s| s.0);
+        let hole_end = pieces.get(next).map_or(self.size, |s| s.0);
         Located::Hole(hole_end - self.pos)
     }
 }
@@ -251,11 +266,11 @@ impl<S: ReadAt> EntryReader<'_, S> {
     /// Copies into `buf` the bytes at stream offset `at`, at most `len`
     /// of them; returns how many.
     fn copy_at(&mut self, at: u64, len: u64, buf: &mut [u8]) -> Result<usize> {
-        if self.may_read_ahead && self.hasher.is_some() {
+        if self.may_read_ahead && self.hasher.is_some() && !self.chunked {
             // Decided once, at the first bytes read (so never while reading
             // ahead already).
             self.may_read_ahead = false;
-            let end = self.start + self.stored_len();
+            let end = self.stored_end();
             let (_, record, page_start) = self.locate_page(at)?;
             if end > page_start + u64::from(record.plain_len) {
                 self.ahead = Some(ReadAhead::new(self.archive, at, end, &mut self.hasher)?);
@@ -276,12 +291,12 @@ impl<S: ReadAt> EntryReader<'_, S> {
         }
     }
 
-    /// How many bytes the file has in the data stream (a sparse file's
-    /// holes have none).
-    fn stored_len(&self) -> u64 {
-        match &self.segments {
-            Some(segments) => segments.last().map_or(0, |&(_, len, stored)| stored + len),
-            None => self.size,
+    /// Where a file stored in one run of the stream ends there (a sparse
+    /// file's holes take no bytes).
+    fn stored_end(&self) -> u64 {
+        match &self.pieces {
+            Some(pieces) => pieces.last().map_or(self.start, |&(_, len, stream)| stream + len),
+            None => self.start + self.size,
         }
     }
 
@@ -332,9 +347,7 @@ impl<S: ReadAt> Read for EntryReader<'_, S> {
                 self.pos += n as u64;
                 return Ok(n);
             }
-            Located::Data(stored, len) => {
-                self.copy_at(self.start + stored, len, buf).map_err(io::Error::other)?
-            }
+            Located::Data(at, len) => self.copy_at(at, len, buf).map_err(io::Error::other)?,
         };
         if let Some(h) = &mut self.hasher {
             h.update(&buf[..n]);

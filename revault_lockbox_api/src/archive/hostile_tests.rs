@@ -113,7 +113,12 @@ fn millions_of_declared_entries_cost_nothing() {
 
 #[test]
 fn thousands_of_pages_list_and_verify_in_linear_time() {
-    let mut w = writer();
+    // Whole files, so that the 30 files make 3000 pages.
+    let options = CreateOptions::new()
+        .kdf(KdfParams::INSECURE_FOR_TESTS)
+        .page_size(4096)
+        .chunk_sizes(crate::test_data::whole_below_1_mib());
+    let mut w = ArchiveWriter::new(Vec::new(), &password(), options).unwrap();
     let data: Vec<u8> = (0..3000 * 4096u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
     for i in 0..30u32 {
         let chunk = &data[i as usize * 409_600..(i as usize + 1) * 409_600];

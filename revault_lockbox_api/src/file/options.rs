@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use crate::archive::{Archive, OpenOptions, Retention};
+use crate::chunk::ChunkParams;
 use crate::crypto::DEFAULT_KDF_BUDGET;
 use crate::error::Result;
 use crate::keys::{Fingerprint, SigningKey};
@@ -60,6 +61,13 @@ impl UpdateOptions {
     /// Overrides the zstd level of new pages. Default: the profile's.
     pub fn zstd_level(mut self, level: i32) -> Self {
         self.create = self.create.zstd_level(level);
+        self
+    }
+
+    /// The sizes new large files are cut to ([`CreateOptions::chunk_sizes`]).
+    /// Default: 64 KiB / 256 KiB / 1 MiB.
+    pub fn chunk_sizes(mut self, params: ChunkParams) -> Self {
+        self.create = self.create.chunk_sizes(params);
         self
     }
 

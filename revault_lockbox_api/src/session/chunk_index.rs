@@ -33,11 +33,6 @@ impl ChunkIndexBuilder {
         self.entries.push(ChunkEntry { id, offset, len });
     }
 
-    /// Chunks noted so far (repeats included).
-    pub(crate) fn len(&self) -> usize {
-        self.entries.len()
-    }
-
     /// Whether no chunk was noted.
     pub(crate) fn is_empty(&self) -> bool {
         self.entries.is_empty()

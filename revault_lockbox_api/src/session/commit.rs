@@ -164,10 +164,6 @@ impl<W: Write> ArchiveWriter<W> {
     /// Whether this session may store a file as a list of chunks: only in
     /// an archive of version 4 or later (an append to a version 3 archive
     /// writes a version 3 session, which stores every file whole).
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "asked by the chunked writer of docs/DEDUP.md, landing beside it")
-    )]
     pub(crate) fn chunking_allowed(&self) -> bool {
         chunking_allowed(self.output.version)
     }

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use super::Selection;
+use crate::chunk::ChunkParams;
 use crate::crypto::KdfParams;
 use crate::entry_log::{EntryLog, Log};
 use crate::error::{Error, Result};
@@ -30,6 +31,7 @@ pub struct CreateOptions {
     pub(crate) xattrs: bool,
     pub(crate) label: String,
     pub(crate) signing: Signing,
+    pub(crate) chunk_params: ChunkParams,
 }
 
 impl Default for CreateOptions {
@@ -55,6 +57,7 @@ impl CreateOptions {
             xattrs: false,
             label: String::new(),
             signing: Signing::default(),
+            chunk_params: ChunkParams::default(),
         }
     }
 
@@ -195,6 +198,16 @@ impl CreateOptions {
     /// not (`--adopt-unsigned`; the flag is signed). Default: false.
     pub fn adopt_unsigned(mut self, adopts: bool) -> Self {
         self.signing.adopts = adopts;
+        self
+    }
+
+    /// The sizes large files are cut to (smallest, average, largest
+    /// chunk; [`ChunkParams::new`] checks them): a file that is not sparse
+    /// nor named by hard links is stored as chunks from the smallest size
+    /// on, each distinct chunk once (FORMAT.md §3.5c). Default: 64 KiB /
+    /// 256 KiB / 1 MiB ([`ChunkParams::default`]).
+    pub fn chunk_sizes(mut self, params: ChunkParams) -> Self {
+        self.chunk_params = params;
         self
     }
 

@@ -30,6 +30,9 @@ impl<W: Write> ArchiveWriter<W> {
         sparse: Option<(SparseMap, u64)>,
     ) -> Result<u64> {
         self.check_next_path(path)?;
+        if self.chunks_file(size_hint, linked, sparse.is_some()) {
+            return self.add_chunked_file(path, meta, content);
+        }
         // `None` while the page workers hash the file (it runs across pages).
         let mut hasher = Some(ContentHasher::new(sparse.as_ref().map(|(map, _)| map)));
         let large = size_hint >= (self.tuning.page_size / 2) as u64;
@@ -189,7 +192,7 @@ impl FillingPage {
     /// the compression does), and makes room only as far as it expects to
     /// need: `hint` bytes plus one to see the end, growing if the content
     /// is longer (zeroing only room the buffer never had).
-    fn fill(&mut self, content: &mut dyn Read, page_size: usize, hint: u64) -> io::Result<usize> {
+    pub(super) fn fill(&mut self, content: &mut dyn Read, page_size: usize, hint: u64) -> io::Result<usize> {
         let start = self.len;
         let mut want = (hint.saturating_add(1).max(MIN_READ as u64) as usize).min(page_size - start);
         loop {

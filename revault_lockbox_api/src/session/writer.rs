@@ -9,6 +9,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::chunk_index::{ChunkIndexBuilder, StoredChunks};
+use super::chunked::Chunking;
 use super::options::Signing;
 use super::output::Output;
 use super::pages::FillingPage;
@@ -110,6 +111,8 @@ pub struct ArchiveWriter<W: Write> {
     pub(super) chunk_top: TreeTop,
     /// Chunks earlier sessions stored (an append).
     pub(super) stored_chunks: Option<Box<dyn StoredChunks>>,
+    /// How large files are cut into chunks, and the chunks known.
+    pub(super) chunking: Chunking,
 }
 
 impl<W: Write> ArchiveWriter<W> {
@@ -188,6 +191,7 @@ impl<W: Write> ArchiveWriter<W> {
             chunk_index: ChunkIndexBuilder::default(),
             chunk_top: TreeTop::default(),
             stored_chunks: None,
+            chunking: Chunking::new(content_key, &start.archive_id, options.chunk_params),
         })
     }
 

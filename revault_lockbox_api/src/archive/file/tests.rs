@@ -20,7 +20,11 @@ fn password() -> Password {
 /// An archive (4 KiB pages) of a small file, `big` (40 pages at least),
 /// a sparse file whose data spans pages, and a file after them.
 fn archive() -> Vec<u8> {
-    let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS).page_size(PAGE).threads(2);
+    let options = CreateOptions::new()
+        .kdf(KdfParams::INSECURE_FOR_TESTS)
+        .page_size(PAGE)
+        .threads(2)
+        .chunk_sizes(crate::test_data::whole_below_1_mib());
     let mut w = ArchiveWriter::new(Vec::new(), &password(), options).unwrap();
     let meta = Metadata::new(0o644, 0, 0, 0, 0);
     w.add_file("a", &meta, 100, &content(100, 1)[..]).unwrap();
@@ -176,4 +180,121 @@ fn a_reader_reading_ahead_can_move_to_another_thread() {
     })
     .unwrap();
     assert!(rest == content(40 * PAGE + 123, 2)[3 * PAGE..]);
+}
+
+/// An archive (4 KiB pages, 1/4/16 KiB chunks) of `one` (about 50
+/// chunks) and `two`, which repeats `one`'s second half, then its first,
+/// then bytes of its own: its list names chunks back and forth.
+fn chunked_archive() -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+    let params = crate::chunk::ChunkParams::new(1 << 10, 4 << 10, 16 << 10).unwrap();
+    let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS).page_size(PAGE).chunk_sizes(params);
+    let mut w = ArchiveWriter::new(Vec::new(), &password(), options).unwrap();
+    let meta = Metadata::new(0o644, 0, 0, 0, 0);
+    let one = crate::test_data::random(200 << 10, 7);
+    let mut two = one[100 << 10..].to_vec();
+    two.extend_from_slice(&one[..100 << 10]);
+    two.extend_from_slice(&crate::test_data::random(30 << 10, 8));
+    w.add_file("one", &meta, one.len() as u64, &one[..]).unwrap();
+    w.add_file("two", &meta, two.len() as u64, &two[..]).unwrap();
+    (w.finish().unwrap(), one, two)
+}
+
+#[test]
+fn a_chunked_file_reads_through_its_list_with_seeks() {
+    let (bytes, one, two) = chunked_archive();
+    let a = Archive::open(Cursor::new(bytes), &password()).unwrap();
+    let entry = a.find("one").unwrap().unwrap();
+    let chunks = a.chunk_list(&entry).unwrap().unwrap();
+    assert!((30..90).contains(&chunks.len()), "{} chunks", chunks.len());
+    for (path, want) in [("one", &one), ("two", &two)] {
+        let mut got = Vec::new();
+        let mut reader = a.open_file(path).unwrap();
+        assert_eq!(reader.len(), want.len() as u64);
+        // Odd read sizes cross chunk and page ends.
+        let mut buf = vec![0u8; 1777];
+        loop {
+            let n = reader.read(&mut buf).unwrap();
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&buf[..n]);
+        }
+        assert!(&got == want, "{path} reads as written");
+        assert!(reader.ahead.is_none(), "a chunked file is read page by page");
+        // Seeks anywhere: chunk starts, their last bytes, the end.
+        let mut reader = a.open_file(path).unwrap();
+        let ends = a.chunk_list(&a.find(path).unwrap().unwrap()).unwrap().unwrap();
+        let mut at = 0u64;
+        let mut places = vec![want.len() as u64 - 1, 5, 0];
+        for c in ends.iter().step_by(7) {
+            places.extend([at, at + u64::from(c.len) - 1]);
+            at += u64::from(c.len);
+        }
+        for place in places {
+            reader.seek(SeekFrom::Start(place)).unwrap();
+            let mut part = vec![0u8; 5000];
+            let n = reader.read(&mut part).unwrap();
+            assert!(n > 0 && part[..n] == want[place as usize..place as usize + n], "{path} at {place}");
+        }
+        reader.seek(SeekFrom::End(-10)).unwrap();
+        let mut tail = Vec::new();
+        reader.read_to_end(&mut tail).unwrap();
+        assert!(tail == want[want.len() - 10..]);
+    }
+}
+
+#[test]
+fn a_chunked_file_whose_content_hash_does_not_match_is_refused_at_the_end() {
+    let (bytes, one, _) = chunked_archive();
+    let a = Archive::open(Cursor::new(bytes), &password()).unwrap();
+    let mut entry = a.find("one").unwrap().unwrap();
+    match &mut entry.kind {
+        EntryKind::File { sha256, .. } => sha256[0] ^= 1,
+        other => panic!("{other:?}"),
+    }
+    let mut reader = a.content_reader(&entry, None).unwrap().reading_ahead();
+    let mut got = vec![0u8; one.len()];
+    reader.read_exact(&mut got).unwrap();
+    assert!(got == one);
+    let err = reader.read(&mut [0u8; 1]).unwrap_err();
+    let inner = err.get_ref().and_then(|e| e.downcast_ref::<Error>());
+    assert!(matches!(inner, Some(Error::ChecksumMismatch { .. })), "{err:?}");
+}
+
+/// Chunked entries an attacker holding the key could write: each list is
+/// refused as malformed (exit 3) by `open_file`, before a byte is read.
+#[test]
+fn hostile_chunk_lists_are_refused_as_malformed() {
+    use crate::format::{encode_chunk_list, ChunkRef, Entry, Extent, MAX_CHUNK_LEN};
+
+    let chunk = |offset: u64, len: u32| ChunkRef { offset, len, id: [0; 32] };
+    // Each case: the list's records, the count and size the entry claims,
+    // and the message.
+    let cases = [
+        ("lengths over the size", vec![chunk(0, 100), chunk(100, 100)], (2, 150), "add up"),
+        ("lengths under the size", vec![chunk(0, 100)], (1, 150), "add up"),
+        (
+            "a chunk too long",
+            vec![chunk(0, MAX_CHUNK_LEN + 1)],
+            (1, u64::from(MAX_CHUNK_LEN) + 1),
+            "out of range",
+        ),
+        ("a chunk after its list", vec![chunk(0, 100), chunk(1 << 20, 100)], (2, 200), "before its list"),
+        ("a list past the stream", vec![chunk(0, 100)], (1000, 100_000), "outside the data pages"),
+    ];
+    for (name, list, claim, message) in cases {
+        let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS).page_size(PAGE);
+        let mut w = ArchiveWriter::new(Vec::new(), &password(), options).unwrap();
+        let meta = Metadata::new(0o644, 0, 0, 0, 0);
+        w.add_file("a", &meta, 3000, &content(3000, 1)[..]).unwrap();
+        let at = w.append_raw(&encode_chunk_list(&list));
+        let (count, size) = claim;
+        let kind = EntryKind::File { size, sha256: [0; 32] };
+        let extent = Some(Extent { offset: at, size, linked: false, chunks: count });
+        w.push_raw(Entry { path: b"c".to_vec(), kind, meta, extent, sparse: None }).unwrap();
+        let a = Archive::open(Cursor::new(w.finish().unwrap()), &password()).unwrap();
+        let err = a.open_file("c").err().unwrap_or_else(|| panic!("{name}: opened"));
+        assert!(err.is_authentication(), "{name}: {err}");
+        assert!(err.to_string().contains(message), "{name}: {err}");
+    }
 }

@@ -1,0 +1,383 @@
+//! The chunked write path (format v4, FORMAT.md §3.5c, docs/DEDUP.md): a
+//! large file is cut into content-defined chunks, each named by its keyed
+//! id; a chunk the session already holds (written earlier in this
+//! session, or one of the previous version's chunks `update` offered)
+//! costs a list record, a new one is appended to the data stream through
+//! the normal page filling. Then the file's chunk list goes into the
+//! stream after every chunk it names, and the entry points at the list.
+//!
+//! The file's SHA-256 covers all its content, reused chunks too, so it is
+//! computed here as the bytes are read, not by the page workers (they see
+//! only the new chunks' bytes).
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+
+use super::{ArchiveWriter, Metadata};
+use crate::chunk::{ChunkIdHasher, ChunkKeys, ChunkParams, ChunkSink, Chunker};
+use crate::crypto::ContentKey;
+use crate::error::{Error, Result};
+use crate::format::{encode_chunk_list, ChunkRef, EntryKind, Extent, ARCHIVE_ID_LEN, CHUNK_ID_LEN};
+
+/// Chunk ids a session remembers: about 56 bytes each in the map, so at
+/// most ~14 MiB. Past it, new chunks are still written and listed, only
+/// not remembered, so a later copy of one of them is stored again.
+pub(crate) const KNOWN_CHUNKS_CAP: usize = 262_144;
+
+/// Bytes read from a file at once; at least twice the largest chunk, so a
+/// chunk still open at a buffer's end is moved to its front with room left.
+const READ_LEN: usize = 4 << 20;
+
+type ChunkMap = HashMap<[u8; CHUNK_ID_LEN], (u64, u32)>;
+
+/// A session's chunking state: keys and sizes, the chunks it knows, and
+/// the read buffer reused from file to file.
+pub(crate) struct Chunking {
+    keys: Arc<ChunkKeys>,
+    params: ChunkParams,
+    /// Chunks written in this session: id to data-stream offset and length.
+    known: ChunkMap,
+    /// The previous version's chunks, for the file stored at this path
+    /// next (`update`).
+    reuse: Option<(Vec<u8>, ChunkMap)>,
+    buf: Vec<u8>,
+}
+
+impl Chunking {
+    pub(crate) fn new(
+        content_key: &ContentKey,
+        archive_id: &[u8; ARCHIVE_ID_LEN],
+        params: ChunkParams,
+    ) -> Chunking {
+        Chunking {
+            keys: Arc::new(ChunkKeys::derive(content_key, archive_id)),
+            params,
+            known: HashMap::new(),
+            reuse: None,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Whether a file of `size_hint` bytes, neither linked nor sparse, is
+    /// stored as chunks: from the smallest chunk size on.
+    pub(crate) fn chunks(&self, size_hint: u64) -> bool {
+        size_hint >= self.params.min() as u64
+    }
+
+    /// Where a chunk with `id` already lies, if this session knows it.
+    fn find(&self, id: &[u8; CHUNK_ID_LEN]) -> Option<(u64, u32)> {
+        let reused = self.reuse.as_ref().and_then(|(_, map)| map.get(id));
+        reused.or_else(|| self.known.get(id)).copied()
+    }
+}
+
+/// One file's chunks so far.
+struct FileChunks {
+    ids: ChunkIdHasher,
+    list: Vec<ChunkRef>,
+    /// File offset where the open chunk starts (after the listed ones).
+    start: u64,
+    /// Whether a new chunk of the file was stored (its first started a page).
+    started_page: bool,
+}
+
+/// The chunker's sink here: the ends of the chunks found in what it was fed.
+struct Ends(Vec<u64>);
+
+impl ChunkSink for Ends {
+    fn bytes(&mut self, _: &[u8]) {}
+
+    fn end(&mut self, end: u64) {
+        self.0.push(end);
+    }
+}
+
+impl<W: Write> ArchiveWriter<W> {
+    /// Offers the chunks of the version of `path` stored before (its chunk
+    /// list), for the file stored at `path` next: a chunk it still has is
+    /// listed where it lies, not stored again. The next chunked file
+    /// drops them, whatever its path.
+    pub(crate) fn reuse_chunks(&mut self, path: &[u8], chunks: &[ChunkRef]) {
+        let map = chunks.iter().map(|c| (c.id, (c.offset, c.len))).collect();
+        self.chunking.reuse = Some((path.to_vec(), map));
+    }
+
+    /// Whether the next file, of `size_hint` bytes, goes through
+    /// [`add_chunked_file`](Self::add_chunked_file).
+    pub(super) fn chunks_file(&self, size_hint: u64, linked: bool, sparse: bool) -> bool {
+        !linked && !sparse && self.chunking_allowed() && self.chunking.chunks(size_hint)
+    }
+
+    /// Adds a regular file as chunks, then its chunk list; returns its
+    /// length. The path is checked already.
+    pub(super) fn add_chunked_file(
+        &mut self,
+        path: &[u8],
+        meta: &Metadata,
+        content: &mut dyn Read,
+    ) -> Result<u64> {
+        if self.chunking.reuse.as_ref().is_some_and(|(p, _)| p != path) {
+            self.chunking.reuse = None;
+        }
+        let mut buf = std::mem::take(&mut self.chunking.buf);
+        buf.resize(READ_LEN.max(2 * self.chunking.params.max()), 0);
+        let stored = self.store_chunks(content, &mut buf);
+        self.chunking.buf = buf;
+        self.chunking.reuse = None;
+        let (list, size, sha256) = stored?;
+        let extent = if list.is_empty() {
+            // The file was empty after all: nothing to list.
+            Extent::whole(self.page_start + self.page.len() as u64, 0, false)
+        } else {
+            let offset = self.page_start + self.page.len() as u64;
+            self.append_to_pages(&encode_chunk_list(&list), false)?;
+            let count =
+                u32::try_from(list.len()).map_err(|_| Error::malformed("chunk list", "too many chunks"))?;
+            Extent { offset, size, linked: false, chunks: count }
+        };
+        self.push_entry(path, meta, EntryKind::File { size, sha256 }, Some(extent), None)?;
+        Ok(size)
+    }
+
+    /// Reads `content` through `buf`, cutting and storing its chunks;
+    /// returns the list, the length and the SHA-256.
+    fn store_chunks(
+        &mut self,
+        content: &mut dyn Read,
+        buf: &mut [u8],
+    ) -> Result<(Vec<ChunkRef>, u64, [u8; 32])> {
+        let keys = Arc::clone(&self.chunking.keys);
+        let mut sha = Sha256::new();
+        let mut file =
+            FileChunks { ids: ChunkIdHasher::new(&keys), list: Vec::new(), start: 0, started_page: false };
+        let mut ends = Ends(Vec::new());
+        let mut chunker = Chunker::new(&keys, self.chunking.params);
+        // `buf[..held]` holds the file's bytes from offset `buf_start`.
+        let (mut buf_start, mut held) = (0u64, 0usize);
+        loop {
+            let n =
+                read_full(content, &mut buf[held..]).map_err(Error::from_reader(Error::READING_CONTENT))?;
+            if n == 0 {
+                break;
+            }
+            if let Some(p) = &self.output.progress {
+                p.bytes_in.fetch_add(n as u64, Ordering::Relaxed);
+            }
+            sha.update(&buf[held..held + n]);
+            chunker.feed(&buf[held..held + n], &mut ends);
+            held += n;
+            self.store_ends(&mut file, &mut ends, &buf[..held], buf_start)?;
+            // Move the open chunk's bytes to the front for the next read.
+            let open = (file.start - buf_start) as usize;
+            buf.copy_within(open..held, 0);
+            held -= open;
+            buf_start = file.start;
+        }
+        chunker.finish(&mut ends);
+        self.store_ends(&mut file, &mut ends, &buf[..held], buf_start)?;
+        Ok((file.list, file.start, sha.finalize().into()))
+    }
+
+    /// Stores or finds the chunks that end at `ends`, whose bytes lie in
+    /// `held` (the file's bytes from offset `held_start`).
+    fn store_ends(
+        &mut self,
+        file: &mut FileChunks,
+        ends: &mut Ends,
+        held: &[u8],
+        held_start: u64,
+    ) -> Result<()> {
+        for end in ends.0.drain(..) {
+            let bytes = &held[(file.start - held_start) as usize..(end - held_start) as usize];
+            file.ids.update(bytes);
+            let id = *file.ids.finish_chunk().as_bytes();
+            let len = bytes.len() as u32;
+            let known = match self.chunking.find(&id) {
+                Some(found) => Some(found),
+                // Stored by an earlier session (an append's chunk indexes).
+                None => self.stored_chunk(&id)?.map(|e| (e.offset, e.len)),
+            };
+            let offset = match known {
+                Some((offset, known_len)) if known_len == len => offset,
+                _ => {
+                    // A file's new chunks start a page, as a large file does.
+                    if !std::mem::replace(&mut file.started_page, true) && !self.page.is_empty() {
+                        self.flush_page()?;
+                    }
+                    let offset = self.page_start + self.page.len() as u64;
+                    self.append_to_pages(bytes, true)?;
+                    if self.chunking.known.len() < KNOWN_CHUNKS_CAP {
+                        self.chunking.known.insert(id, (offset, len));
+                    }
+                    self.chunk_index.record(id, offset, len);
+                    offset
+                }
+            };
+            file.list.push(ChunkRef { offset, len, id });
+            file.start = end;
+        }
+        Ok(())
+    }
+
+    /// Appends `bytes` to the data stream, handing each full page to the
+    /// sealing workers; a file's chunks fill pages of `page_size`
+    /// (`large`), as a large file's bytes do.
+    fn append_to_pages(&mut self, mut bytes: &[u8], large: bool) -> Result<()> {
+        while !bytes.is_empty() {
+            if self.page.len() >= self.page_limit {
+                self.flush_page()?;
+            }
+            if large {
+                self.page_limit = self.tuning.page_size;
+            }
+            let stop = self.page_limit.max(self.page.len());
+            let n = self.page.fill(&mut bytes, stop, 0).expect("a slice reads without error");
+            if n == 0 && !bytes.is_empty() {
+                self.flush_page()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> ArchiveWriter<W> {
+    /// Appends `bytes` to the data stream with no entry naming them, as
+    /// an attacker holding the key could (a forged chunk list); returns
+    /// where they start.
+    #[cfg(test)]
+    pub(crate) fn append_raw(&mut self, bytes: &[u8]) -> u64 {
+        let at = self.page_start + self.page.len() as u64;
+        self.append_to_pages(bytes, false).unwrap();
+        at
+    }
+}
+
+/// Reads until `buf` is full or the content ends; returns how many bytes.
+fn read_full(content: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match content.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Cursor, Read};
+
+    use super::*;
+    use crate::archive::Archive;
+    use crate::crypto::{KdfParams, Password};
+    use crate::format::SparseMap;
+    use crate::session::CreateOptions;
+    use crate::test_data::random;
+
+    fn password() -> Password {
+        Password::from("chunks")
+    }
+
+    fn options(params: ChunkParams) -> CreateOptions {
+        CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS).page_size(64 << 10).chunk_sizes(params)
+    }
+
+    fn small_chunks() -> ChunkParams {
+        ChunkParams::new(1 << 10, 4 << 10, 16 << 10).unwrap()
+    }
+
+    fn read_all(archive: &Archive<Cursor<Vec<u8>>>, path: &str) -> Vec<u8> {
+        let mut got = Vec::new();
+        archive.open_file(path).unwrap().read_to_end(&mut got).unwrap();
+        got
+    }
+
+    #[test]
+    fn identical_files_in_one_create_are_stored_once() {
+        const LEN: usize = 2 << 20;
+        for params in [small_chunks(), ChunkParams::default()] {
+            let data = random(LEN, 1);
+            let meta = Metadata::new(0o644, 0, 0, 0, 0);
+            let mut w = ArchiveWriter::new(Vec::new(), &password(), options(params)).unwrap();
+            w.add_file("a", &meta, LEN as u64, &data[..]).unwrap();
+            w.add_file("b", &meta, LEN as u64, &data[..]).unwrap();
+            // A copy that differs in one byte in the middle stores about one chunk.
+            let mut edited = data.clone();
+            edited[LEN / 2] ^= 1;
+            w.add_file("c", &meta, LEN as u64, &edited[..]).unwrap();
+            let archive = Archive::open(Cursor::new(w.finish().unwrap()), &password()).unwrap();
+            let stored = archive.content_bytes();
+            // One copy, three lists (44 bytes a chunk) and the edited
+            // chunk; a second copy would double it.
+            let chunks = (LEN / params.min()) as u64;
+            let bound = LEN as u64 + 3 * 44 * chunks + 2 * params.max() as u64;
+            assert!(
+                (LEN as u64..bound).contains(&stored),
+                "{params:?}: {stored} bytes stored for three 2 MiB files, want one copy ({LEN}..{bound})"
+            );
+            assert!(read_all(&archive, "a") == data && read_all(&archive, "b") == data);
+            assert!(read_all(&archive, "c") == edited);
+            let a = archive.find("a").unwrap().unwrap();
+            let list = archive.chunk_list(&a).unwrap().unwrap();
+            assert!(list.len() > 1, "{params:?}: {} chunks", list.len());
+        }
+    }
+
+    #[test]
+    fn small_linked_and_sparse_files_stay_whole() {
+        let meta = Metadata::new(0o644, 0, 0, 0, 0);
+        let mut w = ArchiveWriter::new(Vec::new(), &password(), options(small_chunks())).unwrap();
+        let big = random(50 << 10, 2);
+        w.add_file("a-small", &meta, 1000, &big[..1000]).unwrap();
+        w.add_file("b-chunked", &meta, big.len() as u64, &big[..]).unwrap();
+        w.add_linked_file("c-linked", &meta, big.len() as u64, &big[..]).unwrap();
+        w.add_hardlink("d-link", &meta, "c-linked").unwrap();
+        let map = SparseMap::new(vec![(0, 20 << 10), (40 << 10, 10 << 10)], 60 << 10).unwrap();
+        w.add_sparse_file("e-sparse", &meta, map, 60 << 10, false, &big[..30 << 10]).unwrap();
+        // A hint below the smallest chunk keeps a file whole, whatever follows.
+        w.add_file("f-no-hint", &meta, 0, &big[..]).unwrap();
+        // A file that turns out empty is stored whole, with no list.
+        w.add_file("g-shrank", &meta, 1 << 20, &b""[..]).unwrap();
+        let archive = Archive::open(Cursor::new(w.finish().unwrap()), &password()).unwrap();
+        for (path, chunked) in [
+            ("a-small", false),
+            ("b-chunked", true),
+            ("c-linked", false),
+            ("d-link", false),
+            ("e-sparse", false),
+            ("f-no-hint", false),
+            ("g-shrank", false),
+        ] {
+            let entry = archive.find(path).unwrap().unwrap();
+            assert_eq!(entry.extent.unwrap().chunks > 0, chunked, "{path}");
+        }
+        assert!(read_all(&archive, "b-chunked") == big);
+        assert!(read_all(&archive, "g-shrank").is_empty());
+    }
+
+    #[test]
+    fn the_known_chunks_stop_growing_at_their_cap() {
+        let meta = Metadata::new(0o644, 0, 0, 0, 0);
+        let mut w = ArchiveWriter::new(Vec::new(), &password(), options(small_chunks())).unwrap();
+        // Ids no chunk has, up to the cap: past it, a copy is stored again.
+        for i in 0..KNOWN_CHUNKS_CAP as u64 {
+            let mut id = [0xff; CHUNK_ID_LEN];
+            id[..8].copy_from_slice(&i.to_le_bytes());
+            w.chunking.known.insert(id, (0, 1));
+        }
+        let data = random(64 << 10, 3);
+        w.add_file("a", &meta, data.len() as u64, &data[..]).unwrap();
+        w.add_file("b", &meta, data.len() as u64, &data[..]).unwrap();
+        assert_eq!(w.chunking.known.len(), KNOWN_CHUNKS_CAP);
+        let archive = Archive::open(Cursor::new(w.finish().unwrap()), &password()).unwrap();
+        assert!(archive.content_bytes() >= 2 * data.len() as u64, "both copies stored");
+        assert!(read_all(&archive, "a") == data && read_all(&archive, "b") == data);
+    }
+}
