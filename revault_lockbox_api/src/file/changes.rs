@@ -209,7 +209,7 @@ fn same_as_stored(e: &Entry, seen: &Seen) -> bool {
 #[cfg(test)]
 mod tests {
     use std::io::Read;
-    use std::path::Path;
+    use std::path::{Path, PathBuf};
     use std::time::{Duration, SystemTime};
 
     use crate::archive::{Archive, OpenOptions};
@@ -274,5 +274,60 @@ mod tests {
         let first = OpenOptions::new().session(1);
         let earlier = Archive::open_with(std::fs::File::open(&archive).unwrap(), &password, first).unwrap();
         assert!(read(&earlier, "db") == old, "the first state reads the old bytes");
+    }
+
+    /// A large file copied and the original renamed, then backed up by an
+    /// `add` of a new path: both find the first session's chunks through
+    /// its chunk index (no previous version at their paths), so the
+    /// session stores their chunk lists and no content; the merge session
+    /// past 16 runs keeps the index whole.
+    #[test]
+    fn a_copy_or_a_rename_of_a_stored_file_stores_no_content_again() {
+        const LEN: usize = 1 << 20;
+        let work = tempfile::tempdir().unwrap();
+        let src = work.path().join("src");
+        std::fs::create_dir(&src).unwrap();
+        let data = random(LEN, 21);
+        write_at(&src.join("big"), &data, 1_700_000_000);
+        let archive = work.path().join("a.lbox");
+        let password = Password::from("copies");
+        let params = ChunkParams::new(1 << 10, 4 << 10, 16 << 10).unwrap();
+        let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS).chunk_sizes(params);
+        create_archive(&archive, &src, &["big".into()], &password, options).unwrap();
+        let stream = |path: &Path| Archive::open(std::fs::File::open(path).unwrap(), &password).unwrap();
+        let before = stream(&archive).content_bytes();
+        assert!(before >= LEN as u64);
+
+        std::fs::copy(src.join("big"), src.join("copy")).unwrap();
+        std::fs::rename(src.join("big"), src.join("renamed")).unwrap();
+        let add = |names: &[&str]| {
+            let inputs: Vec<PathBuf> = names.iter().map(PathBuf::from).collect();
+            let options = UpdateOptions::new().chunk_sizes(params);
+            ArchiveUpdater::open(&archive, &password, options).unwrap().add(&src, &inputs).unwrap();
+        };
+        add(&["copy", "renamed"]);
+        let after = stream(&archive);
+        let added = after.content_bytes() - before;
+        // Two chunk lists of about 256 records of 44 bytes; the content
+        // again would be 2 MiB.
+        assert!(added < 64 << 10, "the copies added {added} bytes to the stream");
+        assert!(read(&after, "copy") == data && read(&after, "renamed") == data);
+        assert!(after.verify().unwrap().is_ok());
+
+        // Sixteen more sessions: a merge session rewrites the runs, and its
+        // chunk index must still find the first session's chunks.
+        for i in 0..16 {
+            write_at(&src.join(format!("small{i}")), b"x", 1_700_000_000);
+            add(&[&format!("small{i}")]);
+        }
+        let merged = stream(&archive);
+        assert!(merged.root().runs.len() < 16, "a merge session ran");
+        let before = merged.content_bytes();
+        std::fs::copy(src.join("copy"), src.join("third")).unwrap();
+        add(&["third"]);
+        let after = stream(&archive);
+        assert!(after.content_bytes() - before < 64 << 10, "the merged index found the chunks");
+        assert!(read(&after, "third") == data);
+        assert!(after.verify().unwrap().is_ok());
     }
 }
