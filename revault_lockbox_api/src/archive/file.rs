@@ -9,7 +9,7 @@ use super::{no_page, page_in};
 use crate::archive::Archive;
 use crate::crypto::open_data_page;
 use crate::error::{EntryPath, Error, Result};
-use crate::format::{decode_chunk_list, ChunkRef, Entry, PageRecord, PagesLeaf, DIGEST_LEN};
+use crate::format::{decode_chunk_list, ChunkRef, Entry, Extent, PageRecord, PagesLeaf, DIGEST_LEN};
 use crate::index::read_sealed;
 use crate::sparse::ContentHasher;
 use crate::storage::ReadAt;
@@ -99,7 +99,11 @@ impl<S: ReadAt> Archive<S> {
     /// chunk, about 176 KiB for a 1 GiB file at the default chunk size.
     #[allow(dead_code)] // TODO(issue 48): the dedup writer and readers use it
     pub(crate) fn chunk_list(&self, entry: &Entry) -> Result<Option<Vec<ChunkRef>>> {
-        let Some(extent) = entry.extent else { return Ok(None) };
+        entry.extent.map_or(Ok(None), |extent| self.chunk_list_of(&extent))
+    }
+
+    /// [`chunk_list`](Self::chunk_list) of the file whose content `extent` names.
+    pub(crate) fn chunk_list_of(&self, extent: &Extent) -> Result<Option<Vec<ChunkRef>>> {
         let Some((count, len)) = extent.chunk_list() else { return Ok(None) };
         if extent.end() > self.root.stream_len {
             return Err(Error::malformed("chunk list", "it lies past the data stream"));

@@ -264,6 +264,12 @@ impl<S: ReadAt> Archive<S> {
         &self.root
     }
 
+    /// The keys of this archive's chunk ids (and chunker): what `verify`
+    /// checks a chunked file's chunks with.
+    pub(crate) fn chunk_keys(&self) -> crate::chunk::ChunkKeys {
+        crate::chunk::ChunkKeys::derive(&self.content_key, &self.archive_id)
+    }
+
     /// The archive id, the content key, and where the committed state ends:
     /// what an appending session continues from.
     pub(crate) fn append_point(&self) -> ([u8; ARCHIVE_ID_LEN], &ContentKey, u64) {
