@@ -44,6 +44,8 @@ use crate::progress::Progress;
 use crate::storage::ReadAt;
 
 pub use browse::{Browser, Listed, Node, Place};
+#[cfg(test)]
+pub(crate) use content::chunked_tests;
 pub(crate) use content::{ContentSource, ContentVisitor, Span, SpanRequest};
 pub use entries::Entries;
 pub use file::EntryReader;
