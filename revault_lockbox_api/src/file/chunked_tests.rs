@@ -1,34 +1,30 @@
 //! Rewrites and `info` of archives holding chunked files (FORMAT.md
 //! §3.5c): a rewrite stores a chunked file's content again through the
 //! writer, and `info` counts the pages its chunks lie in as live.
+//! [`chunked_archive`](crate::archive::chunked_tests::chunked_archive)
+//! builds them.
 
 use std::path::{Path, PathBuf};
 
-use crate::archive::chunked_tests::{
-    content_of, meta, noise, password, records, write_chunked, writer, RANGES,
-};
+use crate::archive::chunked_tests::{chunked_archive_then, meta, noise, password, RANGES};
 use crate::archive::{Archive, Retention};
 use crate::error::Error;
 use crate::extract::ExtractOptions;
 use crate::file::{ArchiveUpdater, UpdateOptions};
 use crate::format::ChunkRef;
+use crate::session::ArchiveWriter;
 
-/// `a` (20,000 bytes stored whole), `b` (chunked, its chunks in `a` as
-/// `edit` leaves [`RANGES`]), `c` (5 bytes), then `d` (12,000 bytes on
-/// pages of its own), written to `dir`; with `b`'s content.
+/// `chunked_archive` of 20,000 bytes, its chunks as `edit` leaves
+/// `RANGES`, then `d` (12,000 bytes on pages of its own), written to
+/// `dir`; with `b`'s content.
 fn archive_file(dir: &Path, edit: impl FnOnce(&mut Vec<ChunkRef>)) -> (PathBuf, Vec<u8>) {
-    let base = noise(20_000, 11);
-    let mut w = writer();
-    w.add_file("a", &meta(), base.len() as u64, &base[..]).unwrap();
-    let mut stream = base.clone();
-    let mut chunks = records(&stream, RANGES);
-    let content = content_of(&stream, &chunks);
-    edit(&mut chunks);
-    write_chunked(&mut w, "b", &mut stream, &chunks, &content);
-    w.add_file("c", &meta(), 5, &b"after"[..]).unwrap();
-    w.add_file("d", &meta(), 12_000, &noise(12_000, 12)[..]).unwrap();
+    let d = noise(12_000, 12);
+    let more = |w: &mut ArchiveWriter<Vec<u8>>| {
+        w.add_file("d", &meta(), 12_000, &d[..]).unwrap();
+    };
+    let (bytes, content) = chunked_archive_then(&noise(20_000, 11), RANGES, edit, more);
     let path = dir.join("x.lbox");
-    std::fs::write(&path, w.finish().unwrap()).unwrap();
+    std::fs::write(&path, bytes).unwrap();
     (path, content)
 }
 

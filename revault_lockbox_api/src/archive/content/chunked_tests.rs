@@ -29,15 +29,9 @@ pub(crate) fn chunk_keys() -> ChunkKeys {
 
 /// Bytes that compress badly, so that a few KiB fill several pages.
 pub(crate) fn noise(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
+    let mut bytes = vec![0; len];
+    corpora::Rng::new(seed).fill(&mut bytes);
+    bytes
 }
 
 /// A writer of 4 KiB pages under the fixed keys.
@@ -93,6 +87,16 @@ pub(crate) fn chunked_archive(
     ranges: &[(u64, u32)],
     edit: impl FnOnce(&mut Vec<ChunkRef>),
 ) -> (Vec<u8>, Vec<u8>) {
+    chunked_archive_then(base, ranges, edit, |_| {})
+}
+
+/// [`chunked_archive`], with what `more` adds after `c`.
+pub(crate) fn chunked_archive_then(
+    base: &[u8],
+    ranges: &[(u64, u32)],
+    edit: impl FnOnce(&mut Vec<ChunkRef>),
+    more: impl FnOnce(&mut ArchiveWriter<Vec<u8>>),
+) -> (Vec<u8>, Vec<u8>) {
     let mut w = writer();
     w.add_file("a", &meta(), base.len() as u64, base).unwrap();
     let mut stream = base.to_vec();
@@ -101,6 +105,7 @@ pub(crate) fn chunked_archive(
     edit(&mut chunks);
     write_chunked(&mut w, "b", &mut stream, &chunks, &content);
     w.add_file("c", &meta(), 5, &b"after"[..]).unwrap();
+    more(&mut w);
     (w.finish().unwrap(), content)
 }
 
