@@ -10,7 +10,7 @@ use crate::archive::Archive;
 use crate::crypto::open_data_page;
 use crate::error::{EntryPath, Error, Result};
 use crate::format::{
-    chunking_allowed, decode_chunk_list, ChunkRef, Entry, PageRecord, PagesLeaf, DIGEST_LEN,
+    chunking_allowed, decode_chunk_list, ChunkRef, Entry, Extent, PageRecord, PagesLeaf, DIGEST_LEN,
 };
 use crate::index::read_sealed;
 use crate::sparse::ContentHasher;
@@ -112,7 +112,11 @@ impl<S: ReadAt> Archive<S> {
     /// content is stored whole. The list is held in memory: 44 bytes a
     /// chunk, about 176 KiB for a 1 GiB file at the default chunk size.
     pub(crate) fn chunk_list(&self, entry: &Entry) -> Result<Option<Vec<ChunkRef>>> {
-        let Some(extent) = entry.extent else { return Ok(None) };
+        entry.extent.map_or(Ok(None), |extent| self.chunk_list_of(&extent))
+    }
+
+    /// [`chunk_list`](Self::chunk_list) of the file whose content `extent` names.
+    pub(crate) fn chunk_list_of(&self, extent: &Extent) -> Result<Option<Vec<ChunkRef>>> {
         let Some((count, len)) = extent.chunk_list() else { return Ok(None) };
         if !chunking_allowed(self.version()) {
             return Err(Error::malformed("entry", "a chunked file in an archive of version 3"));

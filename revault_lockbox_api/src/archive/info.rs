@@ -7,7 +7,7 @@ use super::{page_in, SessionSigners};
 use crate::archive::Archive;
 use crate::crypto::KdfParams;
 use crate::error::Result;
-use crate::format::{Codec, EntryKind, KeySlot, PagesLeaf, TreeTop, TRAILER_LEN};
+use crate::format::{Codec, EntryKind, Extent, KeySlot, PagesLeaf, TreeTop, TRAILER_LEN};
 use crate::storage::ReadAt;
 
 /// What [`Archive::info`] reports.
@@ -107,7 +107,7 @@ impl<S: ReadAt> Archive<S> {
                     info.files += 1;
                     info.content_bytes += size;
                     if let Some(x) = e.extent {
-                        live.mark(self, x.offset, x.end())?;
+                        live.mark_content(self, &x)?;
                     }
                 }
                 EntryKind::Symlink { .. } => info.symlinks += 1,
@@ -178,6 +178,17 @@ pub(super) struct LivePages {
 }
 
 impl LivePages {
+    /// Marks the pages a file's content lies in: its bytes stored whole,
+    /// or a chunked file's list and every chunk it names (the list read
+    /// and held for the while).
+    pub(super) fn mark_content<S: ReadAt>(&mut self, archive: &Archive<S>, extent: &Extent) -> Result<()> {
+        self.mark(archive, extent.offset, extent.end())?;
+        for chunk in archive.chunk_list_of(extent)?.unwrap_or_default() {
+            self.mark(archive, chunk.offset, chunk.end())?;
+        }
+        Ok(())
+    }
+
     pub(super) fn mark<S: ReadAt>(&mut self, archive: &Archive<S>, from: u64, to: u64) -> Result<()> {
         let session = archive.session_at(from)?;
         let mut at = from;

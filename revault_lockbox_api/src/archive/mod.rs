@@ -46,6 +46,8 @@ use crate::storage::ReadAt;
 
 pub use browse::{Browser, Listed, Node, Place};
 pub(crate) use chunks::ChunkLookup;
+#[cfg(test)]
+pub(crate) use content::chunked_tests;
 pub(crate) use content::{ContentSource, ContentVisitor, Span, SpanRequest};
 pub use entries::Entries;
 pub use file::EntryReader;
@@ -271,6 +273,12 @@ impl<S: ReadAt> Archive<S> {
     /// The authenticated root.
     pub(crate) fn root(&self) -> &Root {
         &self.root
+    }
+
+    /// The keys of this archive's chunk ids (and chunker): what `verify`
+    /// checks a chunked file's chunks with.
+    pub(crate) fn chunk_keys(&self) -> crate::chunk::ChunkKeys {
+        crate::chunk::ChunkKeys::derive(&self.content_key, &self.archive_id)
     }
 
     /// The archive id, the content key, and where the committed state ends:

@@ -82,7 +82,7 @@ impl<S: ReadAt> Archive<S> {
         for e in self.at(AsOf::State(number(first) as i64))?.entries()? {
             let e = e?;
             if let (EntryKind::File { .. }, Some(x)) = (&e.kind, e.extent) {
-                live.mark(self, x.offset, x.end())?;
+                live.mark_content(self, &x)?;
             }
             records += encoded_record_len(&Record::Put(e)) as u64;
         }

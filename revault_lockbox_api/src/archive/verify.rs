@@ -4,8 +4,9 @@ use std::sync::atomic::Ordering;
 
 use super::{is_salvageable, ContentVisitor, Members, Span, SpanRequest};
 use crate::archive::Archive;
+use crate::chunk::{ChunkIdHasher, ChunkKeys};
 use crate::error::{EntryPath, Error, Result};
-use crate::format::DIGEST_LEN;
+use crate::format::{ChunkRef, DIGEST_LEN};
 use crate::progress::Progress;
 use crate::sparse::ContentHasher;
 use crate::storage::ReadAt;
@@ -55,12 +56,20 @@ impl VerifyReport {
 }
 
 /// Checks each file's digest (the walk hashes its bytes) as it ends; a
-/// few files at most are open at once, since spans arrive in order.
+/// few files at most are open at once, since spans arrive in order. A
+/// chunked file's chunks are checked against their keyed ids as their
+/// bytes pass, each reference on its own (a chunk two files share is
+/// hashed twice): the walk delivers them anyway, and a set of the chunks
+/// already checked would grow with the archive.
 pub(super) struct Checker<'a> {
     entries: Box<dyn Iterator<Item = Result<crate::format::Entry>> + 'a>,
-    /// Files handed out and not yet ended: path, expected digest.
-    open: std::collections::VecDeque<(usize, Vec<u8>, [u8; DIGEST_LEN])>,
+    /// Files handed out and not yet ended.
+    open: std::collections::VecDeque<OpenFile>,
     next_token: usize,
+    ids: ChunkIdHasher,
+    /// The chunk whose bytes are passing: its file, its record, the bytes
+    /// seen so far.
+    chunk: Option<(usize, ChunkRef, u64)>,
     /// The highest page counted: a walk reads pages in increasing order,
     /// and one read again (a second pass, a page two files share) is
     /// not counted again.
@@ -69,26 +78,54 @@ pub(super) struct Checker<'a> {
     progress: Option<&'a Progress>,
 }
 
+/// A file handed out and not yet ended.
+struct OpenFile {
+    token: usize,
+    path: Vec<u8>,
+    sha256: [u8; DIGEST_LEN],
+    /// The data-stream offset of its first chunk whose id was wrong.
+    wrong_chunk: Option<u64>,
+}
+
 impl<'a> Checker<'a> {
-    /// A checker of the files among `entries`.
+    /// A checker of the files among `entries`, whose chunk ids are keyed
+    /// by `keys`.
     pub(super) fn new(
         entries: Box<dyn Iterator<Item = Result<crate::format::Entry>> + 'a>,
+        keys: &ChunkKeys,
         progress: Option<&'a Progress>,
     ) -> Checker<'a> {
         Checker {
             entries,
             open: Default::default(),
             next_token: 0,
+            ids: ChunkIdHasher::new(keys),
+            chunk: None,
             highest_page: None,
             report: VerifyReport::default(),
             progress,
         }
     }
 
-    fn take(&mut self, token: usize) -> (Vec<u8>, [u8; DIGEST_LEN]) {
-        let i = self.open.iter().position(|f| f.0 == token).expect("span handed out");
-        let (_, path, digest) = self.open.remove(i).expect("position is valid");
-        (path, digest)
+    fn take(&mut self, token: usize) -> OpenFile {
+        let i = self.open.iter().position(|f| f.token == token).expect("span handed out");
+        self.open.remove(i).expect("position is valid")
+    }
+
+    /// Hashes the passing chunk's `bytes`; at its end, compares its id.
+    fn check_chunk(&mut self, token: usize, bytes: &[u8]) {
+        let Some((_, chunk, seen)) = self.chunk.as_mut().filter(|c| c.0 == token) else { return };
+        self.ids.update(bytes);
+        *seen += bytes.len() as u64;
+        if *seen < u64::from(chunk.len) {
+            return;
+        }
+        let chunk = *chunk;
+        self.chunk = None;
+        if self.ids.finish_chunk().as_bytes() != &chunk.id {
+            let file = self.open.iter_mut().find(|f| f.token == token).expect("span handed out");
+            file.wrong_chunk.get_or_insert(chunk.offset);
+        }
     }
 }
 
@@ -107,14 +144,28 @@ impl ContentVisitor for Checker<'_> {
             };
             let token = self.next_token;
             self.next_token += 1;
-            self.open.push_back((token, entry.path.clone(), *sha256));
-            let span = Span { start: extent.offset, size: extent.size };
+            self.open.push_back(OpenFile {
+                token,
+                path: entry.path.clone(),
+                sha256: *sha256,
+                wrong_chunk: None,
+            });
+            let span = Span::of(&extent);
             return Ok(Some((token, span, ContentHasher::for_entry(&entry))));
         }
         Ok(None)
     }
 
-    fn bytes(&mut self, _token: usize, bytes: &[u8]) -> Result<()> {
+    fn chunk(&mut self, token: usize, chunk: &ChunkRef) {
+        if self.chunk.take().is_some() {
+            // The last chunk was cut short (its file damaged): start afresh.
+            self.ids.finish_chunk();
+        }
+        self.chunk = Some((token, *chunk, 0));
+    }
+
+    fn bytes(&mut self, token: usize, bytes: &[u8]) -> Result<()> {
+        self.check_chunk(token, bytes);
         self.report.bytes += bytes.len() as u64;
         if let Some(p) = self.progress {
             p.bytes_in.fetch_add(bytes.len() as u64, Ordering::Relaxed);
@@ -123,19 +174,24 @@ impl ContentVisitor for Checker<'_> {
     }
 
     fn end(&mut self, token: usize, digest: [u8; DIGEST_LEN]) -> Result<()> {
-        let (path, expected) = self.take(token);
+        let file = self.take(token);
         self.report.files += 1;
-        if digest != expected {
-            let path = EntryPath(path);
-            let reason = Error::ChecksumMismatch { path: path.clone() }.to_string();
-            self.report.damaged.push(Damage { path, reason });
-        }
+        let path = EntryPath(file.path);
+        let reason = match file.wrong_chunk {
+            Some(offset) => format!(
+                "chunk id mismatch for {path}: the chunk at data-stream offset {offset} differs from what was \
+                 archived"
+            ),
+            None if digest != file.sha256 => Error::ChecksumMismatch { path: path.clone() }.to_string(),
+            None => return Ok(()),
+        };
+        self.report.damaged.push(Damage { path, reason });
         Ok(())
     }
 
     fn damaged(&mut self, token: usize, error: &Error) -> bool {
-        let (path, _) = self.take(token);
-        self.report.damaged.push(Damage { path: EntryPath(path), reason: error.to_string() });
+        let file = self.take(token);
+        self.report.damaged.push(Damage { path: EntryPath(file.path), reason: error.to_string() });
         true
     }
 
@@ -198,7 +254,7 @@ impl<S: ReadAt> Archive<S> {
         }
         let mut selected = members.entries(self)?;
         let report = {
-            let mut checker = Checker::new(Box::new(selected.by_ref()), self.progress());
+            let mut checker = Checker::new(Box::new(selected.by_ref()), &self.chunk_keys(), self.progress());
             checker.report.torn_tail_bytes = self.torn_tail_bytes();
             checker.report.lost.extend(history);
             self.walk_content(&mut checker, members.is_everything())?;

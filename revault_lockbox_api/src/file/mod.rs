@@ -10,6 +10,8 @@ mod atomic;
 mod chain_tests;
 mod changes;
 #[cfg(test)]
+mod chunked_tests;
+#[cfg(test)]
 mod conformance_tests;
 mod create;
 mod lock;

@@ -11,8 +11,6 @@
 //! written after it (a later session's, or its own file's later ones) and
 //! a cut that keeps the list keeps every chunk it names.
 
-#![allow(dead_code)] // TODO(issue 48): the dedup writer and readers use it; remove when they land
-
 use super::codec::{malformed, Decoder, Encoder};
 use super::{DecodeError, CHUNK_ID_LEN, MAX_FILE_SIZE};
 
@@ -36,6 +34,7 @@ impl ChunkRef {
         self.offset + u64::from(self.len)
     }
 
+    #[allow(dead_code)] // TODO(issue 48): the dedup writer uses it; remove when it lands
     pub(crate) fn encode(&self, e: &mut Encoder) {
         e.u64(self.offset).u32(self.len).bytes(&self.id);
     }
@@ -122,6 +121,7 @@ pub(crate) fn decode_chunk_list(
     Ok(chunks)
 }
 
+#[allow(dead_code)] // TODO(issue 48): the dedup writer uses it; remove when it lands
 pub(crate) fn encode_chunk_list(chunks: &[ChunkRef]) -> Vec<u8> {
     let mut e = Encoder::default();
     for chunk in chunks {

@@ -26,11 +26,9 @@ mod trailer;
 mod walk_rules;
 
 pub(crate) use chunk_index::{ChunkEntry, ChunksLeaf, CHUNK_ENTRY_LEN};
-#[allow(unused_imports)] // TODO(issue 48): the dedup writer and readers use them; remove when they land
-pub(crate) use chunks::{
-    check_chunk_count, decode_chunk_list, encode_chunk_list, ChunkRef, ListSum, CHUNK_RECORD_LEN,
-    MAX_CHUNK_LEN,
-};
+pub(crate) use chunks::{decode_chunk_list, encode_chunk_list, ChunkRef};
+#[cfg(test)]
+pub(crate) use chunks::{CHUNK_RECORD_LEN, MAX_CHUNK_LEN};
 pub use codec::DecodeError;
 pub(crate) use entry::{encoded_record_len, Extent, Record};
 pub use entry::{Entry, EntryKind};

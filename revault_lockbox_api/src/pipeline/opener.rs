@@ -19,13 +19,35 @@ use crate::error::{Error, Result};
 use crate::format::{PageRecord, ARCHIVE_ID_LEN, DIGEST_LEN};
 use crate::sparse::ContentHasher;
 
-/// A file's bytes in the data stream, whose content hash the workers
-/// compute as its pages open.
+/// A file's bytes in the data stream, or one chunk of a chunked file's,
+/// whose content hash the workers compute as its pages open.
 pub(crate) struct HashedSpan {
     pub(crate) token: usize,
     pub(crate) start: u64,
     pub(crate) size: u64,
-    pub(crate) hasher: ContentHasher,
+    /// The file's hasher, with its first span; a chunk after the first
+    /// carries on with the hasher its file's span before it left.
+    pub(crate) hasher: Option<ContentHasher>,
+    /// Whether the file's content ends with this span: its digest is made.
+    pub(crate) last: bool,
+}
+
+impl HashedSpan {
+    /// The whole content of a file stored in one piece.
+    pub(crate) fn whole(token: usize, start: u64, size: u64, hasher: ContentHasher) -> HashedSpan {
+        HashedSpan { token, start, size, hasher: Some(hasher), last: true }
+    }
+}
+
+/// The workers' hashing state, touched only in turn: the spans started and
+/// not ended, oldest first, and the hasher a chunked file's span ended
+/// with, for its next. One is enough: a file's chunks come before the
+/// next file's, in stream order within a pass and in passes one after
+/// another.
+#[derive(Default)]
+struct Hashing {
+    open: VecDeque<HashedSpan>,
+    carried: Option<(usize, ContentHasher)>,
 }
 
 /// A span's digest, or `None` when a page holding it failed.
@@ -95,7 +117,7 @@ impl PageOpener {
     pub(crate) fn new(threads: usize, capacity: usize, spare: bool) -> Result<PageOpener> {
         // The spans being hashed, oldest first; only the worker whose turn
         // it is touches them.
-        let hashing = Arc::new(InTurn::new(VecDeque::new()));
+        let hashing = Arc::new(InTurn::new(Hashing::default()));
         let cancelled = Arc::new(AtomicBool::new(false));
         let skip = Arc::clone(&cancelled);
         let workers =
@@ -205,11 +227,7 @@ fn counted_bytes(plain_len: u64) -> u64 {
 /// codec needs (returning the other), then, in its turn, hashes the spans'
 /// bytes the page holds. Once the opener is `cancelled` the page is handed
 /// back unopened, and its spans unhashed.
-fn open(
-    (page, spare, ticket, mut digests): Job,
-    hashing: &InTurn<VecDeque<HashedSpan>>,
-    cancelled: &AtomicBool,
-) -> Done {
+fn open((page, spare, ticket, mut digests): Job, hashing: &InTurn<Hashing>, cancelled: &AtomicBool) -> Done {
     let PageToOpen { number, start, record, keys, archive_id, sealed, mut spans } = page;
     let end = start + u64::from(record.plain_len);
     // The turn is taken whatever happens, or later pages would wait for it.
@@ -219,9 +237,9 @@ fn open(
         Err(e) => (Err(e), spare),
     }));
     let plain = opened.as_ref().ok().and_then(|(plain, _)| plain.as_deref().ok());
-    hashing.take_turn(ticket, |open_spans| {
-        open_spans.extend(spans.drain(..));
-        hash_page(open_spans, (start, end), plain, &mut digests);
+    hashing.take_turn(ticket, |state| {
+        state.open.extend(spans.drain(..));
+        hash_page(state, (start, end), plain, &mut digests);
     });
     let (plain, spare) = opened.unwrap_or_else(|payload| panic::resume_unwind(payload));
     (OpenedPage { number, start, end, plain, digests }, spare, spans)
@@ -234,32 +252,43 @@ fn not_wanted() -> Error {
 
 /// Feeds the spans the bytes of the page at stream offsets `start..end`
 /// (`None`: the page failed, and so do the spans it holds), and lists
-/// those that end in it.
+/// the files whose last span ends in it. A file whose earlier span failed
+/// has no hasher left: its last span's digest is `None` too.
 fn hash_page(
-    open: &mut VecDeque<HashedSpan>,
+    state: &mut Hashing,
     (start, end): (u64, u64),
     plain: Option<&[u8]>,
     digests: &mut Vec<SpanDigest>,
 ) {
+    let Hashing { open, carried } = state;
     while let Some(span) = open.front_mut() {
         if span.start >= end {
             break;
         }
+        if span.hasher.is_none() && carried.as_ref().is_some_and(|(token, _)| *token == span.token) {
+            span.hasher = carried.take().map(|(_, hasher)| hasher);
+        }
         let Some(page) = plain else {
-            digests.push((span.token, None));
-            open.pop_front();
+            let span = open.pop_front().expect("front exists");
+            if span.last {
+                digests.push((span.token, None));
+            }
             continue;
         };
         let span_end = span.start + span.size;
         let (from, to) = (span.start.max(start), span_end.min(end));
-        if from < to {
-            span.hasher.update(&page[(from - start) as usize..(to - start) as usize]);
+        if let Some(hasher) = span.hasher.as_mut().filter(|_| from < to) {
+            hasher.update(&page[(from - start) as usize..(to - start) as usize]);
         }
         if span_end > end {
             break;
         }
         let span = open.pop_front().expect("front exists");
-        digests.push((span.token, Some(span.hasher.finish_entry())));
+        match (span.last, span.hasher) {
+            (true, hasher) => digests.push((span.token, hasher.map(ContentHasher::finish_entry))),
+            (false, Some(hasher)) => *carried = Some((span.token, hasher)),
+            (false, None) => {}
+        }
     }
 }
 
@@ -318,8 +347,7 @@ mod tests {
     fn a_cancelled_opener_hands_pages_back_unopened_and_unhashed() {
         let plain = b"lockbox ".repeat(4096);
         let mut pool = PageOpener::new(2, 4, true).unwrap();
-        let span =
-            || HashedSpan { token: 7, start: 0, size: plain.len() as u64, hasher: ContentHasher::new(None) };
+        let span = || HashedSpan::whole(7, 0, plain.len() as u64, ContentHasher::new(None));
         let mut page = sealed_page(&plain);
         page.spans.push(span());
         pool.submit(page);

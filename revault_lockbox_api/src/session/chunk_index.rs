@@ -42,7 +42,7 @@ impl ChunkIndexBuilder {
     /// chunk was noted). A chunk noted twice keeps its first place.
     pub(crate) fn write(mut self, sink: &mut dyn NodeSink) -> Result<TreeTop> {
         // Stable, so that of equal ids the first noted stays first.
-        self.entries.sort_by(|a, b| a.id.cmp(&b.id));
+        self.entries.sort_by_key(|e| e.id);
         self.entries.dedup_by(|later, first| later.id == first.id);
         write_sorted(self.entries.into_iter().map(Ok), sink)
     }

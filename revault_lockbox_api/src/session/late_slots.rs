@@ -99,6 +99,23 @@ impl<W: Write> ArchiveWriter<W> {
         Self::begin(out, archive_id, &content_key, &header, options, shape)
     }
 
+    /// [`with_keys`](Self::with_keys) under a content key and archive id
+    /// the caller chose: tests that must compute chunk ids (keyed by both)
+    /// before writing the lists that hold them.
+    #[cfg(test)]
+    pub(crate) fn with_known_keys(
+        out: W,
+        keys: &KeySet,
+        options: CreateOptions,
+        (archive_id, content_key): ([u8; ARCHIVE_ID_LEN], &ContentKey),
+    ) -> Result<Self> {
+        let slots = keys.slots(&archive_id, content_key, options.kdf)?;
+        let labels = keys.slot_labels();
+        let header =
+            HeaderPrefix::fitting_labeled(archive_id, &slots, &labels).encode_labeled(&slots, &labels);
+        Self::begin(out, archive_id, content_key, &header, options, |start| start)
+    }
+
     /// Writes `header` (the prefix and the slot table), and starts the
     /// first session (as `shape` makes it).
     pub(super) fn begin(

@@ -407,6 +407,25 @@ impl<W: Write> ArchiveWriter<W> {
         }
     }
 
+    /// Makes the last file a chunked one (FORMAT.md §3.5c) of `size` bytes
+    /// hashing to `sha256`, whose list is the content just written for it:
+    /// how tests build chunked files as a key holder could.
+    #[cfg(test)]
+    pub(crate) fn chunk_last_file(&mut self, size: u64, sha256: [u8; crate::format::DIGEST_LEN]) {
+        match self.leaf.last_mut() {
+            Some(Record::Put(Entry {
+                kind: EntryKind::File { size: s, sha256: d },
+                extent: Some(x),
+                ..
+            })) => {
+                let chunks = (x.size / crate::format::CHUNK_RECORD_LEN as u64) as u32;
+                (*s, *d) = (size, sha256);
+                *x = Extent { size, chunks, ..*x };
+            }
+            other => panic!("the last record is no file: {other:?}"),
+        }
+    }
+
     /// Makes the session's record in the root say `created_ns`, whatever
     /// its header (already written) says.
     #[cfg(test)]

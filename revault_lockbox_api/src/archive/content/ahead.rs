@@ -60,7 +60,7 @@ impl<'a, S: ReadAt> ReadAhead<'a, S> {
             records,
             pool,
             end,
-            span: Some(HashedSpan { token: 0, start: at, size: end - at, hasher }),
+            span: Some(HashedSpan::whole(0, at, end - at, hasher)),
             submitted_all: false,
             current: None,
             digest: None,

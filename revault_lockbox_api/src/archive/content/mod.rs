@@ -9,13 +9,20 @@
 //! bytes and, at its end, the digest of its content, hashed on the
 //! workers. Memory is the pages in flight and the spans they cover,
 //! whatever the archive's size.
+//!
+//! A chunked file (FORMAT.md §3.5c) is handed out as one span and walked
+//! as a run of spans, one a chunk in list order: its list is read (and
+//! held) when its turn comes, its SHA-256 carries on from chunk to chunk
+//! on the workers, and a chunk that goes back begins a new pass like any
+//! span that does. The visitor sees one file: its bytes in content
+//! order, each chunk announced ([`ContentVisitor::chunk`]), one end.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
 use super::{no_page, Archive};
 use crate::error::{Error, Result};
-use crate::format::{PageRecord, DIGEST_LEN};
+use crate::format::{ChunkRef, Extent, PageRecord, DIGEST_LEN};
 use crate::index::read_sealed_into;
 use crate::pipeline::{HashedSpan, OpenedPage, PageOpener, PageToOpen, SpanDigest};
 use crate::sparse::ContentHasher;
@@ -27,16 +34,36 @@ mod records;
 pub(crate) use ahead::ReadAhead;
 use records::PageRecords;
 #[cfg(test)]
+pub(crate) mod chunked_tests;
+#[cfg(test)]
 mod tests;
 
-/// One file's bytes in the data stream.
+/// One file's bytes in the data stream: `size` bytes from `start`, or,
+/// for a chunked file (`chunks > 0`), `size` bytes in the chunks its list
+/// at `start` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Span {
     pub(crate) start: u64,
     pub(crate) size: u64,
+    pub(crate) chunks: u32,
 }
 
 impl Span {
+    /// Bytes stored whole.
+    pub(crate) fn whole(start: u64, size: u64) -> Span {
+        Span { start, size, chunks: 0 }
+    }
+
+    /// The content `extent` names.
+    pub(crate) fn of(extent: &Extent) -> Span {
+        Span { start: extent.offset, size: extent.size, chunks: extent.chunks }
+    }
+
+    /// The extent a chunked span's list is read by.
+    pub(crate) fn extent(&self) -> Extent {
+        Extent { chunks: self.chunks, ..Extent::whole(self.start, self.size, false) }
+    }
+
     fn end(&self) -> u64 {
         self.start + self.size
     }
@@ -56,6 +83,9 @@ pub(crate) trait ContentVisitor {
     /// The next bytes of span `token`, authenticated, in order. An empty
     /// span gets one call with no bytes.
     fn bytes(&mut self, token: usize, bytes: &[u8]) -> Result<()>;
+    /// The bytes of chunked file `token` that follow, up to the next call,
+    /// are `chunk`'s (all of them, unless the file is damaged first).
+    fn chunk(&mut self, _token: usize, _chunk: &ChunkRef) {}
     /// All of span `token` was delivered; `digest` is what its hasher
     /// made of the bytes.
     fn end(&mut self, token: usize, digest: [u8; DIGEST_LEN]) -> Result<()>;
@@ -116,7 +146,33 @@ struct Pending {
     token: usize,
     span: Span,
     written: u64,
+    /// The chunk it is, of a chunked file.
+    chunk: Option<ChunkRef>,
+    /// Whether its file ends with it.
+    last: bool,
 }
+
+/// A span as the engine walks it: a whole file, or one chunk of one.
+pub(crate) struct Part {
+    pub(crate) token: usize,
+    pub(crate) span: Span,
+    /// The file's hasher, with its first part.
+    pub(crate) hasher: Option<ContentHasher>,
+    /// Whether the file ends with this part.
+    pub(crate) last: bool,
+    pub(crate) chunk: Option<ChunkRef>,
+}
+
+/// The chunked file whose chunks are being handed out, with its list.
+struct Chunked {
+    token: usize,
+    chunks: Vec<ChunkRef>,
+    next: usize,
+    hasher: Option<ContentHasher>,
+}
+
+/// Reads a chunked span's list: every check of FORMAT.md §3.5c.
+pub(crate) type ReadList<'a> = &'a dyn Fn(&Span) -> Result<Vec<ChunkRef>>;
 
 /// Spans handed out and waiting for their pages: a bound on the walk's
 /// memory (and the visitor's) that depends neither on how small the files
@@ -142,7 +198,10 @@ impl<S: ReadAt> Archive<S> {
     pub(crate) fn walk_content(&self, visitor: &mut dyn ContentVisitor, every_page: bool) -> Result<()> {
         let spare = visitor.writes_bytes_out();
         let mut pool = PageOpener::new(self.tuning.threads, self.tuning.pages_in_flight, spare)?;
-        let mut pass = Pass { inner: visitor, carry: None, last_end: 0, stopped: false, resume: false };
+        let lists = |span: &Span| -> Result<Vec<ChunkRef>> {
+            Ok(self.chunk_list_of(&span.extent())?.expect("a chunked span"))
+        };
+        let mut pass = Pass::new(visitor, &lists);
         let mut first = true;
         loop {
             self.walk_pass(&mut pass, &mut pool, every_page && first)?;
@@ -264,45 +323,63 @@ impl<S: ReadAt> Archive<S> {
     }
 }
 
-/// One pass of a content walk: the visitor's spans while they ascend. The
-/// first span that starts before the last one ended is kept for the next
-/// pass; a visitor that pauses also gets one.
-struct Pass<'v> {
+/// One pass of a content walk: the visitor's spans while they ascend,
+/// a chunked file's expanded into its chunks. The first part that starts
+/// before the last one ended is kept for the next pass; a visitor that
+/// pauses also gets one.
+pub(crate) struct Pass<'v> {
     inner: &'v mut dyn ContentVisitor,
-    carry: Option<SpanRequest>,
+    lists: ReadList<'v>,
+    chunked: Option<Chunked>,
+    /// Chunked files that a failed page damaged while parts of them were
+    /// still to come: those parts are taken and dropped.
+    damaged: HashSet<usize>,
+    carry: Option<Part>,
     last_end: u64,
     stopped: bool,
     /// The visitor paused: another pass follows.
     resume: bool,
 }
 
-impl Pass<'_> {
+impl<'v> Pass<'v> {
+    pub(crate) fn new(inner: &'v mut dyn ContentVisitor, lists: ReadList<'v>) -> Pass<'v> {
+        Pass {
+            inner,
+            lists,
+            chunked: None,
+            damaged: HashSet::new(),
+            carry: None,
+            last_end: 0,
+            stopped: false,
+            resume: false,
+        }
+    }
+
     /// Hands out no more spans in this pass, and has another one follow
     /// from the next span.
     fn end_here(&mut self) {
         self.stopped = true;
         self.resume = true;
     }
-}
 
-impl ContentVisitor for Pass<'_> {
-    fn next_span(&mut self) -> Result<Option<SpanRequest>> {
+    /// The next part of this pass.
+    fn next_part(&mut self) -> Result<Option<Part>> {
         if self.stopped {
             return Ok(None);
         }
         let next = match self.carry.take() {
             Some(carried) => Some(carried),
-            None => self.inner.next_span()?,
+            None => self.pull()?,
         };
         match next {
-            Some(request) if request.1.start < self.last_end => {
-                self.carry = Some(request);
+            Some(part) if part.span.start < self.last_end => {
+                self.carry = Some(part);
                 self.stopped = true;
                 Ok(None)
             }
-            Some(request) => {
-                self.last_end = request.1.end();
-                Ok(Some(request))
+            Some(part) => {
+                self.last_end = part.span.end();
+                Ok(Some(part))
             }
             None => {
                 if self.inner.paused() {
@@ -313,48 +390,120 @@ impl ContentVisitor for Pass<'_> {
         }
     }
 
-    fn bytes(&mut self, token: usize, bytes: &[u8]) -> Result<()> {
+    /// The next part in content order: the current chunked file's next
+    /// chunk, or the visitor's next span (a chunked one's first chunk).
+    pub(crate) fn pull(&mut self) -> Result<Option<Part>> {
+        loop {
+            if let Some(file) = self.chunked.as_mut() {
+                let chunk = file.chunks[file.next];
+                file.next += 1;
+                let (token, hasher, last) = (file.token, file.hasher.take(), file.next == file.chunks.len());
+                if last {
+                    self.chunked = None;
+                }
+                let span = Span::whole(chunk.offset, chunk.len.into());
+                return Ok(Some(Part { token, span, hasher, last, chunk: Some(chunk) }));
+            }
+            let Some((token, span, hasher)) = self.inner.next_span()? else { return Ok(None) };
+            if span.chunks == 0 {
+                return Ok(Some(Part { token, span, hasher: Some(hasher), last: true, chunk: None }));
+            }
+            match (self.lists)(&span) {
+                Ok(chunks) => self.chunked = Some(Chunked { token, chunks, next: 0, hasher: Some(hasher) }),
+                // A list in a page that fails loses its file, as a chunk's
+                // page does; a list that breaks the format's rules is the
+                // archive's error.
+                Err(error) if is_page_damage(&error) => {
+                    if !self.inner.damaged(token, &error) {
+                        return Err(error);
+                    }
+                }
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    /// The next bytes of part `token`, dropped when its file is damaged.
+    pub(crate) fn bytes(&mut self, token: usize, chunk: Option<&ChunkRef>, bytes: &[u8]) -> Result<()> {
+        if self.damaged.contains(&token) {
+            return Ok(());
+        }
+        if let Some(chunk) = chunk {
+            self.inner.chunk(token, chunk);
+        }
         self.inner.bytes(token, bytes)
     }
 
-    fn end(&mut self, token: usize, digest: [u8; DIGEST_LEN]) -> Result<()> {
-        self.inner.end(token, digest)
+    /// Whether the file ending with part `token` was damaged before (and,
+    /// since it ends, forgets it).
+    fn was_damaged(&mut self, token: usize) -> bool {
+        self.damaged.remove(&token)
     }
 
-    fn damaged(&mut self, token: usize, error: &Error) -> bool {
-        self.inner.damaged(token, error)
+    /// File `token`'s last part was delivered and its content hashed to
+    /// `digest`: the visitor hears of it unless the file was damaged.
+    pub(crate) fn end(&mut self, token: usize, digest: [u8; DIGEST_LEN]) -> Result<()> {
+        match self.was_damaged(token) {
+            true => Ok(()),
+            false => self.inner.end(token, digest),
+        }
     }
 
-    fn page(&mut self, number: u64, error: Option<&Error>) {
+    /// Page `number` was opened, or failed with `error`.
+    pub(crate) fn page(&mut self, number: u64, error: Option<&Error>) {
         self.inner.page(number, error)
     }
 
-    fn writes_bytes_out(&self) -> bool {
-        self.inner.writes_bytes_out()
+    /// Whether the visitor paused (see [`ContentVisitor::paused`]).
+    pub(crate) fn paused(&self) -> bool {
+        self.inner.paused()
+    }
+
+    /// A page holding part `token` failed: the visitor hears of it once a
+    /// file, however many of its chunks the page held.
+    pub(crate) fn damaged(&mut self, token: usize, last: bool, error: &Error) -> bool {
+        if self.damaged.contains(&token) {
+            if last {
+                self.damaged.remove(&token);
+            }
+            return true;
+        }
+        if !last {
+            self.damaged.insert(token);
+        }
+        self.inner.damaged(token, error)
     }
 }
 
-/// Takes the next span from the visitor into the queue, and its hasher
+/// Whether `error`, met reading a page, is the page's damage (one file's
+/// loss, when a walk goes on) rather than a rule the archive breaks.
+pub(crate) fn is_page_damage(error: &Error) -> bool {
+    matches!(error, Error::DamagedPage { .. } | Error::Tampered { .. } | Error::StoredForm { .. })
+}
+
+/// Takes the next part from the pass into the queue, and its hasher
 /// into the spans to hash; an empty span is delivered (and hashed) at once.
 fn pull_span(
-    visitor: &mut dyn ContentVisitor,
+    visitor: &mut Pass<'_>,
     (queue, to_hash): (&mut VecDeque<Pending>, &mut VecDeque<HashedSpan>),
     done: &mut bool,
     last_end: &mut u64,
 ) -> Result<()> {
-    match visitor.next_span()? {
+    match visitor.next_part()? {
         None => *done = true,
-        Some((token, span, hasher)) => {
+        Some(Part { token, span, hasher, last, chunk }) => {
             if span.start < *last_end {
                 return Err(Error::malformed("index entry", "file contents overlap or are out of order"));
             }
             *last_end = span.end();
             if span.size == 0 {
-                visitor.bytes(token, &[])?;
-                visitor.end(token, hasher.finish_entry())?;
+                // Only a whole file is empty: a chunk has at least a byte.
+                let hasher = hasher.expect("a whole file's part has its hasher");
+                visitor.inner.bytes(token, &[])?;
+                visitor.inner.end(token, hasher.finish_entry())?;
             } else {
-                queue.push_back(Pending { token, span, written: 0 });
-                to_hash.push_back(HashedSpan { token, start: span.start, size: span.size, hasher });
+                queue.push_back(Pending { token, span, written: 0, chunk, last });
+                to_hash.push_back(HashedSpan { token, start: span.start, size: span.size, hasher, last });
             }
         }
     }
@@ -362,10 +511,10 @@ fn pull_span(
 }
 
 /// Hands an opened page's bytes to the spans it holds, in order, and ends
-/// the spans it completes with their `digests` (the workers'); a failed
+/// the files it completes with their `digests` (the workers'); a failed
 /// page damages every span it holds.
 fn deliver(
-    visitor: &mut dyn ContentVisitor,
+    visitor: &mut Pass<'_>,
     queue: &mut VecDeque<Pending>,
     number: u64,
     (start, end): (u64, u64),
@@ -375,19 +524,19 @@ fn deliver(
     let page = match plain {
         Ok(page) => page,
         Err(error) => {
-            visitor.page(number, Some(&error));
+            visitor.inner.page(number, Some(&error));
             // Spans before this page completed at earlier pages, so those
             // it holds are the queue's front.
             while queue.front().is_some_and(|p| p.span.start < end) {
                 let p = queue.pop_front().expect("front exists");
-                if !visitor.damaged(p.token, &error) {
+                if !visitor.damaged(p.token, p.last, &error) {
                     return Err(error);
                 }
             }
             return Ok(());
         }
     };
-    visitor.page(number, None);
+    visitor.inner.page(number, None);
     // Spans end in stream order, and the digests come in that order: one
     // pass over them, however many tiny files the page holds.
     let mut digests = digests.iter();
@@ -398,18 +547,24 @@ fn deliver(
         let from = (p.span.start + p.written).max(start);
         let to = p.span.end().min(end);
         if from < to {
-            visitor.bytes(p.token, &page[(from - start) as usize..(to - start) as usize])?;
+            let chunk = p.chunk.filter(|_| p.written == 0);
             p.written += to - from;
+            let token = p.token;
+            visitor.bytes(token, chunk.as_ref(), &page[(from - start) as usize..(to - start) as usize])?;
         }
+        let p = queue.front().expect("still there");
         if p.written < p.span.size {
             break;
         }
-        let token = p.token;
+        let (token, last) = (p.token, p.last);
         queue.pop_front();
-        // The workers ended the same spans at the same page.
+        if !last || visitor.was_damaged(token) {
+            continue;
+        }
+        // The workers ended the same files at the same page.
         let digest = digests.find(|(t, _)| *t == token).and_then(|(_, d)| *d);
         let digest = digest.ok_or_else(|| Error::malformed("page table", "a file's hash was lost"))?;
-        visitor.end(token, digest)?;
+        visitor.inner.end(token, digest)?;
     }
     Ok(())
 }

@@ -127,7 +127,7 @@ proptest! {
             if start + size > stream.len() as u64 {
                 break;
             }
-            spans.push(Span { start, size });
+            spans.push(Span::whole(start, size));
             at = start + size;
         }
         let mut visitor = Recorder::new(spans.clone());
@@ -152,13 +152,13 @@ proptest! {
 fn a_span_past_the_stream_is_refused() {
     let (bytes, stream, _) = archive(&[5000]);
     let a = Archive::open(Cursor::new(bytes), &Password::from("model")).unwrap();
-    let past = Span { start: stream.len() as u64 - 10, size: 20 };
+    let past = Span::whole(stream.len() as u64 - 10, 20);
     let mut visitor = Recorder::new(vec![past]);
     assert!(a.walk_content(&mut visitor, false).is_err());
     assert!(!visitor.ended[0]);
     // Spans out of stream order (later sessions' files) are read in
     // passes, not refused.
-    let mut visitor = Recorder::new(vec![Span { start: 100, size: 10 }, Span { start: 50, size: 10 }]);
+    let mut visitor = Recorder::new(vec![Span::whole(100, 10), Span::whole(50, 10)]);
     a.walk_content(&mut visitor, false).unwrap();
     assert!(visitor.ended.iter().all(|&e| e), "both spans delivered");
 }
@@ -177,7 +177,7 @@ fn a_page_of_more_spans_than_may_wait_is_read_in_passes() {
     let content: Vec<u8> = (0..100_000u32).map(|i| (i * 7 + i / 251) as u8).collect();
     w.add_file("f", &Metadata::new(0o644, 0, 0, 0, 0), content.len() as u64, &content[..]).unwrap();
     let a = Archive::open(Cursor::new(w.finish().unwrap()), &password).unwrap();
-    let spans: Vec<Span> = (0..content.len() as u64).map(|start| Span { start, size: 1 }).collect();
+    let spans: Vec<Span> = (0..content.len() as u64).map(|start| Span::whole(start, 1)).collect();
     let mut visitor = Recorder::new(spans);
     a.walk_content(&mut visitor, false).unwrap();
     assert!(visitor.most_waiting <= MAX_WAITING_SPANS, "{} spans waited", visitor.most_waiting);

@@ -10,12 +10,13 @@ mod view;
 
 use std::sync::Arc;
 
+use super::content::{is_page_damage, Part, Pass};
 use super::{
-    read_prefix, read_slots, Archive, ContentSource, ContentVisitor, Damage, OpenOptions, VerifyReport,
+    read_prefix, read_slots, Archive, ContentSource, ContentVisitor, Damage, OpenOptions, Span, VerifyReport,
 };
-use crate::crypto::{open_data_page, ContentKey};
-use crate::error::{Error, Result};
-use crate::format::{Entry, ARCHIVE_ID_LEN};
+use crate::crypto::{open_data_page, ChunkKeys, ContentKey};
+use crate::error::{EntryPath, Error, Result};
+use crate::format::{decode_chunk_list, ChunkRef, Entry, ARCHIVE_ID_LEN};
 use crate::keys::Unlock;
 use crate::profile::ReadTuning;
 use crate::storage::ReadAt;
@@ -77,7 +78,7 @@ impl<S: ReadAt> Salvage<S> {
             }
             view.lost.insert(0, format!("{e}: no committed state opens through its trailer and index"));
         }
-        Ok(Salvage {
+        let mut salvage = Salvage {
             src,
             archive_id: header.archive_id,
             keys,
@@ -87,7 +88,67 @@ impl<S: ReadAt> Salvage<S> {
             data_start: header.data_start(),
             last_number,
             file_len,
-        })
+        };
+        salvage.prove_chunks()?;
+        Ok(salvage)
+    }
+
+    /// Keeps a chunked file only when its list authenticates and every
+    /// chunk it names lies in pages that do; each other one is lost alone.
+    /// Reads each list once, one at a time.
+    fn prove_chunks(&mut self) -> Result<()> {
+        if !self.view.entries.iter().any(|e| e.extent.is_some_and(|x| x.chunks > 0)) {
+            return Ok(());
+        }
+        let entries = std::mem::take(&mut self.view.entries);
+        let ends = std::mem::take(&mut self.view.proof_ends);
+        for (entry, end) in entries.into_iter().zip(ends) {
+            let lost = match entry.extent.filter(|x| x.chunks > 0) {
+                None => None,
+                Some(x) => match self.chunk_list(&Span::of(&x)) {
+                    Ok(chunks) => chunks
+                        .iter()
+                        .any(|c| !covers(&self.view.placed, c.offset, c.end()))
+                        .then(|| "some of its chunks lie in pages that were lost".to_string()),
+                    Err(e) if is_page_damage(&e) => Some(format!("its chunk list: {e}")),
+                    Err(e) => return Err(e),
+                },
+            };
+            match lost {
+                Some(why) => self.view.lost_entries.push((EntryPath(entry.path), why)),
+                None => {
+                    self.view.entries.push(entry);
+                    // A list ends after every chunk it names: its last unit
+                    // is the file's.
+                    self.view.proof_ends.push(end);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `len` bytes of the data stream from `at`, through the pages placed.
+    fn read_stream(&self, at: u64, len: u64) -> Result<Vec<u8>> {
+        let end = at.checked_add(len).ok_or_else(no_page)?;
+        // Bounds the allocation by the pages found, whatever `len` says.
+        if !covers(&self.view.placed, at, end) {
+            return Err(no_page());
+        }
+        let mut bytes = Vec::with_capacity(len as usize);
+        while (bytes.len() as u64) < len {
+            let pos = at + bytes.len() as u64;
+            let p = *self.page_at(pos).expect("covered above");
+            let plain = self.open(&p)?;
+            bytes.extend_from_slice(&plain[(pos - p.start) as usize..(end.min(p.end()) - p.start) as usize]);
+        }
+        Ok(bytes)
+    }
+
+    /// A chunked span's list, with every check of FORMAT.md §3.5c.
+    fn chunk_list(&self, span: &Span) -> Result<Vec<ChunkRef>> {
+        let (count, len) = span.extent().chunk_list().expect("a chunked span");
+        let bytes = self.read_stream(span.start, len)?;
+        Ok(decode_chunk_list(&bytes, span.start, count, span.size)?)
     }
 
     /// The entries proven, in index order: their records authenticate and
@@ -137,8 +198,9 @@ impl<S: ReadAt> Salvage<S> {
     /// everything lost are in the report, which is never
     /// [`is_ok`](VerifyReport::is_ok) for a salvaged archive.
     pub fn verify(&self) -> Result<VerifyReport> {
+        let keys = ChunkKeys::derive(&self.content_key, &self.archive_id);
         let mut visitor =
-            super::verify::Checker::new(Box::new(self.view.entries.iter().cloned().map(Ok)), None);
+            super::verify::Checker::new(Box::new(self.view.entries.iter().cloned().map(Ok)), &keys, None);
         self.walk_content(&mut visitor, false)?;
         let mut report = visitor.report;
         // The scan authenticated every placed page, not only those the
@@ -172,14 +234,21 @@ impl<S: ReadAt> Salvage<S> {
 
 impl<S: ReadAt> ContentSource for Salvage<S> {
     /// Reads each span's pages in turn (the last page opened is kept, so
-    /// spans in stream order read each page once), hashing as it goes.
+    /// spans in stream order read each page once), hashing as it goes; a
+    /// chunked file's chunks one after another in list order.
     fn walk_content(&self, visitor: &mut dyn ContentVisitor, _every_page: bool) -> Result<()> {
+        let lists = |span: &Span| self.chunk_list(span);
+        let mut pass = Pass::new(visitor, &lists);
         let mut last: Option<(u64, Vec<u8>)> = None;
-        while let Some((token, span, mut hasher)) = visitor.next_span()? {
+        let mut hasher = None;
+        while let Some(Part { token, span, hasher: first, last: ends, chunk }) = pass.pull()? {
+            if first.is_some() {
+                hasher = first;
+            }
             let end = span.start + span.size;
             if !covers(&self.view.placed, span.start, end) {
                 let error = no_page();
-                if !visitor.damaged(token, &error) {
+                if !pass.damaged(token, ends, &error) {
                     return Err(error);
                 }
                 continue;
@@ -191,12 +260,12 @@ impl<S: ReadAt> ContentSource for Salvage<S> {
                 if last.as_ref().is_none_or(|(n, _)| *n != p.number) {
                     match self.open(&p) {
                         Ok(plain) => {
-                            visitor.page(p.number, None);
+                            pass.page(p.number, None);
                             last = Some((p.number, plain));
                         }
                         Err(error) => {
-                            visitor.page(p.number, Some(&error));
-                            if !visitor.damaged(token, &error) {
+                            pass.page(p.number, Some(&error));
+                            if !pass.damaged(token, ends, &error) {
                                 return Err(error);
                             }
                             failed = true;
@@ -206,20 +275,23 @@ impl<S: ReadAt> ContentSource for Salvage<S> {
                 }
                 let plain = &last.as_ref().expect("opened above").1;
                 let slice = &plain[(at - p.start) as usize..(end.min(p.end()) - p.start) as usize];
-                visitor.bytes(token, slice)?;
-                hasher.update(slice);
+                pass.bytes(token, chunk.as_ref().filter(|_| at == span.start), slice)?;
+                if let Some(h) = hasher.as_mut() {
+                    h.update(slice);
+                }
                 at += slice.len() as u64;
             }
             if span.size == 0 {
-                visitor.bytes(token, &[])?;
+                pass.bytes(token, None, &[])?;
             }
-            if !failed {
-                visitor.end(token, hasher.finish_entry())?;
+            if !failed && ends {
+                let digest = hasher.take().expect("a file's first part has its hasher").finish_entry();
+                pass.end(token, digest)?;
             }
         }
         // Each span is delivered before the next is asked for, so a visitor
         // has nothing in flight to pause for.
-        debug_assert!(!visitor.paused(), "a salvage walk has no second pass");
+        debug_assert!(!pass.paused(), "a salvage walk has no second pass");
         Ok(())
     }
 }
@@ -235,12 +307,16 @@ pub fn is_salvageable(error: &Error) -> bool {
 }
 
 /// The stored bytes of one proven file (a sparse file's segments back to
-/// back), read from its pages; at the end its SHA-256 is checked, and a
-/// mismatch is the reader's error, so no unproven byte is taken as done.
+/// back, a chunked file's chunks in list order), read from its pages; at
+/// the end its SHA-256 is checked, and a mismatch is the reader's error,
+/// so no unproven byte is taken as done.
 pub(crate) struct SalvagedContent<'a, S> {
     salvage: &'a Salvage<S>,
     entry: &'a Entry,
     hasher: Option<crate::sparse::ContentHasher>,
+    /// The stream ranges of its content still to read, last first (a
+    /// chunked file's list is read at the first read).
+    ranges: Option<Vec<(u64, u64)>>,
     at: u64,
     end: u64,
     page: Option<(Placed, Vec<u8>)>,
@@ -249,15 +325,45 @@ pub(crate) struct SalvagedContent<'a, S> {
 impl<S: ReadAt> Salvage<S> {
     /// The content of `entry`, one of [`entries`](Self::entries).
     pub(crate) fn content<'a>(&'a self, entry: &'a Entry) -> SalvagedContent<'a, S> {
-        let (at, end) = entry.extent.map_or((0, 0), |x| (x.offset, x.end()));
+        let extent = entry.extent.filter(|x| x.size > 0);
+        let ranges = match extent {
+            Some(x) if x.chunks > 0 => None,
+            Some(x) => Some(vec![(x.offset, x.end())]),
+            None => Some(Vec::new()),
+        };
         let hasher = Some(crate::sparse::ContentHasher::for_entry(entry));
-        SalvagedContent { salvage: self, entry, hasher, at, end, page: None }
+        SalvagedContent { salvage: self, entry, hasher, ranges, at: 0, end: 0, page: None }
+    }
+}
+
+impl<S: ReadAt> SalvagedContent<'_, S> {
+    /// Moves on to the next range when the current one is read; `false`
+    /// when there is none.
+    fn next_range(&mut self) -> Result<bool> {
+        if self.at < self.end {
+            return Ok(true);
+        }
+        let ranges = match &mut self.ranges {
+            Some(ranges) => ranges,
+            None => {
+                let extent = self.entry.extent.expect("a chunked file has an extent");
+                let chunks = self.salvage.chunk_list(&Span::of(&extent))?;
+                self.ranges.insert(chunks.iter().rev().map(|c| (c.offset, c.end())).collect())
+            }
+        };
+        match ranges.pop() {
+            Some((at, end)) => {
+                (self.at, self.end) = (at, end);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
     }
 }
 
 impl<S: ReadAt> std::io::Read for SalvagedContent<'_, S> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.at == self.end {
+        if !self.next_range().map_err(std::io::Error::other)? {
             if let Some(hasher) = self.hasher.take() {
                 let expected = self.entry.content().map(|(_, d)| *d);
                 if Some(hasher.finish_entry()) != expected {
@@ -267,7 +373,7 @@ impl<S: ReadAt> std::io::Read for SalvagedContent<'_, S> {
             }
             return Ok(0);
         }
-        if self.page.as_ref().is_none_or(|(p, _)| p.end() <= self.at) {
+        if self.page.as_ref().is_none_or(|(p, _)| !(p.start..p.end()).contains(&self.at)) {
             let p = *self.salvage.page_at(self.at).ok_or_else(|| std::io::Error::other(no_page()))?;
             let plain = self.salvage.open(&p).map_err(std::io::Error::other)?;
             self.page = Some((p, plain));

@@ -97,7 +97,7 @@ impl ContentVisitor for FileWriter<'_, '_, '_> {
             self.next_token += 1;
             let hasher = ContentHasher::for_entry(&entry);
             self.files.insert(token, Box::new(entry));
-            return Ok(Some((token, Span { start: extent.offset, size: extent.size }, hasher)));
+            return Ok(Some((token, Span::of(&extent), hasher)));
         }
         Ok(None)
     }

@@ -228,7 +228,7 @@ impl<W: Write, S: ReadAt> ContentVisitor for StreamWriter<'_, '_, W, S> {
                     self.queue.push_back(file);
                     // Its header goes out now if nothing waits before it.
                     self.write_ready()?;
-                    return Ok(Some((token, Span { start: extent.offset, size: extent.size }, hasher)));
+                    return Ok(Some((token, Span::of(&extent), hasher)));
                 }
             };
             self.queue.push_back(queued);
