@@ -336,3 +336,36 @@ fn write_chunked_vectors() {
         }
     }
 }
+
+/// Writes, to the directory `LOCKBOX_CHUNKED_BENCH_DIR` names, archives to
+/// time `lockbox verify` and `extract` on (docs/BENCHMARKS.md's way, with
+/// `farm-bench`): `whole.lbox` holds `a`, 64 MiB of random bytes, stored
+/// whole; `in-order.lbox` adds `b`, chunked into 256 KiB chunks of `a` in
+/// order (one pass); `reversed.lbox` the same chunks last first (a pass a
+/// chunk). Default page sizes; password `chunked`.
+#[test]
+#[ignore = "writes 200 MB of benchmark archives; run by hand with LOCKBOX_CHUNKED_BENCH_DIR set"]
+fn write_chunked_bench_archives() {
+    let dir = std::path::PathBuf::from(std::env::var_os("LOCKBOX_CHUNKED_BENCH_DIR").expect("a directory"));
+    let base = noise(64 << 20, 31);
+    let ranges: Vec<(u64, u32)> =
+        (0..base.len() as u64).step_by(256 << 10).map(|at| (at, 256 << 10)).collect();
+    let options = || CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS);
+    let keys: KeySet = (&password()).into();
+    let content_key = ContentKey::from_bytes(&CONTENT_KEY);
+    for (name, order) in [("whole", None), ("in-order", Some(false)), ("reversed", Some(true))] {
+        let mut w =
+            ArchiveWriter::with_known_keys(Vec::new(), &keys, options(), (ARCHIVE_ID, &content_key)).unwrap();
+        w.add_file("a", &meta(), base.len() as u64, &base[..]).unwrap();
+        if let Some(reversed) = order {
+            let mut stream = base.clone();
+            let mut chunks = records(&stream, &ranges);
+            if reversed {
+                chunks.reverse();
+            }
+            let content = content_of(&stream, &chunks);
+            write_chunked(&mut w, "b", &mut stream, &chunks, &content);
+        }
+        std::fs::write(dir.join(format!("{name}.lbox")), w.finish().unwrap()).unwrap();
+    }
+}
