@@ -8,6 +8,7 @@ mod util;
 mod append_cli;
 mod atomic_cli;
 mod changes_cli;
+mod chunked_cli;
 mod cli;
 mod conformance_cli;
 mod cut_hint_cli;

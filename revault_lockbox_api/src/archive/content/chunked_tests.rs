@@ -291,3 +291,81 @@ fn salvage_lists_a_chunked_file_lost_when_a_chunk_page_is_and_keeps_the_rest() {
     salvage.extract(dest.path(), &ExtractOptions::new().sync(false)).unwrap();
     assert_eq!(std::fs::read(dest.path().join("c")).unwrap(), b"after");
 }
+
+/// Archives with chunked files, kept as files for the CLI tests (which
+/// cannot reach the writer's test hooks); see `tests/vectors/chunked/`.
+fn chunked_vectors() -> Vec<(&'static str, Vec<u8>)> {
+    vec![
+        ("chunked", chunked_archive(&noise(20_000, 21), RANGES, |_| {}).0),
+        ("wrong-chunk-id", chunked_archive(&noise(20_000, 22), RANGES, |chunks| chunks[3].id[0] ^= 1).0),
+        (
+            "chunk-after-list",
+            chunked_archive(&noise(20_000, 23), RANGES, |chunks| chunks[1].offset = 20_000).0,
+        ),
+    ]
+}
+
+fn vectors_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/chunked")
+}
+
+#[test]
+fn chunked_vectors_read_as_made_and_as_stored() {
+    for (name, made) in chunked_vectors() {
+        let stored = std::fs::read(vectors_dir().join(format!("{name}.lbox"))).unwrap();
+        for bytes in [made, stored] {
+            let verified = open(bytes).verify();
+            match name {
+                "chunked" => assert!(verified.unwrap().is_ok(), "{name}"),
+                "wrong-chunk-id" => assert_eq!(verified.unwrap().damaged.len(), 1, "{name}"),
+                _ => assert!(matches!(verified, Err(Error::Malformed(_))), "{name}"),
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "writes the missing tests/vectors/chunked/*.lbox; run by hand when the cases change"]
+fn write_chunked_vectors() {
+    std::fs::create_dir_all(vectors_dir()).unwrap();
+    // Only the missing ones: the others stay as the CLI tests know them.
+    for (name, bytes) in chunked_vectors() {
+        let path = vectors_dir().join(format!("{name}.lbox"));
+        if !path.exists() {
+            std::fs::write(path, bytes).unwrap();
+        }
+    }
+}
+
+/// Writes, to the directory `LOCKBOX_CHUNKED_BENCH_DIR` names, archives to
+/// time `lockbox verify` and `extract` on (docs/BENCHMARKS.md's way, with
+/// `farm-bench`): `whole.lbox` holds `a`, 64 MiB of random bytes, stored
+/// whole; `in-order.lbox` adds `b`, chunked into 256 KiB chunks of `a` in
+/// order (one pass); `reversed.lbox` the same chunks last first (a pass a
+/// chunk). Default page sizes; password `chunked`.
+#[test]
+#[ignore = "writes 200 MB of benchmark archives; run by hand with LOCKBOX_CHUNKED_BENCH_DIR set"]
+fn write_chunked_bench_archives() {
+    let dir = std::path::PathBuf::from(std::env::var_os("LOCKBOX_CHUNKED_BENCH_DIR").expect("a directory"));
+    let base = noise(64 << 20, 31);
+    let ranges: Vec<(u64, u32)> =
+        (0..base.len() as u64).step_by(256 << 10).map(|at| (at, 256 << 10)).collect();
+    let options = || CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS);
+    let keys: KeySet = (&password()).into();
+    let content_key = ContentKey::from_bytes(&CONTENT_KEY);
+    for (name, order) in [("whole", None), ("in-order", Some(false)), ("reversed", Some(true))] {
+        let mut w =
+            ArchiveWriter::with_known_keys(Vec::new(), &keys, options(), (ARCHIVE_ID, &content_key)).unwrap();
+        w.add_file("a", &meta(), base.len() as u64, &base[..]).unwrap();
+        if let Some(reversed) = order {
+            let mut stream = base.clone();
+            let mut chunks = records(&stream, &ranges);
+            if reversed {
+                chunks.reverse();
+            }
+            let content = content_of(&stream, &chunks);
+            write_chunked(&mut w, "b", &mut stream, &chunks, &content);
+        }
+        std::fs::write(dir.join(format!("{name}.lbox")), w.finish().unwrap()).unwrap();
+    }
+}
