@@ -47,8 +47,8 @@ pub trait ChunkSink {
 /// Feed it the file in slices of any size with [`feed`](Self::feed), then
 /// call [`finish`](Self::finish): the chunks are the same whatever the
 /// slicing. A file shorter than the smallest chunk is one chunk; an empty
-/// file has none. Not yet called by the writer: it is the first piece of
-/// format v4's deduplication (docs/DEDUP.md).
+/// file has none. The writer cuts every large file with it (format v4's
+/// deduplication, docs/DEDUP.md).
 pub struct Chunker<'k> {
     keys: &'k ChunkKeys,
     params: ChunkParams,

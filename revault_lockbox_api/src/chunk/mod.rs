@@ -8,8 +8,9 @@
 //! points and ids both depend on the archive's [`ChunkKeys`] (derived from
 //! its content key), so neither says anything to whoever lacks that key.
 //!
-//! Not wired into the writer yet: no archive holds chunks today, and this
-//! module defines no bytes on disk beyond the chunker's keying and sizes.
+//! The writer (`session`'s chunked path) cuts and names large files with
+//! it; this module defines no bytes on disk beyond the chunker's keying
+//! and sizes (the chunk list is `format`'s, FORMAT.md §3.5c).
 
 mod chunker;
 mod id;

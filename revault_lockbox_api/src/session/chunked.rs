@@ -19,6 +19,7 @@ use sha2::{Digest, Sha256};
 
 use super::{ArchiveWriter, Metadata};
 use crate::chunk::{ChunkIdHasher, ChunkKeys, ChunkParams, ChunkSink, Chunker};
+use crate::crypto::looks_incompressible;
 use crate::crypto::ContentKey;
 use crate::error::{Error, Result};
 use crate::format::{encode_chunk_list, ChunkRef, EntryKind, Extent, ARCHIVE_ID_LEN, CHUNK_ID_LEN};
@@ -81,7 +82,10 @@ struct FileChunks {
     list: Vec<ChunkRef>,
     /// File offset where the open chunk starts (after the listed ones).
     start: u64,
-    /// Whether a new chunk of the file was stored (its first started a page).
+    /// Whether the file is large enough for pages of its own (half a page).
+    large: bool,
+    /// Whether a new chunk of the file was stored (a large file's first
+    /// starts a page).
     started_page: bool,
 }
 
@@ -118,6 +122,7 @@ impl<W: Write> ArchiveWriter<W> {
         &mut self,
         path: &[u8],
         meta: &Metadata,
+        size_hint: u64,
         content: &mut dyn Read,
     ) -> Result<u64> {
         if self.chunking.reuse.as_ref().is_some_and(|(p, _)| p != path) {
@@ -125,7 +130,8 @@ impl<W: Write> ArchiveWriter<W> {
         }
         let mut buf = std::mem::take(&mut self.chunking.buf);
         buf.resize(READ_LEN.max(2 * self.chunking.params.max()), 0);
-        let stored = self.store_chunks(content, &mut buf);
+        let large = size_hint >= (self.tuning.page_size / 2) as u64;
+        let stored = self.store_chunks(content, &mut buf, large);
         self.chunking.buf = buf;
         self.chunking.reuse = None;
         let (list, size, sha256) = stored?;
@@ -149,11 +155,17 @@ impl<W: Write> ArchiveWriter<W> {
         &mut self,
         content: &mut dyn Read,
         buf: &mut [u8],
+        large: bool,
     ) -> Result<(Vec<ChunkRef>, u64, [u8; 32])> {
         let keys = Arc::clone(&self.chunking.keys);
         let mut sha = Sha256::new();
-        let mut file =
-            FileChunks { ids: ChunkIdHasher::new(&keys), list: Vec::new(), start: 0, started_page: false };
+        let mut file = FileChunks {
+            ids: ChunkIdHasher::new(&keys),
+            list: Vec::new(),
+            start: 0,
+            large,
+            started_page: false,
+        };
         let mut ends = Ends(Vec::new());
         let mut chunker = Chunker::new(&keys, self.chunking.params);
         // `buf[..held]` holds the file's bytes from offset `buf_start`.
@@ -204,12 +216,14 @@ impl<W: Write> ArchiveWriter<W> {
             let offset = match known {
                 Some((offset, known_len)) if known_len == len => offset,
                 _ => {
-                    // A file's new chunks start a page, as a large file does.
-                    if !std::mem::replace(&mut file.started_page, true) && !self.page.is_empty() {
+                    // A large file's new chunks start a page, as its bytes
+                    // would stored whole.
+                    if file.large && !std::mem::replace(&mut file.started_page, true) && !self.page.is_empty()
+                    {
                         self.flush_page()?;
                     }
                     let offset = self.page_start + self.page.len() as u64;
-                    self.append_to_pages(bytes, true)?;
+                    self.append_to_pages(bytes, file.large)?;
                     if self.chunking.known.len() < KNOWN_CHUNKS_CAP {
                         self.chunking.known.insert(id, (offset, len));
                     }
@@ -224,21 +238,31 @@ impl<W: Write> ArchiveWriter<W> {
     }
 
     /// Appends `bytes` to the data stream, handing each full page to the
-    /// sealing workers; a file's chunks fill pages of `page_size`
-    /// (`large`), as a large file's bytes do.
+    /// sealing workers, with the page sizes of `add_file`: a large file's
+    /// bytes fill pages of `page_size`, a smaller file's share the small
+    /// files' pages (grown past `page_size` only when they compress).
     fn append_to_pages(&mut self, mut bytes: &[u8], large: bool) -> Result<()> {
+        let page_size = self.tuning.page_size;
         while !bytes.is_empty() {
-            if self.page.len() >= self.page_limit {
-                self.flush_page()?;
+            if self.page.len() == page_size
+                && self.page_limit > page_size
+                && looks_incompressible(self.page.bytes())
+            {
+                self.page_limit = page_size;
             }
             if large {
-                self.page_limit = self.tuning.page_size;
+                self.page_limit = page_size;
             }
-            let stop = self.page_limit.max(self.page.len());
-            let n = self.page.fill(&mut bytes, stop, 0).expect("a slice reads without error");
-            if n == 0 && !bytes.is_empty() {
+            if self.page.len() >= self.page_limit {
                 self.flush_page()?;
+                if large {
+                    self.page_limit = page_size;
+                }
             }
+            // A page stops at `page_size` once, to be probed there.
+            let stop = if self.page.len() < page_size { page_size } else { self.page_limit };
+            let hint = bytes.len() as u64;
+            self.page.fill(&mut bytes, stop, hint).expect("a slice reads without error");
         }
         Ok(())
     }

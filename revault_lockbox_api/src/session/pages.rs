@@ -31,7 +31,7 @@ impl<W: Write> ArchiveWriter<W> {
     ) -> Result<u64> {
         self.check_next_path(path)?;
         if self.chunks_file(size_hint, linked, sparse.is_some()) {
-            return self.add_chunked_file(path, meta, content);
+            return self.add_chunked_file(path, meta, size_hint, content);
         }
         // `None` while the page workers hash the file (it runs across pages).
         let mut hasher = Some(ContentHasher::new(sparse.as_ref().map(|(map, _)| map)));
