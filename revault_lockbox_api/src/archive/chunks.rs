@@ -174,14 +174,15 @@ mod tests {
         *blake3::hash(&n.to_le_bytes()).as_bytes()
     }
 
-    /// An archive of one 64 KiB file whose session noted `entries` in its
-    /// chunk index (chunks the writer was told it stored).
+    /// An archive of one small file (below the smallest chunk, so stored
+    /// whole) whose session noted `entries` in its chunk index (chunks the
+    /// writer was told it stored).
     fn archive_noting(entries: &[ChunkEntry]) -> Archive<Cursor<Vec<u8>>> {
         let password = Password::from("chunks");
         let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS);
         let mut w = ArchiveWriter::new(Vec::new(), &password, options).unwrap();
-        let content: Vec<u8> = (0..65_536u32).map(|i| (i * 7 + i / 255) as u8).collect();
-        w.add_file("f", &Metadata::new(0o644, 0, 0, 0, 0), 65_536, &content[..]).unwrap();
+        let content: Vec<u8> = (0..60_000u32).map(|i| (i * 7 + i / 255) as u8).collect();
+        w.add_file("f", &Metadata::new(0o644, 0, 0, 0, 0), 60_000, &content[..]).unwrap();
         for e in entries {
             w.chunk_index.record(e.id, e.offset, e.len);
         }
@@ -190,15 +191,15 @@ mod tests {
 
     #[test]
     fn every_noted_chunk_is_found_by_its_id_across_leaves() {
-        // 4,000 entries: three leaves of the chunk index.
+        // 3,700 entries: three leaves of the chunk index.
         let entries: Vec<ChunkEntry> =
-            (0..4000u32).map(|n| ChunkEntry { id: id(n), offset: u64::from(n) * 16, len: 16 }).collect();
+            (0..3700u32).map(|n| ChunkEntry { id: id(n), offset: u64::from(n) * 16, len: 16 }).collect();
         let a = archive_noting(&entries);
         assert!(a.root().runs[0].chunks.children.len() >= 2, "more than one leaf");
         for e in entries.iter().step_by(97).chain(entries.last()) {
             assert_eq!(a.find_chunk(&e.id).unwrap(), Some(*e));
         }
-        assert_eq!(a.find_chunk(&id(4000)).unwrap(), None);
+        assert_eq!(a.find_chunk(&id(3700)).unwrap(), None);
         let mut sorted = entries.clone();
         sorted.sort();
         let all: Vec<ChunkEntry> = a.chunk_entries().unwrap().map(Result::unwrap).collect();
@@ -219,7 +220,7 @@ mod tests {
 
     #[test]
     fn a_chunk_index_entry_past_the_stream_is_refused() {
-        let past = ChunkEntry { id: id(9), offset: 65_530, len: 7 };
+        let past = ChunkEntry { id: id(9), offset: 59_995, len: 7 };
         let a = archive_noting(&[past]);
         let err = a.find_chunk(&past.id).unwrap_err();
         assert!(err.to_string().ends_with("malformed chunk index: a chunk past the data stream"), "{err}");

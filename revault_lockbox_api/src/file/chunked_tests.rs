@@ -73,8 +73,6 @@ fn repair_refuses_a_chunk_after_its_list_and_leaves_the_archive_alone() {
 }
 
 #[test]
-#[ignore = "compaction reads content through `EntryReader` (archive/file.rs), which reads chunked files once \
-            h-dedupw's reader lands: un-ignore at that merge"]
 fn compaction_stores_a_chunked_file_again() {
     let dir = tempfile::tempdir().unwrap();
     let (path, content) = archive_file(dir.path(), |_| {});

@@ -34,7 +34,6 @@ impl ChunkRef {
         self.offset + u64::from(self.len)
     }
 
-    #[allow(dead_code)] // TODO(issue 48): the dedup writer uses it; remove when it lands
     pub(crate) fn encode(&self, e: &mut Encoder) {
         e.u64(self.offset).u32(self.len).bytes(&self.id);
     }
@@ -121,7 +120,6 @@ pub(crate) fn decode_chunk_list(
     Ok(chunks)
 }
 
-#[allow(dead_code)] // TODO(issue 48): the dedup writer uses it; remove when it lands
 pub(crate) fn encode_chunk_list(chunks: &[ChunkRef]) -> Vec<u8> {
     let mut e = Encoder::default();
     for chunk in chunks {
