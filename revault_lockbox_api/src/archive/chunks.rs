@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::Archive;
 use crate::error::{Error, Result};
-use crate::format::{ChunkEntry, ChunksLeaf, Table, CHUNK_ID_LEN};
+use crate::format::{ChunkEntry, ChunksLeaf, Table, TreeTop, CHUNK_ID_LEN};
 use crate::index::{LeafCursor, TreeReader};
 use crate::session::StoredChunks;
 use crate::storage::ReadAt;
@@ -91,6 +91,15 @@ impl<S: ReadAt> Archive<S> {
             last = Some(entry.id);
             return Some(self.chunk_in_stream(entry));
         }))
+    }
+
+    /// Every run's chunk index that has one: its reader and top.
+    pub(crate) fn chunk_trees(&self) -> impl Iterator<Item = (TreeReader<'_>, &TreeTop)> + '_ {
+        self.run_keys
+            .iter()
+            .zip(&self.root.runs)
+            .filter(|(_, run)| run.chunks.height > 0)
+            .map(|(keys, run)| (self.tree_with(keys, Table::Chunks), &run.chunks))
     }
 
     /// `entry`, if its bytes lie in the data stream.

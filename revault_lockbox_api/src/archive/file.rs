@@ -67,7 +67,16 @@ impl<S: ReadAt> Archive<S> {
         let (Some(extent), Some((size, sha256))) = (entry.extent, entry.content()) else {
             return Err(Error::NotAFile { path: entry.path.as_slice().into() });
         };
-        let chunks = self.chunk_list(entry)?;
+        let mut chunks = self.chunk_list(entry)?;
+        let mut start = extent.offset;
+        // Chunks that follow one another in the stream (a file stored
+        // anew: none of its chunks was found elsewhere) read as one run,
+        // with the pages opened ahead as for a file stored whole.
+        if let Some(list) = chunks.as_ref().filter(|list| list.windows(2).all(|w| w[0].end() == w[1].offset))
+        {
+            start = list.first().map_or(start, |c| c.offset);
+            chunks = None;
+        }
         let pieces = match (&chunks, entry.sparse_map()) {
             (Some(chunks), _) => {
                 let mut logical = 0;
@@ -90,7 +99,7 @@ impl<S: ReadAt> Archive<S> {
         Ok(EntryReader {
             archive: self,
             path: entry.path.clone(),
-            start: extent.offset,
+            start,
             size,
             pieces,
             chunked: chunks.is_some(),

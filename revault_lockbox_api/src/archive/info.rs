@@ -114,6 +114,7 @@ impl<S: ReadAt> Archive<S> {
                 EntryKind::Hardlink { .. } => info.hardlinks += 1,
             }
         }
+        live.mark_indexed_chunks(self)?;
         let used = self.data_start + live.bytes + index_bytes + self.session_overhead() + TRAILER_LEN as u64;
         info.dead_bytes = self.committed_len.saturating_sub(used);
         Ok(info)
@@ -121,7 +122,8 @@ impl<S: ReadAt> Archive<S> {
 }
 
 /// The sealed bytes of the index in use (every pages tree, every run the
-/// root lists, the root), and of the data pages the pages trees list.
+/// root lists and its chunk index, the root), and of the data pages the
+/// pages trees list.
 pub(super) struct IndexBytes {
     pub(super) total: u64,
     pub(super) page_bytes: u64,
@@ -146,7 +148,7 @@ impl IndexBytes {
             }
             bytes.total += leaves.internal_bytes;
         }
-        for (tree, top) in archive.runs() {
+        for (tree, top) in archive.runs().chain(archive.chunk_trees()) {
             bytes.total += tree_bytes(&tree, top)?;
         }
         Ok(bytes)
@@ -181,10 +183,21 @@ impl LivePages {
     /// Marks the pages a file's content lies in: its bytes stored whole,
     /// or a chunked file's list and every chunk it names (the list read
     /// and held for the while).
+    /// Marks the pages of what `extent` names directly: a file's content,
+    /// or a chunked file's list (its chunks are marked through the chunk
+    /// indexes, [`mark_indexed_chunks`](Self::mark_indexed_chunks), so
+    /// that no data page is read).
     pub(super) fn mark_content<S: ReadAt>(&mut self, archive: &Archive<S>, extent: &Extent) -> Result<()> {
-        self.mark(archive, extent.offset, extent.end())?;
-        for chunk in archive.chunk_list_of(extent)?.unwrap_or_default() {
-            self.mark(archive, chunk.offset, chunk.end())?;
+        self.mark(archive, extent.offset, extent.end())
+    }
+
+    /// Marks the pages of every chunk the chunk indexes list: live as long
+    /// as a compaction has not dropped them (a chunk no kept file names
+    /// any more still counts, so dead bytes are a lower bound).
+    pub(super) fn mark_indexed_chunks<S: ReadAt>(&mut self, archive: &Archive<S>) -> Result<()> {
+        for chunk in archive.chunk_entries()? {
+            let chunk = chunk?;
+            self.mark(archive, chunk.offset, chunk.offset + u64::from(chunk.len))?;
         }
         Ok(())
     }

@@ -79,10 +79,17 @@ impl<S: ReadAt> Archive<S> {
         // rewrite compresses them), a header, root and trailer.
         let mut live = LivePages::default();
         let mut records = 0;
+        // A chunked file's chunks, counted at their plain length (the
+        // rewrite stores them at most that large): reading its list would
+        // read data pages.
+        let mut chunked = 0;
         for e in self.at(AsOf::State(number(first) as i64))?.entries()? {
             let e = e?;
             if let (EntryKind::File { .. }, Some(x)) = (&e.kind, e.extent) {
                 live.mark_content(self, &x)?;
+                if x.chunk_list().is_some() {
+                    chunked += x.size;
+                }
             }
             records += encoded_record_len(&Record::Put(e)) as u64;
         }
@@ -94,7 +101,7 @@ impl<S: ReadAt> Archive<S> {
         // what the rewrite writes for the difference it holds.
         let later: u64 =
             self.history()?.iter().filter(|s| s.number > first.number).map(|s| s.bytes_written).sum();
-        let used = self.data_start + live.bytes + index + session + later;
+        let used = self.data_start + live.bytes + chunked + index + session + later;
         Ok(Reclaim { states: (number(first), number(last)), bytes: self.committed_len.saturating_sub(used) })
     }
 }

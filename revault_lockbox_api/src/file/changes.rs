@@ -330,4 +330,32 @@ mod tests {
         assert!(read(&after, "third") == data);
         assert!(after.verify().unwrap().is_ok());
     }
+
+    /// SECURITY.md, "What deduplication shows": chunk ids and boundaries
+    /// are inside sealed pages. No chunk id of a chunked file, nor its
+    /// list's bytes, appears anywhere in the archive's bytes.
+    #[test]
+    fn chunk_ids_and_lists_do_not_appear_in_the_archive_bytes() {
+        const LEN: usize = 1 << 20;
+        let work = tempfile::tempdir().unwrap();
+        let src = work.path().join("src");
+        std::fs::create_dir(&src).unwrap();
+        write_at(&src.join("big"), &random(LEN, 31), 1_700_000_000);
+        let archive = work.path().join("a.lbox");
+        let password = Password::from("observer");
+        let params = ChunkParams::new(1 << 10, 4 << 10, 16 << 10).unwrap();
+        let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS).chunk_sizes(params);
+        create_archive(&archive, &src, &["big".into()], &password, options).unwrap();
+        let a = Archive::open(std::fs::File::open(&archive).unwrap(), &password).unwrap();
+        let entry = a.find(b"big").unwrap().unwrap();
+        let list = a.chunk_list(&entry).unwrap().expect("a chunked file");
+        assert!(list.len() > 100, "{} chunks", list.len());
+        let bytes = std::fs::read(&archive).unwrap();
+        let appears = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
+        for chunk in &list {
+            assert!(!appears(&chunk.id), "a chunk id appears in the archive");
+        }
+        let second = crate::format::encode_chunk_list(&list[1..2]);
+        assert!(!appears(&second[..12]), "a chunk's offset and length appear in the archive");
+    }
 }

@@ -84,19 +84,45 @@ fn compaction_stores_a_chunked_file_again() {
     assert_eq!(std::fs::read(out.path().join("b")).unwrap(), content);
 }
 
+/// `a` and its copy `b`, both chunked by the writer (small chunks), so
+/// that `b`'s chunks are `a`'s: removing `a` leaves its pages live through
+/// the chunk index, which `info` reads instead of the lists (no data page).
 #[test]
-fn info_counts_the_pages_of_chunks_no_whole_file_names_as_live() {
+fn info_counts_the_pages_of_indexed_chunks_as_live_without_reading_data_pages() {
+    use crate::chunk::ChunkParams;
+    use crate::crypto::KdfParams;
+    use crate::file::create_archive;
+    use crate::session::CreateOptions;
+
     let dir = tempfile::tempdir().unwrap();
-    let (path, _) = archive_file(dir.path(), |_| {});
-    let page_bytes = open(&path).info().unwrap().stored_page_bytes;
-    // `a` goes: its pages still hold every chunk of `b`.
+    let src = dir.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    let content = noise(300_000, 11);
+    std::fs::write(src.join("a"), &content).unwrap();
+    std::fs::write(src.join("b"), &content).unwrap();
+    let path = dir.path().join("x.lbox");
+    let params = ChunkParams::new(1 << 10, 4 << 10, 16 << 10).unwrap();
+    let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS).chunk_sizes(params);
+    create_archive(&path, &src, &["a".into(), "b".into()], &password(), options).unwrap();
+    let info = open(&path).info().unwrap();
+    assert!(info.stored_page_bytes < 400_000, "b's chunks are a's: {info:?}");
+    assert!(info.dead_bytes < 64, "a new archive: {} dead bytes", info.dead_bytes);
+    let page_bytes = info.stored_page_bytes;
     ArchiveUpdater::open(&path, &password(), UpdateOptions::new()).unwrap().remove(&[b"a".to_vec()]).unwrap();
     let archive = open(&path);
     let info = archive.info().unwrap();
     assert_eq!(info.stored_page_bytes, page_bytes, "the removal wrote no data page");
     // A removal's session (a header, an entries leaf, a root, a trailer)
-    // is all that is not in use: `a`'s 20,000 bytes are.
+    // is all that is not in use: `a`'s chunks are `b`'s.
     assert!(info.dead_bytes < 2048, "{} dead bytes", info.dead_bytes);
     let reclaim = archive.reclaimable(Retention::Latest).unwrap();
     assert!(reclaim.bytes < 4096, "{reclaim:?}");
+    // Neither reads a data page: both still answer with `b`'s list's page
+    // damaged.
+    let list_at = archive.find(b"b").unwrap().unwrap().extent.unwrap().offset;
+    drop(archive);
+    damage_page_at(&path, list_at);
+    let damaged = open(&path);
+    assert_eq!(damaged.info().unwrap().dead_bytes, info.dead_bytes);
+    assert_eq!(damaged.reclaimable(Retention::Latest).unwrap().bytes, reclaim.bytes);
 }
