@@ -66,7 +66,7 @@ impl<S: ReadAt> Archive<S> {
             .filter(|(_, run)| run.chunks.height > 0)
             .map(|(keys, run)| {
                 let tree = self.tree_with(keys, Table::Chunks);
-                RunChunks { cursor: tree.leaves(&run.chunks), tree, leaf: Vec::new().into_iter() }
+                RunChunks { cursor: tree.leaves(&run.chunks), tree, leaf: Vec::new().into_iter(), last: None }
             })
             .collect();
         // Each run's next entry; runs are oldest first, so of equal ids the
@@ -150,12 +150,18 @@ struct RunChunks<'a> {
     tree: TreeReader<'a>,
     cursor: LeafCursor<'a>,
     leaf: std::vec::IntoIter<ChunkEntry>,
+    /// The last id returned: ids rise across leaves too.
+    last: Option<[u8; CHUNK_ID_LEN]>,
 }
 
 impl RunChunks<'_> {
     fn next_entry(&mut self) -> Result<Option<ChunkEntry>> {
         loop {
             if let Some(entry) = self.leaf.next() {
+                if self.last.is_some_and(|last| last >= entry.id) {
+                    return Err(Error::malformed("chunk index", "ids out of order across leaves"));
+                }
+                self.last = Some(entry.id);
                 return Ok(Some(entry));
             }
             let Some(next) = self.cursor.next() else { return Ok(None) };

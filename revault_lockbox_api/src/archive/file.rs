@@ -11,6 +11,7 @@ use crate::crypto::open_data_page;
 use crate::error::{EntryPath, Error, Result};
 use crate::format::{
     chunking_allowed, decode_chunk_list, ChunkRef, Entry, Extent, PageRecord, PagesLeaf, DIGEST_LEN,
+    MAX_PAGE_PLAIN_LEN,
 };
 use crate::index::read_sealed;
 use crate::sparse::ContentHasher;
@@ -133,7 +134,8 @@ impl<S: ReadAt> Archive<S> {
         if extent.end() > self.root.stream_len {
             return Err(Error::malformed("chunk list", "it lies past the data stream"));
         }
-        let mut bytes = Vec::with_capacity(len as usize);
+        // Grown as the list's pages authenticate, not from its count.
+        let mut bytes = Vec::with_capacity(len.min(u64::from(MAX_PAGE_PLAIN_LEN)) as usize);
         let mut leaf: Option<PagesLeaf> = None;
         while (bytes.len() as u64) < len {
             let at = extent.offset + bytes.len() as u64;

@@ -107,14 +107,13 @@ impl<S: ReadAt> Archive<S> {
                     info.files += 1;
                     info.content_bytes += size;
                     if let Some(x) = e.extent {
-                        live.mark_content(self, &x)?;
+                        live.mark_content_and_chunks(self, &x)?;
                     }
                 }
                 EntryKind::Symlink { .. } => info.symlinks += 1,
                 EntryKind::Hardlink { .. } => info.hardlinks += 1,
             }
         }
-        live.mark_indexed_chunks(self)?;
         let used = self.data_start + live.bytes + index_bytes + self.session_overhead() + TRAILER_LEN as u64;
         info.dead_bytes = self.committed_len.saturating_sub(used);
         Ok(info)
@@ -180,24 +179,22 @@ pub(super) struct LivePages {
 }
 
 impl LivePages {
-    /// Marks the pages a file's content lies in: its bytes stored whole,
-    /// or a chunked file's list and every chunk it names (the list read
-    /// and held for the while).
     /// Marks the pages of what `extent` names directly: a file's content,
-    /// or a chunked file's list (its chunks are marked through the chunk
-    /// indexes, [`mark_indexed_chunks`](Self::mark_indexed_chunks), so
-    /// that no data page is read).
+    /// or a chunked file's list (reads no data page).
     pub(super) fn mark_content<S: ReadAt>(&mut self, archive: &Archive<S>, extent: &Extent) -> Result<()> {
         self.mark(archive, extent.offset, extent.end())
     }
 
-    /// Marks the pages of every chunk the chunk indexes list: live as long
-    /// as a compaction has not dropped them (a chunk no kept file names
-    /// any more still counts, so dead bytes are a lower bound).
-    pub(super) fn mark_indexed_chunks<S: ReadAt>(&mut self, archive: &Archive<S>) -> Result<()> {
-        for chunk in archive.chunk_entries()? {
-            let chunk = chunk?;
-            self.mark(archive, chunk.offset, chunk.offset + u64::from(chunk.len))?;
+    /// [`mark_content`](Self::mark_content), and a chunked file's chunks,
+    /// read from its list (which reads the data pages holding the list).
+    pub(super) fn mark_content_and_chunks<S: ReadAt>(
+        &mut self,
+        archive: &Archive<S>,
+        extent: &Extent,
+    ) -> Result<()> {
+        self.mark_content(archive, extent)?;
+        for chunk in archive.chunk_list_of(extent)?.unwrap_or_default() {
+            self.mark(archive, chunk.offset, chunk.end())?;
         }
         Ok(())
     }

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use super::changes::inconsistent;
 use super::maintain::copy_content;
-use crate::archive::{Archive, OpenOptions, SessionSummary};
+use crate::archive::{Archive, ChunkLookup, OpenOptions, SessionSummary};
 use crate::compare::{self, DiffOptions, Difference};
 use crate::crypto::ContentKey;
 use crate::error::{Error, Result};
@@ -72,7 +72,9 @@ pub(super) fn write_kept<W: Write>(
             out
         };
         let sides = (&state(previous)?, &state(next)?);
-        written = append_state(path, &new, sides, out, next, options)?;
+        // The chunks the rewrite holds so far, for the state's changes.
+        let lookup = ChunkLookup::new(read_back(reader, content_key, &open)?);
+        written = append_state(path, &new, sides, (out, lookup), next, options)?;
         previous = next;
     }
     Ok(written)
@@ -151,7 +153,7 @@ fn append_state<W: Write>(
     path: &Path,
     new: &Archive<File>,
     sides: (&Archive<&File>, &Archive<&File>),
-    out: W,
+    (out, stored): (W, ChunkLookup<File>),
     summary: &SessionSummary,
     options: &CreateOptions,
 ) -> Result<(W, u64)> {
@@ -160,6 +162,9 @@ fn append_state<W: Write>(
     let content_key = new.append_point().1;
     let options = options.clone().label(summary.label.clone());
     let mut writer = ArchiveWriter::session(out, content_key, start, options)?;
+    if !stored.is_empty() {
+        writer.reuse_stored_chunks(Box::new(stored));
+    }
     // The last record that hides what lies below it (a deletion, a file or
     // a link): the old entries there need no deletion of their own.
     let mut hidden: Option<Vec<u8>> = None;

@@ -285,7 +285,10 @@ fn decode_entry(d: &mut Decoder<'_>) -> Result<Entry, DecodeError> {
             let (linked, chunks) = match d.u8()? {
                 0 => (false, 0),
                 FILE_LINKED => (true, 0),
-                FILE_CHUNKED => (false, d.u32()?),
+                FILE_CHUNKED => match d.u32()? {
+                    0 => return Err(malformed("index entry", "a chunk count out of range")),
+                    count => (false, count),
+                },
                 _ => return Err(malformed("index entry", "unknown file flags")),
             };
             (EntryKind::File { size, sha256 }, Some(Extent { offset, size, linked, chunks }))

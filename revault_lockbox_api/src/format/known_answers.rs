@@ -350,3 +350,86 @@ fn counts_are_bounded_by_their_smallest_items() {
     }
     assert_eq!((deletion.buf.len(), page.buf.len(), child.buf.len()), (6, 49, 53));
 }
+
+/// Format v4's chunked file (§3.5), chunk list record (§3.5c), chunk index
+/// leaf (§3.6b) and a root's chunk index section (§3.7), byte for byte.
+#[test]
+fn chunked_file_chunk_list_and_chunk_index() {
+    let entry = Entry {
+        path: b"db".to_vec(),
+        kind: EntryKind::File { size: 300, sha256: [0x44; 32] },
+        meta: Metadata::new(0o644, 0, 0, 0, 0),
+        extent: Some(Extent { chunks: 1, ..Extent::whole(4396, 300, false) }),
+        sparse: None,
+    };
+    let leaf = EntriesLeaf::encode(&[Record::Put(entry.clone())]);
+    let expected = concat!(
+        "01000000 02 02000000 6462 a4010000 00000000 00000000 0000000000000000 00000000",
+        "2c01000000000000 2c11000000000000",
+        "4444444444444444444444444444444444444444444444444444444444444444 02 01000000",
+    );
+    assert_eq!(hex(&leaf), expected.replace(' ', ""));
+    assert_eq!(EntriesLeaf::decode(&leaf).unwrap().entries, [Record::Put(entry)]);
+
+    let id: [u8; 32] = std::array::from_fn(|i| 0xa0 + i as u8);
+    let chunk = ChunkRef { offset: 4096, len: 300, id };
+    let list = encode_chunk_list(&[chunk]);
+    let expected =
+        "0010000000000000 2c010000 a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf";
+    assert_eq!(hex(&list), expected.replace(' ', ""));
+    assert_eq!(decode_chunk_list(&list, 4396, 1, 300).unwrap(), [chunk]);
+
+    let entries = [ChunkEntry { id: [0; 32], offset: 0, len: 1 }, ChunkEntry { id, offset: 4096, len: 300 }];
+    let expected = concat!(
+        "02000000",
+        "0000000000000000000000000000000000000000000000000000000000000000 0000000000000000 01000000",
+        "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf 0010000000000000 2c010000",
+    );
+    assert_eq!(hex(&ChunksLeaf::encode(&entries)), expected.replace(' ', ""));
+    assert_eq!(ChunksLeaf::decode(&ChunksLeaf::encode(&entries)).unwrap().entries, entries);
+
+    // The root of `session_record_and_root` with a chunk index of one leaf.
+    let record = SessionRecord {
+        number: 0,
+        first_page: 0,
+        stream_start: 0,
+        header_offset: 4128,
+        summary: Summary {
+            label: String::new(),
+            stored: 0,
+            entries: 0,
+            signers: Vec::new(),
+            ..nightly_record(SessionKind::Change, 0).summary
+        },
+        ..nightly_record(SessionKind::Change, 0)
+    };
+    let leaf_child = Child {
+        first_key: vec![0; 32],
+        offset: 8192,
+        stored_len: 120,
+        plain_len: 92,
+        codec: Codec::Zstd,
+        hash: [0x33; 32],
+    };
+    let root = Root {
+        page_count: 0,
+        stream_len: 0,
+        entry_count: 0,
+        sessions: SessionsTop { count: 1, forest: Vec::new(), pending: vec![record] },
+        runs: vec![Run {
+            session: 0,
+            salt: salt(),
+            top: TreeTop::default(),
+            chunks: TreeTop { height: 1, children: vec![leaf_child] },
+        }],
+    };
+    let bytes = root.encode();
+    let section = concat!(
+        "01 01 01000000 20000000 0000000000000000000000000000000000000000000000000000000000000000",
+        "0020000000000000 78000000 5c000000 01",
+        "3333333333333333333333333333333333333333333333333333333333333333",
+    )
+    .replace(' ', "");
+    assert!(hex(&bytes).ends_with(&section), "{}", hex(&bytes));
+    assert_eq!(Root::decode(&bytes).unwrap(), root);
+}

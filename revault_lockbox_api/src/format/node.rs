@@ -452,6 +452,11 @@ pub(crate) mod tests {
         let sparse =
             Entry { sparse: Some(SparseMap::new(vec![(0, 10)], 100).unwrap()), ..chunked(100, 2, false) };
         assert_eq!(refusal(sparse), "a chunked file with a sparse map");
+        // The encoder never writes a count of 0 with the flag: the bytes do.
+        let mut zero = EntriesLeaf::encode(&[Record::Put(chunked(10, 1, false))]);
+        let len = zero.len();
+        zero[len - 4..].copy_from_slice(&0u32.to_le_bytes());
+        assert_eq!(EntriesLeaf::decode(&zero).unwrap_err().why, "a chunk count out of range");
         let at_end = Entry {
             extent: Some(Extent { chunks: 1, ..Extent::whole(MAX_FILE_SIZE - 8, 10, false) }),
             ..chunked(10, 1, false)

@@ -55,9 +55,15 @@ pub(crate) fn write_sorted(
     sink: &mut dyn NodeSink,
 ) -> Result<TreeTop> {
     let mut tree = TreeBuilder::new(Table::Chunks);
-    let mut leaf = Vec::with_capacity(LEAF_ENTRIES);
+    let mut leaf: Vec<ChunkEntry> = Vec::with_capacity(LEAF_ENTRIES);
+    let mut last: Option<[u8; CHUNK_ID_LEN]> = None;
     for entry in entries {
-        leaf.push(entry?);
+        let entry = entry?;
+        if last.is_some_and(|last| last >= entry.id) {
+            return Err(Error::malformed("chunk index", "ids out of order across leaves"));
+        }
+        last = Some(entry.id);
+        leaf.push(entry);
         if leaf.len() == LEAF_ENTRIES {
             tree.add_leaf(leaf[0].id.to_vec(), ChunksLeaf::encode(&leaf), sink)?;
             leaf.clear();
