@@ -71,8 +71,21 @@ pub struct ArchiveInfo {
 }
 
 impl<S: ReadAt> Archive<S> {
-    /// Facts about the archive. Streams the index and the page tables.
+    /// Facts about the archive. Streams the index and the page tables,
+    /// and reads chunked files' chunk lists.
     pub fn info(&self) -> Result<ArchiveInfo> {
+        self.info_reading(ChunkPages::FromLists)
+    }
+
+    /// [`info`](Self::info) reading no data page: a chunked file's chunks
+    /// count as live through the chunk indexes (every chunk any session
+    /// stored), so dead bytes are those of the whole history, not of the
+    /// latest state.
+    pub(crate) fn info_of_index(&self) -> Result<ArchiveInfo> {
+        self.info_reading(ChunkPages::FromIndexes)
+    }
+
+    fn info_reading(&self, chunk_pages: ChunkPages) -> Result<ArchiveInfo> {
         let mut info = ArchiveInfo {
             version: self.version(),
             archive_bytes: self.file_len,
@@ -107,17 +120,35 @@ impl<S: ReadAt> Archive<S> {
                     info.files += 1;
                     info.content_bytes += size;
                     if let Some(x) = e.extent {
-                        live.mark_content_and_chunks(self, &x)?;
+                        match chunk_pages {
+                            ChunkPages::FromLists => live.mark_content_and_chunks(self, &x)?,
+                            ChunkPages::FromIndexes => live.mark_content(self, &x)?,
+                        }
                     }
                 }
                 EntryKind::Symlink { .. } => info.symlinks += 1,
                 EntryKind::Hardlink { .. } => info.hardlinks += 1,
             }
         }
+        if chunk_pages == ChunkPages::FromIndexes {
+            for chunk in self.chunk_entries()? {
+                let chunk = chunk?;
+                live.mark(self, chunk.offset, chunk.offset + u64::from(chunk.len))?;
+            }
+        }
         let used = self.data_start + live.bytes + index_bytes + self.session_overhead() + TRAILER_LEN as u64;
         info.dead_bytes = self.committed_len.saturating_sub(used);
         Ok(info)
     }
+}
+
+/// Where [`Archive::info`] learns which pages chunked files' chunks lie in.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ChunkPages {
+    /// Each chunked file's list (data pages read).
+    FromLists,
+    /// The chunk indexes (no data page read).
+    FromIndexes,
 }
 
 /// The sealed bytes of the index in use (every pages tree, every run the

@@ -220,9 +220,11 @@ fn kept_state<S: ReadAt>(archive: &Archive<S>) -> Result<Option<KeptState>> {
 }
 
 /// `archive`'s length if compacting it keeping `kept` states reclaims
-/// nothing: no dead bytes, no torn tail, and every state kept.
+/// nothing: no dead bytes, no torn tail, and every state kept. Reads no
+/// data page: with every state kept, every chunk a chunk index lists is
+/// one a kept state's file stored, so the indexes tell which are live.
 fn nothing_to_reclaim<S: ReadAt>(archive: &Archive<S>, kept: usize) -> Result<Option<u64>> {
-    let info = archive.info()?;
+    let info = archive.info_of_index()?;
     let states = archive.history()?.iter().filter(|s| s.state.is_some()).count();
     let nothing = info.dead_bytes == 0 && info.torn_tail_bytes == 0 && kept == states;
     Ok(nothing.then_some(info.archive_bytes))
