@@ -116,6 +116,9 @@ impl<S: ReadAt> Archive<S> {
     }
 }
 
+/// Opens data page `number` of `record`: through the cache or not.
+pub(crate) type OpenPage<'a> = dyn FnMut(u64, &PageRecord) -> Result<Arc<Vec<u8>>> + 'a;
+
 impl<S: ReadAt> Archive<S> {
     /// A chunked file's chunk list (FORMAT.md §3.5c), read from the data
     /// stream and checked whole against `entry`; `None` for an entry whose
@@ -127,6 +130,16 @@ impl<S: ReadAt> Archive<S> {
 
     /// [`chunk_list`](Self::chunk_list) of the file whose content `extent` names.
     pub(crate) fn chunk_list_of(&self, extent: &Extent) -> Result<Option<Vec<ChunkRef>>> {
+        self.chunk_list_through(extent, &mut |number, record| self.page(number, record))
+    }
+
+    /// [`chunk_list_of`](Self::chunk_list_of), the list's pages opened by
+    /// `page` (a walk keeps the last one instead of filling the cache).
+    pub(crate) fn chunk_list_through(
+        &self,
+        extent: &Extent,
+        page: &mut OpenPage<'_>,
+    ) -> Result<Option<Vec<ChunkRef>>> {
         let Some((count, len)) = extent.chunk_list() else { return Ok(None) };
         if !chunking_allowed(self.version()) {
             return Err(Error::malformed("entry", "a chunked file in an archive of version 3"));
@@ -149,7 +162,7 @@ impl<S: ReadAt> Archive<S> {
                 }
             };
             let (number, record, page_start) = hit;
-            let plain = self.page(number, &record)?;
+            let plain = page(number, &record)?;
             let from = (at - page_start) as usize;
             let n = (plain.len() - from).min((len - bytes.len() as u64) as usize);
             bytes.extend_from_slice(&plain[from..from + n]);
@@ -159,11 +172,14 @@ impl<S: ReadAt> Archive<S> {
 
     /// Reads and opens data page `number`, through a small cache.
     pub(crate) fn page(&self, number: u64, record: &PageRecord) -> Result<Arc<Vec<u8>>> {
-        self.pages.get_or_open(number, || {
-            let what = || format!("page {number}");
-            let bytes = read_sealed(&self.src, record.offset, record.unit_len(), what)?;
-            Ok(Arc::new(open_data_page(self.keys_for(number)?, &self.archive_id, number, record, bytes)?))
-        })
+        self.pages.get_or_open(number, || self.page_uncached(number, record))
+    }
+
+    /// Reads and opens data page `number`, leaving the cache alone.
+    pub(crate) fn page_uncached(&self, number: u64, record: &PageRecord) -> Result<Arc<Vec<u8>>> {
+        let what = || format!("page {number}");
+        let bytes = read_sealed(&self.src, record.offset, record.unit_len(), what)?;
+        Ok(Arc::new(open_data_page(self.keys_for(number)?, &self.archive_id, number, record, bytes)?))
     }
 }
 

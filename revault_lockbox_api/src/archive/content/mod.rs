@@ -17,6 +17,7 @@
 //! span that does. The visitor sees one file: its bytes in content
 //! order, each chunk announced ([`ContentVisitor::chunk`]), one end.
 
+use std::cell::RefCell;
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
@@ -198,8 +199,23 @@ impl<S: ReadAt> Archive<S> {
     pub(crate) fn walk_content(&self, visitor: &mut dyn ContentVisitor, every_page: bool) -> Result<()> {
         let spare = visitor.writes_bytes_out();
         let mut pool = PageOpener::new(self.tuning.threads, self.tuning.pages_in_flight, spare)?;
+        // The page holding the last list read: the lists of files chunked
+        // one after the other share pages, and the page cache is a
+        // reader's by lookup (filling it here cost a walk the cache's
+        // size in memory).
+        let list_page: RefCell<Option<(u64, Arc<Vec<u8>>)>> = RefCell::new(None);
         let lists = |span: &Span| -> Result<Vec<ChunkRef>> {
-            Ok(self.chunk_list_of(&span.extent())?.expect("a chunked span"))
+            let mut page = |number: u64, record: &PageRecord| -> Result<Arc<Vec<u8>>> {
+                if let Some((held, plain)) = &*list_page.borrow() {
+                    if *held == number {
+                        return Ok(Arc::clone(plain));
+                    }
+                }
+                let plain = self.page_uncached(number, record)?;
+                *list_page.borrow_mut() = Some((number, Arc::clone(&plain)));
+                Ok(plain)
+            };
+            Ok(self.chunk_list_through(&span.extent(), &mut page)?.expect("a chunked span"))
         };
         let mut pass = Pass::new(visitor, &lists);
         let mut first = true;
