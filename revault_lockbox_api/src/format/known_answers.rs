@@ -198,6 +198,26 @@ fn nightly_record(kind: SessionKind, state: u64) -> SessionRecord {
     }
 }
 
+/// The first session's record of an archive holding nothing: the
+/// nightly record renumbered 0, at the start, unlabelled and empty.
+fn first_session_record() -> SessionRecord {
+    let nightly = nightly_record(SessionKind::Change, 0);
+    SessionRecord {
+        number: 0,
+        first_page: 0,
+        stream_start: 0,
+        header_offset: 4128,
+        summary: Summary {
+            label: String::new(),
+            stored: 0,
+            entries: 0,
+            signers: Vec::new(),
+            ..nightly.summary
+        },
+        ..nightly
+    }
+}
+
 #[test]
 fn session_record_and_root() {
     let record = nightly_record(SessionKind::Change, 0);
@@ -217,20 +237,7 @@ fn session_record_and_root() {
     let mut d = codec::Decoder::new(&e.buf, "sessions");
     assert_eq!(SessionsTop::decode(&mut d).unwrap(), top);
 
-    let first = SessionRecord {
-        number: 0,
-        first_page: 0,
-        stream_start: 0,
-        header_offset: 4128,
-        summary: Summary {
-            label: String::new(),
-            stored: 0,
-            entries: 0,
-            signers: Vec::new(),
-            ..top.last().summary.clone()
-        },
-        ..top.last().clone()
-    };
+    let first = first_session_record();
     let root = Root {
         page_count: 0,
         stream_len: 0,
@@ -389,20 +396,7 @@ fn chunked_file_chunk_list_and_chunk_index() {
     assert_eq!(ChunksLeaf::decode(&ChunksLeaf::encode(&entries)).unwrap().entries, entries);
 
     // The root of `session_record_and_root` with a chunk index of one leaf.
-    let record = SessionRecord {
-        number: 0,
-        first_page: 0,
-        stream_start: 0,
-        header_offset: 4128,
-        summary: Summary {
-            label: String::new(),
-            stored: 0,
-            entries: 0,
-            signers: Vec::new(),
-            ..nightly_record(SessionKind::Change, 0).summary
-        },
-        ..nightly_record(SessionKind::Change, 0)
-    };
+    let record = first_session_record();
     let leaf_child = Child {
         first_key: vec![0; 32],
         offset: 8192,
