@@ -199,7 +199,7 @@ mod tests {
         let content: Vec<u8> = (0..60_000u32).map(|i| (i * 7 + i / 255) as u8).collect();
         w.add_file("f", &Metadata::new(0o644, 0, 0, 0, 0), 60_000, &content[..]).unwrap();
         for e in entries {
-            w.chunk_index.record(e.id, e.offset, e.len);
+            w.chunk_index.record(e.id, e.offset, e.len).unwrap();
         }
         Archive::open(Cursor::new(w.finish().unwrap()), &password).unwrap()
     }

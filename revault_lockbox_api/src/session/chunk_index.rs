@@ -4,6 +4,9 @@
 
 use std::io::Write;
 
+use hashbrown::HashTable;
+
+use super::chunk_runs::SpilledRuns;
 use super::ArchiveWriter;
 use crate::error::{Error, Result};
 use crate::format::{ChunkEntry, ChunksLeaf, Table, TreeTop, CHUNK_ID_LEN, INDEX_NODE_TARGET_LEN};
@@ -19,34 +22,110 @@ pub(crate) trait StoredChunks: Send {
 /// Entries in one leaf: as many as fill the writer's node size.
 const LEAF_ENTRIES: usize = (INDEX_NODE_TARGET_LEN - 4) / crate::format::CHUNK_ENTRY_LEN;
 
-/// The chunks a session stored, gathered as they are written and sorted
-/// at the end. Memory: 48 bytes a chunk until the session ends (about
-/// 190 MiB per TiB of new data at the default 256 KiB average).
-#[derive(Default)]
-pub(crate) struct ChunkIndexBuilder {
-    entries: Vec<ChunkEntry>,
+/// New chunks a session holds in memory: 48 bytes each in a list and
+/// 5 bytes a slot of the table over it, so at most about 7.6 MiB (32 GiB of
+/// new data at the default 256 KiB average). Past it they are sorted and
+/// spilled to a temporary file ([`SpilledRuns`]), still found from there.
+const RECENT_CHUNKS: usize = 1 << 17;
+
+/// The chunks a session stores, held once for both of their uses: finding
+/// a chunk already stored in this session, and the session's chunk index,
+/// written sorted at its end. Memory stays flat: the newest chunks in
+/// memory, the older ones in sorted runs on disk.
+pub(crate) struct SessionChunks {
+    /// The newest chunks, in the order noted.
+    recent: Vec<ChunkEntry>,
+    /// Positions in `recent`, by id.
+    by_id: HashTable<u32>,
+    /// How many `recent` holds before they are spilled.
+    cap: usize,
+    spilled: Option<SpilledRuns>,
 }
 
-impl ChunkIndexBuilder {
-    /// Notes that the chunk `id` was stored at `offset`, `len` bytes.
-    pub(crate) fn record(&mut self, id: [u8; CHUNK_ID_LEN], offset: u64, len: u32) {
-        self.entries.push(ChunkEntry { id, offset, len });
+impl Default for SessionChunks {
+    fn default() -> SessionChunks {
+        SessionChunks::with_cap(RECENT_CHUNKS)
+    }
+}
+
+/// A chunk id's place in a table: ids are keyed BLAKE3 outputs, uniform
+/// and unknown to whoever does not hold the key, so their first bytes
+/// serve as the hash.
+fn id_hash(id: &[u8; CHUNK_ID_LEN]) -> u64 {
+    u64::from_le_bytes(id[..8].try_into().expect("8 bytes of an id"))
+}
+
+impl SessionChunks {
+    /// Holding at most `cap` chunks in memory.
+    pub(super) fn with_cap(cap: usize) -> SessionChunks {
+        SessionChunks { recent: Vec::new(), by_id: HashTable::new(), cap, spilled: None }
+    }
+
+    /// Where this session stored the chunk `id`, if it did.
+    pub(crate) fn find(&self, id: &[u8; CHUNK_ID_LEN]) -> Result<Option<ChunkEntry>> {
+        let recent = &self.recent;
+        if let Some(&at) = self.by_id.find(id_hash(id), |&at| recent[at as usize].id == *id) {
+            return Ok(Some(recent[at as usize]));
+        }
+        match &self.spilled {
+            Some(spilled) => spilled.find(id).map_err(Error::stream(SPILL_READS)),
+            None => Ok(None),
+        }
+    }
+
+    /// Notes that the chunk `id` was stored at `offset`, `len` bytes; a
+    /// chunk noted before keeps its first place.
+    pub(crate) fn record(&mut self, id: [u8; CHUNK_ID_LEN], offset: u64, len: u32) -> Result<()> {
+        let recent = &self.recent;
+        if self.by_id.find(id_hash(&id), |&at| recent[at as usize].id == id).is_some() {
+            return Ok(());
+        }
+        let at = u32::try_from(self.recent.len()).expect("at most `cap` recent chunks");
+        self.recent.push(ChunkEntry { id, offset, len });
+        let recent = &self.recent;
+        self.by_id.insert_unique(id_hash(&id), at, |&at| id_hash(&recent[at as usize].id));
+        if self.recent.len() >= self.cap {
+            self.spill().map_err(Error::stream(SPILL_WRITES))?;
+        }
+        Ok(())
+    }
+
+    /// Sorts the recent chunks into a run on disk, freeing their memory
+    /// for the next ones (the list keeps its capacity).
+    fn spill(&mut self) -> std::io::Result<()> {
+        self.by_id.clear();
+        self.recent.sort_unstable_by_key(|e| e.id);
+        let spilled = match &mut self.spilled {
+            Some(spilled) => spilled,
+            None => self.spilled.insert(SpilledRuns::new()?),
+        };
+        spilled.add(&self.recent)?;
+        self.recent.clear();
+        Ok(())
     }
 
     /// Whether no chunk was noted.
     pub(crate) fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.recent.is_empty() && self.spilled.is_none()
     }
 
     /// Writes the tree through `sink` and returns its top (empty when no
-    /// chunk was noted). A chunk noted twice keeps its first place.
+    /// chunk was noted).
     pub(crate) fn write(mut self, sink: &mut dyn NodeSink) -> Result<TreeTop> {
-        // Stable, so that of equal ids the first noted stays first.
-        self.entries.sort_by_key(|e| e.id);
-        self.entries.dedup_by(|later, first| later.id == first.id);
-        write_sorted(self.entries.into_iter().map(Ok), sink)
+        self.recent.sort_unstable_by_key(|e| e.id);
+        match &self.spilled {
+            Some(spilled) => {
+                let merged = spilled.merged_with(&self.recent);
+                write_sorted(merged.map(|e| e.map_err(Error::stream(SPILL_READS))), sink)
+            }
+            None => write_sorted(self.recent.iter().map(|e| Ok(*e)), sink),
+        }
     }
 }
+
+/// What failed, when the spilled chunks' temporary file does.
+const SPILL_WRITES: &str = "writing the session's chunk index to a temporary file";
+const SPILL_READS: &str = "reading the session's chunk index from its temporary file";
 
 /// Writes a chunk index of `entries`, which come in strictly increasing
 /// id order (a merge of sorted indexes), a leaf at a time.

@@ -24,24 +24,27 @@ use crate::crypto::ContentKey;
 use crate::error::{Error, Result};
 use crate::format::{encode_chunk_list, ChunkRef, EntryKind, Extent, ARCHIVE_ID_LEN, CHUNK_ID_LEN};
 
-/// Chunk ids a session remembers: about 56 bytes each in the map, so at
-/// most ~14 MiB. Past it, new chunks are still written and listed, only
-/// not remembered, so a later copy of one of them is stored again.
-pub(crate) const KNOWN_CHUNKS_CAP: usize = 262_144;
+/// The least a read from a file asks for, so that small chunk sizes do
+/// not make small reads.
+const LEAST_READ_LEN: usize = 256 << 10;
 
-/// Bytes read from a file at once; at least twice the largest chunk, so a
-/// chunk still open at a buffer's end is moved to its front with room left.
-const READ_LEN: usize = 4 << 20;
+/// Bytes read from a file at once: twice the largest chunk (2 MiB by
+/// default). The chunk still open at a read's end, shorter than the
+/// largest, moves to the buffer's front, and the next read has at least
+/// the largest chunk's room, so it ends at least one chunk; more would
+/// only hold more memory through the whole create.
+fn read_len(params: &ChunkParams) -> usize {
+    (2 * params.max()).max(LEAST_READ_LEN)
+}
 
 type ChunkMap = HashMap<[u8; CHUNK_ID_LEN], (u64, u32)>;
 
-/// A session's chunking state: keys and sizes, the chunks it knows, and
-/// the read buffer reused from file to file.
+/// A session's chunking state: keys and sizes, the previous version's
+/// chunks, and the read buffer reused from file to file. (The chunks the
+/// session stored are its chunk index's: `SessionChunks`.)
 pub(crate) struct Chunking {
     keys: Arc<ChunkKeys>,
     params: ChunkParams,
-    /// Chunks written in this session: id to data-stream offset and length.
-    known: ChunkMap,
     /// The previous version's chunks, for the file stored at this path
     /// next (`update`).
     reuse: Option<(Vec<u8>, ChunkMap)>,
@@ -57,7 +60,6 @@ impl Chunking {
         Chunking {
             keys: Arc::new(ChunkKeys::derive(content_key, archive_id)),
             params,
-            known: HashMap::new(),
             reuse: None,
             buf: Vec::new(),
         }
@@ -69,10 +71,9 @@ impl Chunking {
         size_hint >= self.params.min() as u64
     }
 
-    /// Where a chunk with `id` already lies, if this session knows it.
-    fn find(&self, id: &[u8; CHUNK_ID_LEN]) -> Option<(u64, u32)> {
-        let reused = self.reuse.as_ref().and_then(|(_, map)| map.get(id));
-        reused.or_else(|| self.known.get(id)).copied()
+    /// Where the previous version's chunk `id` lies, if it had one.
+    fn reused(&self, id: &[u8; CHUNK_ID_LEN]) -> Option<(u64, u32)> {
+        self.reuse.as_ref().and_then(|(_, map)| map.get(id)).copied()
     }
 }
 
@@ -129,7 +130,7 @@ impl<W: Write> ArchiveWriter<W> {
             self.chunking.reuse = None;
         }
         let mut buf = std::mem::take(&mut self.chunking.buf);
-        buf.resize(READ_LEN.max(2 * self.chunking.params.max()), 0);
+        buf.resize(read_len(&self.chunking.params), 0);
         let large = size_hint >= (self.tuning.page_size / 2) as u64;
         let stored = self.store_chunks(content, &mut buf, large);
         self.chunking.buf = buf;
@@ -208,10 +209,14 @@ impl<W: Write> ArchiveWriter<W> {
             file.ids.update(bytes);
             let id = *file.ids.finish_chunk().as_bytes();
             let len = bytes.len() as u32;
-            let known = match self.chunking.find(&id) {
+            let known = match self.chunking.reused(&id) {
                 Some(found) => Some(found),
-                // Stored by an earlier session (an append's chunk indexes).
-                None => self.stored_chunk(&id)?.map(|e| (e.offset, e.len)),
+                // Stored earlier in this session, or by an earlier session
+                // (an append's chunk indexes).
+                None => match self.chunk_index.find(&id)? {
+                    Some(e) => Some((e.offset, e.len)),
+                    None => self.stored_chunk(&id)?.map(|e| (e.offset, e.len)),
+                },
             };
             let offset = match known {
                 Some((offset, known_len)) if known_len == len => offset,
@@ -224,10 +229,7 @@ impl<W: Write> ArchiveWriter<W> {
                     }
                     let offset = self.page_start + self.page.len() as u64;
                     self.append_to_pages(bytes, file.large)?;
-                    if self.chunking.known.len() < KNOWN_CHUNKS_CAP {
-                        self.chunking.known.insert(id, (offset, len));
-                    }
-                    self.chunk_index.record(id, offset, len);
+                    self.chunk_index.record(id, offset, len)?;
                     offset
                 }
             };
@@ -301,7 +303,8 @@ mod tests {
     use super::*;
     use crate::archive::Archive;
     use crate::crypto::{KdfParams, Password};
-    use crate::format::SparseMap;
+    use crate::format::{ChunkEntry, SparseMap};
+    use crate::session::chunk_index::SessionChunks;
     use crate::session::CreateOptions;
     use crate::test_data::random;
 
@@ -387,21 +390,28 @@ mod tests {
     }
 
     #[test]
-    fn the_known_chunks_stop_growing_at_their_cap() {
+    fn chunks_spilled_past_the_memory_cap_are_still_found_and_indexed() {
         let meta = Metadata::new(0o644, 0, 0, 0, 0);
         let mut w = ArchiveWriter::new(Vec::new(), &password(), options(small_chunks())).unwrap();
-        // Ids no chunk has, up to the cap: past it, a copy is stored again.
-        for i in 0..KNOWN_CHUNKS_CAP as u64 {
-            let mut id = [0xff; CHUNK_ID_LEN];
-            id[..8].copy_from_slice(&i.to_le_bytes());
-            w.chunking.known.insert(id, (0, 1));
-        }
-        let data = random(64 << 10, 3);
+        // 8 chunks in memory: 1 MiB of 4 KiB-average chunks spills about 30
+        // runs, merged twice over (runs of 4, then of 16 spills).
+        w.chunk_index = SessionChunks::with_cap(8);
+        let data = random(1 << 20, 3);
         w.add_file("a", &meta, data.len() as u64, &data[..]).unwrap();
         w.add_file("b", &meta, data.len() as u64, &data[..]).unwrap();
-        assert_eq!(w.chunking.known.len(), KNOWN_CHUNKS_CAP);
         let archive = Archive::open(Cursor::new(w.finish().unwrap()), &password()).unwrap();
-        assert!(archive.content_bytes() >= 2 * data.len() as u64, "both copies stored");
+        let stored = archive.content_bytes();
+        assert!(stored < data.len() as u64 * 11 / 10, "{stored} bytes stored: the copy was stored again");
         assert!(read_all(&archive, "a") == data && read_all(&archive, "b") == data);
+        let list = archive.chunk_list(&archive.find("a").unwrap().unwrap()).unwrap().unwrap();
+        assert!(list.len() > 16 * 8, "{} chunks", list.len());
+        for chunk in &list {
+            let entry = ChunkEntry { id: chunk.id, offset: chunk.offset, len: chunk.len };
+            assert_eq!(archive.find_chunk(&chunk.id).unwrap(), Some(entry));
+        }
+        let mut distinct: Vec<_> = list.iter().map(|c| c.id).collect();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(archive.chunk_entries().unwrap().count(), distinct.len());
     }
 }

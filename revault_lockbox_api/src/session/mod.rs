@@ -10,6 +10,7 @@
 //! files on disk beyond the `Write` it is given.
 
 mod chunk_index;
+mod chunk_runs;
 mod chunked;
 mod commit;
 mod header;

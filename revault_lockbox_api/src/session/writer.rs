@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::chunk_index::{ChunkIndexBuilder, StoredChunks};
+use super::chunk_index::{SessionChunks, StoredChunks};
 use super::chunked::Chunking;
 use super::options::Signing;
 use super::output::Output;
@@ -105,8 +105,9 @@ pub struct ArchiveWriter<W: Write> {
     pub(super) signing: Signing,
     /// For a compaction: the state it holds, for its summary.
     pub(super) state: u64,
-    /// The chunks this session stores, for its chunk index (format v4).
-    pub(crate) chunk_index: ChunkIndexBuilder,
+    /// The chunks this session stores: found again by id, and its chunk
+    /// index (format v4).
+    pub(crate) chunk_index: SessionChunks,
     /// The chunk index's top once written, for the session's run.
     pub(super) chunk_top: TreeTop,
     /// Chunks earlier sessions stored (an append).
@@ -188,7 +189,7 @@ impl<W: Write> ArchiveWriter<W> {
             signing: options.signing,
             tuning: options.tuning,
             state: start.state,
-            chunk_index: ChunkIndexBuilder::default(),
+            chunk_index: SessionChunks::default(),
             chunk_top: TreeTop::default(),
             stored_chunks: None,
             chunking: Chunking::new(content_key, &start.archive_id, options.chunk_params),
