@@ -6,7 +6,9 @@
 //! A run is searched through the first id of each of its blocks (kept in
 //! memory: 32 bytes per 85 entries) and one block read; runs of one size
 //! are merged into a larger one when `FAN_IN` of them gather, so a search
-//! reads a few blocks however many chunks the session stored.
+//! reads a few blocks however many chunks the session stored. Most
+//! searches are for new chunks, found nowhere: a filter of fixed size over
+//! every spilled id answers those without a read.
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -25,12 +27,43 @@ const FAN_IN: usize = 4;
 /// Plaintext bytes written to the file at once.
 const WRITE_LEN: usize = 64 << 10;
 
+/// Bits of the filter: 8 MiB, made at the first spill. Three bits an id
+/// send a search for a new chunk to disk 0.44 % of the time at 4 million
+/// spilled chunks (1 TiB of new data at the default sizes), 13 % at 16
+/// million: the filter never errs the other way, it only saves reads.
+const FILTER_BITS: usize = 1 << 26;
+const FILTER_PROBES: usize = 3;
+
 /// Sorted runs of chunk entries, each id in at most one run.
 pub(super) struct SpilledRuns {
     store: Store,
     tail: Tail,
     /// Oldest first; levels never rise along the list.
     runs: Vec<Run>,
+    filter: Filter,
+}
+
+/// Which ids may be spilled: a Bloom filter whose bit positions are bytes
+/// of the id itself (keyed BLAKE3 outputs are uniform already).
+struct Filter(Vec<u64>);
+
+impl Filter {
+    fn positions(id: &[u8; CHUNK_ID_LEN]) -> impl Iterator<Item = usize> + '_ {
+        // Bytes 8.. : the first eight place the id in `SessionChunks`' table.
+        id[8..8 + 4 * FILTER_PROBES]
+            .chunks_exact(4)
+            .map(|four| u32::from_le_bytes(four.try_into().expect("four bytes")) as usize & (FILTER_BITS - 1))
+    }
+
+    fn insert(&mut self, id: &[u8; CHUNK_ID_LEN]) {
+        for bit in Filter::positions(id) {
+            self.0[bit / 64] |= 1 << (bit % 64);
+        }
+    }
+
+    fn may_hold(&self, id: &[u8; CHUNK_ID_LEN]) -> bool {
+        Filter::positions(id).all(|bit| self.0[bit / 64] & (1 << (bit % 64)) != 0)
+    }
 }
 
 /// The sealed file: blocks are written once and read any number of times.
@@ -68,12 +101,16 @@ impl SpilledRuns {
             store: Store { file: tempfile::tempfile()?, cipher: SpoolCipher::random()? },
             tail: Tail { len: 0, next_block: 0 },
             runs: Vec::new(),
+            filter: Filter(vec![0; FILTER_BITS / 64]),
         })
     }
 
     /// Adds a run of `entries`, sorted by id and in no run yet; then
     /// merges the newest runs while `FAN_IN` of one level gather.
     pub(super) fn add(&mut self, entries: &[ChunkEntry]) -> io::Result<()> {
+        for entry in entries {
+            self.filter.insert(&entry.id);
+        }
         let blocks = self.tail.write_run(&self.store, entries.iter().map(|e| Ok(*e)))?;
         self.runs.push(Run { level: 0, blocks });
         while let Some(level) = self.full_level() {
@@ -93,6 +130,9 @@ impl SpilledRuns {
 
     /// Where the chunk `id` is, if a run holds it: one block read per run.
     pub(super) fn find(&self, id: &[u8; CHUNK_ID_LEN]) -> io::Result<Option<ChunkEntry>> {
+        if !self.filter.may_hold(id) {
+            return Ok(None);
+        }
         let mut buf = Vec::new();
         for run in &self.runs {
             let Some(at) = run.blocks.partition_point(|b| b.first <= *id).checked_sub(1) else { continue };
@@ -279,5 +319,19 @@ mod tests {
         let mut want: Vec<ChunkEntry> = (0..22 * RUN).map(entry).collect();
         want.sort();
         assert_eq!(merged, want);
+    }
+
+    #[test]
+    fn a_run_changed_on_disk_is_refused() {
+        let mut runs = SpilledRuns::new().unwrap();
+        let mut entries: Vec<ChunkEntry> = (0..100).map(entry).collect();
+        entries.sort();
+        runs.add(&entries).unwrap();
+        let mut byte = [0];
+        runs.store.file.read_exact_at(&mut byte, 10).unwrap();
+        runs.store.file.write_all_at(&[byte[0] ^ 1], 10).unwrap();
+        let err = runs.find(&entries[0].id).unwrap_err();
+        assert_eq!(err.to_string(), "the temporary chunk index file was changed while in use");
+        assert!(runs.merged_with(&[]).any(|e| e.is_err()));
     }
 }
