@@ -4,9 +4,11 @@
 //! the offsets and lengths are the chunk boundaries the sealed pages hide.
 //!
 //! A run is searched through the first id of each of its blocks (kept in
-//! memory: 32 bytes per 85 entries) and one block read; runs of one size
-//! are merged into a larger one when `FAN_IN` of them gather, so a search
-//! reads a few blocks however many chunks the session stored. Most
+//! memory: a 56-byte record per 85 entries) and one block read; runs of
+//! one size are merged into a larger one when `FAN_IN` of them gather, so
+//! a search reads a few blocks however many chunks the session stored.
+//! (Merged runs' blocks stay in the file, dead, until the session ends:
+//! it holds each entry about once per merge level, 44 bytes and a tag.) Most
 //! searches are for new chunks, found nowhere: a filter of fixed size over
 //! every spilled id answers those without a read.
 
