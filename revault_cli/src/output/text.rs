@@ -226,3 +226,28 @@ mod tests {
         assert_eq!(utc(-86_400 * 365), "1969-01-01 00:00:00");
     }
 }
+
+/// States as a phrase, runs shortened: `state 4`, `states 996 to 1000`,
+/// `states 3, 7 and 10 to 12`.
+pub fn state_ranges(states: &[u64]) -> String {
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    for &n in states {
+        match runs.last_mut() {
+            Some((_, last)) if last.checked_add(1) == Some(n) => *last = n,
+            _ => runs.push((n, n)),
+        }
+    }
+    let run = |&(first, last): &(u64, u64)| match first == last {
+        true => first.to_string(),
+        false => format!("{first} to {last}"),
+    };
+    match &runs[..] {
+        [] => "no state".into(),
+        [(first, last)] if first == last => format!("state {first}"),
+        [only] => format!("states {}", run(only)),
+        [init @ .., end] => {
+            let init: Vec<String> = init.iter().map(run).collect();
+            format!("states {} and {}", init.join(", "), run(end))
+        }
+    }
+}

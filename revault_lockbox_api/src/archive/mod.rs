@@ -56,7 +56,7 @@ pub(crate) use head::{read_labeled_slots, read_prefix, read_slots};
 pub use info::ArchiveInfo;
 pub(crate) use merge::Merged;
 pub use options::OpenOptions;
-pub use retention::{Reclaim, Retention};
+pub use retention::{Period, Reclaim, Retention, Zone};
 pub use salvage::{is_salvageable, Salvage};
 pub use select::{Members, Selected, Subtrees};
 use session::{check_chain, check_session, check_summary, SessionState};

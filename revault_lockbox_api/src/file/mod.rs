@@ -7,6 +7,8 @@
 
 mod atomic;
 #[cfg(test)]
+mod calendar_tests;
+#[cfg(test)]
 mod chain_tests;
 mod changes;
 #[cfg(test)]
