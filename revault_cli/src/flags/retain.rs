@@ -14,7 +14,7 @@ pub struct RetentionArgs {
     /// them; restic's --keep-last); the states no rule keeps are removed
     /// and their pages reclaimed. Default, with no rule: the last state
     /// only.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub keep_sessions: Option<String>,
     /// Keep the states committed within DURATION before now (7d, 12h, 2w,
     /// 1w2d; units s, min, h, d, w, y), and the state current at the
@@ -24,23 +24,23 @@ pub struct RetentionArgs {
     pub keep_within: Option<String>,
     /// For each of the last N hours that have a state, keep its newest
     /// state (local time, as `log` shows it; TZ=UTC for UTC).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub keep_hourly: Option<String>,
     /// For each of the last N days that have a state, keep its newest
     /// state (local time).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub keep_daily: Option<String>,
     /// For each of the last N ISO weeks (Monday to Sunday) that have a
     /// state, keep its newest state (local time).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub keep_weekly: Option<String>,
     /// For each of the last N months that have a state, keep its newest
     /// state (local time).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub keep_monthly: Option<String>,
     /// For each of the last N years that have a state, keep its newest
     /// state (local time).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub keep_yearly: Option<String>,
 }
 

@@ -35,11 +35,17 @@ pub fn log(sessions: &[SessionSummary], torn: u64, as_json: bool, utc: bool) -> 
     }
     let mut text = String::new();
     if let Some(first) = sessions.iter().find_map(|s| s.state).filter(|&n| n > 1) {
-        let removed =
-            if first == 2 { "state 1 was".into() } else { format!("states 1 to {} were", first - 1) };
-        let _ = writeln!(text, "   -  {removed} removed by a compaction");
+        let _ = writeln!(text, "   -  {} removed by a compaction", removed(1, first - 1));
     }
+    let mut previous = None;
     for s in sessions {
+        // Calendar retention keeps states with gaps between them.
+        if let (Some(before), Some(n)) = (previous, s.state) {
+            if n > before + 1 {
+                let _ = writeln!(text, "   -  {} removed by a compaction", removed(before + 1, n - 1));
+            }
+        }
+        previous = s.state.or(previous);
         let _ = writeln!(text, "{}", line(s, &time(s)));
     }
     if torn > 0 {
@@ -48,6 +54,14 @@ pub fn log(sessions: &[SessionSummary], torn: u64, as_json: bool, utc: bool) -> 
     }
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes()).and_then(|()| out.flush()).context(STDOUT)
+}
+
+/// `state 1 was`, `states 4 to 5 were`.
+fn removed(first: u64, last: u64) -> String {
+    match first == last {
+        true => format!("state {first} was"),
+        false => format!("states {first} to {last} were"),
+    }
 }
 
 fn kind(kind: SessionKind) -> &'static str {

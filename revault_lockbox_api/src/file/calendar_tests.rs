@@ -115,6 +115,9 @@ fn calendar_retention_keeps_states_with_gaps_under_their_numbers() {
         let err = a.at(AsOf::State(removed)).map(drop).unwrap_err();
         assert!(matches!(err, Error::NoSuchState { .. }), "state {removed}: {err:?}");
     }
+    let gap = a.at(AsOf::State(4)).map(drop).unwrap_err().to_string();
+    let said = "state 4 was removed by a compaction: the archive holds states 3 to 9 with gaps (lockbox log lists them)";
+    assert_eq!(gap, said);
     assert!(a.verify().unwrap().is_ok());
     drop(a);
 
