@@ -14,14 +14,27 @@ use super::{json::Lines, STDOUT};
 use crate::dates::Clock;
 
 /// Prints `sessions` and the archive's torn tail (`torn` bytes), as text
-/// with times in local time (`utc`: in UTC) or as JSON lines.
-pub fn log(sessions: &[SessionSummary], torn: u64, as_json: bool, utc: bool) -> Result<()> {
+/// with times in local time (`utc`: in UTC) or as JSON lines; with
+/// `reused` (`--stats`), each session's reused bytes beside it (`None` for
+/// a merge).
+pub fn log(
+    sessions: &[SessionSummary],
+    reused: Option<&[Option<u64>]>,
+    torn: u64,
+    as_json: bool,
+    utc: bool,
+) -> Result<()> {
     let clock = Clock::new(utc, true);
     let time = |s: &SessionSummary| clock.show(s.created_ns.div_euclid(1_000_000_000));
+    let reused_by = |i: usize| reused.map(|r| r.get(i).copied().flatten());
     if as_json {
         let mut lines = Lines::stdout();
-        for s in sessions {
-            lines.write(&session(s, &time(s))).context(STDOUT)?;
+        for (i, s) in sessions.iter().enumerate() {
+            let mut line = session(s, &time(s));
+            if let Some(bytes) = reused_by(i) {
+                line["reused_bytes"] = json!(bytes);
+            }
+            lines.write(&line).context(STDOUT)?;
         }
         let states = sessions.iter().filter(|s| s.state.is_some()).count();
         let summary = json!({
@@ -38,7 +51,7 @@ pub fn log(sessions: &[SessionSummary], torn: u64, as_json: bool, utc: bool) -> 
         let _ = writeln!(text, "   -  {} removed by a compaction", removed(1, first - 1));
     }
     let mut previous = None;
-    for s in sessions {
+    for (i, s) in sessions.iter().enumerate() {
         // Calendar retention keeps states with gaps between them.
         if let (Some(before), Some(n)) = (previous, s.state) {
             if n > before + 1 {
@@ -46,7 +59,7 @@ pub fn log(sessions: &[SessionSummary], torn: u64, as_json: bool, utc: bool) -> 
             }
         }
         previous = s.state.or(previous);
-        let _ = writeln!(text, "{}", line(s, &time(s)));
+        let _ = writeln!(text, "{}", line(s, &time(s), reused_by(i).flatten()));
     }
     if torn > 0 {
         let _ =
@@ -81,10 +94,11 @@ fn signer(id: &[u8]) -> String {
     }
 }
 
-/// `   3  2026-12-02T03:04:05+01:00  stored 1, removed 0, 40 entries, 2812 bytes  "nightly"`;
+/// `   3  2026-12-02T03:04:05+01:00  stored 1, removed 0, 40 entries, 2812 bytes  "nightly"`
+/// (with `--stats`: `2812 bytes (reused 1048576)`);
 /// a merge has `-` for its state; a compaction holds the state it kept
 /// (the earliest of a compacted archive's), under that state's number.
-fn line(s: &SessionSummary, time: &str) -> String {
+fn line(s: &SessionSummary, time: &str, reused: Option<u64>) -> String {
     let state = s.state.map_or_else(|| "-".to_string(), |n| n.to_string());
     let what = match s.kind {
         SessionKind::Merge => format!("merge of index runs (session {})", s.number),
@@ -94,6 +108,9 @@ fn line(s: &SessionSummary, time: &str) -> String {
         _ => format!("stored {}, removed {}, {} entries", s.stored, s.removed, s.entries),
     };
     let mut line = format!("{state:>4}  {time}  {what}, {} bytes", s.bytes_written);
+    if let Some(reused) = reused {
+        let _ = write!(line, " (reused {reused})");
+    }
     if !s.signers.is_empty() {
         let ids: Vec<String> = s.signers.iter().map(|id| signer(id)).collect();
         let _ = write!(line, ", signed by {}", ids.join(", "));

@@ -18,6 +18,7 @@ mod info;
 mod merge;
 mod options;
 mod retention;
+mod reuse;
 mod salvage;
 mod select;
 mod session;
