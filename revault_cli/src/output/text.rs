@@ -122,6 +122,13 @@ pub fn info_text(info: &ArchiveInfo) -> String {
     line("hard links", info.hardlinks.to_string());
     line("content", format!("{} ({} bytes)", indicatif::HumanBytes(info.content_bytes), info.content_bytes));
     line(
+        "deduplicated",
+        format!(
+            "{} bytes (of the content: what its files reference more than once, stored once)",
+            info.deduplicated_bytes
+        ),
+    );
+    line(
         "archive size",
         format!("{} ({} bytes)", indicatif::HumanBytes(info.archive_bytes), info.archive_bytes),
     );

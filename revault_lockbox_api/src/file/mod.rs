@@ -21,6 +21,8 @@ mod maintain;
 mod merge;
 mod options;
 mod retain;
+#[cfg(test)]
+mod reuse_tests;
 pub(crate) mod slots;
 mod sync;
 mod update;
