@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::util::{code, lockbox, stderr, CHEAP};
+use crate::util::{code, lockbox, noise, stderr, CHEAP};
 
 fn ok(args: &[&str]) -> String {
     let out = lockbox().args(args).output().expect("runs lockbox");
@@ -24,26 +24,13 @@ fn json_lines(text: &str) -> Vec<Value> {
     text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
-/// 300 KiB that compress to nothing less (xorshift): several chunks at
-/// the default sizes (64 KiB smallest).
-fn noise() -> Vec<u8> {
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    (0..300 << 10)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect()
-}
-
 #[test]
 fn info_and_log_stats_show_what_copies_and_later_sessions_reuse() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src");
     fs::create_dir(&src).unwrap();
-    let data = noise();
+    // Several chunks at the default sizes (64 KiB the smallest).
+    let data = noise(0x9e37_79b9_7f4a_7c15, 300 << 10);
     let len = data.len() as u64;
     fs::write(src.join("a"), &data).unwrap();
     fs::write(src.join("b"), &data).unwrap();

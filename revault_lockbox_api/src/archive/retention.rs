@@ -280,12 +280,7 @@ mod tests {
 
     /// UTC nanoseconds of `year-month-day hour:00` UTC.
     fn at(year: i64, month: u32, day: u32, hour: i64) -> i64 {
-        // Days from 1970-01-01 by counting with the one civil algorithm.
-        let mut days = (year - 1970) * 365 - 400;
-        while civil_from_days(days) != (year, month, day) {
-            days += 1;
-        }
-        days * DAY + hour * HOUR
+        crate::civil::utc_ns(year, month, day, hour, 0)
     }
 
     /// The kept states' places (from 0, oldest first).

@@ -9,6 +9,7 @@ use std::path::Path;
 use super::chain_tests::{password, shaped};
 use super::{ArchiveUpdater, UpdateOptions};
 use crate::archive::{Archive, AsOf, Period, Retention};
+use crate::civil::utc_ns;
 use crate::error::Error;
 use crate::session::SessionStart;
 
@@ -22,10 +23,8 @@ fn dated(start: SessionStart) -> SessionStart {
 }
 
 /// UTC nanoseconds of 2030-`month`-`day` `hour`:`minute`.
-fn utc(month: i64, day: i64, hour: i64, minute: i64) -> i64 {
-    // 2030-01-01 is 21,915 days after 1970-01-01; January has 31 days.
-    let days = 21_915 + if month == 1 { day - 1 } else { 31 + day - 1 };
-    ((days * 24 + hour) * 60 + minute) * 60_000_000_000
+fn utc(month: u32, day: u32, hour: i64, minute: i64) -> i64 {
+    utc_ns(2030, month, day, hour, minute)
 }
 
 /// Writes `f` as `text` and adds it in a session at `at_ns`, labelled.
@@ -56,7 +55,7 @@ fn calendar_retention_keeps_states_with_gaps_under_their_numbers() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("a.lbox");
     // 2029-12-31, a Monday: the week of 2030-01-06, the year before.
-    let made = utc(1, 0, 8, 0);
+    let made = utc_ns(2029, 12, 31, 8, 0);
     std::fs::write(&path, shaped(|s| SessionStart { created_ns: Some(made), ..s })).unwrap();
     // 2030-01-06 is a Sunday, -07 a Monday, -20 a Sunday, 02-01 a Friday.
     let times = [
@@ -74,7 +73,7 @@ fn calendar_retention_keeps_states_with_gaps_under_their_numbers() {
     }
     let a = open(&path);
     let before = a.history().unwrap();
-    assert_eq!(before.iter().filter_map(|s| s.state).last(), Some(9));
+    assert_eq!(before.iter().rev().find_map(|s| s.state), Some(9));
     let n = |c| NonZeroU64::new(c).unwrap();
 
     // Days: 02-01 (9), 01-20 (7), 01-09 (6: the later of two at one
