@@ -47,16 +47,10 @@ pub fn log(
         return lines.write(&summary).and_then(|()| lines.flush()).context(STDOUT);
     }
     let mut text = String::new();
-    if let Some(first) = sessions.iter().find_map(|s| s.state).filter(|&n| n > 1) {
-        let _ = writeln!(text, "   -  {} removed by a compaction", removed(1, first - 1));
-    }
-    let mut previous = None;
+    let mut previous = Some(0);
     for (i, s) in sessions.iter().enumerate() {
-        // Calendar retention keeps states with gaps between them.
-        if let (Some(before), Some(n)) = (previous, s.state) {
-            if n > before + 1 {
-                let _ = writeln!(text, "   -  {} removed by a compaction", removed(before + 1, n - 1));
-            }
+        if let Some(gone) = removed_before(previous, s.state) {
+            let _ = writeln!(text, "   -  {gone} removed by a compaction");
         }
         previous = s.state.or(previous);
         let _ = writeln!(text, "{}", line(s, &time(s), reused_by(i).flatten()));
@@ -70,10 +64,15 @@ pub fn log(
 }
 
 /// `state 1 was`, `states 4 to 5 were`.
-fn removed(first: u64, last: u64) -> String {
-    match first == last {
-        true => format!("state {first} was"),
-        false => format!("states {first} to {last} were"),
+/// The states a compaction removed between the state before (0 before
+/// the first) and `state`: those before the first kept one, or, after
+/// calendar retention, those between two kept ones (`states 4 to 5 were`).
+fn removed_before(before: Option<u64>, state: Option<u64>) -> Option<String> {
+    let (first, last) = (before? + 1, state?.checked_sub(1)?);
+    match first.cmp(&last) {
+        std::cmp::Ordering::Greater => None,
+        std::cmp::Ordering::Equal => Some(format!("state {first} was")),
+        std::cmp::Ordering::Less => Some(format!("states {first} to {last} were")),
     }
 }
 
@@ -136,4 +135,19 @@ fn session(s: &SessionSummary, time: &str) -> Value {
         "bytes_written": s.bytes_written,
         "signers": s.signers.iter().map(|id| signer(id)).collect::<Vec<_>>(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::removed_before;
+
+    #[test]
+    fn states_removed_before_the_first_and_between_kept_ones_are_named() {
+        assert_eq!(removed_before(Some(0), Some(1)), None);
+        assert_eq!(removed_before(Some(0), Some(2)).as_deref(), Some("state 1 was"));
+        assert_eq!(removed_before(Some(0), Some(996)).as_deref(), Some("states 1 to 995 were"));
+        assert_eq!(removed_before(Some(3), Some(6)).as_deref(), Some("states 4 to 5 were"));
+        assert_eq!(removed_before(Some(6), Some(7)), None);
+        assert_eq!(removed_before(Some(6), None), None, "a merge holds no state");
+    }
 }
