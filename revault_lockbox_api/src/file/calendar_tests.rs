@@ -128,3 +128,37 @@ fn calendar_retention_keeps_states_with_gaps_under_their_numbers() {
     assert_eq!(a.history().unwrap().iter().map(|s| s.state).collect::<Vec<_>>(), [Some(10)]);
     assert_eq!(read_f(&a, 10), b"state 10");
 }
+
+/// A change naming a state not after the one before it (which only a
+/// forged session can write) is refused wherever the sessions are read;
+/// one naming a later state is a gap, as a compaction leaves.
+#[test]
+fn a_change_naming_a_state_not_after_the_last_is_refused() {
+    fn names_two(start: SessionStart) -> SessionStart {
+        SessionStart { state: 2, ..start }
+    }
+    fn names_five(start: SessionStart) -> SessionStart {
+        SessionStart { state: 5, ..start }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.lbox");
+    std::fs::write(&path, shaped(|s| s)).unwrap();
+    change(&path, utc(1, 1, 0, 0), "state 2");
+    let src = path.with_extension("src");
+    super::update::SHAPE_NEXT_SESSION.set(Some(names_five));
+    let updater = ArchiveUpdater::open(&path, &password(), UpdateOptions::new()).unwrap();
+    updater.add(&src, &["f".into()]).unwrap();
+    let a = open(&path);
+    let states: Vec<_> = a.history().unwrap().iter().map(|s| s.state).collect();
+    assert_eq!(states, [Some(1), Some(2), Some(5)]);
+    assert!(a.verify().unwrap().is_ok());
+    drop(a);
+    super::update::SHAPE_NEXT_SESSION.set(Some(names_two));
+    let updater = ArchiveUpdater::open(&path, &password(), UpdateOptions::new()).unwrap();
+    updater.add(&src, &["f".into()]).unwrap();
+    let a = open(&path);
+    let err = a.history().unwrap_err();
+    assert!(matches!(err, Error::Malformed(_)), "{err:?}");
+    assert!(err.to_string().contains("a change naming a state not after the last"), "{err}");
+    assert!(a.verify().is_err(), "verify refuses it too");
+}
