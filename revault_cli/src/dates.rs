@@ -207,6 +207,17 @@ pub fn parse_duration(text: &str) -> Result<u64, DateError> {
     Ok(total)
 }
 
+/// The system's time zone (TZ, else /etc/localtime) as the library's
+/// [`Zone`](revault_lockbox_api::update::Zone): what calendar retention
+/// counts days, weeks, months and years in, as `log` shows times.
+pub fn local_zone() -> revault_lockbox_api::update::Zone {
+    let zone = TimeZone::system();
+    revault_lockbox_api::update::Zone::from_offsets(move |secs| match Timestamp::from_second(secs) {
+        Ok(at) => i64::from(zone.to_offset(at).seconds()),
+        Err(_) => 0,
+    })
+}
+
 /// How a listing shows times: local (tar's default) or UTC, to the minute
 /// (tar's `-tv`) or as ISO 8601 to the second with the offset.
 pub struct Clock {

@@ -161,18 +161,6 @@ fn described(root: &Path) -> Vec<String> {
     out
 }
 
-/// `len` incompressible bytes (xorshift from `seed`).
-fn noise(mut x: u64, len: usize) -> Vec<u8> {
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect()
-}
-
 fn archive_of(work: &Path, src: &Path, inputs: &[&str], extra: &[&str]) -> PathBuf {
     let archive = work.join("a.lbox");
     let mut cmd = create_cmd(&archive, src, inputs[0], extra);

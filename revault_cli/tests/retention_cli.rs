@@ -1,4 +1,5 @@
-//! `compact --keep-sessions N` / `--keep-within DURATION` through the real
+//! `compact --keep-sessions N` / `--keep-within DURATION` and the calendar
+//! rules (`--keep-daily N` and the others, issue 48) through the real
 //! binary (issue 25, item 4): the kept states list and extract as before
 //! with their numbers, times and labels, the earlier ones are refused in
 //! one line, the size falls by at least what `info` predicted, `--sign`
@@ -211,21 +212,30 @@ fn a_retention_signs_with_sign_and_is_unsigned_without() {
     assert!(stderr(&unsigned).contains("is not signed"), "{}", stderr(&unsigned));
 }
 
-/// `--keep-sessions 0`, a malformed number or duration, both flags: one
-/// line, exit 2, the archive byte for byte as it was.
+/// `--keep-sessions 0`, a malformed number or duration, a calendar count
+/// of 0, negative or not a number, a rule given twice: one line, exit 2,
+/// the archive byte for byte as it was.
 #[test]
 fn bad_retention_values_are_refused_in_one_line_and_change_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let (key, archive) = many_sessions(dir.path(), 3);
     let bytes = fs::read(&archive).unwrap();
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 14] = [
         (&["--keep-sessions", "0"], "invalid --keep-sessions '0': expected a number of states, 1 or more"),
         (&["--keep-sessions", "five"], "invalid --keep-sessions 'five'"),
         (&["--keep-sessions", "1.5"], "invalid --keep-sessions '1.5'"),
+        (&["--keep-sessions", "-3"], "invalid --keep-sessions '-3'"),
         (&["--keep-within", "7m"], "--keep-within: invalid duration '7m': expected NUMBER UNIT"),
         (&["--keep-within", "soon"], "invalid duration 'soon'"),
         (&["--keep-within", ""], "invalid duration ''"),
-        (&["--keep-sessions", "2", "--keep-within", "1d"], "cannot be given together"),
+        (&["--keep-daily", "0"], "invalid --keep-daily '0': expected a number of days, 1 or more"),
+        (&["--keep-weekly", "-1"], "invalid --keep-weekly '-1': expected a number of weeks, 1 or more"),
+        (&["--keep-monthly=-2"], "invalid --keep-monthly '-2': expected a number of months"),
+        (&["--keep-hourly", "1h"], "invalid --keep-hourly '1h': expected a number of hours"),
+        (&["--keep-yearly", ""], "invalid --keep-yearly '': expected a number of years"),
+        // A good rule beside a bad one changes nothing either.
+        (&["--keep-sessions", "2", "--keep-daily", "x"], "invalid --keep-daily 'x'"),
+        (&["--keep-daily", "2", "--keep-daily", "3"], "--keep-daily"),
     ];
     for (flags, want) in cases {
         for command in ["compact", "info"] {
@@ -238,4 +248,75 @@ fn bad_retention_values_are_refused_in_one_line_and_change_nothing() {
     }
     assert!(fs::read(&archive).unwrap() == bytes, "the archive is unchanged");
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 3, "no file left beside it");
+}
+
+/// A fixed zone in which it is about noon now (`Etc/GMT-5` is UTC+5), so
+/// that states made within seconds fall in one local hour and day
+/// whatever the time the test runs.
+fn noon_zone() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let hour = (secs / 3600 % 24) as i64;
+    let east = if 12 - hour >= -12 { 12 - hour } else { 12 - hour + 24 };
+    // Etc/GMT's sign is POSIX's: west of Greenwich is positive.
+    match east {
+        0 => "Etc/GMT".into(),
+        e if e > 0 => format!("Etc/GMT-{e}"),
+        e => format!("Etc/GMT+{}", -e),
+    }
+}
+
+/// `lockbox --key-file KEY ARGS...` in `zone`, succeeding.
+fn ok_in(zone: &str, key: &Path, args: &[&str]) -> String {
+    let out = lockbox().env("TZ", zone).arg("--key-file").arg(key).args(args).output().unwrap();
+    assert_eq!(code(&out), 0, "lockbox {args:?}: {}", stderr(&out));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Calendar rules through the binary: states made within seconds are one
+/// day and one hour, so a day's rule keeps the newest alone, whatever N;
+/// rules combine as a union; `info` gives the union's reclaim, then each
+/// rule's, and the states each keeps. (Gaps between kept states, weeks
+/// across a year and chosen times: the library's `calendar_tests` and
+/// `retention::tests`.)
+#[test]
+fn calendar_rules_keep_the_newest_state_of_each_period_and_combine() {
+    let dir = tempfile::tempdir().unwrap();
+    let (key, archive) = many_sessions(dir.path(), 4);
+    let zone = noon_zone();
+    let before = logged(&key, &archive);
+    let info = |flags: &[&str]| {
+        let args = [&["info", "--json"][..], flags, &[s(&archive)]].concat();
+        json_lines(&ok_in(&zone, &key, &args)).remove(0)
+    };
+    let daily = info(&["--keep-daily", "30"]);
+    assert_eq!(daily["reclaimable"]["kept_states"], serde_json::json!([4]), "{daily}");
+    assert!(daily.get("reclaimable_by_rule").is_none(), "one rule: {daily}");
+    let both = info(&["--keep-sessions", "2", "--keep-hourly", "5", "--keep-yearly", "1"]);
+    assert_eq!(both["reclaimable"]["kept_states"], serde_json::json!([3, 4]), "{both}");
+    assert_eq!(both["reclaimable"]["policy"], "--keep-sessions 2 --keep-hourly 5 --keep-yearly 1");
+    let rules: Vec<(String, Value)> = both["reclaimable_by_rule"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["policy"].as_str().unwrap().to_string(), r["kept_states"].clone()))
+        .collect();
+    let want = [
+        ("--keep-sessions 2", serde_json::json!([3, 4])),
+        ("--keep-hourly 5", serde_json::json!([4])),
+        ("--keep-yearly 1", serde_json::json!([4])),
+    ];
+    assert_eq!(rules, want.map(|(p, k)| (p.to_string(), k)), "{both}");
+    let by_rule = both["reclaimable_by_rule"].as_array().unwrap();
+    assert!(by_rule[1]["bytes"].as_u64() >= by_rule[0]["bytes"].as_u64(), "one state reclaims more: {both}");
+    let text = ok_in(&zone, &key, &["info", "--keep-sessions", "2", "--keep-daily", "3", s(&archive)]);
+    assert!(text.contains("by compact --keep-sessions 2 --keep-daily 3 (keeps states 3 to 4)"), "{text}");
+    assert!(text.contains("by compact --keep-daily 3 (keeps state 4)"), "{text}");
+
+    let kept = state(&key, &archive, dir.path(), 3);
+    ok_in(&zone, &key, &["compact", "-q", "--keep-weekly", "8", "--keep-sessions", "2", s(&archive)]);
+    assert_eq!(logged(&key, &archive), before[2..], "states 3 and 4 keep their numbers, times, labels");
+    assert_eq!(state(&key, &archive, dir.path(), 3), kept);
+    ok_in(&zone, &key, &["compact", "-q", "--keep-monthly", "12", s(&archive)]);
+    assert_eq!(logged(&key, &archive), before[3..]);
+    ok(&key, &["verify", s(&archive)]);
 }

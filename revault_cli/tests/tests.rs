@@ -29,6 +29,7 @@ mod plugins_cli;
 mod progress_tty;
 mod prompt_tty;
 mod retention_cli;
+mod reuse_cli;
 mod s3;
 mod salvage_cli;
 mod secrets_cli;

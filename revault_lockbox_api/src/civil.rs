@@ -51,6 +51,20 @@ pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (yoe + era * 400 + i64::from(month <= 2), month, day)
 }
 
+/// UTC nanoseconds since 1970 of `year-month-day hour:minute` UTC: the
+/// inverse of [`civil_from_days`] (Hinnant's `days_from_civil`), for
+/// tests that choose the times of sessions.
+#[cfg(test)]
+pub(crate) fn utc_ns(year: i64, month: u32, day: u32, hour: i64, minute: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let year_of_era = y - era * 400;
+    let day_of_year = (153 * ((i64::from(month) + 9) % 12) + 2) / 5 + i64::from(day) - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    let days = era * 146_097 + day_of_era - 719_468;
+    ((days * 24 + hour) * 60 + minute) * 60_000_000_000
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,5 +79,14 @@ mod tests {
         let t = UtcTime::from_unix(-1);
         assert_eq!((t.year, t.month, t.day, t.hour, t.minute, t.second), (1969, 12, 31, 23, 59, 59));
         assert_eq!(UtcTime::from_unix(1_798_761_599).to_string(), "2026-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn utc_ns_inverts_civil_from_days() {
+        // Nanoseconds in an i64 reach from 1677 to 2262.
+        for days in [-106_000, -36_525, -1, 0, 1, 11_016, 20_819, 21_915, 106_000] {
+            let (year, month, day) = civil_from_days(days);
+            assert_eq!(utc_ns(year, month, day, 0, 0), days * 86_400_000_000_000, "{year}-{month}-{day}");
+        }
     }
 }

@@ -137,7 +137,7 @@ pub mod diff {
 
 /// What a change in place ([`ArchiveUpdater`]) did.
 pub mod update {
-    pub use crate::archive::{Reclaim, Retention};
+    pub use crate::archive::{Period, Reclaim, Retention, Zone};
     pub use crate::file::{RepairReport, UpdateReport};
 }
 

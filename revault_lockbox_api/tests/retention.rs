@@ -105,11 +105,14 @@ fn keeping_the_last_states_reads_each_back_as_it_was() {
         (first..=last).map(|n| entries(&open(&archive).at(AsOf::State(n as i64)).unwrap())).collect();
     let len_before = fs::metadata(&archive).unwrap().len();
 
-    let twenty = Retention::LastStates(NonZeroU64::new(20).unwrap());
-    let predicted = open(&archive).reclaimable(twenty).unwrap();
+    let twenty = Retention::latest().last_states(NonZeroU64::new(20).unwrap());
+    let predicted = open(&archive).reclaimable(&twenty).unwrap();
     assert_eq!(predicted.states, (first, last));
-    let dry =
-        ArchiveUpdater::compact(&archive, &password(), UpdateOptions::new().retention(twenty).dry_run(true));
+    let dry = ArchiveUpdater::compact(
+        &archive,
+        &password(),
+        UpdateOptions::new().retention(twenty.clone()).dry_run(true),
+    );
     let dry = dry.unwrap();
     assert_eq!(fs::metadata(&archive).unwrap().len(), len_before, "a dry run writes nothing");
     let len = ArchiveUpdater::compact(&archive, &password(), UpdateOptions::new().retention(twenty)).unwrap();
@@ -156,8 +159,8 @@ fn keeping_the_last_states_reads_each_back_as_it_was() {
     // end: it and the five after it (it was live at the window's start),
     // then the last one alone.
     let from = last - 5;
-    let since = Retention::Since(all[from as usize - 1].1 + 1);
-    let kept: Vec<u64> = a.kept_states(since).unwrap().iter().map(|s| s.state.unwrap()).collect();
+    let since = Retention::latest().since(all[from as usize - 1].1 + 1);
+    let kept: Vec<u64> = a.kept_states(&since).unwrap().iter().map(|s| s.state.unwrap()).collect();
     assert_eq!(kept, (from..=last).collect::<Vec<_>>());
     drop(a);
     ArchiveUpdater::compact(&archive, &password(), UpdateOptions::new().retention(since)).unwrap();
@@ -189,7 +192,7 @@ fn a_metadata_change_shares_the_content_already_written() {
     ArchiveUpdater::open(&archive, &password(), options("mode")).unwrap().add(&src, &["big".into()]).unwrap();
     // Stored again unchanged: a state with no difference, an empty run.
     ArchiveUpdater::open(&archive, &password(), options("same")).unwrap().add(&src, &["big".into()]).unwrap();
-    let two = Retention::LastStates(NonZeroU64::new(3).unwrap());
+    let two = Retention::latest().last_states(NonZeroU64::new(3).unwrap());
     let compact = UpdateOptions::new().retention(two).label("kept");
     let len = ArchiveUpdater::compact(&archive, &password(), compact).unwrap();
     let a = open(&archive);

@@ -1,5 +1,7 @@
 //! `log`: every write session of an archive, from the sessions tree alone
-//! (no entry, page or session header is read).
+//! (no entry, page or session header is read); with `--stats`, also what
+//! each session's files reuse of earlier sessions' content, from its own
+//! index run and chunk lists.
 
 use anyhow::{Context, Result};
 use revault_lockbox_api::WorkloadProfile;
@@ -11,6 +13,16 @@ use crate::output;
 pub fn run(a: LogArgs) -> Result<Outcome> {
     let (archive, name) = open_archive(&a.archive, &a.read, WorkloadProfile::Balanced, None)?;
     let history = archive.history().with_context(|| format!("reading the sessions of {name}"))?;
-    output::log(&history, archive.torn_tail_bytes(), a.format.json, a.utc)?;
+    let reused = match a.stats {
+        true => Some(
+            history
+                .iter()
+                .map(|s| archive.reused_bytes(s.number))
+                .collect::<Result<Vec<_>, _>>()
+                .with_context(|| format!("reading what the sessions of {name} reuse"))?,
+        ),
+        false => None,
+    };
+    output::log(&history, reused.as_deref(), archive.torn_tail_bytes(), a.format.json, a.utc)?;
     Ok(Outcome::Success)
 }

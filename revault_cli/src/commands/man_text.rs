@@ -59,7 +59,13 @@ pub fn examples(path: &[String]) -> &'static [(&'static str, &'static str)] {
                 "lockbox cat --signer lbsig1... a.lbox notes/todo.txt",
             ),
         ],
-        ["info"] => &[("Facts as JSON.", "lockbox info --json a.lbox")],
+        ["info"] => &[
+            ("Facts as JSON.", "lockbox info --json a.lbox"),
+            (
+                "What keeping 7 days and 4 weeks would reclaim, together and each alone.",
+                "lockbox info --keep-daily 7 --keep-weekly 4 a.lbox",
+            ),
+        ],
         ["log"] => &[
             ("Every session: when, label, what it stored and removed.", "lockbox log a.lbox"),
             ("The same in UTC, as JSON lines.", "lockbox log --utc --json a.lbox"),
@@ -119,6 +125,10 @@ pub fn examples(path: &[String]) -> &'static [(&'static str, &'static str)] {
         ["compact"] => &[
             ("Drop what later sessions replaced.", "lockbox compact a.lbox"),
             ("How many bytes it would reclaim, as JSON.", "lockbox compact -n --json a.lbox"),
+            (
+                "Keep a week of days, a month of weeks, a year of months.",
+                "lockbox compact --keep-daily 7 --keep-weekly 4 --keep-monthly 12 a.lbox",
+            ),
         ],
         ["repair"] => &[
             ("Cut off an interrupted update.", "lockbox repair a.lbox"),

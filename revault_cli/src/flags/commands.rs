@@ -251,6 +251,11 @@ pub struct LogArgs {
     /// Show times in UTC instead of the local time zone (TZ).
     #[arg(long)]
     pub utc: bool,
+    /// Also show, per session, the bytes of content its files reuse from
+    /// earlier sessions (reads each session's index run and its large
+    /// files' chunk lists, not only the sessions tree).
+    #[arg(long)]
+    pub stats: bool,
     #[command(flatten)]
     pub format: JsonArgs,
     #[command(flatten)]

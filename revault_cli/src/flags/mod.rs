@@ -137,12 +137,14 @@ pub enum Command {
     /// longer one (or what a pattern matches) streams: bytes before damage
     /// may be written, then exit 3.
     Cat(CatArgs),
-    /// Show facts about an archive: format version, KDF cost, counts, sizes;
-    /// with --keep-sessions/--keep-within, what that compaction reclaims.
+    /// Show facts about an archive: format version, KDF cost, counts, sizes,
+    /// what deduplication saves; with retention flags (--keep-*), what
+    /// that compaction reclaims, and what each flag alone would.
     Info(InfoArgs),
     /// Show every write session, oldest first: when, its label, what it
-    /// stored and removed, the bytes it wrote; merges of index runs and
-    /// compactions marked as such.
+    /// stored and removed, the bytes it wrote (with --stats, the bytes it
+    /// reused of earlier sessions); merges of index runs and compactions
+    /// marked as such.
     Log(LogArgs),
     /// Show what differs between two states (--from N --to M) or between a
     /// state and a directory (-C DIR): exit 0 when equal, 1 when not.
@@ -172,8 +174,9 @@ pub enum Command {
     /// Remove stored paths (a directory with everything below it).
     Rm(RmArgs),
     /// Rewrite the archive without what later sessions replaced or removed,
-    /// keeping the last state or those --keep-sessions/--keep-within name
-    /// (a new file, synced, then renamed over it).
+    /// keeping the last state or those the retention flags keep (--keep-*,
+    /// combinable: a state any of them keeps) (a new file, synced, then
+    /// renamed over it).
     Compact(CompactArgs),
     /// Cut off what an interrupted add/update/rm left after the last commit;
     /// rewrite an archive whose trailer, root, index or a data page is

@@ -14,14 +14,27 @@ use super::{json::Lines, STDOUT};
 use crate::dates::Clock;
 
 /// Prints `sessions` and the archive's torn tail (`torn` bytes), as text
-/// with times in local time (`utc`: in UTC) or as JSON lines.
-pub fn log(sessions: &[SessionSummary], torn: u64, as_json: bool, utc: bool) -> Result<()> {
+/// with times in local time (`utc`: in UTC) or as JSON lines; with
+/// `reused` (`--stats`), each session's reused bytes beside it (`None` for
+/// a merge).
+pub fn log(
+    sessions: &[SessionSummary],
+    reused: Option<&[Option<u64>]>,
+    torn: u64,
+    as_json: bool,
+    utc: bool,
+) -> Result<()> {
     let clock = Clock::new(utc, true);
     let time = |s: &SessionSummary| clock.show(s.created_ns.div_euclid(1_000_000_000));
+    let reused_by = |i: usize| reused.map(|r| r.get(i).copied().flatten());
     if as_json {
         let mut lines = Lines::stdout();
-        for s in sessions {
-            lines.write(&session(s, &time(s))).context(STDOUT)?;
+        for (i, s) in sessions.iter().enumerate() {
+            let mut line = session(s, &time(s));
+            if let Some(bytes) = reused_by(i) {
+                line["reused_bytes"] = json!(bytes);
+            }
+            lines.write(&line).context(STDOUT)?;
         }
         let states = sessions.iter().filter(|s| s.state.is_some()).count();
         let summary = json!({
@@ -34,13 +47,13 @@ pub fn log(sessions: &[SessionSummary], torn: u64, as_json: bool, utc: bool) -> 
         return lines.write(&summary).and_then(|()| lines.flush()).context(STDOUT);
     }
     let mut text = String::new();
-    if let Some(first) = sessions.iter().find_map(|s| s.state).filter(|&n| n > 1) {
-        let removed =
-            if first == 2 { "state 1 was".into() } else { format!("states 1 to {} were", first - 1) };
-        let _ = writeln!(text, "   -  {removed} removed by a compaction");
-    }
-    for s in sessions {
-        let _ = writeln!(text, "{}", line(s, &time(s)));
+    let mut previous = Some(0);
+    for (i, s) in sessions.iter().enumerate() {
+        if let Some(gone) = removed_before(previous, s.state) {
+            let _ = writeln!(text, "   -  {gone} removed by a compaction");
+        }
+        previous = s.state.or(previous);
+        let _ = writeln!(text, "{}", line(s, &time(s), reused_by(i).flatten()));
     }
     if torn > 0 {
         let _ =
@@ -48,6 +61,19 @@ pub fn log(sessions: &[SessionSummary], torn: u64, as_json: bool, utc: bool) -> 
     }
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes()).and_then(|()| out.flush()).context(STDOUT)
+}
+
+/// `state 1 was`, `states 4 to 5 were`.
+/// The states a compaction removed between the state before (0 before
+/// the first) and `state`: those before the first kept one, or, after
+/// calendar retention, those between two kept ones (`states 4 to 5 were`).
+fn removed_before(before: Option<u64>, state: Option<u64>) -> Option<String> {
+    let (first, last) = (before? + 1, state?.checked_sub(1)?);
+    match first.cmp(&last) {
+        std::cmp::Ordering::Greater => None,
+        std::cmp::Ordering::Equal => Some(format!("state {first} was")),
+        std::cmp::Ordering::Less => Some(format!("states {first} to {last} were")),
+    }
 }
 
 fn kind(kind: SessionKind) -> &'static str {
@@ -67,10 +93,11 @@ fn signer(id: &[u8]) -> String {
     }
 }
 
-/// `   3  2026-12-02T03:04:05+01:00  stored 1, removed 0, 40 entries, 2812 bytes  "nightly"`;
+/// `   3  2026-12-02T03:04:05+01:00  stored 1, removed 0, 40 entries, 2812 bytes  "nightly"`
+/// (with `--stats`: `2812 bytes (reused 1048576)`);
 /// a merge has `-` for its state; a compaction holds the state it kept
 /// (the earliest of a compacted archive's), under that state's number.
-fn line(s: &SessionSummary, time: &str) -> String {
+fn line(s: &SessionSummary, time: &str, reused: Option<u64>) -> String {
     let state = s.state.map_or_else(|| "-".to_string(), |n| n.to_string());
     let what = match s.kind {
         SessionKind::Merge => format!("merge of index runs (session {})", s.number),
@@ -80,6 +107,9 @@ fn line(s: &SessionSummary, time: &str) -> String {
         _ => format!("stored {}, removed {}, {} entries", s.stored, s.removed, s.entries),
     };
     let mut line = format!("{state:>4}  {time}  {what}, {} bytes", s.bytes_written);
+    if let Some(reused) = reused {
+        let _ = write!(line, " (reused {reused})");
+    }
     if !s.signers.is_empty() {
         let ids: Vec<String> = s.signers.iter().map(|id| signer(id)).collect();
         let _ = write!(line, ", signed by {}", ids.join(", "));
@@ -105,4 +135,19 @@ fn session(s: &SessionSummary, time: &str) -> Value {
         "bytes_written": s.bytes_written,
         "signers": s.signers.iter().map(|id| signer(id)).collect::<Vec<_>>(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::removed_before;
+
+    #[test]
+    fn states_removed_before_the_first_and_between_kept_ones_are_named() {
+        assert_eq!(removed_before(Some(0), Some(1)), None);
+        assert_eq!(removed_before(Some(0), Some(2)).as_deref(), Some("state 1 was"));
+        assert_eq!(removed_before(Some(0), Some(996)).as_deref(), Some("states 1 to 995 were"));
+        assert_eq!(removed_before(Some(3), Some(6)).as_deref(), Some("states 4 to 5 were"));
+        assert_eq!(removed_before(Some(6), Some(7)), None);
+        assert_eq!(removed_before(Some(6), None), None, "a merge holds no state");
+    }
 }

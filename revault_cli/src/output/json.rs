@@ -257,6 +257,7 @@ pub fn info_summary(info: &ArchiveInfo) -> Value {
         "symlinks": info.symlinks,
         "hardlinks": info.hardlinks,
         "content_bytes": info.content_bytes,
+        "deduplicated_bytes": info.deduplicated_bytes,
         "archive_bytes": info.archive_bytes,
         "compression_ratio": super::text::ratio(info),
         "pages": info.pages,

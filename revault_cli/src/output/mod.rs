@@ -308,25 +308,33 @@ pub fn signers(signers: &[SessionSigners], as_json: bool, quiet: bool) -> Result
     out.write_all(text::signers_text(signers).as_bytes()).and_then(|()| out.flush()).context(STDOUT)
 }
 
-/// `info`: aligned text, or one JSON summary.
-pub fn info(info: &ArchiveInfo, reclaim: Option<(&str, &Reclaim)>, as_json: bool) -> Result<()> {
+/// `info`: aligned text, or one JSON summary; `reclaims`, when retention
+/// flags were given: what `compact` with all of them would reclaim, then,
+/// when more than one was given, each alone.
+pub fn info(info: &ArchiveInfo, reclaims: &[(String, Reclaim)], as_json: bool) -> Result<()> {
     if as_json {
         let mut summary = json::info_summary(info);
-        if let Some((policy, r)) = reclaim {
-            summary["reclaimable"] = serde_json::json!({
+        let reclaim = |(policy, r): &(String, Reclaim)| {
+            serde_json::json!({
                 "policy": policy,
                 "first_state": r.states.0,
                 "last_state": r.states.1,
+                "kept_states": r.kept,
                 "bytes": r.bytes,
-            });
+            })
+        };
+        if let Some((all, rules)) = reclaims.split_first() {
+            summary["reclaimable"] = reclaim(all);
+            if !rules.is_empty() {
+                summary["reclaimable_by_rule"] = rules.iter().map(reclaim).collect();
+            }
         }
         let mut lines = json::Lines::stdout();
         return lines.write(&summary).and_then(|()| lines.flush()).context(STDOUT);
     }
     let mut text = text::info_text(info);
-    if let Some((policy, r)) = reclaim {
-        let (first, last) = r.states;
-        let kept = if first == last { format!("state {last}") } else { format!("states {first} to {last}") };
+    for (policy, r) in reclaims {
+        let kept = text::state_ranges(&r.kept);
         let _ = writeln!(
             text,
             "{:<18} at least {} bytes by compact {policy} (keeps {kept})",

@@ -122,6 +122,13 @@ pub fn info_text(info: &ArchiveInfo) -> String {
     line("hard links", info.hardlinks.to_string());
     line("content", format!("{} ({} bytes)", indicatif::HumanBytes(info.content_bytes), info.content_bytes));
     line(
+        "deduplicated",
+        format!(
+            "{} bytes (of the content: what its files reference more than once, stored once)",
+            info.deduplicated_bytes
+        ),
+    );
+    line(
         "archive size",
         format!("{} ({} bytes)", indicatif::HumanBytes(info.archive_bytes), info.archive_bytes),
     );
@@ -189,6 +196,31 @@ pub fn signers_text(signers: &[SessionSigners]) -> String {
     s
 }
 
+/// States as a phrase, runs shortened: `state 4`, `states 996 to 1000`,
+/// `states 3, 7 and 10 to 12`.
+pub fn state_ranges(states: &[u64]) -> String {
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    for &n in states {
+        match runs.last_mut() {
+            Some((_, last)) if last.checked_add(1) == Some(n) => *last = n,
+            _ => runs.push((n, n)),
+        }
+    }
+    let run = |&(first, last): &(u64, u64)| match first == last {
+        true => first.to_string(),
+        false => format!("{first} to {last}"),
+    };
+    match &runs[..] {
+        [] => "no state".into(),
+        [(first, last)] if first == last => format!("state {first}"),
+        [only] => format!("states {}", run(only)),
+        [init @ .., end] => {
+            let init: Vec<String> = init.iter().map(run).collect();
+            format!("states {} and {}", init.join(", "), run(end))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,5 +256,14 @@ mod tests {
         assert_eq!(utc(4_102_444_799), "2099-12-31 23:59:59");
         assert_eq!(utc(-1), "1969-12-31 23:59:59");
         assert_eq!(utc(-86_400 * 365), "1969-01-01 00:00:00");
+    }
+
+    #[test]
+    fn kept_states_read_as_runs() {
+        assert_eq!(state_ranges(&[4]), "state 4");
+        assert_eq!(state_ranges(&[996, 997, 998]), "states 996 to 998");
+        assert_eq!(state_ranges(&[3, 7, 10, 11, 12]), "states 3, 7 and 10 to 12");
+        assert_eq!(state_ranges(&[1, 2, 5]), "states 1 to 2 and 5");
+        assert_eq!(state_ranges(&[]), "no state");
     }
 }

@@ -72,3 +72,15 @@ pub fn ok(out: Output) -> Output {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     out
 }
+
+/// `len` incompressible bytes (xorshift from `seed`, which must not be 0).
+pub fn noise(mut x: u64, len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}

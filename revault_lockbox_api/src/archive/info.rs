@@ -51,8 +51,15 @@ pub struct ArchiveInfo {
     pub symlinks: u64,
     /// Hard links.
     pub hardlinks: u64,
-    /// Total bytes of file content (hard links not counted again).
+    /// Total bytes of file content (hard links not counted again): the
+    /// last state's logical size.
     pub content_bytes: u64,
+    /// Bytes of content the last state's files reference more than once
+    /// and the archive stores once: the content its files reference (each
+    /// chunked file's chunks, each other file's stored bytes) less the
+    /// distinct content among it (each chunk, each stored content once).
+    /// 0 from a reading of the index alone.
+    pub deduplicated_bytes: u64,
     /// The last session's number (0 for the create).
     pub last_session: u32,
     /// The state the archive holds, numbered from 1 as
@@ -112,6 +119,10 @@ impl<S: ReadAt> Archive<S> {
         let index_bytes = index.total;
         info.index_bytes = index_bytes;
         let mut live = LivePages::default();
+        // Every content the last state references, as (offset, length):
+        // 16 bytes a chunk reference (64 MiB per TiB of chunked files at
+        // the default average), sorted once to find the distinct ones.
+        let mut referenced: Vec<(u64, u64)> = Vec::new();
         for e in self.entries()? {
             let e = e?;
             match e.kind {
@@ -120,9 +131,17 @@ impl<S: ReadAt> Archive<S> {
                     info.files += 1;
                     info.content_bytes += size;
                     if let Some(x) = e.extent {
-                        match chunk_pages {
-                            ChunkPages::FromLists => live.mark_content_and_chunks(self, &x)?,
-                            ChunkPages::FromIndexes => live.mark_content(self, &x)?,
+                        live.mark_content(self, &x)?;
+                        if chunk_pages == ChunkPages::FromLists {
+                            match self.chunk_list_of(&x)? {
+                                Some(chunks) => {
+                                    for chunk in chunks {
+                                        live.mark(self, chunk.offset, chunk.end())?;
+                                        referenced.push((chunk.offset, u64::from(chunk.len)));
+                                    }
+                                }
+                                None => referenced.push((x.offset, x.size)),
+                            }
                         }
                     }
                 }
@@ -138,8 +157,19 @@ impl<S: ReadAt> Archive<S> {
         }
         let used = self.data_start + live.bytes + index_bytes + self.session_overhead() + TRAILER_LEN as u64;
         info.dead_bytes = self.committed_len.saturating_sub(used);
+        info.deduplicated_bytes = referenced_again(referenced);
         Ok(info)
     }
+}
+
+/// The bytes of `spans` (offset, length) beyond the first reference to
+/// each: a span at one offset is one chunk or one stored content.
+fn referenced_again(mut spans: Vec<(u64, u64)>) -> u64 {
+    let all = spans.iter().fold(0u64, |sum, &(_, len)| sum.saturating_add(len));
+    spans.sort_unstable();
+    spans.dedup();
+    let distinct = spans.iter().fold(0u64, |sum, &(_, len)| sum.saturating_add(len));
+    all - distinct
 }
 
 /// Where [`Archive::info`] learns which pages chunked files' chunks lie in.
@@ -214,20 +244,6 @@ impl LivePages {
     /// or a chunked file's list (reads no data page).
     pub(super) fn mark_content<S: ReadAt>(&mut self, archive: &Archive<S>, extent: &Extent) -> Result<()> {
         self.mark(archive, extent.offset, extent.end())
-    }
-
-    /// [`mark_content`](Self::mark_content), and a chunked file's chunks,
-    /// read from its list (which reads the data pages holding the list).
-    pub(super) fn mark_content_and_chunks<S: ReadAt>(
-        &mut self,
-        archive: &Archive<S>,
-        extent: &Extent,
-    ) -> Result<()> {
-        self.mark_content(archive, extent)?;
-        for chunk in archive.chunk_list_of(extent)?.unwrap_or_default() {
-            self.mark(archive, chunk.offset, chunk.end())?;
-        }
-        Ok(())
     }
 
     pub(super) fn mark<S: ReadAt>(&mut self, archive: &Archive<S>, from: u64, to: u64) -> Result<()> {

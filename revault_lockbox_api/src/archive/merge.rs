@@ -228,6 +228,13 @@ impl<S: ReadAt> Archive<S> {
         self.merged_view(Some(path), &[], true)
     }
 
+    /// The entries the last run stores, in path order (its deletions
+    /// skipped, nothing older merged in): what the last session wrote.
+    pub(crate) fn last_run_entries(&self) -> Result<Merged<'_>> {
+        let last = self.runs().last().map(|(tree, top)| (tree, top.clone()));
+        self.merged_of(None, last.into_iter().collect(), false)
+    }
+
     fn merged_view<'a>(
         &'a self,
         start: Option<&[u8]>,
@@ -237,6 +244,19 @@ impl<S: ReadAt> Archive<S> {
         let mut readers: Vec<(crate::index::TreeReader<'a>, TreeTop)> =
             self.runs().map(|(tree, top)| (tree, top.clone())).collect();
         readers.extend(extra.iter().cloned());
+        self.merged_of(start, readers, cached)
+    }
+
+    /// The merged view of `readers`' runs, oldest first, from `start`.
+    fn merged_of<'a>(
+        &'a self,
+        start: Option<&[u8]>,
+        readers: Vec<(crate::index::TreeReader<'a>, TreeTop)>,
+        cached: bool,
+    ) -> Result<Merged<'a>> {
+        if readers.is_empty() {
+            return Err(Error::malformed("root", "no entries run"));
+        }
         let threads = (self.tuning.threads / readers.len()).max(1);
         let read_ahead = (self.tuning.pages_in_flight / readers.len()).max(2);
         let mut runs = Vec::with_capacity(readers.len());

@@ -160,7 +160,8 @@ impl SessionTable {
 
 /// The state each record leaves (FORMAT.md §3.7): a compaction, only
 /// ever the first record, holds the state it names; each change counts
-/// on from the state before it (the create is state 1); a merge changes
+/// on from the state before it (the create is state 1), or holds the
+/// state it names, which must be later than the one before; a merge changes
 /// nothing a reader sees and holds none. So states are unique and
 /// increasing by construction; one past `u64::MAX` is refused, not
 /// wrapped to 0.
@@ -169,6 +170,18 @@ fn number_states(records: &[SessionRecord]) -> Result<Vec<Option<u64>>> {
     let mut states = Vec::with_capacity(records.len());
     for (i, r) in records.iter().enumerate() {
         let held = match r.summary.kind {
+            // A change a compaction carried over after a gap (calendar
+            // retention kept states 3 and 7, say) names its state, which
+            // must still come after the one before.
+            SessionKind::Change if r.summary.state != 0 => match r.summary.state > state {
+                true => Some(r.summary.state),
+                false => {
+                    return Err(Error::malformed(
+                        "sessions tree",
+                        "a change naming a state not after the last",
+                    ))
+                }
+            },
             SessionKind::Change => Some(state.checked_add(1).ok_or_else(past_the_last_state)?),
             SessionKind::Compaction if i == 0 => Some(r.summary.state),
             SessionKind::Compaction => {
@@ -395,5 +408,13 @@ mod tests {
             assert!(matches!(err, Error::Malformed(_)), "{bad:?}: {err}");
         }
         assert_eq!(states(&[(Compaction, u64::MAX), (Merge, 0)]).unwrap(), [Some(u64::MAX), None]);
+        // Calendar retention keeps states with gaps: a carried-over change
+        // names its state, and the states after it count on from there.
+        let gaps = states(&[(Compaction, 3), (Change, 7), (Merge, 0), (Change, 12), (Change, 0)]).unwrap();
+        assert_eq!(gaps, [Some(3), Some(7), None, Some(12), Some(13)]);
+        for bad in [&[(Compaction, 3), (Change, 3)][..], &[(Change, 0), (Change, 5), (Change, 2)]] {
+            let err = states(bad).unwrap_err();
+            assert!(matches!(err, Error::Malformed(_)), "{bad:?}: {err}");
+        }
     }
 }

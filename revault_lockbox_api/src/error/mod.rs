@@ -389,6 +389,10 @@ fn no_such_state(asked: i64, first: u64, last: u64) -> String {
         1.. if asked.unsigned_abs() < first => {
             format!("state {asked} was removed by a compaction: the archive holds {held}")
         }
+        // Between two states held: only calendar retention leaves gaps.
+        1.. if asked.unsigned_abs() < last => format!(
+            "state {asked} was removed by a compaction: the archive holds {held} with gaps (lockbox log lists them)"
+        ),
         _ => format!("no state {asked}: the archive holds {held} (-1 is the last)"),
     }
 }

@@ -387,7 +387,7 @@ mod tests {
                 .update(&src, &["db".into()], true)
                 .unwrap();
         }
-        let keep = crate::archive::Retention::LastStates(std::num::NonZeroU64::new(3).unwrap());
+        let keep = crate::archive::Retention::latest().last_states(std::num::NonZeroU64::new(3).unwrap());
         let options = UpdateOptions::new().chunk_sizes(params).retention(keep);
         ArchiveUpdater::compact(&archive, &password, options).unwrap();
         let a = Archive::open(std::fs::File::open(&archive).unwrap(), &password).unwrap();

@@ -116,13 +116,13 @@ fn info_counts_the_pages_of_chunks_a_list_names_and_reclaim_reads_no_data_page()
     // A removal's session (a header, an entries leaf, a root, a trailer)
     // is all that is not in use: `a`'s chunks are `b`'s.
     assert!(info.dead_bytes < 2048, "{} dead bytes", info.dead_bytes);
-    let reclaim = archive.reclaimable(Retention::Latest).unwrap();
+    let reclaim = archive.reclaimable(&Retention::latest()).unwrap();
     assert!(reclaim.bytes < 4096, "{reclaim:?}");
     let list_at = archive.find(b"b").unwrap().unwrap().extent.unwrap().offset;
     drop(archive);
     damage_page_at(&path, list_at);
     let damaged = open(&path);
-    assert_eq!(damaged.reclaimable(Retention::Latest).unwrap().bytes, reclaim.bytes);
+    assert_eq!(damaged.reclaimable(&Retention::latest()).unwrap().bytes, reclaim.bytes);
     let err = damaged.info().unwrap_err();
     assert!(err.to_string().contains("failed authentication"), "{err}");
 }

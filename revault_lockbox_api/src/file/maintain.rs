@@ -49,7 +49,7 @@ impl ArchiveUpdater {
         options.check_chain(&archive)?;
         // The new archive walks on by the rules the old one recorded.
         options.adopt_recorded_rules(&archive)?;
-        let kept = archive.kept_states(options.retention)?;
+        let kept = archive.kept_states(&options.retention)?;
         if options.dry_run {
             if let Some(len) = nothing_to_reclaim(&archive, kept.len())? {
                 return Ok(len);

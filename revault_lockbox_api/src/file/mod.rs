@@ -7,6 +7,8 @@
 
 mod atomic;
 #[cfg(test)]
+mod calendar_tests;
+#[cfg(test)]
 mod chain_tests;
 mod changes;
 #[cfg(test)]
@@ -19,6 +21,8 @@ mod maintain;
 mod merge;
 mod options;
 mod retain;
+#[cfg(test)]
+mod reuse_tests;
 pub(crate) mod slots;
 mod sync;
 mod update;

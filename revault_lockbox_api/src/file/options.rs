@@ -45,7 +45,7 @@ impl UpdateOptions {
             kdf_budget: DEFAULT_KDF_BUDGET,
             earlier_signers: Vec::new(),
             dry_run: false,
-            retention: Retention::Latest,
+            retention: Retention::latest(),
             recorded_rules: true,
         }
     }
@@ -173,11 +173,13 @@ impl UpdateOptions {
     }
 
     /// Which states [`ArchiveUpdater::compact`](super::ArchiveUpdater::compact)
-    /// keeps readable: the last `n` ([`Retention::LastStates`]), or those
-    /// of a recent window ([`Retention::Since`]); the pages no kept state
-    /// uses are reclaimed, and [`Archive::reclaimable`] says how many
-    /// bytes that is at least. Changes in place ignore it. Default:
-    /// [`Retention::Latest`], the last state only.
+    /// keeps readable: the last `n` ([`Retention::last_states`]), those of
+    /// a recent window ([`Retention::since`]), the newest of each recent
+    /// hour, day, week, month or year ([`Retention::per`]), any of them
+    /// combined; the pages no kept state uses are reclaimed, and
+    /// [`Archive::reclaimable`] says how many bytes that is at least.
+    /// Changes in place ignore it. Default: [`Retention::latest`], the
+    /// last state only.
     pub fn retention(mut self, retention: Retention) -> Self {
         self.retention = retention;
         self

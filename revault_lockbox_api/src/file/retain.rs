@@ -4,8 +4,9 @@
 //! differs from the state before it (puts and deletions, content stored
 //! again only for what changed), so the rewrite costs about what the kept
 //! states use. Each session keeps its state's time and label; the
-//! compaction records the state's number, so states stay numbered as
-//! before (FORMAT.md §3.7, §5.2). Every difference is streamed from two
+//! compaction records the state's number, and so does a later state kept
+//! after a gap (calendar retention), so states stay numbered as before
+//! (FORMAT.md §3.7, §5.2). Every difference is streamed from two
 //! states of the old archive (flat memory), and the new archive is read
 //! back after each session, as an append reads the file it grows.
 
@@ -158,7 +159,11 @@ fn append_state<W: Write>(
     options: &CreateOptions,
 ) -> Result<(W, u64)> {
     let (old, current) = sides;
-    let start = next_start(path, new, SessionKind::Change, summary.created_ns)?;
+    let mut start = next_start(path, new, SessionKind::Change, summary.created_ns)?;
+    if summary.state != Some(new.next_state()?) {
+        // After a gap (calendar retention) the state keeps its number.
+        start.state = summary.state.ok_or_else(inconsistent)?;
+    }
     let content_key = new.append_point().1;
     let options = options.clone().label(summary.label.clone());
     let mut writer = ArchiveWriter::session(out, content_key, start, options)?;

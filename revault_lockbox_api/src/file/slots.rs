@@ -127,7 +127,7 @@ impl SlotTable {
         options.check_chain(&archive)?;
         let head = header.encode_labeled(&self.slots, &self.labels);
         // Every state stays: growing the slots removes no history.
-        let kept = archive.kept_states(Retention::LastStates(std::num::NonZeroU64::MAX))?;
+        let kept = archive.kept_states(&Retention::latest().last_states(std::num::NonZeroU64::MAX))?;
         rewrite_archive(&self.path, &archive, &head, &kept, &options.create, options.open_options())?;
         Ok(written)
     }

@@ -57,9 +57,17 @@ pub(crate) struct Summary {
     /// Key ids of the keys that signed the session.
     pub(crate) signers: Vec<Vec<u8>>,
     /// For a compaction: the number (from 1) of the state it holds, as the
-    /// archive it replaced numbered it; 0 for other kinds (not encoded).
+    /// archive it replaced numbered it; for a change a compaction's
+    /// rewrite carried over after a gap (calendar retention), the number
+    /// it holds (encoded behind [`SUMMARY_NAMES_STATE`]); 0 otherwise (not
+    /// encoded).
     pub(crate) state: u64,
 }
+
+/// A bit of a summary's `kind` (never a session header's): the change
+/// names the state it holds, in a `state` field after its signers
+/// (FORMAT.md §3.7), instead of holding the one after the state before it.
+pub(crate) const SUMMARY_NAMES_STATE: u16 = 4;
 
 /// One write session: where it starts, its keys' salt, its pages tree, its
 /// summary.
@@ -91,12 +99,14 @@ impl SessionRecord {
             .u64(self.header_offset);
         encode_tree(&self.pages, e);
         let s = &self.summary;
-        e.i64(s.created_ns).u16(s.kind.bits()).var_bytes(s.label.as_bytes());
+        let named = s.kind == SessionKind::Change && s.state != 0;
+        let kind = s.kind.bits() | if named { SUMMARY_NAMES_STATE } else { 0 };
+        e.i64(s.created_ns).u16(kind).var_bytes(s.label.as_bytes());
         e.u64(s.stored).u64(s.removed).u64(s.entries).u8(s.signers.len() as u8);
         for id in &s.signers {
             e.var_bytes(id);
         }
-        if s.kind == SessionKind::Compaction {
+        if s.kind == SessionKind::Compaction || named {
             e.u64(s.state);
         }
     }
@@ -109,7 +119,14 @@ impl SessionRecord {
             return Err(malformed(WHAT, "pages tree does not start at the session's stream offset"));
         }
         let created_ns = d.i64()?;
-        let kind = SessionKind::from_bits(d.u16()?).map_err(|why| malformed(WHAT, why))?;
+        let bits = d.u16()?;
+        // The bit is a change's only: a merge holds no state, a compaction
+        // always names its own.
+        let named = bits == SUMMARY_NAMES_STATE;
+        let kind = SessionKind::from_bits(bits & !SUMMARY_NAMES_STATE)
+            .ok()
+            .filter(|_| bits & SUMMARY_NAMES_STATE == 0 || named)
+            .ok_or_else(|| malformed(WHAT, "unknown session kind"))?;
         let label = std::str::from_utf8(d.var_bytes(MAX_LABEL_LEN)?)
             .map_err(|_| malformed(WHAT, "label not UTF-8"))?;
         check_label(label).map_err(|why| malformed(WHAT, why))?;
@@ -129,6 +146,10 @@ impl SessionRecord {
         let state = match kind {
             SessionKind::Compaction => match d.u64()? {
                 0 => return Err(malformed(WHAT, "a compaction holding state 0")),
+                n => n,
+            },
+            _ if named => match d.u64()? {
+                0 => return Err(malformed(WHAT, "a change naming state 0")),
                 n => n,
             },
             _ => 0,
@@ -324,6 +345,37 @@ pub(crate) mod tests {
         for len in 0..good.len() {
             assert!(decode_top(&good[..len]).is_err(), "cut at {len}");
         }
+    }
+
+    #[test]
+    fn a_change_naming_its_state_round_trips_and_only_a_change_may() {
+        let mut named = record(4);
+        named.summary.state = 9;
+        let mut plain = Encoder::default();
+        record(4).encode(&mut plain);
+        let mut e = Encoder::default();
+        named.encode(&mut e);
+        assert_eq!(e.buf.len(), plain.buf.len() + 8, "the state follows the signers");
+        assert_eq!(decode_top(&top(1, vec![], vec![named.clone()])).unwrap().last(), &named);
+        // The kind field sits right after the pages tree's empty top (5
+        // bytes) and the time: flip it to merge-and-named, then to named
+        // with a state of 0.
+        let kind_at = 4 + SESSION_SALT_LEN + 24 + 5 + 8;
+        assert_eq!(u16::from_le_bytes([e.buf[kind_at], e.buf[kind_at + 1]]), SUMMARY_NAMES_STATE);
+        let decode_record = |bytes: &[u8]| {
+            let mut d = Decoder::new(bytes, WHAT);
+            SessionRecord::decode(&mut d).and_then(|r| d.finish().map(|()| r))
+        };
+        assert_eq!(decode_record(&e.buf).unwrap(), named);
+        let mut merge = e.buf.clone();
+        merge[kind_at] |= 1;
+        let err = decode_record(&merge).unwrap_err().to_string();
+        assert!(err.contains("unknown session kind"), "{err}");
+        let mut zero = e.buf.clone();
+        let len = zero.len();
+        zero[len - 8..].fill(0);
+        let err = decode_record(&zero).unwrap_err().to_string();
+        assert!(err.contains("a change naming state 0"), "{err}");
     }
 
     #[test]
