@@ -78,10 +78,13 @@ pub struct ArchiveInfo {
 }
 
 impl<S: ReadAt> Archive<S> {
-    /// Facts about the archive. Streams the index and the page tables,
-    /// and reads chunked files' chunk lists.
+    /// Facts about the archive. Streams the index and the page tables;
+    /// reads chunked files' chunk lists (data pages) only when the history
+    /// holds more than one state: with one, every chunk a chunk index
+    /// lists is one its files stored, so the indexes tell which are live.
     pub fn info(&self) -> Result<ArchiveInfo> {
-        self.info_reading(ChunkPages::FromLists)
+        let states = self.history()?.iter().filter(|s| s.state.is_some()).count();
+        self.info_reading(if states > 1 { ChunkPages::FromLists } else { ChunkPages::FromIndexes })
     }
 
     /// [`info`](Self::info) reading no data page: a chunked file's chunks

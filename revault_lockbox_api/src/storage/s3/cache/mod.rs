@@ -20,7 +20,9 @@
 //!   node: [`RangeCache::hint`]) are fetched lowest offset first, a few
 //!   before read-ahead takes the free GETs, neighbours within [`MIN_FETCH`] of
 //!   each other in one GET, so a walk over leaves scattered through the
-//!   archive keeps several GETs in flight too; up to [`HINT_BUDGET`] bytes
+//!   archive keeps several GETs in flight too (their reads are no
+//!   stream's: the data pages between the leaves are not read ahead);
+//!   up to [`HINT_BUDGET`] bytes
 //!   of them are held until read, whether fetched for the hint or already
 //!   cached (an extraction walks the entries leaves twice: the second walk
 //!   finds them still there);
@@ -198,7 +200,11 @@ impl RangeCache {
         self.hints_in_flight.retain(|slot| slot.state().is_none());
         let first = room.min(HINT_GETS.saturating_sub(self.hints_in_flight.len()));
         let mut started = self.start_hinted(first, &mut plan);
-        started += self.follow(range, room - started, &mut plan);
+        // A walk's leaves lie a few pages apart: taken for a stream, they
+        // would have read-ahead fetch the data pages between them.
+        if !plan.hinted {
+            started += self.follow(range, room - started, &mut plan);
+        }
         self.start_hinted(room - started, &mut plan);
         self.evict();
         plan
