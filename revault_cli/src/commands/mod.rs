@@ -86,6 +86,9 @@ fn open_counted(
         Archive::open_with(src, key, options)
     })
     .with_context(|| format!("opening {name}"))?;
+    for damage in archive.header_damage().into_iter().chain(archive.session_header_damage()) {
+        output::warn(format_args!("{name}: {damage}"));
+    }
     Ok((archive, name))
 }
 

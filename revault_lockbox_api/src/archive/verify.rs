@@ -2,6 +2,7 @@
 
 use std::sync::atomic::Ordering;
 
+use super::head::copy_differs;
 use super::{is_salvageable, ContentVisitor, Members, Span, SpanRequest};
 use crate::archive::Archive;
 use crate::chunk::{ChunkIdHasher, ChunkKeys};
@@ -256,6 +257,11 @@ impl<S: ReadAt> Archive<S> {
         let report = {
             let mut checker = Checker::new(Box::new(selected.by_ref()), &self.chunk_keys(), self.progress());
             checker.report.torn_tail_bytes = self.torn_tail_bytes();
+            checker.report.lost.extend(self.header_damage().map(str::to_owned));
+            checker.report.lost.extend(self.session_header_damage().map(str::to_owned));
+            if self.header_damage().is_none() {
+                checker.report.lost.extend(copy_differs(&self.src, &self.last.trailer, self.head())?);
+            }
             checker.report.lost.extend(history);
             self.walk_content(&mut checker, members.is_everything())?;
             checker.report

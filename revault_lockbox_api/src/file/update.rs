@@ -85,6 +85,13 @@ impl ArchiveUpdater {
         let reader = file.try_clone().map_err(Error::io("opening", path))?;
         let archive = Archive::open_with(reader, key, options.open_options())?;
         options.check_chain(&archive)?;
+        if let (Some(damage), true) = (archive.session_header_damage(), options.applies_recorded_rules()) {
+            // The walk rules it recorded are lost with it: an append would
+            // walk without them, silently.
+            return Err(Error::tampered(format!(
+                "{damage}: the walk rules it recorded are unknown (append without recorded rules, or compact first)"
+            )));
+        }
         options.adopt_recorded_rules(&archive)?;
         let mut updater = ArchiveUpdater {
             path: path.to_path_buf(),
@@ -330,6 +337,7 @@ impl ArchiveUpdater {
             previous: (end, commit),
             created_ns: None,
             state: 0,
+            head: std::sync::Arc::clone(self.archive.head()),
         };
         #[cfg(test)]
         let start = match SHAPE_NEXT_SESSION.take() {

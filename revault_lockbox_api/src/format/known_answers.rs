@@ -118,6 +118,7 @@ fn trailer_chain_of(version: u16, first_hash: &str, second_hash: &str) {
         previous_trailer: 0,
         previous_hash: [0; HASH_LEN],
         signature_len: 0,
+        copy_slot_len: 0,
         tag: [0xee; TAG_LEN],
     };
     let expected = TRAILER_HEX.replacen("4c424f585441494c03", &format!("4c424f585441494c{version:02x}"), 1);
