@@ -271,14 +271,15 @@ impl<S: ReadAt> Archive<S> {
 
     /// Follows the trailers' hash chain back to the first session, each
     /// session header compared with its record in the sessions tree.
-    pub(crate) fn check_chain(&self) -> Result<()> {
+    /// Returns a line per earlier session header that is damaged.
+    pub(crate) fn check_chain(&self) -> Result<Vec<String>> {
         let table = self.sessions_table()?;
         check_chain(&self.src, &self.header, &self.content_key, &self.last.trailer, |number| {
             table.record(number)
         })
     }
 
-    /// Bytes of the last session's header and signature block.
+    /// Bytes of the last session's header, signature block and header copy.
     pub(crate) fn session_overhead(&self) -> u64 {
         self.last.overhead
     }

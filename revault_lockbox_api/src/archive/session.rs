@@ -26,7 +26,7 @@ pub(crate) struct SessionState {
     pub(crate) commit: Hash,
     /// Its signatures, framing checked, not verified.
     pub(crate) signatures: Vec<Signature>,
-    /// Bytes of its header and signature block.
+    /// Bytes of its header, signature block and header copy.
     pub(crate) overhead: u64,
     /// Its trailer, where `verify` starts the walk back along the chain.
     pub(crate) trailer: Trailer,
@@ -46,18 +46,13 @@ pub(crate) fn check_session(
             let (info, len) = open_header(&clear, sealed, trailer, keys)?;
             (info, len, None)
         }
-        Err(why) => {
-            let damage = format!(
-                "the session header at byte {start} is damaged ({why}); its session is read through its trailer and record"
-            );
-            (SessionInfo::default(), 0, Some(damage))
-        }
+        Err(why) => (SessionInfo::default(), 0, Some(header_damage(start, &why))),
     };
     if trailer.previous_trailer != 0 {
         check_previous(src, header, content_key, trailer)?;
     }
     let signatures = read_signatures(src, trailer)?;
-    let overhead = header_len + u64::from(trailer.signature_len);
+    let overhead = header_len + u64::from(trailer.signature_len) + trailer.header_copy_len();
     let commit = trailer.commit_hash();
     Ok(SessionState { info, header_damage, commit, signatures, overhead, trailer: trailer.clone() })
 }
@@ -70,20 +65,6 @@ pub(super) fn read_signatures(src: &dyn ReadAt, trailer: &Trailer) -> Result<Vec
             "signature block".into()
         })?)?,
     })
-}
-
-/// Reads the session header at `offset`, checks it against the trailer and
-/// opens its body; returns it and the header's length.
-fn read_session_header(
-    src: &dyn ReadAt,
-    offset: u64,
-    trailer: &Trailer,
-    keys: &SessionKeys,
-) -> Result<(SessionInfo, u64)> {
-    match committed_header(src, offset, trailer)? {
-        Ok((clear, sealed)) => open_header(&clear, sealed, trailer, keys),
-        Err(why) => Err(Error::tampered(format!("session header ({why})"))),
-    }
 }
 
 /// The session header at `offset` as its trailer commits to it: its clear
@@ -197,22 +178,33 @@ pub(crate) fn header_copies(
 /// header checked against its trailer's `header_hash` and opened as
 /// `--session` would open it (FORMAT.md §6.1 step 7), so that a chain
 /// `verify` passes is one whose every state opens. Each previous trailer
-/// lies strictly before the one that names it, so the walk ends.
+/// lies strictly before the one that names it, so the walk ends. Returns
+/// one line per session header whose bytes are not the ones its trailer
+/// commits to: damage, which loses no state (each opens through its
+/// trailer and record, §6.1 step 6).
 pub(crate) fn check_chain<'a>(
     src: &dyn ReadAt,
     header: &HeaderPrefix,
     content_key: &ContentKey,
     trailer: &Trailer,
     record: impl Fn(u32) -> Option<&'a SessionRecord>,
-) -> Result<()> {
+) -> Result<Vec<String>> {
+    let mut damaged = Vec::new();
     let mut at = trailer.clone();
     while at.previous_trailer != 0 {
         at = check_previous(src, header, content_key, &at)?;
         let start = at.session_start(header.data_start());
         let keys = SessionKeys::derive(content_key, &at.session_salt);
-        // Its bytes are committed to by the trailer's hash: whatever is
-        // wrong with them (a flipped byte, no key needed) is damage.
-        let (info, _) = read_session_header(src, start, &at, &keys).map_err(|e| match e {
+        let (clear, sealed) = match committed_header(src, start, &at)? {
+            Ok(committed) => committed,
+            Err(why) => {
+                damaged.push(header_damage(start, &why));
+                continue;
+            }
+        };
+        // Its bytes are committed to by the trailer's hash: whatever else
+        // is wrong with them is damage too.
+        let (info, _) = open_header(&clear, sealed, &at, &keys).map_err(|e| match e {
             Error::Tampered { .. } => e,
             other => Error::tampered(format!("the session header at byte {start} ({other})")),
         })?;
@@ -221,7 +213,12 @@ pub(crate) fn check_chain<'a>(
         };
         check_summary(&record.summary, &info)?;
     }
-    Ok(())
+    Ok(damaged)
+}
+
+/// The line that reports a damaged session header at `start`.
+fn header_damage(start: u64, why: &str) -> String {
+    format!("the session header at byte {start} is damaged ({why}); its state opens through its trailer and record")
 }
 
 /// A session's record repeats its header's time, kind and label (FORMAT.md

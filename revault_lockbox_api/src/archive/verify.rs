@@ -241,10 +241,10 @@ impl<S: ReadAt> Archive<S> {
         // not this one (its trailer and root prove it): reported, and the
         // walk goes on.
         let history = match self.check_chain() {
-            Ok(()) => None,
-            Err(e) if is_salvageable(&e) => Some(format!(
+            Ok(headers) => headers,
+            Err(e) if is_salvageable(&e) => vec![format!(
                 "{e}: earlier states (`--session`) that need it no longer open; the last state is proven"
-            )),
+            )],
             Err(e) => return Err(e),
         };
         if let Some(missing) = members.first_missing_name(self)? {

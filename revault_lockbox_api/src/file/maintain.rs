@@ -169,7 +169,8 @@ fn whole_or_damage<S: ReadAt>(archive: &Archive<S>) -> Result<Result<(), String>
     // An earlier trailer that does not check loses its history: a rewrite
     // of what the scan proves makes the archive valid again.
     match archive.check_index().and_then(|()| archive.check_chain()) {
-        Ok(()) => {}
+        Ok(headers) if !headers.is_empty() => return Ok(Err(headers.join("; "))),
+        Ok(_) => {}
         Err(e) if is_salvageable(&e) => return Ok(Err(e.to_string())),
         Err(e) => return Err(e),
     }

@@ -137,7 +137,8 @@ impl<W: Write> ArchiveWriter<W> {
             previous_trailer,
             previous_hash,
             signature_len: 0,
-            copy_slot_len: 0,
+            // In the core, so before the commit hash a signature signs.
+            copy_slot_len: out.header_copy.as_ref().map_or(0, |c| c.slot_len),
             tag: [0; TAG_LEN],
         };
         // The block signs the commit hash, which does not cover it (§3.10).
@@ -148,7 +149,6 @@ impl<W: Write> ArchiveWriter<W> {
             }
         };
         trailer.signature_len = block.len() as u32;
-        trailer.copy_slot_len = out.header_copy.as_ref().map_or(0, |c| c.slot_len);
         trailer.tag = out.keys.trailer_tag(&trailer.body());
         out.write(&sealed.frame, "writing the index root")?;
         out.write(&sealed.bytes, "writing the index root")?;
