@@ -325,3 +325,76 @@ pub fn change_password_with_budget(
     table.write(index, KeySlot::Empty, "")?;
     Ok(old_index)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use super::*;
+    use crate::archive::OpenOptions;
+    use crate::file::head_copy_tests::{flipped, password, two_sessions};
+
+    /// A [`two_sessions`] archive, unlocked for its slots, and the position
+    /// of its key-file slot.
+    fn unlocked(path: &Path) -> (SlotTable, usize) {
+        let mut table = SlotTable::open(path, false).unwrap();
+        table.unlock(Unlock::Password(&password()), DEFAULT_KDF_BUDGET).unwrap();
+        assert_eq!(table.copies.len(), 2, "each session's copy is found");
+        let index = table.slots.iter().position(|s| matches!(s, KeySlot::KeyFile(_))).unwrap();
+        (table, index)
+    }
+
+    fn empty_slot(table: &SlotTable) -> Vec<u8> {
+        encode_labeled_slot(&KeySlot::Empty, "", table.header.slot_len)
+    }
+
+    fn opens(bytes: &[u8], key: Unlock<'_>) -> bool {
+        Archive::open(Cursor::new(bytes.to_vec()), key).is_ok()
+    }
+
+    #[test]
+    fn a_key_remove_cut_between_the_copies_and_the_primary_leaves_the_old_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, key_file) = two_sessions(dir.path());
+        let (table, index) = unlocked(&path);
+        // The crash: every copy written and synced, the primary not yet.
+        table.write_copies(index, &empty_slot(&table)).unwrap();
+        drop(table);
+        let bytes = std::fs::read(&path).unwrap();
+        let pw = password();
+        let (by_key_file, by_password) = (|| Unlock::from(&key_file), || Unlock::from(&pw));
+        assert!(opens(&bytes, by_key_file()) && opens(&bytes, by_password()), "the old set opens");
+        let report = Archive::open(Cursor::new(bytes.clone()), &password()).unwrap().verify().unwrap();
+        assert!(report.lost.iter().any(|l| l.contains("cut short")), "{:?}", report.lost);
+        // No copy takes the removed key any more, whatever the primary's state.
+        let damaged = flipped(&bytes, 10, 3);
+        assert!(!opens(&damaged, by_key_file()) && opens(&damaged, by_password()));
+        // Run again, the removal ends: the key file opens nothing, through
+        // the primary or any session's copy.
+        remove(&path, &password(), index).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(!opens(&bytes, by_key_file()) && opens(&bytes, by_password()));
+        let damaged = flipped(&bytes, 10, 3);
+        assert!(!opens(&damaged, by_key_file()) && opens(&damaged, by_password()));
+        let first_state = OpenOptions::new().session(1);
+        let earlier =
+            |key: Unlock<'_>| Archive::open_with(Cursor::new(damaged.clone()), key, first_state.clone());
+        assert!(earlier(by_key_file()).is_err(), "the first session's copy lost the slot too");
+        assert_eq!(earlier(by_password()).unwrap().entry_count(), 3);
+        assert!(Archive::open(Cursor::new(bytes), &password()).unwrap().verify().unwrap().is_ok());
+    }
+
+    #[test]
+    fn the_primary_first_would_let_a_removed_key_open_through_a_stale_copy() {
+        // Why the copies go first: a primary without the slot and a copy
+        // that still holds it open with the removed key (the copy is read
+        // when no slot of the primary opens).
+        let dir = tempfile::tempdir().unwrap();
+        let (path, key_file) = two_sessions(dir.path());
+        let (table, index) = unlocked(&path);
+        table.write_primary(index, &empty_slot(&table)).unwrap();
+        drop(table);
+        let archive = Archive::open(std::fs::File::open(&path).unwrap(), &key_file).unwrap();
+        assert!(archive.header_damage().is_some());
+    }
+}
