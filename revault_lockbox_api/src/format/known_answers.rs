@@ -135,6 +135,40 @@ fn trailer_chain_of(version: u16, first_hash: &str, second_hash: &str) {
     assert_eq!(hex(&second.commit_hash()), second_hash);
 }
 
+/// Version 4's first trailer above with a header copy before it (§3.11):
+/// `flags` says so and gives the slot size, the commit hash covers it,
+/// and it decodes only where the copy fits between the root and it.
+#[test]
+fn trailer_with_a_header_copy() {
+    let cases = [
+        (256u16, "0100", 4280 + 4128, "eb29027582ec3c779fc60a5fce10ff1e9545d5aa61e82314deb4c6b6623cb3dc"),
+        (4096, "0900", 4280 + 65568, "af8b944c208262c4a20ba06bce3ecd41e09195f6de7fe612256371a43ef23f9b"),
+    ];
+    for (slot_len, flags, at, commit) in cases {
+        let t = Trailer {
+            version: 4,
+            archive_id: ID,
+            session_salt: [0x20; SESSION_SALT_LEN],
+            header_hash: [0x11; HASH_LEN],
+            root_offset: 4200,
+            root_stored_len: 60,
+            root_plain_len: 100,
+            root_hash: [0x22; HASH_LEN],
+            page_count: 1,
+            entry_count: 2,
+            previous_trailer: 0,
+            previous_hash: [0; HASH_LEN],
+            signature_len: 0,
+            copy_slot_len: slot_len,
+            tag: [0xee; TAG_LEN],
+        };
+        assert_eq!(hex(&t.encode()[10..12]), flags);
+        assert_eq!(hex(&t.commit_hash()), commit);
+        assert_eq!(Trailer::decode(&t.encode(), at).unwrap(), t);
+        assert!(Trailer::decode(&t.encode(), 4280).is_err(), "no room for the copy");
+    }
+}
+
 #[test]
 fn slot_with_a_label() {
     let mut slot = vec![0u8; MIN_KEY_SLOT_LEN];
