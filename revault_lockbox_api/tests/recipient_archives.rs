@@ -125,17 +125,26 @@ fn no_keys_or_too_many_are_refused() {
     assert!(matches!(err, Error::KeyCount { given: 17, in_use: 0 }), "{err}");
 }
 
-/// Every byte of a recipient slot matters: a flip anywhere in the slot
-/// either keeps the slot from opening or is refused as malformed.
+/// Every byte of a recipient slot matters: a flip anywhere in the table
+/// either keeps the slot from opening or is refused as malformed, and is
+/// noticed (the reader says it read the header copy, FORMAT.md §3.11);
+/// the copy at the end of the session still opens, so nothing is lost.
+/// With the copy damaged the same way, the flip is refused.
 #[test]
 fn a_flipped_byte_in_a_recipient_slot_is_noticed() {
     let (ids, x) = identity(false);
     let original = archive(KeySet::new().recipient(x));
+    let table = data_start(&original) - 32;
+    let copy = original.len() - 216 - 32 - table;
     for at in (32..data_start(&original)).step_by(7).chain(32..32 + 300) {
         let mut bytes = original.clone();
         bytes[at] ^= 0x04;
+        let a = Archive::open(Cursor::new(bytes.clone()), &ids[..]).unwrap();
+        assert!(a.header_damage().is_some(), "flip at {at} not noticed");
+        assert_eq!(read_secret(&bytes, &ids).unwrap(), b"hello\n", "flip at {at}");
+        bytes[copy + at - 32] ^= 0x04;
         let err = read_secret(&bytes, &ids).unwrap_err();
-        assert!(err.is_authentication(), "flip at {at}: {err}");
+        assert!(err.is_authentication(), "flip at {at}, in the copy too: {err}");
     }
 }
 

@@ -24,6 +24,7 @@ use crate::keys::Unlock;
 use crate::storage::ReadAt;
 
 /// The header prefix and key-slot table an archive is read with.
+#[derive(Clone)]
 pub(crate) struct Head {
     pub(crate) header: HeaderPrefix,
     pub(crate) slots: Vec<KeySlot>,
@@ -123,7 +124,7 @@ pub(crate) fn unlock_head(
     };
     let why = match primary {
         Some(_) => "no key slot opens with the key given".to_string(),
-        None => primary_error.to_string(),
+        None => damage_of(&primary_error),
     };
     copy.damage = Some(format!(
         "the header and key-slot table at byte 0 are damaged ({why}); read from their copy at byte {at}"
@@ -138,8 +139,10 @@ pub(crate) fn known_head(src: &dyn ReadAt, file_len: u64) -> Result<Head> {
     match primary_head(src, file_len) {
         Err(e) if is_head_damage(&e) => match copy_head(src, file_len)? {
             Some((mut copy, at)) => {
-                copy.damage =
-                    Some(format!("the header at byte 0 is damaged ({e}); read from its copy at byte {at}"));
+                copy.damage = Some(format!(
+                    "the header at byte 0 is damaged ({}); read from its copy at byte {at}",
+                    damage_of(&e)
+                ));
                 Ok(copy)
             }
             None => Err(e),
@@ -176,6 +179,15 @@ fn untried_slots(primary: &Head, copy: &Head) -> Vec<KeySlot> {
     let same =
         |i: usize| same_prefix && mine.get(i * len..(i + 1) * len) == theirs.get(i * len..(i + 1) * len);
     (0..KEY_SLOTS).map(|i| if same(i) { KeySlot::Empty } else { copy.slots[i].clone() }).collect()
+}
+
+/// What a primary header's `error` says of it, without the words meant for
+/// a file that is no archive at all.
+fn damage_of(error: &Error) -> String {
+    match error {
+        Error::Malformed(what) => what.to_string(),
+        other => other.to_string(),
+    }
 }
 
 /// Whether `error` says no slot opened (a wrong key, or a damaged slot).

@@ -153,6 +153,26 @@ impl<S: ReadAt> Archive<S> {
         Archive::open_unlocked(src, head, key, file_len, options)
     }
 
+    /// Opens `src`, the file this archive was read from as it is now (an
+    /// appending writer re-reading what it committed), with this archive's
+    /// content key and header: the one it was unlocked with, so that a
+    /// damaged primary read through its copy stays read through it.
+    pub(crate) fn reopen_as<T: ReadAt>(&self, src: T, options: OpenOptions) -> Result<Archive<T>> {
+        let file_len = src.len().map_err(Error::stream("finding the archive's length"))?;
+        let key = ContentKey::from_bytes(self.content_key.bytes());
+        Archive::open_unlocked(src, self.head_in_use(), key, file_len, options)
+    }
+
+    /// The header this archive was unlocked with.
+    fn head_in_use(&self) -> Head {
+        Head {
+            header: self.header,
+            slots: self.slots.clone(),
+            bytes: Arc::clone(&self.head),
+            damage: self.head_damage.clone(),
+        }
+    }
+
     fn open_unlocked(
         src: S,
         head: Head,
@@ -339,6 +359,7 @@ impl<S: ReadAt> Archive<S> {
 
     /// Offset of the first data page: the header and key-slot table are
     /// the bytes before it.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn data_start(&self) -> u64 {
         self.data_start
     }

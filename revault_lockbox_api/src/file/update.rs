@@ -19,7 +19,6 @@ use super::lock::open_locked;
 use super::sync::{AppendOut, SyncingWriter};
 use super::{UpdateOptions, UpdateReport};
 use crate::archive::{Archive, ChunkLookup, Subtrees};
-use crate::crypto::ContentKey;
 use crate::error::{EntryPath, Error, Result};
 use crate::format::{SessionKind, Table, MAX_RUNS, MAX_SESSIONS};
 use crate::index::TreeReader;
@@ -367,8 +366,7 @@ impl ArchiveUpdater {
             // The chunk indexes of the state this change follows, read
             // through a second open of the file (its committed part only).
             let reader = self.file.try_clone().map_err(Error::io("opening", &self.path))?;
-            let key = ContentKey::from_bytes(content_key.bytes());
-            let lookup = ChunkLookup::new(Archive::reopen(reader, &key, self.options.open_options())?);
+            let lookup = ChunkLookup::new(self.archive.reopen_as(reader, self.options.open_options())?);
             if !lookup.is_empty() {
                 writer.reuse_stored_chunks(Box::new(lookup));
             }
@@ -400,8 +398,7 @@ impl ArchiveUpdater {
             return Err(self.named(e));
         }
         let reader = self.file.try_clone().map_err(Error::io("opening", &self.path))?;
-        let key = ContentKey::from_bytes(self.archive.append_point().1.bytes());
-        self.archive = Archive::reopen(reader, &key, self.options.open_options())?;
+        self.archive = self.archive.reopen_as(reader, self.options.open_options())?;
         self.report.runs_merged = true;
         Ok(())
     }

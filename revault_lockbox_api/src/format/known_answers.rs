@@ -103,8 +103,9 @@ fn trailer_and_chain() {
     }
 }
 
-fn trailer_chain_of(version: u16, first_hash: &str, second_hash: &str) {
-    let first = Trailer {
+/// §10's first trailer, of `version`, without a header copy.
+fn first_trailer(version: u16) -> Trailer {
+    Trailer {
         version,
         archive_id: ID,
         session_salt: [0x20; SESSION_SALT_LEN],
@@ -120,7 +121,11 @@ fn trailer_chain_of(version: u16, first_hash: &str, second_hash: &str) {
         signature_len: 0,
         copy_slot_len: 0,
         tag: [0xee; TAG_LEN],
-    };
+    }
+}
+
+fn trailer_chain_of(version: u16, first_hash: &str, second_hash: &str) {
+    let first = first_trailer(version);
     let expected = TRAILER_HEX.replacen("4c424f585441494c03", &format!("4c424f585441494c{version:02x}"), 1);
     assert_eq!(hex(&first.encode()), expected);
     assert_eq!(hex(&first.commit_hash()), first_hash);
@@ -145,23 +150,7 @@ fn trailer_with_a_header_copy() {
         (4096, "0900", 4280 + 65568, "af8b944c208262c4a20ba06bce3ecd41e09195f6de7fe612256371a43ef23f9b"),
     ];
     for (slot_len, flags, at, commit) in cases {
-        let t = Trailer {
-            version: 4,
-            archive_id: ID,
-            session_salt: [0x20; SESSION_SALT_LEN],
-            header_hash: [0x11; HASH_LEN],
-            root_offset: 4200,
-            root_stored_len: 60,
-            root_plain_len: 100,
-            root_hash: [0x22; HASH_LEN],
-            page_count: 1,
-            entry_count: 2,
-            previous_trailer: 0,
-            previous_hash: [0; HASH_LEN],
-            signature_len: 0,
-            copy_slot_len: slot_len,
-            tag: [0xee; TAG_LEN],
-        };
+        let t = Trailer { copy_slot_len: slot_len, ..first_trailer(4) };
         assert_eq!(hex(&t.encode()[10..12]), flags);
         assert_eq!(hex(&t.commit_hash()), commit);
         assert_eq!(Trailer::decode(&t.encode(), at).unwrap(), t);

@@ -61,8 +61,9 @@ impl<S: ReadAt> Salvage<S> {
         // salvaged archive never verifies (or extracts) as whole, however
         // much of it the scan proves. Its records, when it opens, name the
         // sessions in the scan's lines as `log` does.
-        let committed =
-            Archive::reopen(&src, &content_key, OpenOptions::new()).and_then(|a| a.check_index().map(|()| a));
+        let key = ContentKey::from_bytes(content_key.bytes());
+        let committed = Archive::open_unlocked(&src, head.clone(), key, file_len, OpenOptions::new())
+            .and_then(|a| a.check_index().map(|()| a));
         // Names only: damage to the records shows in the scan's own lines.
         let names = match committed.as_ref().map(|a| a.history()) {
             Ok(Ok(history)) => history.iter().map(|s| (s.number, s.name())).collect(),
