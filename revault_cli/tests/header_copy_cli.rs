@@ -31,7 +31,7 @@ fn a_flipped_bit_in_the_header_a_slot_or_the_session_header_warns_and_loses_no_f
     let cases = [
         ("header flags", 10, "the header and key-slot table at byte 0 are damaged (malformed header: unknown flags); read from their copy at byte"),
         ("password slot", 32 + 3 + 40, "the header and key-slot table at byte 0 are damaged (no key slot opens with the key given); read from their copy at byte"),
-        ("session header", data_start + 64 + 3, &format!("the session header at byte {data_start} is damaged")),
+        ("session header", data_start + 64 + 3, &format!("the session header at byte {data_start} failed authentication")),
     ];
     for (what, at, warning) in cases {
         let mut damaged = bytes.clone();

@@ -218,7 +218,7 @@ pub(crate) fn check_chain<'a>(
 
 /// The line that reports a damaged session header at `start`.
 fn header_damage(start: u64, why: &str) -> String {
-    format!("the session header at byte {start} is damaged ({why}); its state opens through its trailer and record")
+    format!("the session header at byte {start} failed authentication ({why}); its state opens through its trailer and record")
 }
 
 /// A session's record repeats its header's time, kind and label (FORMAT.md
