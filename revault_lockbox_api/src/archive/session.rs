@@ -67,6 +67,9 @@ pub(super) fn read_signatures(src: &dyn ReadAt, trailer: &Trailer) -> Result<Vec
     })
 }
 
+/// A session header's clear part and sealed body.
+type CommittedHeader = ([u8; SESSION_HEADER_CLEAR_LEN], Vec<u8>);
+
 /// The session header at `offset` as its trailer commits to it: its clear
 /// part and sealed body, or (inner `Err`) why its bytes are not the ones
 /// the trailer's `header_hash` names: damage, whatever they decode to.
@@ -74,7 +77,7 @@ fn committed_header(
     src: &dyn ReadAt,
     offset: u64,
     trailer: &Trailer,
-) -> Result<std::result::Result<([u8; SESSION_HEADER_CLEAR_LEN], Vec<u8>), String>> {
+) -> Result<std::result::Result<CommittedHeader, String>> {
     let clear_bytes = read_sealed(src, offset, SESSION_HEADER_CLEAR_LEN as u32, || "session header".into())?;
     let clear_bytes: [u8; SESSION_HEADER_CLEAR_LEN] = clear_bytes.try_into().expect("read exactly");
     let clear = match HeaderClear::decode(&clear_bytes) {
