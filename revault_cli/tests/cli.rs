@@ -17,7 +17,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use assert_cmd::Command;
 use tempfile::TempDir;
 
-use crate::util::{code, create_cmd, lockbox, run, stderr, CHEAP, PASSWORD};
+use crate::util::{code, create_cmd, lockbox, ok, run, stderr, CHEAP, PASSWORD};
 
 /// 2001-09-09 01:46:40 UTC.
 const T0: u64 = 1_000_000_000;
@@ -256,8 +256,11 @@ fn flipped_byte_exits_3_and_leaves_no_files() {
     let (work, archive) = archived_two_files();
     let len = fs::metadata(&archive).unwrap().len();
     let trailer = TRAILER_LEN;
-    // Magic, index, trailer: the archive does not open, nothing is written.
-    for (n, at) in [2, len - trailer - 8, len - trailer + 20, len - 1].into_iter().enumerate() {
+    let bytes = fs::read(&archive).unwrap();
+    // The header copy before the trailer (FORMAT.md §3.11).
+    let copy = 32 + 16 * u64::from(u16::from_le_bytes([bytes[30], bytes[31]]));
+    // Index root, trailer: the archive does not open, nothing is written.
+    for (n, at) in [len - trailer - copy - 8, len - trailer + 20, len - 1].into_iter().enumerate() {
         let original = flip(&archive, at);
         let dst = empty_dir(&work, &format!("dst{n}"));
         let out = run(lockbox().arg("extract").arg(&archive).arg("-C").arg(&dst));
@@ -266,6 +269,13 @@ fn flipped_byte_exits_3_and_leaves_no_files() {
         assert_eq!(fs::read_dir(&dst).unwrap().count(), 0, "byte {at}: nothing written");
         fs::write(&archive, original).unwrap();
     }
+    // The magic: read through the header copy, with a warning; every file.
+    let original = flip(&archive, 2);
+    let dst = empty_dir(&work, "dst-magic");
+    let out = ok(run(lockbox().arg("extract").arg(&archive).arg("-C").arg(&dst)));
+    assert!(stderr(&out).contains("read from their copy"), "{}", stderr(&out));
+    assert_eq!(fs::read_dir(dst.join("d")).unwrap().count(), 2);
+    fs::write(&archive, original).unwrap();
     // A data page of big.bin: extraction stops; big.bin never appears, not
     // even partly or under a temporary name.
     flip(&archive, mid_data(len));
@@ -404,7 +414,9 @@ fn info_json_reports_counts_and_the_stored_kdf_cost() {
     let bytes = fs::read(&archive).unwrap();
     let at = DATA_START as usize + 60;
     let header = 64 + u64::from(u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()));
-    let parts = DATA_START + header + n("stored_page_bytes") + n("index_bytes") + TRAILER_LEN;
+    // The header copy before the trailer (FORMAT.md §3.11) repeats the
+    // header and slot table.
+    let parts = DATA_START + header + n("stored_page_bytes") + n("index_bytes") + DATA_START + TRAILER_LEN;
     assert_eq!(n("archive_bytes"), parts, "{json}");
     assert!(n("content_bytes") > 0 && n("pages") >= 1 && n("key_slots") == 1, "{json}");
     assert!(json["compression_ratio"].as_f64().is_some(), "{json}");

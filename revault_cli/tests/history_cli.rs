@@ -434,10 +434,12 @@ fn diff_refuses_bad_input_with_one_line_and_its_exit_code() {
     fails(&["diff", s(&dir.path().join("nope.lbox")), "--from", "1"], None, 2);
     let wrong = lockbox().env("LOCKBOX_PASSWORD", "wrong").args(["diff", a, "--from", "1"]).output().unwrap();
     assert_eq!(code(&wrong), 3, "{}", stderr(&wrong));
-    // A damaged archive (a byte of the last root) is exit 3 as everywhere.
+    // A damaged archive (a byte of the last root, before the header copy
+    // and the trailer) is exit 3 as everywhere.
     let mut bytes = fs::read(&archive).unwrap();
     let end = bytes.len();
-    bytes[end - 216 - 5] ^= 1;
+    let copy = 32 + 16 * usize::from(u16::from_le_bytes([bytes[30], bytes[31]]));
+    bytes[end - 216 - copy - 5] ^= 1;
     let damaged = dir.path().join("damaged.lbox");
     fs::write(&damaged, &bytes).unwrap();
     let out = run(&["diff", s(&damaged), "--from", "1"]);

@@ -446,8 +446,10 @@ fn a_large_recipient_grows_the_slot_table() {
     let mut bad = bytes;
     bad[30..32].copy_from_slice(&768u16.to_le_bytes());
     fs::write(&archive, &bad).unwrap();
-    let refused = cat_with(&archive, &pq);
-    let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert_eq!(refused.status.code(), Some(3), "{stderr}");
+    // A slot size the format does not allow, at offset 0 only: read
+    // through the header copy at the end of the last session, one warning.
+    let read_around = cat_with(&archive, &pq);
+    let stderr = String::from_utf8_lossy(&read_around.stderr);
+    assert_eq!(read_around.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("key-slot table") && stderr.lines().count() == 1, "{stderr}");
 }

@@ -84,7 +84,10 @@ fn units(bytes: &[u8]) -> Vec<(usize, u8, u8, u8, u64)> {
     let body = u32::from_le_bytes(bytes[header + 60..header + 64].try_into().unwrap()) as usize;
     let mut at = header + 64 + body;
     let mut found = Vec::new();
-    while !bytes[at..].starts_with(b"LBOXTAIL") {
+    // The units end where the header copy (FORMAT.md §3.11) starts: a
+    // trailer follows it.
+    let copy = 32 + 16 * slot_len;
+    while !bytes[at + copy..].starts_with(b"LBOXTAIL") {
         let f = &bytes[at..at + 20];
         let number = u64::from_le_bytes(f[4..12].try_into().unwrap());
         found.push((at, f[0], f[1], f[2], number));

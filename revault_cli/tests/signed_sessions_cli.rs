@@ -79,7 +79,11 @@ fn blocks(bytes: &[u8]) -> Vec<(usize, usize)> {
     loop {
         let trailer = &bytes[end - TRAILER_LEN..end];
         let len = u32::from_le_bytes(trailer[SIGNATURE_LEN_AT..SIGNATURE_LEN_AT + 4].try_into().unwrap());
-        out.push((end - TRAILER_LEN - len as usize, len as usize));
+        // The header copy (FORMAT.md §3.11) lies between the block and the
+        // trailer: flags bit 0, its slot size in bits 1-3.
+        let flags = u16::from_le_bytes([trailer[10], trailer[11]]);
+        let copy = if flags & 1 == 1 { 32 + 16 * (256 << ((flags >> 1) & 7)) } else { 0 };
+        out.push((end - TRAILER_LEN - copy - len as usize, len as usize));
         let previous = u64::from_le_bytes(trailer[PREVIOUS_AT..PREVIOUS_AT + 8].try_into().unwrap());
         if previous == 0 {
             return out;

@@ -15,6 +15,7 @@ mod cut_hint_cli;
 mod daily_traps_cli;
 mod exit_codes;
 mod habits_cli;
+mod header_copy_cli;
 mod history_cli;
 mod hostile_tree;
 mod key_labels_cli;

@@ -157,8 +157,12 @@ fn info_names_the_format_version_and_a_newer_one_is_refused_in_one_line() {
     ok(run(&mut create_cmd(&new, &src, ".", &[])));
     assert_eq!(info_version(&new, crate::util::PASSWORD), "4");
 
+    // A version 5 archive: its prefix and its trailer say 5 (a prefix alone
+    // that says 5 is damage, read through the header copy, FORMAT.md §3.11).
     let mut bytes = std::fs::read(&new).unwrap();
     bytes[8..10].copy_from_slice(&5u16.to_le_bytes());
+    let trailer = bytes.len() - 216;
+    bytes[trailer + 8..trailer + 10].copy_from_slice(&5u16.to_le_bytes());
     let v5 = work.path().join("v5.lbox");
     std::fs::write(&v5, &bytes).unwrap();
     for command in ["info", "list", "verify"] {

@@ -125,17 +125,26 @@ fn no_keys_or_too_many_are_refused() {
     assert!(matches!(err, Error::KeyCount { given: 17, in_use: 0 }), "{err}");
 }
 
-/// Every byte of a recipient slot matters: a flip anywhere in the slot
-/// either keeps the slot from opening or is refused as malformed.
+/// Every byte of a recipient slot matters: a flip anywhere in the table
+/// either keeps the slot from opening or is refused as malformed, and is
+/// noticed (the reader says it read the header copy, FORMAT.md §3.11);
+/// the copy at the end of the session still opens, so nothing is lost.
+/// With the copy damaged the same way, the flip is refused.
 #[test]
 fn a_flipped_byte_in_a_recipient_slot_is_noticed() {
     let (ids, x) = identity(false);
     let original = archive(KeySet::new().recipient(x));
+    let table = data_start(&original) - 32;
+    let copy = original.len() - 216 - 32 - table;
     for at in (32..data_start(&original)).step_by(7).chain(32..32 + 300) {
         let mut bytes = original.clone();
         bytes[at] ^= 0x04;
+        let a = Archive::open(Cursor::new(bytes.clone()), &ids[..]).unwrap();
+        assert!(a.header_damage().is_some(), "flip at {at} not noticed");
+        assert_eq!(read_secret(&bytes, &ids).unwrap(), b"hello\n", "flip at {at}");
+        bytes[copy + at - 32] ^= 0x04;
         let err = read_secret(&bytes, &ids).unwrap_err();
-        assert!(err.is_authentication(), "flip at {at}: {err}");
+        assert!(err.is_authentication(), "flip at {at}, in the copy too: {err}");
     }
 }
 
@@ -204,7 +213,19 @@ fn key_slots_are_added_replaced_and_removed_in_place() {
     }
     let err = slots::remove(&path, &new, at).unwrap_err();
     assert!(matches!(err, Error::LastSlot), "{err}");
-    assert_eq!(std::fs::read(&path).unwrap()[DATA_START..], data_before[..], "only the slot table changed");
+    // The slot table changed, at offset 0 and in the session's copy of it
+    // before the trailer (FORMAT.md §3.11), alike; nothing else did.
+    let after = std::fs::read(&path).unwrap();
+    let copy = after.len() - 216 - 32 - (DATA_START - 32);
+    assert_eq!(
+        after[copy..copy + DATA_START - 32],
+        after[32..DATA_START],
+        "the copy's table is the primary's"
+    );
+    let unchanged = |bytes: &[u8]| [&bytes[DATA_START..copy], &bytes[copy + DATA_START - 32..]].concat();
+    let mut before = vec![0; DATA_START];
+    before.extend_from_slice(&data_before);
+    assert_eq!(unchanged(&after), unchanged(&before), "only the slot table and its copy changed");
 }
 
 /// A password archive has 256-byte slots; a post-quantum recipient needs

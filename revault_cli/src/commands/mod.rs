@@ -86,7 +86,17 @@ fn open_counted(
         Archive::open_with(src, key, options)
     })
     .with_context(|| format!("opening {name}"))?;
+    warn_read_around(&archive, &name);
     Ok((archive, name))
+}
+
+/// Warns of the damage an open read around: the header and slot table
+/// read from their copy, a session header read through its trailer
+/// (FORMAT.md §6.1 steps 4 and 6). `verify` counts them as damage.
+fn warn_read_around<S: ReadAt>(archive: &Archive<S>, name: &str) {
+    for damage in archive.header_damage().into_iter().chain(archive.session_header_damage()) {
+        output::warn(format_args!("{name}: {damage}"));
+    }
 }
 
 /// The counters of an opening stage, when one is drawn.
@@ -186,8 +196,11 @@ fn open_or_salvage(
         Ok(Readable::Salvaged(Box::new(salvage), damage.to_string()))
     })
     .with_context(|| format!("opening {name}"))?;
-    if let Readable::Salvaged(_, damage) = &readable {
-        output::say(format_args!("{name}: {damage}: salvaging what a scan of its sessions proves"));
+    match &readable {
+        Readable::Salvaged(_, damage) => {
+            output::say(format_args!("{name}: {damage}: salvaging what a scan of its sessions proves"))
+        }
+        Readable::Indexed(archive) => warn_read_around(archive, &name),
     }
     Ok((readable, name))
 }

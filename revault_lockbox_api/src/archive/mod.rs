@@ -53,13 +53,14 @@ pub(crate) use content::{ContentSource, ContentVisitor, Span, SpanRequest};
 pub use entries::Entries;
 pub use file::EntryReader;
 use head::other_version;
-pub(crate) use head::{read_labeled_slots, read_prefix, read_slots};
+pub(crate) use head::{known_head, read_labeled_slots, read_prefix, unlock_head, Head};
 pub use info::ArchiveInfo;
 pub(crate) use merge::Merged;
 pub use options::OpenOptions;
 pub use retention::{Period, Reclaim, Retention, Zone};
 pub use salvage::{is_salvageable, Salvage};
 pub use select::{Members, Selected, Subtrees};
+pub(crate) use session::header_copies;
 use session::{check_chain, check_session, check_summary, SessionState};
 
 /// Entries leaves a lookup keeps opened: the leaves of a path and of the
@@ -81,6 +82,12 @@ pub struct Archive<S = File> {
     archive_id: [u8; ARCHIVE_ID_LEN],
     /// The format version of the header, and of every session.
     version: u16,
+    /// The header prefix in use (the primary's, or its copy's).
+    header: HeaderPrefix,
+    /// The prefix and slot table in use, as at offset 0.
+    head: Arc<[u8]>,
+    /// Why the primary header was not used, when its copy was.
+    head_damage: Option<String>,
     slots: Vec<KeySlot>,
     root: Root,
     /// Keys of each entries run, in the order of `root.runs`.
@@ -134,36 +141,53 @@ impl<S: ReadAt> Archive<S> {
         if file_len < HEADER_PREFIX_LEN as u64 {
             return Err(Error::malformed("archive", "too short to be a lockbox archive"));
         }
-        let header = read_prefix(&src)?;
-        if file_len < header.data_start() + TRAILER_LEN as u64 {
-            return Err(Error::tampered("trailer (archive truncated)"));
-        }
-        let slots = read_slots(&src, &header)?;
-        let (content_key, _) = key.into().content_key(&header.archive_id, &slots, options.kdf_budget)?;
-        Archive::open_unlocked(src, header, slots, content_key, file_len, options)
+        let (head, content_key) = unlock_head(&src, file_len, &key.into(), options.kdf_budget)?;
+        Archive::open_unlocked(src, head, content_key, file_len, options)
     }
 
     /// Opens an archive whose content key is known (an appending writer
     /// re-reading what it committed).
     pub(crate) fn reopen(src: S, content_key: &ContentKey, options: OpenOptions) -> Result<Archive<S>> {
         let file_len = src.len().map_err(Error::stream("finding the archive's length"))?;
-        let header = read_prefix(&src)?;
-        let slots = read_slots(&src, &header)?;
+        let head = known_head(&src, file_len)?;
         let key = ContentKey::from_bytes(content_key.bytes());
-        Archive::open_unlocked(src, header, slots, key, file_len, options)
+        Archive::open_unlocked(src, head, key, file_len, options)
+    }
+
+    /// Opens `src`, the file this archive was read from as it is now (an
+    /// appending writer re-reading what it committed), with this archive's
+    /// content key and header: the one it was unlocked with, so that a
+    /// damaged primary read through its copy stays read through it.
+    pub(crate) fn reopen_as<T: ReadAt>(&self, src: T, options: OpenOptions) -> Result<Archive<T>> {
+        let file_len = src.len().map_err(Error::stream("finding the archive's length"))?;
+        let key = ContentKey::from_bytes(self.content_key.bytes());
+        Archive::open_unlocked(src, self.head_in_use(), key, file_len, options)
+    }
+
+    /// The header this archive was unlocked with.
+    fn head_in_use(&self) -> Head {
+        Head {
+            header: self.header,
+            slots: self.slots.clone(),
+            bytes: Arc::clone(&self.head),
+            damage: self.head_damage.clone(),
+        }
     }
 
     fn open_unlocked(
         src: S,
-        header: HeaderPrefix,
-        slots: Vec<KeySlot>,
+        head: Head,
         content_key: ContentKey,
         file_len: u64,
         options: OpenOptions,
     ) -> Result<Archive<S>> {
+        let Head { header, slots, bytes: head_bytes, damage: head_damage } = head;
+        if file_len < header.data_start() + TRAILER_LEN as u64 {
+            return Err(Error::tampered("trailer (archive truncated)"));
+        }
         let Committed { trailer, keys: last_keys, end: committed_len } =
             find_committed(&src, file_len, &header, &content_key)?;
-        let last = check_session(&src, &header, &trailer, &content_key, &last_keys)?;
+        let mut last = check_session(&src, &header, &trailer, &content_key, &last_keys)?;
         let root_len = FRAME_LEN as u32 + trailer.root_stored_len;
         let framed = read_sealed(&src, trailer.root_offset, root_len, || "index root".into())?;
         let root = Root::decode(&open_root(&last_keys, &header.archive_id, &trailer, framed)?)?;
@@ -171,6 +195,18 @@ impl<S: ReadAt> Archive<S> {
             return Err(Error::malformed("index root", "a chunk index in an archive of version 3"));
         }
         let newest = root.sessions.last();
+        if last.header_damage.is_some() {
+            // Its record repeats what the header held but the tool's name
+            // and the walk rules (FORMAT.md §3.7).
+            let summary = &newest.summary;
+            last.info = SessionInfo {
+                number: newest.number,
+                created_ns: summary.created_ns,
+                kind: summary.kind,
+                label: summary.label.clone(),
+                ..SessionInfo::default()
+            };
+        }
         let consistent = root.page_count == trailer.page_count
             && root.entry_count == trailer.entry_count
             && newest.salt == trailer.session_salt
@@ -183,11 +219,16 @@ impl<S: ReadAt> Archive<S> {
         check_summary(&newest.summary, &last.info)?;
         let run_keys =
             root.runs.iter().map(|r| Arc::new(SessionKeys::derive(&content_key, &r.salt))).collect();
-        let at_state = options.state.map(|state| (state, header, slots.clone()));
+        let at_state = options
+            .state
+            .map(|state| (state, header, slots.clone(), Arc::clone(&head_bytes), head_damage.clone()));
         let archive = Archive {
             src,
             archive_id: header.archive_id,
             version: header.version,
+            header,
+            head: head_bytes,
+            head_damage,
             data_start: header.data_start(),
             slots,
             root,
@@ -207,13 +248,35 @@ impl<S: ReadAt> Archive<S> {
         match at_state {
             // An earlier state is checked when it is opened below, not this one.
             None => archive.check_last(options.trusted.as_deref()).map(|()| archive),
-            Some((state, header, slots)) => {
+            Some((state, header, slots, bytes, damage)) => {
                 let end = archive.state_end(state)?;
                 let key = ContentKey::from_bytes(archive.content_key.bytes());
                 let options = OpenOptions { state: None, ..options };
-                Archive::open_unlocked(archive.src, header, slots, key, end, options)
+                let head = Head { header, slots, bytes, damage };
+                Archive::open_unlocked(archive.src, head, key, end, options)
             }
         }
+    }
+
+    /// Why the header and key-slot table at offset 0 were not used, when
+    /// the archive was read through their copy at the end of its last
+    /// session (FORMAT.md §3.11): one line naming where. `verify` counts it
+    /// as damage; `compact` and `repair` write the primary again.
+    pub fn header_damage(&self) -> Option<&str> {
+        self.head_damage.as_deref()
+    }
+
+    /// Why the last session's header could not be read, when it could not
+    /// (FORMAT.md §6.1 step 6): the session was read through its trailer,
+    /// which carries its salt, and its record; one line naming where.
+    /// `verify` counts it as damage.
+    pub fn session_header_damage(&self) -> Option<&str> {
+        self.last.header_damage.as_deref()
+    }
+
+    /// The header prefix and key-slot table in use, as at offset 0.
+    pub(crate) fn head(&self) -> &Arc<[u8]> {
+        &self.head
     }
 
     /// The last session's header: its number, time, kind, label and tool.
@@ -229,13 +292,15 @@ impl<S: ReadAt> Archive<S> {
 
     /// Follows the trailers' hash chain back to the first session, each
     /// session header compared with its record in the sessions tree.
-    pub(crate) fn check_chain(&self) -> Result<()> {
-        let header = read_prefix(&self.src)?;
+    /// Returns a line per earlier session header that is damaged.
+    pub(crate) fn check_chain(&self) -> Result<Vec<String>> {
         let table = self.sessions_table()?;
-        check_chain(&self.src, &header, &self.content_key, &self.last.trailer, |number| table.record(number))
+        check_chain(&self.src, &self.header, &self.content_key, &self.last.trailer, |number| {
+            table.record(number)
+        })
     }
 
-    /// Bytes of the last session's header and signature block.
+    /// Bytes of the last session's header, signature block and header copy.
     pub(crate) fn session_overhead(&self) -> u64 {
         self.last.overhead
     }
@@ -295,6 +360,7 @@ impl<S: ReadAt> Archive<S> {
 
     /// Offset of the first data page: the header and key-slot table are
     /// the bytes before it.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn data_start(&self) -> u64 {
         self.data_start
     }

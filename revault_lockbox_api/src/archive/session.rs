@@ -15,13 +15,18 @@ use super::other_version;
 
 /// The committed session as opening found it.
 pub(crate) struct SessionState {
-    /// Its header's sealed body.
+    /// Its header's sealed body; for a damaged header, what its record in
+    /// the root repeats (set once the root is read).
     pub(crate) info: SessionInfo,
+    /// Why its header could not be read, when it could not (FORMAT.md §6.1
+    /// step 6): the session is then read through its trailer, which
+    /// carries its salt, and its record.
+    pub(crate) header_damage: Option<String>,
     /// Its trailer's commit hash: what the next session chains to.
     pub(crate) commit: Hash,
     /// Its signatures, framing checked, not verified.
     pub(crate) signatures: Vec<Signature>,
-    /// Bytes of its header and signature block.
+    /// Bytes of its header, signature block and header copy.
     pub(crate) overhead: u64,
     /// Its trailer, where `verify` starts the walk back along the chain.
     pub(crate) trailer: Trailer,
@@ -35,14 +40,21 @@ pub(crate) fn check_session(
     content_key: &ContentKey,
     keys: &SessionKeys,
 ) -> Result<SessionState> {
-    let (info, header_len) =
-        read_session_header(src, trailer.session_start(header.data_start()), trailer, keys)?;
+    let start = trailer.session_start(header.data_start());
+    let (info, header_len, header_damage) = match committed_header(src, start, trailer)? {
+        Ok((clear, sealed)) => {
+            let (info, len) = open_header(&clear, sealed, trailer, keys)?;
+            (info, len, None)
+        }
+        Err(why) => (SessionInfo::default(), 0, Some(header_damage(start, &why))),
+    };
     if trailer.previous_trailer != 0 {
         check_previous(src, header, content_key, trailer)?;
     }
     let signatures = read_signatures(src, trailer)?;
-    let overhead = header_len + u64::from(trailer.signature_len);
-    Ok(SessionState { info, commit: trailer.commit_hash(), signatures, overhead, trailer: trailer.clone() })
+    let overhead = header_len + u64::from(trailer.signature_len) + trailer.header_copy_len();
+    let commit = trailer.commit_hash();
+    Ok(SessionState { info, header_damage, commit, signatures, overhead, trailer: trailer.clone() })
 }
 
 /// The signature block before `trailer`, framing checked (none: empty).
@@ -55,31 +67,49 @@ pub(super) fn read_signatures(src: &dyn ReadAt, trailer: &Trailer) -> Result<Vec
     })
 }
 
-/// Reads the session header at `offset`, checks it against the trailer and
-/// opens its body; returns it and the header's length.
-fn read_session_header(
+/// A session header's clear part and sealed body.
+type CommittedHeader = ([u8; SESSION_HEADER_CLEAR_LEN], Vec<u8>);
+
+/// The session header at `offset` as its trailer commits to it: its clear
+/// part and sealed body, or (inner `Err`) why its bytes are not the ones
+/// the trailer's `header_hash` names: damage, whatever they decode to.
+fn committed_header(
     src: &dyn ReadAt,
     offset: u64,
     trailer: &Trailer,
-    keys: &SessionKeys,
-) -> Result<(SessionInfo, u64)> {
+) -> Result<std::result::Result<CommittedHeader, String>> {
     let clear_bytes = read_sealed(src, offset, SESSION_HEADER_CLEAR_LEN as u32, || "session header".into())?;
     let clear_bytes: [u8; SESSION_HEADER_CLEAR_LEN] = clear_bytes.try_into().expect("read exactly");
-    let clear = HeaderClear::decode(&clear_bytes)?;
+    let clear = match HeaderClear::decode(&clear_bytes) {
+        Ok(clear) => clear,
+        Err(e) => return Ok(Err(format!("its clear part does not decode: {e}"))),
+    };
     if clear.archive_id != trailer.archive_id || clear.salt != trailer.session_salt {
-        return Err(Error::tampered("session header (not the trailer's session)"));
+        return Ok(Err("not the trailer's session".into()));
     }
     let body_at = offset + SESSION_HEADER_CLEAR_LEN as u64;
     let sealed = read_sealed(src, body_at, clear.body_stored_len, || "session header".into())?;
     if session_header_hash(&[&clear_bytes[..], &sealed].concat()) != trailer.header_hash {
-        return Err(Error::tampered("session header (hash differs from the trailer's)"));
+        return Ok(Err("hash differs from the trailer's".into()));
     }
+    Ok(Ok((clear_bytes, sealed)))
+}
+
+/// Opens the body of a session header whose bytes its trailer commits to;
+/// returns it and the header's length.
+fn open_header(
+    clear_bytes: &[u8; SESSION_HEADER_CLEAR_LEN],
+    sealed: Vec<u8>,
+    trailer: &Trailer,
+    keys: &SessionKeys,
+) -> Result<(SessionInfo, u64)> {
+    let clear = HeaderClear::decode(clear_bytes)?;
     // The trailer's version is the header's (checked when it was read).
     if clear.version != trailer.version {
         return Err(other_version("session header"));
     }
     let len = (SESSION_HEADER_CLEAR_LEN + sealed.len()) as u64;
-    Ok((SessionInfo::decode(&open_session_body(keys, &clear_bytes, sealed)?)?, len))
+    Ok((SessionInfo::decode(&open_session_body(keys, clear_bytes, sealed)?)?, len))
 }
 
 /// The previous trailer: its core's commit hash must be the one this
@@ -116,27 +146,68 @@ pub(super) fn check_previous(
     Ok(previous)
 }
 
+/// Where every session's header copy (FORMAT.md §3.11) starts, newest
+/// first: along the hash chain from `trailer` (committed, authenticated)
+/// back to the first session, each earlier trailer checked as opening
+/// checks it. A slot written in place is written into each of them. The
+/// walk stops at the first trailer that does not check (damage further
+/// back): the copies before it cannot be found, nor can any reader find
+/// them through that chain.
+pub(crate) fn header_copies(
+    src: &dyn ReadAt,
+    header: &HeaderPrefix,
+    content_key: &ContentKey,
+    trailer: &Trailer,
+) -> Vec<u64> {
+    let mut copies = Vec::new();
+    let mut at = trailer.clone();
+    loop {
+        if usize::from(at.copy_slot_len) == header.slot_len {
+            copies.push(at.header_copy_offset());
+        }
+        if at.previous_trailer == 0 {
+            break;
+        }
+        match check_previous(src, header, content_key, &at) {
+            Ok(previous) => at = previous,
+            Err(_) => break,
+        }
+    }
+    copies
+}
+
 /// Follows the hash chain from `trailer` back to the first session
 /// (`verify`): one trailer and one session header read per session, each
 /// header checked against its trailer's `header_hash` and opened as
 /// `--session` would open it (FORMAT.md §6.1 step 7), so that a chain
 /// `verify` passes is one whose every state opens. Each previous trailer
-/// lies strictly before the one that names it, so the walk ends.
+/// lies strictly before the one that names it, so the walk ends. Returns
+/// one line per session header whose bytes are not the ones its trailer
+/// commits to: damage, which loses no state (each opens through its
+/// trailer and record, §6.1 step 6).
 pub(crate) fn check_chain<'a>(
     src: &dyn ReadAt,
     header: &HeaderPrefix,
     content_key: &ContentKey,
     trailer: &Trailer,
     record: impl Fn(u32) -> Option<&'a SessionRecord>,
-) -> Result<()> {
+) -> Result<Vec<String>> {
+    let mut damaged = Vec::new();
     let mut at = trailer.clone();
     while at.previous_trailer != 0 {
         at = check_previous(src, header, content_key, &at)?;
         let start = at.session_start(header.data_start());
         let keys = SessionKeys::derive(content_key, &at.session_salt);
-        // Its bytes are committed to by the trailer's hash: whatever is
-        // wrong with them (a flipped byte, no key needed) is damage.
-        let (info, _) = read_session_header(src, start, &at, &keys).map_err(|e| match e {
+        let (clear, sealed) = match committed_header(src, start, &at)? {
+            Ok(committed) => committed,
+            Err(why) => {
+                damaged.push(header_damage(start, &why));
+                continue;
+            }
+        };
+        // Its bytes are committed to by the trailer's hash: whatever else
+        // is wrong with them is damage too.
+        let (info, _) = open_header(&clear, sealed, &at, &keys).map_err(|e| match e {
             Error::Tampered { .. } => e,
             other => Error::tampered(format!("the session header at byte {start} ({other})")),
         })?;
@@ -145,7 +216,12 @@ pub(crate) fn check_chain<'a>(
         };
         check_summary(&record.summary, &info)?;
     }
-    Ok(())
+    Ok(damaged)
+}
+
+/// The line that reports a damaged session header at `start`.
+fn header_damage(start: u64, why: &str) -> String {
+    format!("the session header at byte {start} failed authentication ({why}); its state opens through its trailer and record")
 }
 
 /// A session's record repeats its header's time, kind and label (FORMAT.md

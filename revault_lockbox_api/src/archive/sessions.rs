@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use super::{read_prefix, Archive, OpenOptions};
+use super::{Archive, OpenOptions};
 use crate::crypto::{ContentKey, SessionKeys};
 use crate::error::{Error, Result};
 use crate::format::{SessionKind, SessionRecord, Table, TreeTop};
@@ -323,10 +323,9 @@ impl<S: ReadAt> Archive<S> {
 
     /// The archive cut at `end` (a session's end), read from `src`.
     fn opened_to<T: ReadAt>(&self, src: T, end: u64, options: OpenOptions) -> Result<Archive<T>> {
-        let header = read_prefix(&self.src)?;
         let key = ContentKey::from_bytes(self.content_key.bytes());
         let options = OpenOptions { state: None, ..options };
-        Archive::open_unlocked(src, header, self.slots.clone(), key, end, options)
+        Archive::open_unlocked(src, self.head_in_use(), key, end, options)
     }
 
     /// The sessions, read on first use.

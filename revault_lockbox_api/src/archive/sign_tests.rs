@@ -32,9 +32,10 @@ fn reblocked(bytes: &[u8], block: &[u8]) -> Vec<u8> {
     let at = bytes.len() - TRAILER_LEN;
     let mut trailer = Trailer::decode(bytes[at..].try_into().unwrap(), at as u64).unwrap();
     let start = trailer.signature_offset() as usize;
+    let copy = &bytes[trailer.header_copy_offset() as usize..at];
     trailer.signature_len = block.len() as u32;
     trailer.tag = archive.run_keys[0].trailer_tag(&trailer.body());
-    [&bytes[..start], block, &trailer.encode()].concat()
+    [&bytes[..start], block, copy, &trailer.encode()].concat()
 }
 
 fn open_trusting(bytes: Vec<u8>, key: &SigningKey) -> crate::error::Result<Archive<Cursor<Vec<u8>>>> {
@@ -75,7 +76,7 @@ fn a_truncated_signature_is_refused() {
     let bytes = signed(&alice);
     let at = bytes.len() - TRAILER_LEN;
     let trailer = Trailer::decode(bytes[at..].try_into().unwrap(), at as u64).unwrap();
-    let block = &bytes[trailer.signature_offset() as usize..at];
+    let block = &bytes[trailer.signature_offset() as usize..trailer.header_copy_offset() as usize];
     // Framing kept, the value cut short: present, names Alice, does not verify.
     let mut signatures = decode_signatures(block).unwrap();
     signatures[0].value.truncate(1000);

@@ -7,7 +7,7 @@
 //! by a trusted key or adopted by a later trusted signer (`verify`).
 
 use super::session::{check_previous, read_signatures};
-use super::{read_prefix, Archive};
+use super::Archive;
 use crate::error::{Error, Result, SignatureError};
 use crate::keys::{check_signatures, Fingerprint, SignatureCheck};
 use crate::quote::SessionName;
@@ -77,7 +77,7 @@ impl<S: ReadAt> Archive<S> {
     /// Every session's signatures, oldest first: one trailer and one block
     /// read per earlier session, back along the hash chain.
     pub fn signers(&self) -> Result<Vec<SessionSigners>> {
-        let header = read_prefix(&self.src)?;
+        let header = self.header;
         let mut all = vec![self.last_checked()];
         let (mut trailer, mut number) = (self.last.trailer.clone(), self.last.info.number);
         while trailer.previous_trailer != 0 {

@@ -35,32 +35,44 @@ pub(crate) fn find_committed(
     content_key: &ContentKey,
 ) -> Result<Committed> {
     let at_end = file_len - TRAILER_LEN as u64;
-    if let Some(found) = try_trailer(src, at_end, header, content_key)? {
-        return Ok(found);
+    let found = search_back(src, at_end, header.data_start(), &mut |offset| {
+        try_trailer(src, offset, header, content_key)
+    })?;
+    found.ok_or_else(|| Error::tampered("trailer (archive truncated or damaged: no trailer authenticates)"))
+}
+
+/// The first `Some` that `try_at` gives for `at_end`, then for each
+/// `TRAILER_MAGIC` at an offset in `[from, at_end)`, highest first: read
+/// backwards chunk by chunk, and only when the end gives `None`.
+pub(super) fn search_back<T>(
+    src: &dyn ReadAt,
+    at_end: u64,
+    from: u64,
+    try_at: &mut dyn FnMut(u64) -> Result<Option<T>>,
+) -> Result<Option<T>> {
+    if let Some(found) = try_at(at_end)? {
+        return Ok(Some(found));
     }
     // Search [at_end) backwards; a chunk overlaps the next by
     // the magic's length so that no match is split.
     let magic = TRAILER_MAGIC.len() as u64;
     let mut end = at_end + magic - 1;
-    let mut buf = Vec::new();
-    let data_start = header.data_start();
-    while end > data_start {
-        let start = end.saturating_sub(SEARCH_CHUNK).max(data_start);
-        buf.resize((end - start) as usize, 0);
-        let bytes = read_sealed(src, start, buf.len() as u32, || "archive".into())?;
+    while end > from {
+        let start = end.saturating_sub(SEARCH_CHUNK).max(from);
+        let bytes = read_sealed(src, start, (end - start) as u32, || "archive".into())?;
         for i in (0..bytes.len().saturating_sub(magic as usize - 1)).rev() {
             if bytes[i..].starts_with(&TRAILER_MAGIC) && start + (i as u64) < at_end {
-                if let Some(found) = try_trailer(src, start + i as u64, header, content_key)? {
-                    return Ok(found);
+                if let Some(found) = try_at(start + i as u64)? {
+                    return Ok(Some(found));
                 }
             }
         }
-        if start == data_start {
+        if start == from {
             break;
         }
         end = start + magic - 1;
     }
-    Err(Error::tampered("trailer (archive truncated or damaged: no trailer authenticates)"))
+    Ok(None)
 }
 
 /// The trailer at `offset` if it decodes there, belongs to this archive
@@ -83,6 +95,9 @@ fn try_trailer(
     }
     if trailer.version != header.version {
         return Err(other_version("trailer"));
+    }
+    if trailer.copy_slot_len != 0 && usize::from(trailer.copy_slot_len) != header.slot_len {
+        return Err(Error::malformed("trailer", "its header copy's slot size is not the header's"));
     }
     Ok(Some(Committed { trailer, keys, end: offset + TRAILER_LEN as u64 }))
 }

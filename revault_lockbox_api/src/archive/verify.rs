@@ -2,6 +2,7 @@
 
 use std::sync::atomic::Ordering;
 
+use super::head::copy_differs;
 use super::{is_salvageable, ContentVisitor, Members, Span, SpanRequest};
 use crate::archive::Archive;
 use crate::chunk::{ChunkIdHasher, ChunkKeys};
@@ -240,10 +241,10 @@ impl<S: ReadAt> Archive<S> {
         // not this one (its trailer and root prove it): reported, and the
         // walk goes on.
         let history = match self.check_chain() {
-            Ok(()) => None,
-            Err(e) if is_salvageable(&e) => Some(format!(
+            Ok(headers) => headers,
+            Err(e) if is_salvageable(&e) => vec![format!(
                 "{e}: earlier states (`--session`) that need it no longer open; the last state is proven"
-            )),
+            )],
             Err(e) => return Err(e),
         };
         if let Some(missing) = members.first_missing_name(self)? {
@@ -256,6 +257,11 @@ impl<S: ReadAt> Archive<S> {
         let report = {
             let mut checker = Checker::new(Box::new(selected.by_ref()), &self.chunk_keys(), self.progress());
             checker.report.torn_tail_bytes = self.torn_tail_bytes();
+            checker.report.lost.extend(self.header_damage().map(str::to_owned));
+            checker.report.lost.extend(self.session_header_damage().map(str::to_owned));
+            if self.header_damage().is_none() {
+                checker.report.lost.extend(copy_differs(&self.src, &self.last.trailer, self.head())?);
+            }
             checker.report.lost.extend(history);
             self.walk_content(&mut checker, members.is_everything())?;
             checker.report

@@ -21,7 +21,7 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -131,8 +131,7 @@ impl AtomicFile {
             // The data reaches the disk while Argon2id may still run; then the
             // table goes into its room and the final sync has one page to do.
             file.sync_data().map_err(Error::io("writing", &path))?;
-            let header = slots.wait()?;
-            file.write_all_at(&header, 0).map_err(Error::io("writing the key slots of", &path))?;
+            slots.write_into(&file, &path)?;
         }
         file.sync_all().map_err(Error::io("writing", &path))?;
         let exists = || Error::AlreadyExists { path: path.clone() };

@@ -7,7 +7,7 @@
 use std::io::Cursor;
 use std::path::Path;
 
-use crate::archive::{is_salvageable, Archive, AsOf, OpenOptions, Salvage};
+use crate::archive::{Archive, AsOf, OpenOptions, Salvage};
 use crate::crypto::{KdfParams, Password, SessionKeys};
 use crate::error::Error;
 use crate::file::{ArchiveUpdater, UpdateOptions};
@@ -61,8 +61,7 @@ fn a_salvaged_archive_never_verifies_even_when_the_scan_proves_every_entry() {
     assert!(intact.verify().unwrap().is_ok(), "an intact archive's scan loses nothing");
     // What §6.1 checks of a trailer that authenticates (B1's cases).
     type Lie = fn(&mut Trailer);
-    let lies: [(&str, Lie); 3] = [
-        ("header_hash", |t| t.header_hash[0] ^= 1),
+    let lies: [(&str, Lie); 2] = [
         ("root_hash", |t| t.root_hash[0] ^= 1),
         ("previous_hash of a first session", |t| t.previous_hash[0] ^= 1),
     ];
@@ -82,6 +81,19 @@ fn a_salvaged_archive_never_verifies_even_when_the_scan_proves_every_entry() {
 }
 
 #[test]
+fn a_header_hash_that_lies_reads_as_a_damaged_session_header() {
+    // The session's keys come from its trailer's salt: a header that is
+    // not the one the trailer commits to is damage, reported, and the
+    // state reads through the trailer and its record (FORMAT.md §6.1 step 6).
+    let forged = forged_trailer(&shaped(|s| s), |t| t.header_hash[0] ^= 1);
+    let a = Archive::open(Cursor::new(forged), &password()).unwrap();
+    assert!(a.session_header_damage().unwrap().contains("hash differs"), "{:?}", a.session_header_damage());
+    assert_eq!(a.entry_count(), 1);
+    let report = a.verify().unwrap();
+    assert!(report.lost.iter().any(|l| l.contains("session header")), "{:?}", report.lost);
+}
+
+#[test]
 fn verify_opens_every_session_header_the_chain_commits_to() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("a.lbox");
@@ -92,12 +104,14 @@ fn verify_opens_every_session_header_the_chain_commits_to() {
     assert!(a.verify().unwrap().is_ok());
     assert!(a.at(AsOf::State(1)).is_ok());
     // B3: one byte of the first session's sealed header body, no key
-    // needed: the last state is proven, the first no longer opens.
+    // needed: the last state is proven, the damage reported.
     let mut flipped = bytes;
     flipped[a.data_start() as usize + SESSION_HEADER_CLEAR_LEN + 1] ^= 1;
     let a = Archive::open(Cursor::new(flipped), &password()).unwrap();
-    let err = a.at(AsOf::State(1)).map(drop).unwrap_err();
-    assert!(is_salvageable(&err), "{err}");
+    // The first state still opens, through its trailer and record.
+    let first = a.at(AsOf::State(1)).unwrap();
+    assert!(first.session_header_damage().is_some());
+    assert_eq!(first.entry_count(), 1);
     let report = a.verify().unwrap();
     assert!(!report.is_ok(), "verify passed a chain whose first state does not open");
     assert!(report.lost.iter().any(|l| l.contains("session header")), "{:?}", report.lost);

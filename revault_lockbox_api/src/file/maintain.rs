@@ -59,14 +59,14 @@ impl ArchiveUpdater {
             let state = archive.after_session(last.number)?;
             p.total_bytes.store(Members::all().content_bytes(&state)?, Ordering::Relaxed);
         }
-        let head = head_for_rewrite(&file, archive.data_start(), path)?;
+        let head = head_for_rewrite(archive.head())?;
         let open = options.open_options();
         let len = match (options.dry_run, kept.len()) {
             (true, 1) => {
                 let to = Rewrite {
                     out: io::sink(),
                     reader: None,
-                    head_len: head.len() as u64,
+                    head: Arc::clone(&head),
                     options: &options.create,
                     open,
                 };
@@ -128,8 +128,7 @@ impl ArchiveUpdater {
         let salvage = Salvage::scan(reader, key, options.open_options())?;
         let checked = salvage.verify()?;
         let bad: HashSet<Vec<u8>> = checked.damaged.iter().map(|d| d.path.0.clone()).collect();
-        let (_, _, data_start, _) = salvage.rewrite_point();
-        let head = head_for_rewrite(&file, data_start, path)?;
+        let head = head_for_rewrite(salvage.head())?;
         let mut report = RepairReport {
             salvaged: Some(damage),
             damaged: checked.damaged,
@@ -154,7 +153,7 @@ impl ArchiveUpdater {
         }
         replace_atomically(path, |mut out| {
             out.write_all(&head).map_err(Error::io("writing", path))?;
-            copy_salvaged(&salvage, &bad, head.len() as u64, state, out, &options.create)
+            copy_salvaged(&salvage, &bad, &head, state, out, &options.create)
         })
         .map(|kept| report.entries = kept)?;
         drop(file);
@@ -170,7 +169,8 @@ fn whole_or_damage<S: ReadAt>(archive: &Archive<S>) -> Result<Result<(), String>
     // An earlier trailer that does not check loses its history: a rewrite
     // of what the scan proves makes the archive valid again.
     match archive.check_index().and_then(|()| archive.check_chain()) {
-        Ok(()) => {}
+        Ok(headers) if !headers.is_empty() => return Ok(Err(headers.join("; "))),
+        Ok(_) => {}
         Err(e) if is_salvageable(&e) => return Ok(Err(e.to_string())),
         Err(e) => return Err(e),
     }
@@ -249,18 +249,17 @@ pub struct RepairReport {
     pub lost: Vec<String>,
 }
 
-/// The header and key-slot table of the archive in `file` (its first
-/// `data_start` bytes) for a rewrite: the slots byte for byte, the prefix
+/// The header and key-slot table of an archive (`head`, the primary or
+/// its copy, as read) for a rewrite: the slots byte for byte, the prefix
 /// of this library's version, which every session a rewrite writes has (a
 /// version 3 archive compacted becomes version 4; the slots' AAD binds the
 /// slot layout's version, not the archive's, so they still open).
-fn head_for_rewrite(file: &File, data_start: u64, path: &Path) -> Result<Vec<u8>> {
-    let mut head = vec![0u8; data_start as usize];
-    std::os::unix::fs::FileExt::read_exact_at(file, &mut head, 0).map_err(Error::io("reading", path))?;
+fn head_for_rewrite(head: &[u8]) -> Result<Arc<[u8]>> {
+    let mut head = head.to_vec();
     let prefix: &mut [u8; HEADER_PREFIX_LEN] =
         (&mut head[..HEADER_PREFIX_LEN]).try_into().expect("the slot table follows the prefix");
     *prefix = HeaderPrefix { version: VERSION, ..HeaderPrefix::decode(prefix)? }.encode();
-    Ok(head)
+    Ok(head.into())
 }
 
 /// Writes the proven entries of `salvage` but those in `bad` (and hard
@@ -270,7 +269,7 @@ fn head_for_rewrite(file: &File, data_start: u64, path: &Path) -> Result<Vec<u8>
 fn copy_salvaged(
     salvage: &Salvage<File>,
     bad: &HashSet<Vec<u8>>,
-    position: u64,
+    head: &Arc<[u8]>,
     state: u64,
     out: ArchiveFile,
     options: &CreateOptions,
@@ -281,7 +280,7 @@ fn copy_salvaged(
         number,
         kind: SessionKind::Compaction,
         state,
-        ..SessionStart::first(archive_id, position)
+        ..SessionStart::first(archive_id, Arc::clone(head))
     };
     let mut writer = ArchiveWriter::session(out, content_key, start, options.clone())?;
     let mut kept = 0;
@@ -326,7 +325,7 @@ fn copy_salvaged(
 pub(crate) fn rewrite_archive(
     path: &Path,
     archive: &Archive<File>,
-    head: &[u8],
+    head: &Arc<[u8]>,
     kept: &[SessionSummary],
     options: &CreateOptions,
     open: OpenOptions,
@@ -334,7 +333,7 @@ pub(crate) fn rewrite_archive(
     replace_atomically(path, |mut out| {
         out.write_all(head).map_err(Error::io("writing", path))?;
         let reader = out.reader().map_err(Error::io("writing", path))?;
-        let to = Rewrite { out, reader: Some(&reader), head_len: head.len() as u64, options, open };
+        let to = Rewrite { out, reader: Some(&reader), head: Arc::clone(head), options, open };
         write_kept(path, archive, kept, to)
     })
 }
@@ -344,14 +343,14 @@ fn write_scratch(
     path: &Path,
     archive: &Archive<File>,
     kept: &[SessionSummary],
-    head: &[u8],
+    head: &Arc<[u8]>,
     options: &CreateOptions,
     open: OpenOptions,
 ) -> Result<u64> {
     let mut out = ArchiveFile::scratch_beside(path)?;
     out.write_all(head).map_err(Error::io("writing", path))?;
     let reader = out.reader().map_err(Error::io("writing", path))?;
-    let to = Rewrite { out, reader: Some(&reader), head_len: head.len() as u64, options, open };
+    let to = Rewrite { out, reader: Some(&reader), head: Arc::clone(head), options, open };
     Ok(write_kept(path, archive, kept, to)?.1)
 }
 

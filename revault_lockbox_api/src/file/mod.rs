@@ -16,6 +16,8 @@ mod chunked_tests;
 #[cfg(test)]
 mod conformance_tests;
 mod create;
+#[cfg(test)]
+mod head_copy_tests;
 mod lock;
 mod maintain;
 mod merge;

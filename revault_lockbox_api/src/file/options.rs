@@ -129,6 +129,11 @@ impl UpdateOptions {
         self
     }
 
+    /// Whether the rules an archive recorded apply ([`recorded_rules`](Self::recorded_rules)).
+    pub(super) fn applies_recorded_rules(&self) -> bool {
+        self.recorded_rules
+    }
+
     /// Adds the walk rules `archive` recorded to the create options, unless
     /// [`recorded_rules`](Self::recorded_rules) is off.
     pub(super) fn adopt_recorded_rules<S: ReadAt>(&mut self, archive: &Archive<S>) -> Result<()> {

@@ -13,6 +13,7 @@
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
 
 use super::changes::inconsistent;
 use super::maintain::copy_content;
@@ -29,8 +30,9 @@ use crate::storage::ReadAt;
 pub(super) struct Rewrite<'a, W: Write> {
     pub(super) out: W,
     pub(super) reader: Option<&'a File>,
-    /// Length of the header and slot table already written.
-    pub(super) head_len: u64,
+    /// The header and slot table already written: each session ends with
+    /// their copy.
+    pub(super) head: Arc<[u8]>,
     pub(super) options: &'a CreateOptions,
     pub(super) open: OpenOptions,
 }
@@ -43,7 +45,7 @@ pub(super) fn write_kept<W: Write>(
     kept: &[SessionSummary],
     to: Rewrite<'_, W>,
 ) -> Result<(W, u64)> {
-    let Rewrite { out, reader, head_len, options, open } = to;
+    let Rewrite { out, reader, head, options, open } = to;
     let (first, later) = kept.split_first().ok_or_else(inconsistent)?;
     let state = |s: &SessionSummary| archive.after_session(s.number);
     let (archive_id, content_key, _) = archive.append_point();
@@ -57,7 +59,7 @@ pub(super) fn write_kept<W: Write>(
         kind: SessionKind::Compaction,
         created_ns: Some(first.created_ns),
         state: first.state.unwrap_or(0),
-        ..SessionStart::first(archive_id, head_len)
+        ..SessionStart::first(archive_id, head)
     };
     let mut written = copy_state(path, &state(first)?, start, out, &labelled(options, first))?;
     let mut previous = first;
@@ -116,6 +118,7 @@ fn next_start(path: &Path, new: &Archive<File>, kind: SessionKind, created_ns: i
         previous: (end, commit),
         created_ns: Some(created_ns),
         state: 0,
+        head: Arc::clone(new.head()),
     })
 }
 

@@ -2,7 +2,15 @@
 //! password. Only the slot table is rewritten, one slot at a time, each
 //! write synced before the next step, so that a crash at any point leaves
 //! an archive that opens with the keys it had before or after the step
-//! (and, between the two steps of a replacement, with both). Data pages,
+//! (and, between the two steps of a replacement, with both).
+//!
+//! A slot lives in the table at offset 0 and in the header copy at the end
+//! of every session of version 4 (FORMAT.md §3.11), which a reader uses
+//! only when no slot of the primary opens. Each slot is written into every
+//! copy first, synced, then into the primary, synced: a crash in between
+//! leaves the primary as it was (the old key set opens, as before the
+//! step), and never a primary that refuses a removed key while a copy
+//! still takes it. Data pages,
 //! the index and the trailer are never touched, except when a new key is
 //! larger than the archive's slots (a post-quantum recipient added to an
 //! archive made with a password): then the whole archive is rewritten with
@@ -21,10 +29,14 @@ use std::path::Path;
 use super::lock::open_locked;
 use super::maintain::rewrite_archive;
 use super::UpdateOptions;
-use crate::archive::{find_committed, read_labeled_slots, read_prefix, Archive, Retention};
+use crate::archive::{
+    find_committed, header_copies, known_head, read_labeled_slots, read_prefix, Archive, Retention,
+};
 use crate::crypto::{ContentKey, KdfParams, Password, DEFAULT_KDF_BUDGET};
 use crate::error::{Error, Result};
-use crate::format::{encode_labeled_slot, HeaderPrefix, KeySlot, TRAILER_LEN};
+use crate::format::{
+    decode_labeled_slot, encode_labeled_slot, HeaderPrefix, KeySlot, HEADER_PREFIX_LEN, TRAILER_LEN,
+};
 use crate::keys::{stanza_types, KeySet, Unlock};
 use crate::storage::ReadAt;
 
@@ -62,6 +74,8 @@ struct SlotTable {
     slots: Vec<KeySlot>,
     /// Each slot's label, by position.
     labels: Vec<String>,
+    /// Where each session's header copy starts, found once unlocked.
+    copies: Vec<u64>,
 }
 
 impl SlotTable {
@@ -69,33 +83,51 @@ impl SlotTable {
         let file = open_locked(path, wait)?;
         let header = read_prefix(&file)?;
         let (slots, labels) = read_labeled_slots(&file, &header)?.into_iter().unzip();
-        Ok(SlotTable { file, path: path.to_path_buf(), header, slots, labels })
+        Ok(SlotTable { file, path: path.to_path_buf(), header, slots, labels, copies: Vec::new() })
     }
 
     /// The content key that `key` opens (a password spending at most
     /// `kdf_budget`, as [`OpenOptions::kdf_budget`](crate::OpenOptions::kdf_budget)), checked against this
     /// archive's last committed trailer, and the slot it came from.
-    fn unlock(&self, key: Unlock<'_>, kdf_budget: u64) -> Result<(ContentKey, usize)> {
+    fn unlock(&mut self, key: Unlock<'_>, kdf_budget: u64) -> Result<(ContentKey, usize)> {
         let (content_key, at) = key.content_key(&self.header.archive_id, &self.slots, kdf_budget)?;
         let len = self.file.metadata().map_err(Error::io("inspecting", &self.path))?.len();
         if len < self.header.data_start() + TRAILER_LEN as u64 {
             return Err(Error::tampered("trailer (archive truncated)"));
         }
-        find_committed(&self.file, len, &self.header, &content_key)?;
+        let committed = find_committed(&self.file, len, &self.header, &content_key)?;
+        self.copies = header_copies(&self.file, &self.header, &content_key, &committed.trailer);
         Ok((content_key, at))
     }
 
-    /// Writes slot `index` with `label` and syncs it before anything else
-    /// happens.
+    /// Writes slot `index` with `label` into every header copy, syncs,
+    /// then into the primary table, and syncs, before anything else happens.
     fn write(&mut self, index: usize, slot: KeySlot, label: &str) -> Result<()> {
-        let offset = self.header.slot_offset(index);
-        self.file
-            .write_all_at(&encode_labeled_slot(&slot, label, self.header.slot_len), offset)
-            .map_err(Error::io("writing a key slot of", &self.path))?;
-        self.file.sync_data().map_err(Error::io("syncing", &self.path))?;
+        let bytes = encode_labeled_slot(&slot, label, self.header.slot_len);
+        self.write_copies(index, &bytes)?;
+        self.write_primary(index, &bytes)?;
         self.slots[index] = slot;
         self.labels[index] = label.to_owned();
         Ok(())
+    }
+
+    /// Slot `index` of every session's header copy, synced.
+    fn write_copies(&self, index: usize, bytes: &[u8]) -> Result<()> {
+        if self.copies.is_empty() {
+            return Ok(());
+        }
+        for copy in &self.copies {
+            let offset = copy + (index * self.header.slot_len) as u64;
+            self.file.write_all_at(bytes, offset).map_err(Error::io("writing a key slot of", &self.path))?;
+        }
+        self.file.sync_data().map_err(Error::io("syncing", &self.path))
+    }
+
+    /// Slot `index` of the table at offset 0, synced.
+    fn write_primary(&self, index: usize, bytes: &[u8]) -> Result<()> {
+        let offset = self.header.slot_offset(index);
+        self.file.write_all_at(bytes, offset).map_err(Error::io("writing a key slot of", &self.path))?;
+        self.file.sync_data().map_err(Error::io("syncing", &self.path))
     }
 
     fn first_empty(&self) -> Option<usize> {
@@ -125,7 +157,7 @@ impl SlotTable {
         let reader = self.file.try_clone().map_err(Error::io("opening", &self.path))?;
         let archive = Archive::reopen(reader, content_key, options.open_options())?;
         options.check_chain(&archive)?;
-        let head = header.encode_labeled(&self.slots, &self.labels);
+        let head: std::sync::Arc<[u8]> = header.encode_labeled(&self.slots, &self.labels).into();
         // Every state stays: growing the slots removes no history.
         let kept = archive.kept_states(&Retention::latest().last_states(std::num::NonZeroU64::MAX))?;
         rewrite_archive(&self.path, &archive, &head, &kept, &options.create, options.open_options())?;
@@ -146,10 +178,15 @@ pub fn list(path: &Path) -> Result<Vec<SlotInfo>> {
 
 /// The slots in use of the archive `src` (a file, an object store), read
 /// by position: the header and the slot table, nothing else.
+///
+/// A header whose prefix or table does not decode is read from its copy at
+/// the end of the last session (FORMAT.md §3.11), as opening reads it.
 pub fn read(src: &dyn ReadAt) -> Result<Vec<SlotInfo>> {
-    let header = read_prefix(src)?;
+    let file_len = src.len().map_err(Error::stream("finding the archive's length"))?;
+    let head = known_head(src, file_len)?;
+    let table = head.bytes[HEADER_PREFIX_LEN..].chunks(head.header.slot_len).map(decode_labeled_slot);
     let info =
-        read_labeled_slots(src, &header)?.into_iter().enumerate().filter_map(|(index, (slot, label))| {
+        table.collect::<Result<Vec<_>, _>>()?.into_iter().enumerate().filter_map(|(index, (slot, label))| {
             let kind = match slot {
                 KeySlot::Empty => return None,
                 KeySlot::Password(p) => SlotKind::Password(KdfParams { m_kib: p.m_kib, t: p.t, p: p.p }),
@@ -287,4 +324,78 @@ pub fn change_password_with_budget(
     table.write(old_index, slot, &label)?;
     table.write(index, KeySlot::Empty, "")?;
     Ok(old_index)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use super::*;
+    use crate::file::head_copy_tests::{flipped, password, two_sessions};
+    use crate::format::Trailer;
+
+    /// A [`two_sessions`] archive, unlocked for its slots, and the position
+    /// of its key-file slot.
+    fn unlocked(path: &Path) -> (SlotTable, usize) {
+        let mut table = SlotTable::open(path, false).unwrap();
+        table.unlock(Unlock::Password(&password()), DEFAULT_KDF_BUDGET).unwrap();
+        assert_eq!(table.copies.len(), 2, "each session's copy is found");
+        let index = table.slots.iter().position(|s| matches!(s, KeySlot::KeyFile(_))).unwrap();
+        (table, index)
+    }
+
+    fn empty_slot(table: &SlotTable) -> Vec<u8> {
+        encode_labeled_slot(&KeySlot::Empty, "", table.header.slot_len)
+    }
+
+    fn opens(bytes: &[u8], key: Unlock<'_>) -> bool {
+        Archive::open(Cursor::new(bytes.to_vec()), key).is_ok()
+    }
+
+    #[test]
+    fn a_key_remove_cut_between_the_copies_and_the_primary_leaves_the_old_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, key_file) = two_sessions(dir.path());
+        let (table, index) = unlocked(&path);
+        // The crash: every copy written and synced, the primary not yet.
+        table.write_copies(index, &empty_slot(&table)).unwrap();
+        drop(table);
+        let bytes = std::fs::read(&path).unwrap();
+        let pw = password();
+        let (by_key_file, by_password) = (|| Unlock::from(&key_file), || Unlock::from(&pw));
+        assert!(opens(&bytes, by_key_file()) && opens(&bytes, by_password()), "the old set opens");
+        let report = Archive::open(Cursor::new(bytes.clone()), &password()).unwrap().verify().unwrap();
+        assert!(report.lost.iter().any(|l| l.contains("cut short")), "{:?}", report.lost);
+        // No copy takes the removed key any more, whatever the primary's state.
+        let damaged = flipped(&bytes, 10, 3);
+        assert!(!opens(&damaged, by_key_file()) && opens(&damaged, by_password()));
+        // Run again, the removal ends: the key file opens nothing, through
+        // the primary or any session's copy.
+        remove(&path, &password(), index).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(!opens(&bytes, by_key_file()) && opens(&bytes, by_password()));
+        let damaged = flipped(&bytes, 10, 3);
+        assert!(!opens(&damaged, by_key_file()) && opens(&damaged, by_password()));
+        // The file cut after the first session: its copy is the one read.
+        let last = Trailer::parse(damaged[damaged.len() - TRAILER_LEN..].try_into().unwrap()).unwrap();
+        let first = &damaged[..last.previous_trailer as usize];
+        assert!(!opens(first, by_key_file()), "the first session's copy lost the slot too");
+        let earlier = Archive::open(Cursor::new(first.to_vec()), by_password()).unwrap();
+        assert_eq!((earlier.entry_count(), earlier.header_damage().is_some()), (3, true));
+        assert!(Archive::open(Cursor::new(bytes), &password()).unwrap().verify().unwrap().is_ok());
+    }
+
+    #[test]
+    fn the_primary_first_would_let_a_removed_key_open_through_a_stale_copy() {
+        // Why the copies go first: a primary without the slot and a copy
+        // that still holds it open with the removed key (the copy is read
+        // when no slot of the primary opens).
+        let dir = tempfile::tempdir().unwrap();
+        let (path, key_file) = two_sessions(dir.path());
+        let (table, index) = unlocked(&path);
+        table.write_primary(index, &empty_slot(&table)).unwrap();
+        drop(table);
+        let archive = Archive::open(std::fs::File::open(&path).unwrap(), &key_file).unwrap();
+        assert!(archive.header_damage().is_some());
+    }
 }

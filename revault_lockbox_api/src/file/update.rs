@@ -19,7 +19,6 @@ use super::lock::open_locked;
 use super::sync::{AppendOut, SyncingWriter};
 use super::{UpdateOptions, UpdateReport};
 use crate::archive::{Archive, ChunkLookup, Subtrees};
-use crate::crypto::ContentKey;
 use crate::error::{EntryPath, Error, Result};
 use crate::format::{SessionKind, Table, MAX_RUNS, MAX_SESSIONS};
 use crate::index::TreeReader;
@@ -85,6 +84,13 @@ impl ArchiveUpdater {
         let reader = file.try_clone().map_err(Error::io("opening", path))?;
         let archive = Archive::open_with(reader, key, options.open_options())?;
         options.check_chain(&archive)?;
+        if let (Some(damage), true) = (archive.session_header_damage(), options.applies_recorded_rules()) {
+            // The walk rules it recorded are lost with it: an append would
+            // walk without them, silently.
+            return Err(Error::tampered(format!(
+                "{damage}: the walk rules it recorded are unknown (append without recorded rules, or compact first)"
+            )));
+        }
         options.adopt_recorded_rules(&archive)?;
         let mut updater = ArchiveUpdater {
             path: path.to_path_buf(),
@@ -330,6 +336,7 @@ impl ArchiveUpdater {
             previous: (end, commit),
             created_ns: None,
             state: 0,
+            head: std::sync::Arc::clone(self.archive.head()),
         };
         #[cfg(test)]
         let start = match SHAPE_NEXT_SESSION.take() {
@@ -359,8 +366,7 @@ impl ArchiveUpdater {
             // The chunk indexes of the state this change follows, read
             // through a second open of the file (its committed part only).
             let reader = self.file.try_clone().map_err(Error::io("opening", &self.path))?;
-            let key = ContentKey::from_bytes(content_key.bytes());
-            let lookup = ChunkLookup::new(Archive::reopen(reader, &key, self.options.open_options())?);
+            let lookup = ChunkLookup::new(self.archive.reopen_as(reader, self.options.open_options())?);
             if !lookup.is_empty() {
                 writer.reuse_stored_chunks(Box::new(lookup));
             }
@@ -392,8 +398,7 @@ impl ArchiveUpdater {
             return Err(self.named(e));
         }
         let reader = self.file.try_clone().map_err(Error::io("opening", &self.path))?;
-        let key = ContentKey::from_bytes(self.archive.append_point().1.bytes());
-        self.archive = Archive::reopen(reader, &key, self.options.open_options())?;
+        self.archive = self.archive.reopen_as(reader, self.options.open_options())?;
         self.report.runs_merged = true;
         Ok(())
     }

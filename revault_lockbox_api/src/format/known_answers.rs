@@ -103,8 +103,9 @@ fn trailer_and_chain() {
     }
 }
 
-fn trailer_chain_of(version: u16, first_hash: &str, second_hash: &str) {
-    let first = Trailer {
+/// §10's first trailer, of `version`, without a header copy.
+fn first_trailer(version: u16) -> Trailer {
+    Trailer {
         version,
         archive_id: ID,
         session_salt: [0x20; SESSION_SALT_LEN],
@@ -118,8 +119,13 @@ fn trailer_chain_of(version: u16, first_hash: &str, second_hash: &str) {
         previous_trailer: 0,
         previous_hash: [0; HASH_LEN],
         signature_len: 0,
+        copy_slot_len: 0,
         tag: [0xee; TAG_LEN],
-    };
+    }
+}
+
+fn trailer_chain_of(version: u16, first_hash: &str, second_hash: &str) {
+    let first = first_trailer(version);
     let expected = TRAILER_HEX.replacen("4c424f585441494c03", &format!("4c424f585441494c{version:02x}"), 1);
     assert_eq!(hex(&first.encode()), expected);
     assert_eq!(hex(&first.commit_hash()), first_hash);
@@ -132,6 +138,24 @@ fn trailer_chain_of(version: u16, first_hash: &str, second_hash: &str) {
         ..first.clone()
     };
     assert_eq!(hex(&second.commit_hash()), second_hash);
+}
+
+/// Version 4's first trailer above with a header copy before it (§3.11):
+/// `flags` says so and gives the slot size, the commit hash covers it,
+/// and it decodes only where the copy fits between the root and it.
+#[test]
+fn trailer_with_a_header_copy() {
+    let cases = [
+        (256u16, "0100", 4280 + 4128, "eb29027582ec3c779fc60a5fce10ff1e9545d5aa61e82314deb4c6b6623cb3dc"),
+        (4096, "0900", 4280 + 65568, "af8b944c208262c4a20ba06bce3ecd41e09195f6de7fe612256371a43ef23f9b"),
+    ];
+    for (slot_len, flags, at, commit) in cases {
+        let t = Trailer { copy_slot_len: slot_len, ..first_trailer(4) };
+        assert_eq!(hex(&t.encode()[10..12]), flags);
+        assert_eq!(hex(&t.commit_hash()), commit);
+        assert_eq!(Trailer::decode(&t.encode(), at).unwrap(), t);
+        assert!(Trailer::decode(&t.encode(), 4280).is_err(), "no room for the copy");
+    }
 }
 
 #[test]

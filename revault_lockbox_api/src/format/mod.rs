@@ -13,6 +13,7 @@ mod extra;
 mod frame;
 mod hash;
 mod header;
+mod header_copy;
 mod links;
 mod metadata;
 mod node;
@@ -44,6 +45,9 @@ pub(crate) use header::encode_slot;
 pub(crate) use header::{
     decode_labeled_slot, encode_labeled_slot, recipient_slot_aad, HeaderPrefix, KeyFileSlot, KeySlot,
     PasswordSlot,
+};
+pub(crate) use header_copy::{
+    decode_header_copy, encode_header_copy, head_of_copy, header_copy_allowed, header_copy_len,
 };
 pub(crate) use links::FirstLinks;
 pub use metadata::{Metadata, Xattr};

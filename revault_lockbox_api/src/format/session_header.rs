@@ -86,7 +86,7 @@ impl HeaderClear {
 }
 
 /// The sealed body of a session header: what `log` shows of a session.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionInfo {
     /// The session's number: 0 for the create, then one more per session.

@@ -13,14 +13,25 @@
 //! root's, the session header's and the previous trailer's hashes, so one
 //! value commits to the whole state; a signature block before the trailer
 //! signs it.
+//!
+//! `flags` (version 4): bit 0, a header copy (§3.11) lies between the
+//! signature block and the trailer; bits 1–3, its slot size as
+//! `log2(slot_len / 256)`, so the trailer alone gives the copy's length.
 
 use super::codec::{malformed, Decoder, Encoder};
 use super::frame::FRAME_LEN;
 use super::hash::{commit_hash, Hash};
 use super::{
-    is_readable_version, DecodeError, ARCHIVE_ID_LEN, HASH_LEN, MAX_ROOT_LEN, MAX_SIGNATURE_BLOCK_LEN,
-    MIN_DATA_START, SESSION_SALT_LEN, TAG_LEN, TRAILER_MAGIC,
+    header_copy_allowed, header_copy_len, is_readable_version, DecodeError, ARCHIVE_ID_LEN, HASH_LEN,
+    MAX_KEY_SLOT_LEN, MAX_ROOT_LEN, MAX_SIGNATURE_BLOCK_LEN, MIN_DATA_START, MIN_KEY_SLOT_LEN,
+    SESSION_SALT_LEN, TAG_LEN, TRAILER_MAGIC,
 };
+
+/// `flags` bit 0: a header copy precedes the trailer.
+const FLAG_HEADER_COPY: u16 = 1;
+/// `flags` bits 1–3: the copy's slot size, `log2(slot_len / 256)`.
+const SLOT_LEN_SHIFT: u32 = 1;
+const SLOT_LEN_MASK: u16 = 0b1110;
 
 /// Length of the trailer's core: what its commit hash covers.
 pub(crate) const TRAILER_CORE_LEN: usize =
@@ -58,6 +69,9 @@ pub(crate) struct Trailer {
     pub(crate) previous_hash: Hash,
     /// Bytes of the signature block between the root and the trailer.
     pub(crate) signature_len: u32,
+    /// The slot size of the header copy before the trailer; 0: no copy
+    /// (version 3, or a version 4 session written before copies).
+    pub(crate) copy_slot_len: u16,
     pub(crate) tag: [u8; TAG_LEN],
 }
 
@@ -67,7 +81,7 @@ impl Trailer {
         let mut e = Encoder::default();
         e.bytes(&TRAILER_MAGIC)
             .u16(self.version)
-            .u16(0)
+            .u16(self.flags())
             .bytes(&self.archive_id)
             .bytes(&self.session_salt)
             .bytes(&self.header_hash)
@@ -80,6 +94,31 @@ impl Trailer {
             .u64(self.previous_trailer)
             .bytes(&self.previous_hash);
         e.buf.try_into().expect("fixed layout")
+    }
+
+    /// The `flags` field: whether a header copy precedes the trailer, and
+    /// its slot size.
+    fn flags(&self) -> u16 {
+        match self.copy_slot_len {
+            0 => 0,
+            len => {
+                let code = (u32::from(len) / MIN_KEY_SLOT_LEN as u32).trailing_zeros() as u16;
+                FLAG_HEADER_COPY | (code << SLOT_LEN_SHIFT)
+            }
+        }
+    }
+
+    /// Bytes of the header copy before the trailer (0: none).
+    pub(crate) fn header_copy_len(&self) -> u64 {
+        match self.copy_slot_len {
+            0 => 0,
+            len => header_copy_len(usize::from(len)),
+        }
+    }
+
+    /// Where the header copy starts: after the signature block.
+    pub(crate) fn header_copy_offset(&self) -> u64 {
+        self.signature_offset() + u64::from(self.signature_len)
     }
 
     /// The body: everything but the tag; the tag's associated data.
@@ -143,9 +182,7 @@ impl Trailer {
         if !is_readable_version(version) {
             return Err(malformed("trailer", "unsupported format version"));
         }
-        if d.u16()? != 0 {
-            return Err(malformed("trailer", "unknown flags"));
-        }
+        let copy_slot_len = copy_slot_len(version, d.u16()?)?;
         let t = Trailer {
             version,
             archive_id: d.array()?,
@@ -160,6 +197,7 @@ impl Trailer {
             previous_trailer: d.u64()?,
             previous_hash: d.array()?,
             signature_len: d.u32()?,
+            copy_slot_len,
             tag: d.array()?,
         };
         d.finish()?;
@@ -185,9 +223,12 @@ impl Trailer {
         if !previous_fits {
             return Err(malformed("trailer", "previous trailer out of range"));
         }
-        let end = t
-            .root_offset
-            .checked_add(FRAME_LEN as u64 + u64::from(t.root_stored_len) + u64::from(t.signature_len));
+        let end = t.root_offset.checked_add(
+            FRAME_LEN as u64
+                + u64::from(t.root_stored_len)
+                + u64::from(t.signature_len)
+                + t.header_copy_len(),
+        );
         if end != Some(trailer_offset) || t.root_offset < MIN_DATA_START {
             return Err(malformed("trailer", "offsets do not fit the file"));
         }
@@ -195,8 +236,28 @@ impl Trailer {
     }
 }
 
+/// The header copy's slot size that `flags` give (0: no copy); bits a
+/// version does not define are refused.
+fn copy_slot_len(version: u16, flags: u16) -> Result<u16, DecodeError> {
+    let unknown = || malformed("trailer", "unknown flags");
+    if flags == 0 {
+        return Ok(0);
+    }
+    if !header_copy_allowed(version)
+        || flags & FLAG_HEADER_COPY == 0
+        || flags & !(FLAG_HEADER_COPY | SLOT_LEN_MASK) != 0
+    {
+        return Err(unknown());
+    }
+    let len = MIN_KEY_SLOT_LEN << ((flags & SLOT_LEN_MASK) >> SLOT_LEN_SHIFT);
+    if len > MAX_KEY_SLOT_LEN {
+        return Err(unknown());
+    }
+    Ok(len as u16)
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::format::VERSION;
 
@@ -215,6 +276,7 @@ mod tests {
             previous_trailer: 0,
             previous_hash: [0; HASH_LEN],
             signature_len: 0,
+            copy_slot_len: 0,
             tag: [7; TAG_LEN],
         }
     }
@@ -246,6 +308,31 @@ mod tests {
         assert!(Trailer::decode(&signed.encode(), at).is_err());
         let huge = Trailer { signature_len: MAX_SIGNATURE_BLOCK_LEN + 1, ..t };
         assert!(Trailer::decode(&huge.encode(), at + u64::from(MAX_SIGNATURE_BLOCK_LEN) + 1).is_err());
+    }
+
+    #[test]
+    fn a_header_copy_is_flagged_with_its_slot_size_and_fits_before_the_trailer() {
+        let t = sample();
+        let at = MIN_DATA_START + 1220;
+        for slot_len in [256u16, 512, 1024, 2048, 4096] {
+            let copy = Trailer { copy_slot_len: slot_len, ..t.clone() };
+            let copy_at = at + copy.header_copy_len();
+            assert_eq!(copy.header_copy_len(), 32 + 16 * u64::from(slot_len));
+            assert_eq!(Trailer::decode(&copy.encode(), copy_at).unwrap(), copy);
+            assert!(Trailer::decode(&copy.encode(), at).is_err(), "a copy's length past the root");
+            assert_ne!(copy.commit_hash(), t.commit_hash(), "the flags are committed");
+            assert_eq!(copy.header_copy_offset(), at);
+        }
+        let flags_at =
+            |bytes: &mut [u8; TRAILER_LEN], flags: u16| bytes[10..12].copy_from_slice(&flags.to_le_bytes());
+        for flags in [0b1010, 0b1011, 0x11, 0x8001] {
+            let mut bytes = t.encode();
+            flags_at(&mut bytes, flags);
+            assert!(Trailer::parse(&bytes).is_err(), "flags {flags:#x}");
+        }
+        let mut v3 = Trailer { version: 3, ..t.clone() }.encode();
+        flags_at(&mut v3, 1);
+        assert!(Trailer::parse(&v3).is_err(), "a version 3 trailer has no copy");
     }
 
     #[test]

@@ -112,7 +112,8 @@ pub fn v3_seeds(archive: &[u8], password: &Password) -> Result<Vec<(&'static str
         let frame = archive.get(offset..offset + FRAME_LEN).ok_or_else(|| bad("frame"))?;
         out.push(("frame", (name.into(), frame.to_vec())));
     }
-    let block = &archive[at - trailer.signature_len as usize..at];
+    let block_at = trailer.signature_offset() as usize;
+    let block = &archive[block_at..block_at + trailer.signature_len as usize];
     let signed = [&trailer.archive_id[..], &trailer.commit_hash(), block].concat();
     out.push(("signature_block", ("last".into(), signed)));
 

@@ -137,6 +137,8 @@ impl<W: Write> ArchiveWriter<W> {
             previous_trailer,
             previous_hash,
             signature_len: 0,
+            // In the core, so before the commit hash a signature signs.
+            copy_slot_len: out.header_copy.as_ref().map_or(0, |c| c.slot_len),
             tag: [0; TAG_LEN],
         };
         // The block signs the commit hash, which does not cover it (§3.10).
@@ -151,12 +153,16 @@ impl<W: Write> ArchiveWriter<W> {
         out.write(&sealed.frame, "writing the index root")?;
         out.write(&sealed.bytes, "writing the index root")?;
         out.write(&block, "writing the index root")?;
+        if let Some(copy) = out.header_copy.take() {
+            copy.written_at.store(out.position, std::sync::atomic::Ordering::Relaxed);
+            out.write(&copy.bytes, "writing the header copy")?;
+        }
         out.out.flush().map_err(Error::stream("flushing the archive"))?;
         sync(&mut out.out)?;
         out.write(&trailer.encode(), "writing the trailer")?;
         out.out.flush().map_err(Error::stream("flushing the archive"))?;
         sync(&mut out.out)?;
-        let trailer_at = trailer.signature_offset() + u64::from(trailer.signature_len);
+        let trailer_at = trailer.header_copy_offset() + trailer.header_copy_len();
         debug_assert_eq!(trailer_at + TRAILER_LEN as u64, out.position);
         Ok((self.output.out, self.output.position))
     }
@@ -211,16 +217,19 @@ pub(crate) struct SessionStart {
     pub(crate) created_ns: Option<i64>,
     /// For a compaction: the number of the state it holds (§3.7).
     pub(crate) state: u64,
+    /// The archive's header prefix and key-slot table, as at offset 0: a
+    /// session of version 4 ends with their copy (FORMAT.md §3.11).
+    pub(crate) head: Arc<[u8]>,
 }
 
 impl SessionStart {
     /// The first session of a new archive (of this library's [`VERSION`]),
-    /// after its `header_len` bytes of header and slot table.
-    pub(crate) fn first(archive_id: [u8; ARCHIVE_ID_LEN], header_len: u64) -> SessionStart {
+    /// after its header and slot table `head`.
+    pub(crate) fn first(archive_id: [u8; ARCHIVE_ID_LEN], head: Arc<[u8]>) -> SessionStart {
         SessionStart {
             archive_id,
             version: VERSION,
-            position: header_len,
+            position: head.len() as u64,
             next_page: 0,
             stream_len: 0,
             number: 0,
@@ -228,6 +237,7 @@ impl SessionStart {
             previous: (0, [0; HASH_LEN]),
             created_ns: None,
             state: 0,
+            head,
         }
     }
 }

@@ -21,17 +21,22 @@
 //! [`ArchiveWriter::new`]: super::ArchiveWriter::new
 
 use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use super::{ArchiveWriter, CreateOptions, SessionStart};
 use crate::crypto::{random_bytes, ContentKey, KdfParams};
 use crate::error::{Error, Result};
-use crate::format::{HeaderPrefix, KeySlot, ARCHIVE_ID_LEN, KEY_SLOTS};
+use crate::format::{encode_header_copy, HeaderPrefix, KeySlot, ARCHIVE_ID_LEN, KEY_SLOTS};
 use crate::keys::KeySet;
 
 /// A header being finished on its own thread.
 pub(crate) struct LateSlots {
     wrapping: JoinHandle<Result<Vec<u8>>>,
+    /// Where the session wrote its header copy (FORMAT.md §3.11), which
+    /// holds zeroes for the table too until the table is written.
+    copy_at: Option<Arc<AtomicU64>>,
 }
 
 impl LateSlots {
@@ -62,15 +67,24 @@ impl LateSlots {
                 Ok(prefix.encode_labeled(&slots, &labels))
             })
             .map_err(Error::stream("starting the key-slot thread"))?;
-        Ok((LateSlots { wrapping }, prefix))
+        Ok((LateSlots { wrapping, copy_at: None }, prefix))
     }
 
-    /// Waits for the encoded header: the prefix and the slot table, the
-    /// archive's first `data_start` bytes.
-    pub(crate) fn wait(self) -> Result<Vec<u8>> {
-        self.wrapping.join().map_err(|_| {
+    /// Waits for the encoded header (the prefix and the slot table, the
+    /// archive's first `data_start` bytes) and writes it into `file`: at
+    /// offset 0, then into the session's header copy.
+    pub(crate) fn write_into(self, file: &std::fs::File, path: &std::path::Path) -> Result<()> {
+        use std::os::unix::fs::FileExt;
+        let head = self.wrapping.join().map_err(|_| {
             Error::stream("wrapping the key slots")(std::io::Error::other("the key-slot thread panicked"))
-        })?
+        })??;
+        file.write_all_at(&head, 0).map_err(Error::io("writing the key slots of", path))?;
+        if let Some(at) = self.copy_at {
+            let copy = encode_header_copy(&head);
+            file.write_all_at(&copy, at.load(Ordering::Relaxed))
+                .map_err(Error::io("writing the key slots of", path))?;
+        }
+        Ok(())
     }
 }
 
@@ -127,7 +141,7 @@ impl<W: Write> ArchiveWriter<W> {
         shape: impl FnOnce(SessionStart) -> SessionStart,
     ) -> Result<Self> {
         out.write_all(header).map_err(Error::stream("writing the archive header"))?;
-        let start = shape(SessionStart::first(archive_id, header.len() as u64));
+        let start = shape(SessionStart::first(archive_id, header.into()));
         Self::session(out, content_key, start, options)
     }
 }
@@ -144,7 +158,7 @@ impl<W: Write> ArchiveWriter<W> {
     /// [`with_keys`](Self::with_keys) for an archive file: with a password
     /// among the keys, the slot table is wrapped on its own thread while
     /// the data is written, and written last (`late_slots`).
-    pub(crate) fn with_late_slots(mut out: W, keys: &KeySet, options: CreateOptions) -> Result<Self>
+    pub(crate) fn with_late_slots(out: W, keys: &KeySet, options: CreateOptions) -> Result<Self>
     where
         W: SlotsLast,
     {
@@ -152,10 +166,12 @@ impl<W: Write> ArchiveWriter<W> {
             return Self::with_keys(out, keys, options);
         }
         let (archive_id, content_key) = new_archive_keys(&options)?;
-        let (late, prefix) = LateSlots::start(keys, archive_id, &content_key, options.kdf)?;
-        out.write_slots_last(late);
+        let (mut late, prefix) = LateSlots::start(keys, archive_id, &content_key, options.kdf)?;
         let header = prefix.encode_with(&vec![KeySlot::Empty; KEY_SLOTS]);
-        Self::begin(out, archive_id, &content_key, &header, options, |start| start)
+        let mut writer = Self::begin(out, archive_id, &content_key, &header, options, |start| start)?;
+        late.copy_at = writer.output.header_copy.as_ref().map(|c| Arc::clone(&c.written_at));
+        writer.output.out.write_slots_last(late);
+        Ok(writer)
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use super::chunk_index::{SessionChunks, StoredChunks};
 use super::chunked::Chunking;
 use super::options::Signing;
-use super::output::Output;
+use super::output::{HeaderCopy, Output};
 use super::pages::FillingPage;
 use super::{CreateOptions, Metadata, SessionStart};
 use crate::crypto::{random_bytes, ContentKey, SessionKeys};
@@ -154,6 +154,7 @@ impl<W: Write> ArchiveWriter<W> {
             keys,
             progress: options.progress.clone(),
             log: options.log.clone(),
+            header_copy: HeaderCopy::of(&start.head, start.version, Arc::default()),
         };
         let (header_hash, info) = super::header::write_header(&mut output, &start, &session_salt, &options)?;
         Ok(ArchiveWriter {

@@ -11,9 +11,7 @@ mod view;
 use std::sync::Arc;
 
 use super::content::{is_page_damage, Part, Pass};
-use super::{
-    read_prefix, read_slots, Archive, ContentSource, ContentVisitor, Damage, OpenOptions, Span, VerifyReport,
-};
+use super::{unlock_head, Archive, ContentSource, ContentVisitor, Damage, OpenOptions, Span, VerifyReport};
 use crate::crypto::{open_data_page, ChunkKeys, ContentKey};
 use crate::error::{EntryPath, Error, Result};
 use crate::format::{decode_chunk_list, ChunkRef, Entry, ARCHIVE_ID_LEN};
@@ -32,6 +30,8 @@ pub struct Salvage<S> {
     tuning: ReadTuning,
     content_key: ContentKey,
     data_start: u64,
+    /// The header prefix and slot table it was unlocked with.
+    head: Arc<[u8]>,
     last_number: Option<u32>,
     file_len: u64,
 }
@@ -46,23 +46,24 @@ impl<S> std::fmt::Debug for Salvage<S> {
 }
 
 impl<S: ReadAt> Salvage<S> {
-    /// Unlocks the archive in `src` with `key` (the header and key slots
-    /// must be intact) and scans it from its first session. Reads the
+    /// Unlocks the archive in `src` with `key` (the header and key slots,
+    /// or their copy at the end of the last session, must be intact) and scans it from its first session. Reads the
     /// whole file once; memory grows with its index (entries and page
     /// places), not with its content.
     pub fn scan<'k>(src: S, key: impl Into<Unlock<'k>>, options: OpenOptions) -> Result<Salvage<S>> {
         options.tuning.validate()?;
         let file_len = src.len().map_err(Error::stream("finding the archive's length"))?;
-        let header = read_prefix(&src)?;
-        let slots = read_slots(&src, &header)?;
-        let (content_key, _) = key.into().content_key(&header.archive_id, &slots, options.kdf_budget)?;
+        // The header's copy stands in for a damaged primary (FORMAT.md §3.11).
+        let (head, content_key) = unlock_head(&src, file_len, &key.into(), options.kdf_budget)?;
+        let header = head.header;
         // One rule for "committed" (FORMAT.md §6.1, §6.6): the state a
         // normal read opens, or a line saying why none does, so that a
         // salvaged archive never verifies (or extracts) as whole, however
         // much of it the scan proves. Its records, when it opens, name the
         // sessions in the scan's lines as `log` does.
-        let committed =
-            Archive::reopen(&src, &content_key, OpenOptions::new()).and_then(|a| a.check_index().map(|()| a));
+        let key = ContentKey::from_bytes(content_key.bytes());
+        let committed = Archive::open_unlocked(&src, head.clone(), key, file_len, OpenOptions::new())
+            .and_then(|a| a.check_index().map(|()| a));
         // Names only: damage to the records shows in the scan's own lines.
         let names = match committed.as_ref().map(|a| a.history()) {
             Ok(Ok(history)) => history.iter().map(|s| (s.number, s.name())).collect(),
@@ -72,6 +73,9 @@ impl<S: ReadAt> Salvage<S> {
         let keys = found.sessions.iter().map(|s| Arc::clone(&s.keys)).collect();
         let last_number = found.sessions.iter().filter_map(|s| s.info.as_ref().map(|i| i.number)).max();
         let mut view = view::prove(found)?;
+        if let Some(damage) = &head.damage {
+            view.lost.insert(0, damage.clone());
+        }
         if let Err(e) = committed {
             if !e.is_authentication() {
                 return Err(e);
@@ -86,6 +90,7 @@ impl<S: ReadAt> Salvage<S> {
             tuning: options.tuning,
             content_key,
             data_start: header.data_start(),
+            head: head.bytes,
             last_number,
             file_len,
         };
@@ -214,6 +219,12 @@ impl<S: ReadAt> Salvage<S> {
 
     /// The archive id, the content key, where the data starts and the
     /// highest session number found: what a `repair` writes from.
+    /// The header prefix and slot table the scan was unlocked with (the
+    /// primary's, or its copy's), as at offset 0.
+    pub(crate) fn head(&self) -> &[u8] {
+        &self.head
+    }
+
     pub(crate) fn rewrite_point(&self) -> ([u8; ARCHIVE_ID_LEN], &ContentKey, u64, Option<u32>) {
         (self.archive_id, &self.content_key, self.data_start, self.last_number)
     }

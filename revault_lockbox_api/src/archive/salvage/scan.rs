@@ -12,8 +12,8 @@ use std::sync::Arc;
 use crate::crypto::{open_data_page, open_index_node, open_session_body, ContentKey, PageNonce, SessionKeys};
 use crate::error::Result;
 use crate::format::{
-    unit_hash, Child, EntriesLeaf, Frame, HeaderClear, HeaderPrefix, IndexNodeId, Internal, PageRecord,
-    PagesLeaf, Record, SessionInfo, Table, Trailer, UnitKind, FRAME_LEN, MAX_SIGNATURE_BLOCK_LEN,
+    header_copy_len, unit_hash, Child, EntriesLeaf, Frame, HeaderClear, HeaderPrefix, IndexNodeId, Internal,
+    PageRecord, PagesLeaf, Record, SessionInfo, Table, Trailer, UnitKind, FRAME_LEN, MAX_SIGNATURE_BLOCK_LEN,
     SESSION_HEADER_CLEAR_LEN, SESSION_MAGIC, SIGNATURE_MAGIC, TRAILER_LEN, TRAILER_MAGIC,
 };
 use crate::index::read_sealed;
@@ -59,6 +59,17 @@ pub(super) struct Scan {
 /// Bytes read at a time while looking for the next unit after damage.
 const RESYNC_CHUNK: usize = 1 << 20;
 
+/// What a trailer follows, checked against where it says that starts.
+#[derive(Clone, Copy)]
+enum Before {
+    /// Nothing checked (a trailer found on its own).
+    Nothing,
+    /// A signature block at this offset.
+    Signatures(u64),
+    /// A header copy at this offset (FORMAT.md §3.11).
+    HeaderCopy(u64),
+}
+
 /// Scans `src` (of `file_len` bytes) from `header`'s `data_start` to its
 /// end; `names` are the sessions a committed state's records name.
 pub(super) fn scan(
@@ -69,8 +80,15 @@ pub(super) fn scan(
     names: BTreeMap<u32, SessionName>,
 ) -> Result<Scan> {
     let scan = Scan { names, ..Scan::default() };
-    let mut s =
-        Scanner { src, file_len, archive_id: header.archive_id, version: header.version, content_key, scan };
+    let mut s = Scanner {
+        src,
+        file_len,
+        archive_id: header.archive_id,
+        version: header.version,
+        copy_len: header_copy_len(header.slot_len),
+        content_key,
+        scan,
+    };
     let mut pos = header.data_start();
     while pos < file_len {
         pos = match s.step(pos)? {
@@ -91,6 +109,8 @@ struct Scanner<'a> {
     /// The header's format version: a session header or trailer of another
     /// is not one of this archive's.
     version: u16,
+    /// Bytes of a header copy before a trailer (FORMAT.md §3.11).
+    copy_len: u64,
     content_key: &'a ContentKey,
     scan: Scan,
 }
@@ -103,9 +123,14 @@ impl Scanner<'_> {
         let Some(magic) = self.read(pos, 8.min(rest) as usize)? else { return Ok(None) };
         let found = match magic.as_slice() {
             m if m == SESSION_MAGIC => self.session_header(pos)?,
-            m if m == TRAILER_MAGIC && !self.scan.sessions.is_empty() => self.trailer(pos, None)?,
+            m if m == TRAILER_MAGIC && !self.scan.sessions.is_empty() => {
+                self.trailer(pos, Before::Nothing)?
+            }
             m if m == SIGNATURE_MAGIC && !self.scan.sessions.is_empty() => self.signed_trailer(pos)?,
-            _ if !self.scan.sessions.is_empty() => self.unit(pos)?,
+            _ if !self.scan.sessions.is_empty() => match self.copied_trailer(pos)? {
+                Some(next) => Some(next),
+                None => self.unit(pos)?,
+            },
             _ => None,
         };
         if found.is_none() {
@@ -137,7 +162,7 @@ impl Scanner<'_> {
                     let found = if bytes.starts_with(&SESSION_MAGIC) {
                         self.session_header(at)?
                     } else if bytes.starts_with(&TRAILER_MAGIC) {
-                        self.trailer(at, None)?
+                        self.trailer(at, Before::Nothing)?
                     } else if !self.scan.sessions.is_empty() {
                         self.unit(at)?
                     } else {
@@ -234,9 +259,9 @@ impl Scanner<'_> {
         Ok(Some(body_at + u64::from(clear.body_stored_len)))
     }
 
-    /// A trailer of the current session at `pos` that authenticates (and,
-    /// after a signature block at `signed`, says the block starts there).
-    fn trailer(&mut self, pos: u64, signed: Option<u64>) -> Result<Option<u64>> {
+    /// A trailer of the current session at `pos` that authenticates and
+    /// says that what it follows (`before`) starts where it does.
+    fn trailer(&mut self, pos: u64, before: Before) -> Result<Option<u64>> {
         let Some(session) = self.scan.sessions.last_mut() else { return Ok(None) };
         if pos + TRAILER_LEN as u64 > self.file_len {
             return Ok(None);
@@ -248,7 +273,11 @@ impl Scanner<'_> {
         let authentic = trailer.archive_id == self.archive_id
             && trailer.version == self.version
             && session.keys.check_trailer_tag(&trailer.body(), &trailer.tag).is_ok()
-            && signed.is_none_or(|at| trailer.signature_offset() == at);
+            && match before {
+                Before::Nothing => true,
+                Before::Signatures(at) => trailer.signature_offset() == at,
+                Before::HeaderCopy(at) => trailer.copy_slot_len != 0 && trailer.header_copy_offset() == at,
+            };
         if !authentic {
             return Ok(None);
         }
@@ -259,14 +288,25 @@ impl Scanner<'_> {
     /// A signature block at `pos`: the trailer after it, which authenticates
     /// and says where the block starts, vouches for its length.
     fn signed_trailer(&mut self, pos: u64) -> Result<Option<u64>> {
-        let window = (self.file_len - pos).min(u64::from(MAX_SIGNATURE_BLOCK_LEN) + TRAILER_LEN as u64);
+        let most = u64::from(MAX_SIGNATURE_BLOCK_LEN) + self.copy_len + TRAILER_LEN as u64;
+        let window = (self.file_len - pos).min(most);
         let bytes = read_sealed(self.src, pos, window as u32, || "signature block".into())?;
         for i in (SIGNATURE_MAGIC.len()..bytes.len()).filter(|&i| bytes[i..].starts_with(&TRAILER_MAGIC)) {
-            if let Some(next) = self.trailer(pos + i as u64, Some(pos))? {
+            if let Some(next) = self.trailer(pos + i as u64, Before::Signatures(pos))? {
                 return Ok(Some(next));
             }
         }
         Ok(None)
+    }
+
+    /// A header copy at `pos`: the trailer right after it, which
+    /// authenticates and says the copy starts there, vouches for it.
+    fn copied_trailer(&mut self, pos: u64) -> Result<Option<u64>> {
+        let at = pos + self.copy_len;
+        match self.read(at, TRAILER_MAGIC.len())? {
+            Some(magic) if magic == TRAILER_MAGIC => self.trailer(at, Before::HeaderCopy(pos)),
+            _ => Ok(None),
+        }
     }
 
     /// A unit of the current session at `pos`, opened under its frame's id.
