@@ -94,7 +94,9 @@ fn mib(bytes: u64) -> String {
 }
 
 fn usage() -> ! {
-    eprintln!("usage: chunk_study [--avg KIB] [--state FILE] DIR1 [DIR2 ...] (successive versions of a tree)");
+    eprintln!(
+        "usage: chunk_study [--avg KIB] [--state FILE] DIR1 [DIR2 ...] (successive versions of a tree)"
+    );
     std::process::exit(2);
 }
 
@@ -126,7 +128,8 @@ fn load_state(path: &Path, studies: &mut [Study]) -> io::Result<u64> {
     };
     let mut versions = 0;
     for study in studies.iter_mut() {
-        let mut field = || -> io::Result<u64> { Ok(u64::from_le_bytes(take(8)?.try_into().expect("8 bytes"))) };
+        let mut field =
+            || -> io::Result<u64> { Ok(u64::from_le_bytes(take(8)?.try_into().expect("8 bytes"))) };
         let (avg, done, distinct, count) = (field()?, field()?, field()?, field()?);
         if avg != study.params.avg() as u64 {
             return Err(io::Error::other("the state file was made with other averages"));
@@ -146,7 +149,8 @@ fn main() {
     while let Some(arg) = args.next() {
         match arg.to_str() {
             Some("--avg") => {
-                let kib = args.next().and_then(|a| a.to_str()?.parse::<usize>().ok()).unwrap_or_else(|| usage());
+                let kib =
+                    args.next().and_then(|a| a.to_str()?.parse::<usize>().ok()).unwrap_or_else(|| usage());
                 averages = vec![kib << 10];
             }
             Some("--state") => state = Some(PathBuf::from(args.next().unwrap_or_else(|| usage()))),
@@ -228,7 +232,12 @@ fn main() {
                 mib(compressed + sink.new_chunks * INDEX_BYTES_PER_CHUNK),
             );
         }
-        eprintln!("version {} ({}): {:.1} s", earlier + n as u64 + 1, dir.display(), started.elapsed().as_secs_f64());
+        eprintln!(
+            "version {} ({}): {:.1} s",
+            earlier + n as u64 + 1,
+            dir.display(),
+            started.elapsed().as_secs_f64()
+        );
     }
     if let Some(path) = &state {
         let versions = earlier + dirs.len() as u64;
