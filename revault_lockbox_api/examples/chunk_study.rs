@@ -90,7 +90,7 @@ fn files_of(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn mib(bytes: u64) -> String {
-    format!("{:.1}", bytes as f64 / (1 << 20) as f64)
+    format!("{:.3}", bytes as f64 / (1 << 20) as f64)
 }
 
 fn usage() -> ! {
