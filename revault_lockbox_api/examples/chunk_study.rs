@@ -7,12 +7,16 @@
 //! plus 48 bytes for each of its new chunks (its session's chunk index).
 //!
 //! ```text
-//! cargo run --release -p revault_lockbox_api --example chunk_study -- DIR1 DIR2 [DIR3 ...]
+//! cargo run --release -p revault_lockbox_api --example chunk_study -- [--avg KIB] [--state FILE] DIR1 [DIR2 ...]
 //! ```
 //!
 //! Each DIR is one version; its regular files are read in path order
 //! (symbolic links are not followed). Sizes: smallest = average / 4,
-//! largest = average × 4, the default's proportions.
+//! largest = average × 4, the default's proportions; `--avg KIB` studies
+//! that average alone (256: the writer's default sizes). `--state FILE`
+//! carries the chunks seen across runs, so that a tree changed in place
+//! (scripts/series-bound.py's daily series) is studied one version a run:
+//! FILE is read when it exists and written after the last DIR.
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -86,24 +90,91 @@ fn files_of(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn mib(bytes: u64) -> String {
-    format!("{:.1}", bytes as f64 / (1 << 20) as f64)
+    format!("{:.3}", bytes as f64 / (1 << 20) as f64)
+}
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: chunk_study [--avg KIB] [--state FILE] DIR1 [DIR2 ...] (successive versions of a tree)"
+    );
+    std::process::exit(2);
+}
+
+/// The studies' state as `--state` keeps it: per study its average, the
+/// versions studied, its distinct bytes and the ids seen (little-endian
+/// u64s, then 32-byte ids).
+fn save_state(path: &Path, studies: &[Study], versions: u64) -> io::Result<()> {
+    let mut out = io::BufWriter::new(File::create(path)?);
+    for study in studies {
+        for field in [study.params.avg() as u64, versions, study.distinct_bytes, study.seen.len() as u64] {
+            out.write_all(&field.to_le_bytes())?;
+        }
+        for id in &study.seen {
+            out.write_all(id)?;
+        }
+    }
+    out.flush()
+}
+
+/// Loads `--state` into `studies` (same averages, in order); the versions
+/// studied before.
+fn load_state(path: &Path, studies: &mut [Study]) -> io::Result<u64> {
+    let bytes = std::fs::read(path)?;
+    let mut at = 0usize;
+    let mut take = |n: usize| -> io::Result<&[u8]> {
+        let got = bytes.get(at..at + n).ok_or_else(|| io::Error::other("state file cut short"))?;
+        at += n;
+        Ok(got)
+    };
+    let mut versions = 0;
+    for study in studies.iter_mut() {
+        let mut field =
+            || -> io::Result<u64> { Ok(u64::from_le_bytes(take(8)?.try_into().expect("8 bytes"))) };
+        let (avg, done, distinct, count) = (field()?, field()?, field()?, field()?);
+        if avg != study.params.avg() as u64 {
+            return Err(io::Error::other("the state file was made with other averages"));
+        }
+        versions = done;
+        study.distinct_bytes = distinct;
+        for _ in 0..count {
+            study.seen.insert(take(32)?.try_into().expect("32 bytes"));
+        }
+    }
+    Ok(versions)
 }
 
 fn main() {
-    let dirs: Vec<PathBuf> = std::env::args_os().skip(1).map(PathBuf::from).collect();
-    if dirs.len() < 2 {
-        eprintln!("usage: chunk_study DIR1 DIR2 [DIR3 ...] (successive versions of a tree)");
-        std::process::exit(2);
+    let mut args = std::env::args_os().skip(1);
+    let (mut averages, mut state, mut dirs) = (AVERAGES.to_vec(), None, Vec::new());
+    while let Some(arg) = args.next() {
+        match arg.to_str() {
+            Some("--avg") => {
+                let kib =
+                    args.next().and_then(|a| a.to_str()?.parse::<usize>().ok()).unwrap_or_else(|| usage());
+                averages = vec![kib << 10];
+            }
+            Some("--state") => state = Some(PathBuf::from(args.next().unwrap_or_else(|| usage()))),
+            _ => dirs.push(PathBuf::from(arg)),
+        }
+    }
+    if dirs.is_empty() || (dirs.len() < 2 && state.is_none()) {
+        usage();
     }
     let keys = ChunkKeys::from_key_bytes(&[0x5a; 32], &[0xa5; 16]);
-    let mut studies: Vec<Study> = AVERAGES
+    let mut studies: Vec<Study> = averages
         .iter()
         .map(|&avg| Study {
-            params: ChunkParams::new(avg / 4, avg, avg * 4).expect("valid sizes"),
+            params: ChunkParams::new(avg / 4, avg, avg * 4).unwrap_or_else(|e| panic!("average {avg}: {e}")),
             seen: HashSet::new(),
             distinct_bytes: 0,
         })
         .collect();
+    let earlier = match &state {
+        Some(path) if path.exists() => {
+            load_state(path, &mut studies).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+        }
+        _ => 0,
+    };
     println!("| version | avg chunk | files | bytes (MiB) | chunks | distinct (MiB) | new (MiB) | new, zstd -3 (MiB) | new chunks | index at 48 B/chunk (MiB) | version's cost: new zstd + 48 B/new chunk (MiB) |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let mut buf = vec![0u8; 1 << 20];
@@ -148,7 +219,7 @@ fn main() {
             let index = sink.study.seen.len() as u64 * INDEX_BYTES_PER_CHUNK;
             println!(
                 "| {} | {} KiB | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                n + 1,
+                earlier + n as u64 + 1,
                 sink.study.params.avg() >> 10,
                 files.len(),
                 mib(total),
@@ -161,6 +232,15 @@ fn main() {
                 mib(compressed + sink.new_chunks * INDEX_BYTES_PER_CHUNK),
             );
         }
-        eprintln!("version {} ({}): {:.1} s", n + 1, dir.display(), started.elapsed().as_secs_f64());
+        eprintln!(
+            "version {} ({}): {:.1} s",
+            earlier + n as u64 + 1,
+            dir.display(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    if let Some(path) = &state {
+        let versions = earlier + dirs.len() as u64;
+        save_state(path, &studies, versions).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
     }
 }

@@ -73,6 +73,7 @@ mod pipeline;
 pub mod profile;
 mod progress;
 mod quote;
+pub mod recovery;
 mod session;
 mod sparse;
 pub mod storage;
