@@ -63,6 +63,12 @@ fn a_flipped_bit_in_the_header_a_slot_or_the_session_header_warns_and_loses_no_f
         let all = format!("{}{}", String::from_utf8_lossy(&verified.stdout), stderr(&verified));
         assert!(all.contains(warning), "{what}: {all}");
     }
+    // repair writes the damaged header again from its copy, in place.
+    let damaged = work.path().join("header-flags.lbox");
+    let repaired = ok(run(lockbox().arg("repair").arg(&damaged)));
+    assert!(stderr(&repaired).contains("written again from that copy"), "{}", stderr(&repaired));
+    assert_eq!(fs::read(&damaged).unwrap(), bytes, "byte for byte the archive before the flip");
+    ok(run(lockbox().arg("verify").arg(&damaged)));
     let whole = work.path().join("a.lbox");
     let verified = ok(run(lockbox().arg("verify").arg(&whole)));
     assert!(!stderr(&verified).contains("warning"), "{}", stderr(&verified));

@@ -156,6 +156,7 @@ pub fn repaired(c: &Change<'_>, r: &RepairReport) -> Result<()> {
         let fields = json!({
             "ok": r.salvaged.is_none(),
             "torn_tail_cut": r.torn_tail_bytes,
+            "header_rewritten": r.header_rewritten,
             "salvaged": r.salvaged,
             "entries": r.entries,
             "damaged_entries": r.damaged.len(),
@@ -164,6 +165,9 @@ pub fn repaired(c: &Change<'_>, r: &RepairReport) -> Result<()> {
         return c.write_json(&lines, fields);
     }
     let Some(damage) = &r.salvaged else {
+        if let Some(damage) = &r.header_rewritten {
+            say(format_args!("{archive}: {damage}: written again from that copy"));
+        }
         match r.torn_tail_bytes {
             0 => note(c.quiet, format_args!("{archive}: whole, nothing to cut")),
             n => note(c.quiet, format_args!("{archive}: cut off a torn tail of {n} bytes")),

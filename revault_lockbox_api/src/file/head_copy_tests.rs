@@ -210,8 +210,17 @@ fn an_earlier_state_and_a_salvage_read_through_the_copy() {
     assert!(state.header_damage().is_some());
     let salvage = crate::archive::Salvage::scan(Cursor::new(bytes), &password(), OpenOptions::new()).unwrap();
     assert_eq!(salvage.entries().len(), 4);
-    // compact writes the primary again from the copy.
-    crate::file::ArchiveUpdater::compact(&path, &password(), UpdateOptions::new()).unwrap();
+    // repair writes the primary again from the copy, in place: every state
+    // stays.
+    let report = ArchiveUpdater::repair(&path, &password(), UpdateOptions::new()).unwrap();
+    assert!(report.header_rewritten.is_some() && report.salvaged.is_none(), "{report:?}");
+    let archive = Archive::open(std::fs::File::open(&path).unwrap(), &password()).unwrap();
+    assert!(archive.header_damage().is_none());
+    assert!(archive.verify().unwrap().is_ok());
+    assert_eq!(archive.sessions(), 2);
+    // compact too, from the copy, as it rewrites.
+    std::fs::write(&path, flipped(&std::fs::read(&path).unwrap(), 12, 0)).unwrap();
+    ArchiveUpdater::compact(&path, &password(), UpdateOptions::new()).unwrap();
     let archive = Archive::open(std::fs::File::open(&path).unwrap(), &password()).unwrap();
     assert!(archive.header_damage().is_none());
     assert!(archive.verify().unwrap().is_ok());

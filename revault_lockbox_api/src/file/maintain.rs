@@ -117,7 +117,21 @@ impl ArchiveUpdater {
                         file.set_len(end).map_err(Error::io("truncating", path))?;
                         file.sync_all().map_err(Error::io("syncing", path))?;
                     }
-                    return Ok(RepairReport { torn_tail_bytes: torn, ..RepairReport::default() });
+                    // A damaged primary header is written again from the
+                    // copy it was read through (FORMAT.md §3.11); a write
+                    // cut short leaves a primary the copy still stands in for.
+                    let header_rewritten = archive.header_damage().map(str::to_owned);
+                    if header_rewritten.is_some() {
+                        let head = archive.head();
+                        std::os::unix::fs::FileExt::write_all_at(&file, head, 0)
+                            .map_err(Error::io("writing the header of", path))?;
+                        file.sync_all().map_err(Error::io("syncing", path))?;
+                    }
+                    return Ok(RepairReport {
+                        torn_tail_bytes: torn,
+                        header_rewritten,
+                        ..RepairReport::default()
+                    });
                 }
                 Err(damage) => (damage, kept_state(&archive)?),
             },
@@ -237,6 +251,9 @@ pub struct RepairReport {
     /// Bytes cut off after the last committed trailer (0 when there were
     /// none, or when the archive was salvaged).
     pub torn_tail_bytes: u64,
+    /// When the header and key-slot table at offset 0 were damaged and
+    /// written again from their copy (FORMAT.md §3.11): the damage.
+    pub header_rewritten: Option<String>,
     /// When the archive was salvaged and rewritten: the damage that made
     /// its index unreadable.
     pub salvaged: Option<String>,
