@@ -120,7 +120,7 @@ fn reads_of_a_tall_index_on_s3_take_a_handful_of_requests() {
     assert_eq!(out.stdout, from_file.stdout, "info of the local copy");
     // Every entries leaf, as `list` reads them, and the chunk index and
     // page table (a leaf each, or in the tail), neighbours merged as
-    // answers arrive (34 to 40 measured); no data page, not even the
+    // answers arrive (32 to 40 measured); no data page, not even the
     // chunked files' lists (63 requests, 36 MB, when it read them).
     assert!(n <= listed + 4, "info: {n} requests, list: {listed}:\n{lines}");
     let json = ok(run(lockbox(&ep).args(["info", "--json"]).arg(&local)));
