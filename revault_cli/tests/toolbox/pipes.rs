@@ -53,7 +53,14 @@ fn damaged_or_empty_stdin_fails_cleanly() {
     let mut bytes = fs::read(&archive).unwrap();
     let mid = bytes.len() / 2;
     bytes[mid] ^= 1;
-    assert_fails(&run(lockbox().args(["verify", "-"]).write_stdin(bytes)), 3, "archive on stdin");
+    // Wherever the flip lands, verify names the archive on stdin first and
+    // exits 3; a salvage then lists what it lost, one line each.
+    let out = run(lockbox().args(["verify", "-"]).write_stdin(bytes));
+    let err = stderr(&out);
+    assert_eq!(code(&out), 3, "{err}");
+    assert!(err.lines().next().is_some_and(|first| first.contains("archive on stdin")), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.lines().all(|line| line.starts_with("lockbox: ")), "{err}");
     let half = fs::read(&archive).unwrap()[..100].to_vec();
     assert_fails(&run(lockbox().args(["list", "-"]).write_stdin(half)), 3, "opening archive on stdin");
     assert_fails(&run(lockbox().args(["list", "-"]).write_stdin(Vec::new())), 3, "opening archive on stdin");

@@ -11,13 +11,13 @@
 
 use std::sync::Arc;
 
-use super::tail::search_back;
+use super::tail::{search_back, try_trailer};
 use crate::crypto::ContentKey;
 use crate::error::{Error, Result};
 use crate::format::{
-    decode_header_copy, decode_labeled_slot, encode_header_copy, head_of_copy, is_readable_version,
-    HeaderPrefix, KeySlot, Trailer, HEADER_PREFIX_LEN, KEY_SLOTS, MIN_DATA_START, OLDEST_VERSION,
-    TRAILER_LEN, VERSION,
+    decode_header_copy, decode_labeled_slot, encode_header_copy, head_of_copy, header_copy_allowed,
+    is_readable_version, HeaderPrefix, KeySlot, Trailer, HEADER_PREFIX_LEN, KEY_SLOTS, MIN_DATA_START,
+    OLDEST_VERSION, TRAILER_LEN, VERSION,
 };
 use crate::index::read_sealed;
 use crate::keys::Unlock;
@@ -73,6 +73,13 @@ fn copy_head(src: &dyn ReadAt, file_len: u64) -> Result<Option<(Head, u64)>> {
         return Ok(None);
     }
     let at_end = file_len - TRAILER_LEN as u64;
+    // A last trailer that decodes says whether its session has a copy: no
+    // search behind it (a version 3 archive has none anywhere, and a
+    // wrong key must not read an archive backwards, on S3 by ranges).
+    let raw = read_sealed(src, at_end, TRAILER_LEN as u32, || "trailer".into())?;
+    if Trailer::decode(raw.as_slice().try_into().expect("read exactly"), at_end).is_ok() {
+        return copy_before(src, at_end);
+    }
     search_back(src, at_end, MIN_DATA_START, &mut |offset| copy_before(src, offset))
 }
 
@@ -114,6 +121,10 @@ pub(crate) fn unlock_head(
         Err(e) if is_head_damage(&e) => (None, e),
         Err(e) => return Err(e),
     };
+    // A version 3 archive has no copies: its primary's error is the answer.
+    if primary.as_ref().is_some_and(|head| !header_copy_allowed(head.header.version)) {
+        return Err(primary_error);
+    }
     let Some((mut copy, at)) = copy_head(src, file_len)? else { return Err(primary_error) };
     let untried = match &primary {
         Some(head) => untried_slots(head, &copy),
@@ -122,6 +133,13 @@ pub(crate) fn unlock_head(
     let Ok((content_key, _)) = key.content_key(&copy.header.archive_id, &untried, kdf_budget) else {
         return Err(primary_error);
     };
+    // The copy counts only when the trailer right after it authenticates
+    // under the key its slot gave: a copy before a damaged last trailer may
+    // hold a slot `key remove` took out of every copy it could reach.
+    let trailer_at = at + copy.header.data_start();
+    if try_trailer(src, trailer_at, &copy.header, &content_key)?.is_none() {
+        return Err(primary_error);
+    }
     let why = match primary {
         Some(_) => "no key slot opens with the key given".to_string(),
         None => damage_of(&primary_error),

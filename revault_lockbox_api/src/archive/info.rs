@@ -58,7 +58,9 @@ pub struct ArchiveInfo {
     /// and the archive stores once: the content its files reference (each
     /// chunked file's chunks, each other file's stored bytes) less the
     /// distinct content among it (each chunk, each stored content once).
-    /// 0 from a reading of the index alone.
+    /// With one state in the history the chunk indexes stand for the
+    /// lists (every chunk they list is one of its files'), so no data page
+    /// is read for it.
     pub deduplicated_bytes: u64,
     /// The last session's number (0 for the create).
     pub last_session: u32,
@@ -126,6 +128,10 @@ impl<S: ReadAt> Archive<S> {
         // 16 bytes a chunk reference (64 MiB per TiB of chunked files at
         // the default average), sorted once to find the distinct ones.
         let mut referenced: Vec<(u64, u64)> = Vec::new();
+        // Without the lists (one state): chunked files' bytes, against the
+        // chunks the indexes list, every one of which a file of that state
+        // stored.
+        let mut chunked_bytes = 0u64;
         for e in self.entries()? {
             let e = e?;
             match e.kind {
@@ -145,6 +151,10 @@ impl<S: ReadAt> Archive<S> {
                                 }
                                 None => referenced.push((x.offset, x.size)),
                             }
+                        } else if x.chunks > 0 {
+                            chunked_bytes = chunked_bytes.saturating_add(x.size);
+                        } else {
+                            referenced.push((x.offset, x.size));
                         }
                     }
                 }
@@ -152,15 +162,19 @@ impl<S: ReadAt> Archive<S> {
                 EntryKind::Hardlink { .. } => info.hardlinks += 1,
             }
         }
+        let mut chunks_again = 0;
         if chunk_pages == ChunkPages::FromIndexes {
+            let mut distinct = 0u64;
             for chunk in self.chunk_entries()? {
                 let chunk = chunk?;
                 live.mark(self, chunk.offset, chunk.offset + u64::from(chunk.len))?;
+                distinct = distinct.saturating_add(u64::from(chunk.len));
             }
+            chunks_again = chunked_bytes.saturating_sub(distinct);
         }
         let used = self.data_start + live.bytes + index_bytes + self.session_overhead() + TRAILER_LEN as u64;
         info.dead_bytes = self.committed_len.saturating_sub(used);
-        info.deduplicated_bytes = referenced_again(referenced);
+        info.deduplicated_bytes = referenced_again(referenced).saturating_add(chunks_again);
         Ok(info)
     }
 }

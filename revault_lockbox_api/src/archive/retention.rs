@@ -158,24 +158,27 @@ impl Retention {
         let mut keep = vec![false; times.len()];
         let Some(last) = keep.last_mut() else { return keep };
         *last = true;
-        // Newest first, by time then by state, as restic sorts snapshots:
-        // of two states at one instant the later counts as the newer.
-        let mut newest_first: Vec<usize> = (0..times.len()).collect();
-        newest_first.sort_by(|&a, &b| (times[b], b).cmp(&(times[a], a)));
+        // `--keep-sessions` and `--keep-within` count states as `log`
+        // numbers them, back from the last: what was current then, even
+        // where a clock went back.
         if let Some(n) = self.last {
-            for &i in newest_first.iter().take(usize::try_from(n.get()).unwrap_or(usize::MAX)) {
-                keep[i] = true;
-            }
+            let n = usize::try_from(n.get()).unwrap_or(usize::MAX);
+            keep.iter_mut().rev().take(n).for_each(|k| *k = true);
         }
         if let Some(at_ns) = self.since {
-            for &i in &newest_first {
-                keep[i] = true;
-                // The state current at `at_ns`: the newest one before it.
+            for (i, k) in keep.iter_mut().enumerate().rev() {
+                *k = true;
+                // The state current at `at_ns`: the last one before it.
                 if times[i] < at_ns {
                     break;
                 }
             }
         }
+        // Calendar periods: newest first, by time then by state, as restic
+        // sorts snapshots (of two states at one instant the later counts
+        // as the newer).
+        let mut newest_first: Vec<usize> = (0..times.len()).collect();
+        newest_first.sort_by(|&a, &b| (times[b], b).cmp(&(times[a], a)));
         for period in Period::ALL {
             let Some(n) = self.periods[period as usize] else { continue };
             let (mut left, mut previous) = (n.get(), None);
@@ -365,10 +368,14 @@ mod tests {
     }
 
     #[test]
-    fn a_clock_that_went_back_is_sorted_by_time() {
-        // State 2's clock was behind: by time it is the oldest.
+    fn a_clock_that_went_back_sorts_calendar_periods_by_time_and_counts_states_by_number() {
+        // The last state's clock was behind: by time it is the oldest.
         let times = [at(2026, 2, 2, 10), at(2026, 2, 3, 10), at(2026, 2, 1, 10)];
         assert_eq!(kept(&Retention::latest().per(Period::Day, n(1)), &times), [1, 2]);
-        assert_eq!(kept(&Retention::latest().last_states(n(2)), &times), [0, 1, 2]);
+        // `--keep-sessions` and `--keep-within` count back from the last
+        // state, as `log` numbers them.
+        assert_eq!(kept(&Retention::latest().last_states(n(2)), &times), [1, 2]);
+        assert_eq!(kept(&Retention::latest().since(at(2026, 2, 2, 12)), &times), [2]);
+        assert_eq!(kept(&Retention::latest().since(at(2026, 1, 30, 0)), &times), [0, 1, 2]);
     }
 }

@@ -77,7 +77,7 @@ pub(super) fn search_back<T>(
 
 /// The trailer at `offset` if it decodes there, belongs to this archive
 /// and authenticates.
-fn try_trailer(
+pub(super) fn try_trailer(
     src: &dyn ReadAt,
     offset: u64,
     header: &HeaderPrefix,

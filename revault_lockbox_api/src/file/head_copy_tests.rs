@@ -225,3 +225,27 @@ fn an_earlier_state_and_a_salvage_read_through_the_copy() {
     assert!(archive.header_damage().is_none());
     assert!(archive.verify().unwrap().is_ok());
 }
+
+/// A copy counts only when the trailer right after it authenticates under
+/// the key its slot gave (FORMAT.md §6.1 step 4): the last session's copy,
+/// before a damaged trailer, still holds the key file `key remove` took out
+/// of every copy it could reach, and that key file must not open the
+/// archive through it.
+#[test]
+fn a_removed_key_does_not_open_through_the_copy_before_a_damaged_trailer() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, key_file) = two_sessions(dir.path());
+    let mut bytes = std::fs::read(&path).unwrap();
+    // The last trailer's tag: it still decodes, and no longer
+    // authenticates, so the committed state is the first session's.
+    *bytes.last_mut().unwrap() ^= 1;
+    std::fs::write(&path, &bytes).unwrap();
+    let key_file_slot = (slot_of(&bytes, 3) - 32) / usize::from(u16::from_le_bytes([bytes[30], bytes[31]]));
+    crate::file::slots::remove(&path, &password(), key_file_slot).unwrap();
+    let after = std::fs::read(&path).unwrap();
+    let last_copy = *copies(&bytes[..bytes.len()]).last().unwrap();
+    assert_eq!(after[last_copy..], bytes[last_copy..], "the copy behind the damaged trailer was not reached");
+    let refused = Archive::open(Cursor::new(after.clone()), &key_file).map(|_| ()).unwrap_err();
+    assert!(matches!(refused, crate::error::Error::WrongKeyFile), "{refused}");
+    Archive::open(Cursor::new(after), &password()).unwrap();
+}

@@ -8,7 +8,7 @@
 //! summary           = created_ns i64 || kind u16 || label var(1024)
 //!                     || stored u64 || removed u64 || entries u64
 //!                     || signer_count u8 || key_id var(64)[signer_count]
-//!                     || state u64                                 (kind compaction only)
+//!                     || state u64     (a compaction; a change whose kind has bit 2, FORMAT.md §3.7)
 //! sessions_leaf     = count u8 || session_record[count]            (count = 16)
 //! sessions_internal = count u8 || sessions_child[count]            (count = 16)
 //! sessions_child    = child || salt[32]                            (the salt of the session that sealed it)
