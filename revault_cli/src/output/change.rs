@@ -166,7 +166,7 @@ pub fn repaired(c: &Change<'_>, r: &RepairReport) -> Result<()> {
     }
     let Some(damage) = &r.salvaged else {
         if let Some(damage) = &r.header_rewritten {
-            say(format_args!("{archive}: {damage}: written again from that copy"));
+            say(format_args!("{archive}: {damage}"));
         }
         match r.torn_tail_bytes {
             0 => note(c.quiet, format_args!("{archive}: whole, nothing to cut")),

@@ -279,6 +279,14 @@ impl<S: ReadAt> Archive<S> {
         &self.head
     }
 
+    /// When the last session's header copy (FORMAT.md §3.11) is not the
+    /// header in use byte for byte: where it starts and one line saying so.
+    pub(crate) fn last_copy_differs(&self) -> Result<Option<(u64, String)>> {
+        let trailer = &self.last.trailer;
+        let differs = head::copy_differs(&self.src, trailer, &self.head)?;
+        Ok(differs.map(|why| (trailer.header_copy_offset(), why)))
+    }
+
     /// The last session's header: its number, time, kind, label and tool.
     pub fn last_session(&self) -> &SessionInfo {
         &self.last.info

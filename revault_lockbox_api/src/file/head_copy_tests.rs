@@ -249,3 +249,25 @@ fn a_removed_key_does_not_open_through_the_copy_before_a_damaged_trailer() {
     assert!(matches!(refused, crate::error::Error::WrongKeyFile), "{refused}");
     Archive::open(Cursor::new(after), &password()).unwrap();
 }
+
+/// A damaged last copy is damage `verify` reports, and `repair` writes it
+/// again from the header it copies, in place: the archive comes back byte
+/// for byte.
+#[test]
+fn repair_writes_a_damaged_last_copy_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = two_sessions(dir.path());
+    let whole = std::fs::read(&path).unwrap();
+    let last_copy = *copies(&whole).last().unwrap();
+    std::fs::write(&path, flipped(&whole, last_copy + 40, 5)).unwrap();
+    let archive = Archive::open(std::fs::File::open(&path).unwrap(), &password()).unwrap();
+    assert!(!archive.verify().unwrap().is_ok(), "a damaged copy is damage");
+    drop(archive);
+    let report = ArchiveUpdater::repair(&path, &password(), UpdateOptions::new()).unwrap();
+    let why = report.header_rewritten.as_deref().unwrap_or_default();
+    assert!(
+        why.contains(&format!("header copy at byte {last_copy}")) && report.salvaged.is_none(),
+        "{report:?}"
+    );
+    assert!(std::fs::read(&path).unwrap() == whole, "repaired byte for byte");
+}

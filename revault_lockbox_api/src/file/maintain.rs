@@ -120,12 +120,24 @@ impl ArchiveUpdater {
                     // A damaged primary header is written again from the
                     // copy it was read through (FORMAT.md §3.11); a write
                     // cut short leaves a primary the copy still stands in for.
-                    let header_rewritten = archive.header_damage().map(str::to_owned);
+                    let mut header_rewritten = archive
+                        .header_damage()
+                        .map(|damage| format!("{damage}: written again from that copy"));
                     if header_rewritten.is_some() {
                         let head = archive.head();
                         std::os::unix::fs::FileExt::write_all_at(&file, head, 0)
                             .map_err(Error::io("writing the header of", path))?;
                         file.sync_all().map_err(Error::io("syncing", path))?;
+                    } else if let Some((at, _)) = archive.last_copy_differs()? {
+                        // The other way round: the last session's copy is
+                        // written again from the header it copies.
+                        let copy = crate::format::encode_header_copy(archive.head());
+                        std::os::unix::fs::FileExt::write_all_at(&file, &copy, at)
+                            .map_err(Error::io("writing the header copy of", path))?;
+                        file.sync_all().map_err(Error::io("syncing", path))?;
+                        header_rewritten = Some(format!(
+                            "the header copy at byte {at} differed from the header at byte 0: written again from it"
+                        ));
                     }
                     return Ok(RepairReport {
                         torn_tail_bytes: torn,
