@@ -49,6 +49,8 @@ pub(crate) struct Chunking {
     /// next (`update`).
     reuse: Option<(Vec<u8>, ChunkMap)>,
     buf: Vec<u8>,
+    /// A small file's bytes, read whole before they are stored or found.
+    small: Vec<u8>,
 }
 
 impl Chunking {
@@ -62,6 +64,7 @@ impl Chunking {
             params,
             reuse: None,
             buf: Vec::new(),
+            small: Vec::new(),
         }
     }
 
@@ -69,6 +72,12 @@ impl Chunking {
     /// stored as chunks: from the smallest chunk size on.
     pub(crate) fn chunks(&self, size_hint: u64) -> bool {
         size_hint >= self.params.min() as u64
+    }
+
+    /// Whether a file of `size_hint` bytes, neither linked nor sparse, is
+    /// one chunk of its own: not empty, below the smallest chunk size.
+    fn small(&self, size_hint: u64) -> bool {
+        size_hint > 0 && size_hint < self.params.min() as u64
     }
 
     /// Where the previous version's chunk `id` lies, if it had one.
@@ -115,6 +124,81 @@ impl<W: Write> ArchiveWriter<W> {
     /// [`add_chunked_file`](Self::add_chunked_file).
     pub(super) fn chunks_file(&self, size_hint: u64, linked: bool, sparse: bool) -> bool {
         !linked && !sparse && self.chunking_allowed() && self.chunking.chunks(size_hint)
+    }
+
+    /// Whether the next file, of `size_hint` bytes, goes through
+    /// [`add_small_file`](Self::add_small_file).
+    pub(super) fn indexes_small_file(&self, size_hint: u64, linked: bool, sparse: bool) -> bool {
+        !linked && !sparse && self.chunking_allowed() && self.chunking.small(size_hint)
+    }
+
+    /// Adds a regular file below the smallest chunk size (FORMAT.md
+    /// §3.6b): one chunk, named by the keyed id of its bytes. A chunk
+    /// stored already (earlier in this session, or by the sessions an
+    /// append follows) is named by a one-chunk list; a new one is stored
+    /// whole in the small files' pages, as before chunking, and goes in
+    /// the session's chunk index. A file that turns out to reach the
+    /// smallest chunk size is chunked after all. Returns its length; the
+    /// path is checked already.
+    pub(super) fn add_small_file(
+        &mut self,
+        path: &[u8],
+        meta: &Metadata,
+        size_hint: u64,
+        content: &mut dyn Read,
+    ) -> Result<u64> {
+        let min = self.chunking.params.min();
+        let mut bytes = std::mem::take(&mut self.chunking.small);
+        bytes.resize(min, 0);
+        let read = read_full(content, &mut bytes).map_err(Error::from_reader(Error::READING_CONTENT));
+        let stored = match read {
+            // It grew to a chunk's size: the bytes read come first.
+            Ok(n) if n == min => {
+                let mut whole = io::Cursor::new(&bytes[..]).chain(content);
+                self.add_chunked_file(path, meta, size_hint.max(min as u64), &mut whole)
+            }
+            Ok(n) => self.store_small(path, meta, &bytes[..n]).map(|()| n as u64),
+            Err(e) => Err(e),
+        };
+        self.chunking.small = bytes;
+        stored
+    }
+
+    /// Stores the whole small file `bytes`, or names the chunk of the same
+    /// bytes stored already.
+    fn store_small(&mut self, path: &[u8], meta: &Metadata, bytes: &[u8]) -> Result<()> {
+        if let Some(p) = &self.output.progress {
+            p.bytes_in.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        }
+        let size = bytes.len() as u64;
+        let sha256: [u8; 32] = Sha256::digest(bytes).into();
+        let kind = EntryKind::File { size, sha256 };
+        let at = self.page_start + self.page.len() as u64;
+        if bytes.is_empty() {
+            // It was empty after all: nothing to name.
+            return self.push_entry(path, meta, kind, Some(Extent::whole(at, 0, false)), None);
+        }
+        let id = *ChunkIdHasher::id_of(&self.chunking.keys, bytes).as_bytes();
+        let len = bytes.len() as u32;
+        let known = match self.chunk_index.find(&id)? {
+            Some(e) => Some(e),
+            None => self.stored_chunk(&id)?,
+        };
+        if let Some(chunk) = known.filter(|e| e.len == len) {
+            let list = [ChunkRef { offset: chunk.offset, len, id }];
+            self.append_to_pages(&encode_chunk_list(&list), false)?;
+            let extent = Extent { offset: at, size, linked: false, chunks: 1 };
+            return self.push_entry(path, meta, kind, Some(extent), None);
+        }
+        // As `add_file` would: a file of half a page or more starts one.
+        let large = size >= (self.tuning.page_size / 2) as u64;
+        if large && !self.page.is_empty() {
+            self.flush_page()?;
+        }
+        let offset = self.page_start + self.page.len() as u64;
+        self.append_to_pages(bytes, large)?;
+        self.chunk_index.record(id, offset, len)?;
+        self.push_entry(path, meta, kind, Some(Extent::whole(offset, size, false)), None)
     }
 
     /// Adds a regular file as chunks, then its chunk list; returns its

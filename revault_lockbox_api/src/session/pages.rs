@@ -33,6 +33,9 @@ impl<W: Write> ArchiveWriter<W> {
         if self.chunks_file(size_hint, linked, sparse.is_some()) {
             return self.add_chunked_file(path, meta, size_hint, content);
         }
+        if self.indexes_small_file(size_hint, linked, sparse.is_some()) {
+            return self.add_small_file(path, meta, size_hint, content);
+        }
         // `None` while the page workers hash the file (it runs across pages).
         let mut hasher = Some(ContentHasher::new(sparse.as_ref().map(|(map, _)| map)));
         let large = size_hint >= (self.tuning.page_size / 2) as u64;
