@@ -128,10 +128,8 @@ impl<S: ReadAt> Archive<S> {
         // 16 bytes a chunk reference (64 MiB per TiB of chunked files at
         // the default average), sorted once to find the distinct ones.
         let mut referenced: Vec<(u64, u64)> = Vec::new();
-        // Without the lists (one state): chunked files' bytes, against the
-        // chunks the indexes list, every one of which a file of that state
-        // stored.
-        let mut chunked_bytes = 0u64;
+        // The bytes the files reference, each reference counted.
+        let mut total = 0u64;
         for e in self.entries()? {
             let e = e?;
             match e.kind {
@@ -141,6 +139,7 @@ impl<S: ReadAt> Archive<S> {
                     info.content_bytes += size;
                     if let Some(x) = e.extent {
                         live.mark_content(self, &x)?;
+                        total = total.saturating_add(x.size);
                         if chunk_pages == ChunkPages::FromLists {
                             match self.chunk_list_of(&x)? {
                                 Some(chunks) => {
@@ -151,9 +150,7 @@ impl<S: ReadAt> Archive<S> {
                                 }
                                 None => referenced.push((x.offset, x.size)),
                             }
-                        } else if x.chunks > 0 {
-                            chunked_bytes = chunked_bytes.saturating_add(x.size);
-                        } else {
+                        } else if x.chunks == 0 {
                             referenced.push((x.offset, x.size));
                         }
                     }
@@ -162,31 +159,30 @@ impl<S: ReadAt> Archive<S> {
                 EntryKind::Hardlink { .. } => info.hardlinks += 1,
             }
         }
-        let mut chunks_again = 0;
         if chunk_pages == ChunkPages::FromIndexes {
-            let mut distinct = 0u64;
+            // Without the lists (one state): the chunks the indexes list,
+            // every one of which a file of that state stored, stand for
+            // chunked files' chunks. A small file stored whole is listed
+            // there too, at its own place, so it counts once.
             for chunk in self.chunk_entries()? {
                 let chunk = chunk?;
                 live.mark(self, chunk.offset, chunk.offset + u64::from(chunk.len))?;
-                distinct = distinct.saturating_add(u64::from(chunk.len));
+                referenced.push((chunk.offset, u64::from(chunk.len)));
             }
-            chunks_again = chunked_bytes.saturating_sub(distinct);
         }
         let used = self.data_start + live.bytes + index_bytes + self.session_overhead() + TRAILER_LEN as u64;
         info.dead_bytes = self.committed_len.saturating_sub(used);
-        info.deduplicated_bytes = referenced_again(referenced).saturating_add(chunks_again);
+        info.deduplicated_bytes = total.saturating_sub(distinct_len(referenced));
         Ok(info)
     }
 }
 
-/// The bytes of `spans` (offset, length) beyond the first reference to
-/// each: a span at one offset is one chunk or one stored content.
-fn referenced_again(mut spans: Vec<(u64, u64)>) -> u64 {
-    let all = spans.iter().fold(0u64, |sum, &(_, len)| sum.saturating_add(len));
+/// The bytes of `spans` (offset, length), each span once: a span at one
+/// offset is one chunk or one stored content.
+fn distinct_len(mut spans: Vec<(u64, u64)>) -> u64 {
     spans.sort_unstable();
     spans.dedup();
-    let distinct = spans.iter().fold(0u64, |sum, &(_, len)| sum.saturating_add(len));
-    all - distinct
+    spans.iter().fold(0u64, |sum, &(_, len)| sum.saturating_add(len))
 }
 
 /// Where [`Archive::info`] learns which pages chunked files' chunks lie in.

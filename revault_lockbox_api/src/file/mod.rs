@@ -26,6 +26,8 @@ mod retain;
 #[cfg(test)]
 mod reuse_tests;
 pub(crate) mod slots;
+#[cfg(test)]
+mod small_files_tests;
 mod sync;
 mod update;
 

@@ -1,0 +1,179 @@
+//! Small files in the chunk index (FORMAT.md §3.6b, docs/DEDUP.md): a file
+//! below the smallest chunk is one chunk, so a renamed or copied directory
+//! of them, or a duplicate inside one tree, stores no data again. Real
+//! files through `create_archive`, `add`, `update` and `compact`, at the
+//! default chunk sizes.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::archive::{Archive, AsOf, Retention};
+use crate::crypto::{KdfParams, Password};
+use crate::extract::ExtractOptions;
+use crate::file::{create_archive, ArchiveUpdater, UpdateOptions};
+use crate::session::CreateOptions;
+use crate::test_data::random;
+
+/// The number of small files in `docs/`.
+const FILES: usize = 40;
+
+fn password() -> Password {
+    Password::from("small files")
+}
+
+fn open(path: &Path) -> Archive<std::fs::File> {
+    Archive::open(std::fs::File::open(path).unwrap(), &password()).unwrap()
+}
+
+/// `dir/docs`: `FILES` files of 1 to 40 KiB of random bytes (incompressible,
+/// so what a session stores shows in its size); returns their total size.
+fn small_files(dir: &Path) -> u64 {
+    let docs = dir.join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    (0..FILES)
+        .map(|i| {
+            let data = random(1024 * (1 + i), i as u64);
+            std::fs::write(docs.join(format!("f{i:02}")), &data).unwrap();
+            data.len() as u64
+        })
+        .sum()
+}
+
+/// Every regular file under `dir`, by its path below it.
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                let name = path.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                files.insert(name, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    files
+}
+
+/// Extracts state `state` (from 1) of the archive and checks it equals `want`.
+fn state_is(path: &Path, state: i64, want: &BTreeMap<String, Vec<u8>>) {
+    let archive = open(path);
+    let view = archive.at(AsOf::State(state)).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    view.extract(out.path(), &ExtractOptions::new().sync(false)).unwrap();
+    assert!(tree(out.path()) == *want, "state {state} extracts as it was");
+}
+
+fn create(src: &Path, archive: &Path, names: &[&str]) {
+    let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS);
+    let names: Vec<_> = names.iter().map(Into::into).collect();
+    create_archive(archive, src, &names, &password(), options).unwrap();
+}
+
+#[test]
+fn a_renamed_directory_of_small_files_stores_no_data_again() {
+    let work = tempfile::tempdir().unwrap();
+    let src = work.path().join("src");
+    let bytes = small_files(&src.join("tree"));
+    let archive = work.path().join("a.lbox");
+    create(&src, &archive, &["tree"]);
+    let first = tree(&src);
+    let created = open(&archive).history().unwrap()[0].bytes_written;
+    assert!(created > bytes, "the create stored {created} bytes for {bytes} of files");
+
+    std::fs::rename(src.join("tree/docs"), src.join("tree/manual")).unwrap();
+    let updater = ArchiveUpdater::open(&archive, &password(), UpdateOptions::new()).unwrap();
+    updater.update(&src, &["tree".into()], true).unwrap();
+    let a = open(&archive);
+    assert_eq!(a.reused_bytes(1).unwrap(), Some(bytes), "every file's bytes reused");
+    // What remains: the session's header, 40 entries and their one-chunk
+    // lists (44 bytes each), the deletion, the index nodes and the
+    // trailer: a few KiB, against 820 KiB of files.
+    let written = a.history().unwrap()[1].bytes_written;
+    assert!(written < 16 << 10, "the rename stored {written} bytes");
+    for i in [0, FILES - 1] {
+        let entry = a.find(format!("tree/manual/f{i:02}")).unwrap().unwrap();
+        assert_eq!(entry.extent.unwrap().chunks, 1, "a reference to the stored bytes");
+    }
+    assert!(a.verify().unwrap().is_ok());
+    drop(a);
+    state_is(&archive, 1, &first);
+    state_is(&archive, 2, &tree(&src));
+
+    // A compaction that keeps both states stores each file once.
+    let keep = UpdateOptions::new().retention(Retention::latest().last_states(std::num::NonZeroU64::new(2).unwrap()));
+    ArchiveUpdater::compact(&archive, &password(), keep).unwrap();
+    let a = open(&archive);
+    assert!(a.content_bytes() < bytes + (8 << 10), "{} bytes stored after compaction", a.content_bytes());
+    assert!(a.verify().unwrap().is_ok());
+    drop(a);
+    state_is(&archive, 1, &first);
+    state_is(&archive, 2, &tree(&src));
+
+    // The last state only: the renamed files are stored whole again.
+    ArchiveUpdater::compact(&archive, &password(), UpdateOptions::new()).unwrap();
+    let a = open(&archive);
+    assert!(a.verify().unwrap().is_ok());
+    assert_eq!(a.info().unwrap().deduplicated_bytes, 0);
+    drop(a);
+    state_is(&archive, -1, &tree(&src));
+}
+
+#[test]
+fn a_copied_directory_added_later_reuses_the_stored_small_files() {
+    let work = tempfile::tempdir().unwrap();
+    let src = work.path().join("src");
+    let bytes = small_files(&src.join("tree"));
+    let archive = work.path().join("a.lbox");
+    create(&src, &archive, &["tree"]);
+    let copy = src.join("tree/copy");
+    std::fs::create_dir(&copy).unwrap();
+    for (name, data) in tree(&src.join("tree/docs")) {
+        std::fs::write(copy.join(name), data).unwrap();
+    }
+    // One file of the copy differs: it alone is stored.
+    let changed = random(3000, 99);
+    std::fs::write(copy.join("f05"), &changed).unwrap();
+    let updater = ArchiveUpdater::open(&archive, &password(), UpdateOptions::new()).unwrap();
+    updater.add(&src, &["tree/copy".into()]).unwrap();
+    let a = open(&archive);
+    assert_eq!(a.reused_bytes(1).unwrap(), Some(bytes - 6 * 1024));
+    let written = a.history().unwrap()[1].bytes_written;
+    assert!((3000..20_000).contains(&written), "the copy stored {written} bytes");
+    assert!(a.verify().unwrap().is_ok());
+    assert_eq!(a.info().unwrap().deduplicated_bytes, bytes - 6 * 1024);
+    drop(a);
+    state_is(&archive, 2, &tree(&src));
+}
+
+#[test]
+fn identical_small_files_in_one_create_are_stored_once() {
+    let work = tempfile::tempdir().unwrap();
+    let src = work.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    let data = random(30 << 10, 5);
+    for name in ["a", "b", "c"] {
+        std::fs::write(src.join(name), &data).unwrap();
+    }
+    std::fs::write(src.join("d"), random(30 << 10, 6)).unwrap();
+    // The same bytes, one byte short: a chunk of another length.
+    std::fs::write(src.join("e"), &data[..data.len() - 1]).unwrap();
+    let archive = work.path().join("a.lbox");
+    create(&src, &archive, &["a", "b", "c", "d", "e"]);
+    let a = open(&archive);
+    let stored = a.content_bytes();
+    let distinct = 3 * (30 << 10) - 1;
+    assert!((distinct..distinct + 200).contains(&stored), "{stored} bytes stored, want {distinct} and 2 lists");
+    let chunks: Vec<u32> = ["a", "b", "c", "d", "e"]
+        .iter()
+        .map(|p| a.find(p).unwrap().unwrap().extent.unwrap().chunks)
+        .collect();
+    assert_eq!(chunks, [0, 1, 1, 0, 0], "b and c name a's bytes");
+    assert_eq!(a.chunk_entries().unwrap().count(), 3, "a, d and e in the chunk index");
+    assert_eq!(a.info().unwrap().deduplicated_bytes, 2 * (30 << 10));
+    assert!(a.verify().unwrap().is_ok());
+    drop(a);
+    state_is(&archive, 1, &tree(&src));
+}
