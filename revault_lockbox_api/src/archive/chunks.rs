@@ -189,15 +189,15 @@ mod tests {
         *blake3::hash(&n.to_le_bytes()).as_bytes()
     }
 
-    /// An archive of one small file (below the smallest chunk, so stored
-    /// whole) whose session noted `entries` in its chunk index (chunks the
-    /// writer was told it stored).
+    /// An archive of one file stored whole and kept out of the chunk
+    /// index (a linked file: hard links may name it) whose session noted
+    /// `entries` in its chunk index (chunks the writer was told it stored).
     fn archive_noting(entries: &[ChunkEntry]) -> Archive<Cursor<Vec<u8>>> {
         let password = Password::from("chunks");
         let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS);
         let mut w = ArchiveWriter::new(Vec::new(), &password, options).unwrap();
         let content: Vec<u8> = (0..60_000u32).map(|i| (i * 7 + i / 255) as u8).collect();
-        w.add_file("f", &Metadata::new(0o644, 0, 0, 0, 0), 60_000, &content[..]).unwrap();
+        w.add_linked_file("f", &Metadata::new(0o644, 0, 0, 0, 0), 60_000, &content[..]).unwrap();
         for e in entries {
             w.chunk_index.record(e.id, e.offset, e.len).unwrap();
         }
