@@ -177,3 +177,64 @@ fn identical_small_files_in_one_create_are_stored_once() {
     drop(a);
     state_is(&archive, 1, &tree(&src));
 }
+
+/// One-chunk lists naming a small file's bytes as an attacker holding the
+/// key could write them: past the stream, into a later session's part,
+/// with a length other than the file's. Each is refused as malformed in
+/// one line by every way in (`open_file`, extract, verify), in the state
+/// it was written in and after an append.
+#[test]
+fn hostile_small_file_references_are_refused_in_one_line() {
+    use crate::format::{encode_chunk_list, ChunkRef, Entry, EntryKind, Extent};
+    use crate::session::{ArchiveWriter, Metadata};
+
+    let a = random(3000, 1);
+    let id = |bytes: &[u8]| {
+        let keys = crate::crypto::ChunkKeys::from_key_bytes(&[0; 32], &[0; 16]);
+        *crate::chunk::ChunkIdHasher::id_of(&keys, bytes).as_bytes()
+    };
+    // The list follows `a`'s 3,000 bytes: the session's stream ends after
+    // it, at 3,044, where the append's first file starts.
+    let cases = [
+        ("a length other than the file's", ChunkRef { offset: 0, len: 3000, id: id(&a) }, 2999, "add up"),
+        ("past the stream", ChunkRef { offset: 1 << 40, len: 100, id: [0; 32] }, 100, "before its list"),
+        ("into the next session", ChunkRef { offset: 3044, len: 100, id: [0; 32] }, 100, "before its list"),
+    ];
+    for (name, chunk, size, message) in cases {
+        let work = tempfile::tempdir().unwrap();
+        let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS);
+        let mut w = ArchiveWriter::new(Vec::new(), &password(), options).unwrap();
+        let meta = Metadata::new(0o644, 0, 0, 0, 0);
+        w.add_file("a", &meta, 3000, &a[..]).unwrap();
+        let at = w.append_raw(&encode_chunk_list(&[chunk]));
+        assert_eq!(at, 3000, "{name}");
+        let kind = EntryKind::File { size, sha256: [0; 32] };
+        let extent = Some(Extent { offset: at, size, linked: false, chunks: 1 });
+        w.push_raw(Entry { path: b"c".to_vec(), kind, meta, extent, sparse: None }).unwrap();
+        let path = work.path().join("x.lbox");
+        std::fs::write(&path, w.finish().unwrap()).unwrap();
+        // An append whose file lies where the forged chunk points.
+        let src = work.path().join("src");
+        std::fs::create_dir(&src).unwrap();
+        std::fs::write(src.join("z"), random(3000, 2)).unwrap();
+        let updater = ArchiveUpdater::open(&path, &password(), UpdateOptions::new()).unwrap();
+        updater.add(&src, &["z".into()]).unwrap();
+        let archive = open(&path);
+        assert_eq!(archive.content_bytes(), 6044, "{name}");
+        for state in [1, 2] {
+            let view = archive.at(AsOf::State(state)).unwrap();
+            let out = tempfile::tempdir().unwrap();
+            let errors = [
+                view.open_file("c").err().unwrap_or_else(|| panic!("{name}: opened")),
+                view.extract(out.path(), &ExtractOptions::new().sync(false)).unwrap_err(),
+                view.verify().unwrap_err(),
+            ];
+            for err in errors {
+                let line = err.to_string();
+                assert!(err.is_authentication() && !line.contains('\n'), "{name}, state {state}: {line}");
+                assert!(line.contains(message), "{name}, state {state}: {line}");
+            }
+            assert!(std::fs::read_dir(out.path()).unwrap().next().is_none(), "{name}: nothing extracted");
+        }
+    }
+}
