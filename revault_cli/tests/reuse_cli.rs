@@ -60,3 +60,65 @@ fn info_and_log_stats_show_what_copies_and_later_sessions_reuse() {
     let info = &json_lines(&ok(&["info", "--json", s(&archive)]))[0];
     assert_eq!(info["deduplicated_bytes"], 2 * len, "{info}");
 }
+
+/// Every regular file under `dir`, by its path below it.
+fn files_under(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut files = std::collections::BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                let name = path.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                files.insert(name, fs::read(&path).unwrap());
+            }
+        }
+    }
+    files
+}
+
+/// Files below the smallest chunk are in the chunk index too: a renamed
+/// directory of them stores no content again, a duplicate in one tree is
+/// stored once, and every state still extracts as it was.
+#[test]
+fn a_renamed_directory_of_small_files_is_reused_and_each_state_extracts() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    let docs = src.join("tree/docs");
+    fs::create_dir_all(&docs).unwrap();
+    let mut total = 0u64;
+    for i in 0..30u64 {
+        let data = noise(i + 1, 1000 * (i as usize + 1));
+        total += data.len() as u64;
+        fs::write(docs.join(format!("f{i:02}")), &data).unwrap();
+    }
+    // A duplicate inside the tree: stored once at create.
+    fs::write(src.join("tree/dup"), noise(5, 5000)).unwrap();
+    let archive = dir.path().join("a.lbox");
+    let a = s(&archive);
+    ok(&[&["create", "-q"][..], &CHEAP, &["-o", a, "-C", s(&src), "tree"]].concat());
+    let info = &json_lines(&ok(&["info", "--json", a]))[0];
+    assert_eq!(info["deduplicated_bytes"], 5000, "tree/dup is f04's bytes: {info}");
+    let first = files_under(&src);
+
+    fs::rename(&docs, src.join("tree/manual")).unwrap();
+    ok(&["update", "-q", a, "-C", s(&src), "--delete-missing", "tree"]);
+    let sessions: Vec<Value> = json_lines(&ok(&["log", "--stats", "--json", a]))
+        .into_iter()
+        .filter(|l| l["type"] == "session")
+        .collect();
+    assert_eq!(sessions[1]["reused_bytes"], total, "{sessions:?}");
+    // Its header, 30 entries with their 44-byte lists, a deletion, the
+    // index nodes and the trailer: no file's content.
+    let written = sessions[1]["bytes_written"].as_u64().unwrap();
+    assert!(written < 12 << 10, "the rename stored {written} bytes for {total} of files");
+    ok(&["verify", "-q", a]);
+    for (state, want) in [("1", &first), ("2", &files_under(&src))] {
+        let out = dir.path().join(format!("out{state}"));
+        fs::create_dir(&out).unwrap();
+        ok(&["extract", "-q", "--session", state, a, "-C", s(&out)]);
+        assert!(files_under(&out) == *want, "state {state} extracts as it was");
+    }
+}
