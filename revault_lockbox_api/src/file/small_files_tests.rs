@@ -103,7 +103,8 @@ fn a_renamed_directory_of_small_files_stores_no_data_again() {
     state_is(&archive, 2, &tree(&src));
 
     // A compaction that keeps both states stores each file once.
-    let keep = UpdateOptions::new().retention(Retention::latest().last_states(std::num::NonZeroU64::new(2).unwrap()));
+    let keep = UpdateOptions::new()
+        .retention(Retention::latest().last_states(std::num::NonZeroU64::new(2).unwrap()));
     ArchiveUpdater::compact(&archive, &password(), keep).unwrap();
     let a = open(&archive);
     assert!(a.content_bytes() < bytes + (8 << 10), "{} bytes stored after compaction", a.content_bytes());
@@ -165,7 +166,10 @@ fn identical_small_files_in_one_create_are_stored_once() {
     let a = open(&archive);
     let stored = a.content_bytes();
     let distinct = 3 * (30 << 10) - 1;
-    assert!((distinct..distinct + 200).contains(&stored), "{stored} bytes stored, want {distinct} and 2 lists");
+    assert!(
+        (distinct..distinct + 200).contains(&stored),
+        "{stored} bytes stored, want {distinct} and 2 lists"
+    );
     let chunks: Vec<u32> = ["a", "b", "c", "d", "e"]
         .iter()
         .map(|p| a.find(p).unwrap().unwrap().extent.unwrap().chunks)

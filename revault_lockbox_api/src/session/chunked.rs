@@ -473,6 +473,39 @@ mod tests {
         assert!(read_all(&archive, "g-shrank").is_empty());
     }
 
+    /// FORMAT.md §10: a small file's chunk id is the keyed BLAKE3 of its
+    /// bytes (no id of its own kind), under the vectors' keys (content key
+    /// 00 01 .. 1f, archive id a0 a1 .. af); the session's chunk index
+    /// finds the file's stored bytes by it, and a copy names them.
+    #[test]
+    fn a_small_files_id_is_the_known_answer_and_finds_its_bytes() {
+        use crate::keys::KeySet;
+
+        let content: &[u8] = b"revault-lockbox chunker test vector";
+        let want = "8e774caf874dc63e2bf4baca42303a1db69f31e891ca93a01dd6a6347b4436e6";
+        let key: [u8; 32] = std::array::from_fn(|i| i as u8);
+        let archive_id: [u8; 16] = std::array::from_fn(|i| 0xa0 + i as u8);
+        let content_key = ContentKey::from_bytes(&key);
+        let id = ChunkIdHasher::id_of(&ChunkKeys::derive(&content_key, &archive_id), content);
+        assert_eq!(id.to_string(), want);
+
+        let keys: KeySet = (&password()).into();
+        let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS);
+        let mut w =
+            ArchiveWriter::with_known_keys(Vec::new(), &keys, options, (archive_id, &content_key)).unwrap();
+        let meta = Metadata::new(0o644, 0, 0, 0, 0);
+        w.add_file("a", &meta, 35, content).unwrap();
+        w.add_file("b", &meta, 35, content).unwrap();
+        let archive = Archive::open(Cursor::new(w.finish().unwrap()), &password()).unwrap();
+        let a = archive.find("a").unwrap().unwrap().extent.unwrap();
+        let entry = ChunkEntry { id: *id.as_bytes(), offset: a.offset, len: 35 };
+        assert_eq!((a.chunks, archive.find_chunk(id.as_bytes()).unwrap()), (0, Some(entry)));
+        let b = archive.find("b").unwrap().unwrap();
+        let list = archive.chunk_list(&b).unwrap().unwrap();
+        assert_eq!(list, [ChunkRef { offset: a.offset, len: 35, id: *id.as_bytes() }]);
+        assert!(read_all(&archive, "b") == content);
+    }
+
     #[test]
     fn chunks_spilled_past_the_memory_cap_are_still_found_and_indexed() {
         let meta = Metadata::new(0o644, 0, 0, 0, 0);
