@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::Archive;
 use crate::error::{Error, Result};
-use crate::format::{ChunkEntry, ChunksLeaf, Table, TreeTop, CHUNK_ID_LEN};
+use crate::format::{chunk_key, ChunkEntry, ChunkKey, ChunksLeaf, Table, TreeTop, CHUNK_ID_LEN};
 use crate::index::{LeafCursor, TreeReader};
 use crate::session::StoredChunks;
 use crate::storage::ReadAt;
@@ -23,17 +23,18 @@ impl<S: ReadAt> Archive<S> {
     /// [`find_chunk`](Self::find_chunk), keeping the leaves it reads in
     /// `cache` for the next lookups.
     fn find_chunk_in(&self, id: &[u8; CHUNK_ID_LEN], cache: &mut LeafCache) -> Result<Option<ChunkEntry>> {
+        let key = chunk_key(id);
         for (run_at, (keys, run)) in self.run_keys.iter().zip(&self.root.runs).enumerate().rev() {
             if run.chunks.height == 0 {
                 continue;
             }
             let tree = self.tree_with(keys, Table::Chunks);
-            let Some((node, child)) = tree.find_leaf(&run.chunks, id)? else { continue };
+            let Some((node, child)) = tree.find_leaf(&run.chunks, &key)? else { continue };
             let leaf = match cache.leaves.get(&(run_at, node.seq)) {
                 Some(leaf) => Arc::clone(leaf),
                 None => {
                     let leaf = ChunksLeaf::decode(&tree.node(&node, &child)?)?;
-                    if leaf.entries[0].id[..] != child.first_key[..] {
+                    if leaf.entries[0].key[..] != child.first_key[..] {
                         return Err(Error::malformed(
                             "chunk index",
                             "leaf does not start where its parent says",
@@ -47,7 +48,7 @@ impl<S: ReadAt> Archive<S> {
                     leaf
                 }
             };
-            if let Some(found) = leaf.get(id) {
+            if let Some(found) = leaf.get(&key) {
                 return self.chunk_in_stream(found).map(Some);
             }
         }
@@ -75,20 +76,20 @@ impl<S: ReadAt> Archive<S> {
         for run in &mut runs {
             fronts.push(run.next_entry()?);
         }
-        let mut last: Option<[u8; CHUNK_ID_LEN]> = None;
+        let mut last: Option<ChunkKey> = None;
         Ok(std::iter::from_fn(move || loop {
             let pick = (0..fronts.len())
                 .filter(|&i| fronts[i].is_some())
-                .min_by_key(|&i| fronts[i].map(|e| e.id))?;
+                .min_by_key(|&i| fronts[i].map(|e| e.key))?;
             let entry = fronts[pick].take().expect("picked a front");
             match runs[pick].next_entry() {
                 Ok(next) => fronts[pick] = next,
                 Err(e) => return Some(Err(e)),
             }
-            if last == Some(entry.id) {
+            if last == Some(entry.key) {
                 continue;
             }
-            last = Some(entry.id);
+            last = Some(entry.key);
             return Some(self.chunk_in_stream(entry));
         }))
     }
@@ -150,24 +151,24 @@ struct RunChunks<'a> {
     tree: TreeReader<'a>,
     cursor: LeafCursor<'a>,
     leaf: std::vec::IntoIter<ChunkEntry>,
-    /// The last id returned: ids rise across leaves too.
-    last: Option<[u8; CHUNK_ID_LEN]>,
+    /// The last key returned: keys rise across leaves too.
+    last: Option<ChunkKey>,
 }
 
 impl RunChunks<'_> {
     fn next_entry(&mut self) -> Result<Option<ChunkEntry>> {
         loop {
             if let Some(entry) = self.leaf.next() {
-                if self.last.is_some_and(|last| last >= entry.id) {
-                    return Err(Error::malformed("chunk index", "ids out of order across leaves"));
+                if self.last.is_some_and(|last| last >= entry.key) {
+                    return Err(Error::malformed("chunk index", "keys out of order across leaves"));
                 }
-                self.last = Some(entry.id);
+                self.last = Some(entry.key);
                 return Ok(Some(entry));
             }
             let Some(next) = self.cursor.next() else { return Ok(None) };
             let (id, child) = next?;
             let leaf = ChunksLeaf::decode(&self.tree.node(&id, &child)?)?;
-            if leaf.entries[0].id[..] != child.first_key[..] {
+            if leaf.entries[0].key[..] != child.first_key[..] {
                 return Err(Error::malformed("chunk index", "leaf does not start where its parent says"));
             }
             self.leaf = leaf.entries.into_iter();
@@ -181,7 +182,7 @@ mod tests {
 
     use crate::archive::Archive;
     use crate::crypto::{KdfParams, Password};
-    use crate::format::{ChunkEntry, CHUNK_ID_LEN};
+    use crate::format::{chunk_key, ChunkEntry, CHUNK_ID_LEN};
     use crate::session::{ArchiveWriter, CreateOptions, Metadata};
 
     fn id(n: u32) -> [u8; CHUNK_ID_LEN] {
@@ -189,17 +190,23 @@ mod tests {
         *blake3::hash(&n.to_le_bytes()).as_bytes()
     }
 
+    /// The index entry of chunk `n` stored at `offset`, `len` bytes.
+    fn entry(n: u32, offset: u64, len: u32) -> ChunkEntry {
+        ChunkEntry { key: chunk_key(&id(n)), offset, len }
+    }
+
     /// An archive of one file stored whole and kept out of the chunk
     /// index (a linked file: hard links may name it) whose session noted
-    /// `entries` in its chunk index (chunks the writer was told it stored).
-    fn archive_noting(entries: &[ChunkEntry]) -> Archive<Cursor<Vec<u8>>> {
+    /// the chunks `(n, offset, len)` in its chunk index (chunks the writer
+    /// was told it stored).
+    fn archive_noting(noted: &[(u32, u64, u32)]) -> Archive<Cursor<Vec<u8>>> {
         let password = Password::from("chunks");
         let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS);
         let mut w = ArchiveWriter::new(Vec::new(), &password, options).unwrap();
         let content: Vec<u8> = (0..60_000u32).map(|i| (i * 7 + i / 255) as u8).collect();
         w.add_linked_file("f", &Metadata::new(0o644, 0, 0, 0, 0), 60_000, &content[..]).unwrap();
-        for e in entries {
-            w.chunk_index.record(e.id, e.offset, e.len).unwrap();
+        for &(n, offset, len) in noted {
+            w.chunk_index.record(id(n), offset, len).unwrap();
         }
         Archive::open(Cursor::new(w.finish().unwrap()), &password).unwrap()
     }
@@ -207,15 +214,15 @@ mod tests {
     #[test]
     fn every_noted_chunk_is_found_by_its_id_across_leaves() {
         // 3,700 entries: three leaves of the chunk index.
-        let entries: Vec<ChunkEntry> =
-            (0..3700u32).map(|n| ChunkEntry { id: id(n), offset: u64::from(n) * 16, len: 16 }).collect();
-        let a = archive_noting(&entries);
+        let noted: Vec<(u32, u64, u32)> = (0..3700u32).map(|n| (n, u64::from(n) * 16, 16)).collect();
+        let a = archive_noting(&noted);
         assert!(a.root().runs[0].chunks.children.len() >= 2, "more than one leaf");
-        for e in entries.iter().step_by(97).chain(entries.last()) {
-            assert_eq!(a.find_chunk(&e.id).unwrap(), Some(*e));
+        for &(n, offset, len) in noted.iter().step_by(97).chain(noted.last()) {
+            assert_eq!(a.find_chunk(&id(n)).unwrap(), Some(entry(n, offset, len)));
         }
         assert_eq!(a.find_chunk(&id(3700)).unwrap(), None);
-        let mut sorted = entries.clone();
+        let mut sorted: Vec<ChunkEntry> =
+            noted.iter().map(|&(n, offset, len)| entry(n, offset, len)).collect();
         sorted.sort();
         let all: Vec<ChunkEntry> = a.chunk_entries().unwrap().map(Result::unwrap).collect();
         assert_eq!(all, sorted);
@@ -223,21 +230,19 @@ mod tests {
 
     #[test]
     fn an_id_noted_twice_keeps_its_first_place_and_an_archive_without_chunks_has_no_index() {
-        let first = ChunkEntry { id: id(1), offset: 100, len: 10 };
-        let a = archive_noting(&[first, ChunkEntry { offset: 200, ..first }]);
-        assert_eq!(a.find_chunk(&first.id).unwrap(), Some(first));
+        let a = archive_noting(&[(1, 100, 10), (1, 200, 10)]);
+        assert_eq!(a.find_chunk(&id(1)).unwrap(), Some(entry(1, 100, 10)));
         assert_eq!(a.chunk_entries().unwrap().count(), 1);
         let plain = archive_noting(&[]);
         assert_eq!(plain.root().runs[0].chunks.height, 0);
-        assert_eq!(plain.find_chunk(&first.id).unwrap(), None);
+        assert_eq!(plain.find_chunk(&id(1)).unwrap(), None);
         assert_eq!(plain.chunk_entries().unwrap().count(), 0);
     }
 
     #[test]
     fn a_chunk_index_entry_past_the_stream_is_refused() {
-        let past = ChunkEntry { id: id(9), offset: 59_995, len: 7 };
-        let a = archive_noting(&[past]);
-        let err = a.find_chunk(&past.id).unwrap_err();
+        let a = archive_noting(&[(9, 59_995, 7)]);
+        let err = a.find_chunk(&id(9)).unwrap_err();
         assert!(err.to_string().ends_with("malformed chunk index: a chunk past the data stream"), "{err}");
         assert!(a.chunk_entries().unwrap().next().unwrap().is_err());
     }

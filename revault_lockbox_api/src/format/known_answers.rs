@@ -410,11 +410,14 @@ fn chunked_file_chunk_list_and_chunk_index() {
     assert_eq!(hex(&list), expected.replace(' ', ""));
     assert_eq!(decode_chunk_list(&list, 4396, 1, 300).unwrap(), [chunk]);
 
-    let entries = [ChunkEntry { id: [0; 32], offset: 0, len: 1 }, ChunkEntry { id, offset: 4096, len: 300 }];
+    let entries = [
+        ChunkEntry { key: [0; 16], offset: 0, len: 1 },
+        ChunkEntry { key: chunk_key(&id), offset: 4096, len: 300 },
+    ];
     let expected = concat!(
         "02000000",
-        "0000000000000000000000000000000000000000000000000000000000000000 0000000000000000 01000000",
-        "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf 0010000000000000 2c010000",
+        "00000000000000000000000000000000 0000000000000000 01000000",
+        "a0a1a2a3a4a5a6a7a8a9aaabacadaeaf 0010000000000000 2c010000",
     );
     assert_eq!(hex(&ChunksLeaf::encode(&entries)), expected.replace(' ', ""));
     assert_eq!(ChunksLeaf::decode(&ChunksLeaf::encode(&entries)).unwrap().entries, entries);
@@ -422,7 +425,7 @@ fn chunked_file_chunk_list_and_chunk_index() {
     // The root of `session_record_and_root` with a chunk index of one leaf.
     let record = first_session_record();
     let leaf_child = Child {
-        first_key: vec![0; 32],
+        first_key: vec![0; 16],
         offset: 8192,
         stored_len: 120,
         plain_len: 92,
@@ -443,7 +446,7 @@ fn chunked_file_chunk_list_and_chunk_index() {
     };
     let bytes = root.encode();
     let section = concat!(
-        "01 01 01000000 20000000 0000000000000000000000000000000000000000000000000000000000000000",
+        "01 01 01000000 10000000 00000000000000000000000000000000",
         "0020000000000000 78000000 5c000000 01",
         "3333333333333333333333333333333333333333333333333333333333333333",
     )

@@ -26,7 +26,7 @@ mod signature;
 mod trailer;
 mod walk_rules;
 
-pub(crate) use chunk_index::{ChunkEntry, ChunksLeaf, CHUNK_ENTRY_LEN};
+pub(crate) use chunk_index::{chunk_key, ChunkEntry, ChunkKey, ChunksLeaf, CHUNK_ENTRY_LEN, CHUNK_KEY_LEN};
 pub(crate) use chunks::{decode_chunk_list, encode_chunk_list, ChunkRef};
 #[cfg(test)]
 pub(crate) use chunks::{CHUNK_RECORD_LEN, MAX_CHUNK_LEN};

@@ -167,7 +167,9 @@ pub fn sealed_seeds() -> Result<Vec<Seed>> {
             Sealing::Node(id) if id.level == 0 && id.seq == 0 && id.table == Table::Entries => {
                 (SEALED_ENTRIES_LEAF, "entries-leaf".into())
             }
-            Sealing::Node(id) if id.level == 0 && id.seq == 0 => (SEALED_PAGES_LEAF, "pages-leaf".into()),
+            Sealing::Node(id) if id.level == 0 && id.seq == 0 && id.table == Table::Pages => {
+                (SEALED_PAGES_LEAF, "pages-leaf".into())
+            }
             Sealing::Page(n) if n < 3 => (SEALED_FIRST_PAGE + n as u8, format!("page-{n}")),
             _ => continue,
         };

@@ -9,7 +9,9 @@ use hashbrown::HashTable;
 use super::chunk_runs::SpilledRuns;
 use super::ArchiveWriter;
 use crate::error::{Error, Result};
-use crate::format::{ChunkEntry, ChunksLeaf, Table, TreeTop, CHUNK_ID_LEN, INDEX_NODE_TARGET_LEN};
+use crate::format::{
+    chunk_key, ChunkEntry, ChunkKey, ChunksLeaf, Table, TreeTop, CHUNK_ID_LEN, INDEX_NODE_TARGET_LEN,
+};
 use crate::index::{NodeSink, TreeBuilder};
 
 /// Chunks stored by the sessions before this one, which a writer names in
@@ -35,8 +37,8 @@ const RECENT_CHUNKS: usize = 1 << 17;
 pub(crate) struct SessionChunks {
     /// The newest chunks, in the order noted.
     recent: Vec<ChunkEntry>,
-    /// Positions in `recent`, by id.
-    by_id: HashTable<u32>,
+    /// Positions in `recent`, by key.
+    by_key: HashTable<u32>,
     /// How many `recent` holds before they are spilled.
     cap: usize,
     spilled: Option<SpilledRuns>,
@@ -48,27 +50,28 @@ impl Default for SessionChunks {
     }
 }
 
-/// A chunk id's place in a table: ids are keyed BLAKE3 outputs, uniform
+/// A chunk key's place in a table: ids are keyed BLAKE3 outputs, uniform
 /// and unknown to whoever does not hold the key, so their first bytes
 /// serve as the hash.
-fn id_hash(id: &[u8; CHUNK_ID_LEN]) -> u64 {
-    u64::from_le_bytes(id[..8].try_into().expect("8 bytes of an id"))
+fn key_hash(key: &ChunkKey) -> u64 {
+    u64::from_le_bytes(key[..8].try_into().expect("8 bytes of a key"))
 }
 
 impl SessionChunks {
     /// Holding at most `cap` chunks in memory.
     pub(super) fn with_cap(cap: usize) -> SessionChunks {
-        SessionChunks { recent: Vec::new(), by_id: HashTable::new(), cap, spilled: None }
+        SessionChunks { recent: Vec::new(), by_key: HashTable::new(), cap, spilled: None }
     }
 
     /// Where this session stored the chunk `id`, if it did.
     pub(crate) fn find(&self, id: &[u8; CHUNK_ID_LEN]) -> Result<Option<ChunkEntry>> {
+        let key = chunk_key(id);
         let recent = &self.recent;
-        if let Some(&at) = self.by_id.find(id_hash(id), |&at| recent[at as usize].id == *id) {
+        if let Some(&at) = self.by_key.find(key_hash(&key), |&at| recent[at as usize].key == key) {
             return Ok(Some(recent[at as usize]));
         }
         match &self.spilled {
-            Some(spilled) => spilled.find(id).map_err(Error::stream(SPILL_READS)),
+            Some(spilled) => spilled.find(&key).map_err(Error::stream(SPILL_READS)),
             None => Ok(None),
         }
     }
@@ -76,14 +79,15 @@ impl SessionChunks {
     /// Notes that the chunk `id` was stored at `offset`, `len` bytes; a
     /// chunk noted before keeps its first place.
     pub(crate) fn record(&mut self, id: [u8; CHUNK_ID_LEN], offset: u64, len: u32) -> Result<()> {
+        let key = chunk_key(&id);
         let recent = &self.recent;
-        if self.by_id.find(id_hash(&id), |&at| recent[at as usize].id == id).is_some() {
+        if self.by_key.find(key_hash(&key), |&at| recent[at as usize].key == key).is_some() {
             return Ok(());
         }
         let at = u32::try_from(self.recent.len()).expect("at most `cap` recent chunks");
-        self.recent.push(ChunkEntry { id, offset, len });
+        self.recent.push(ChunkEntry { key, offset, len });
         let recent = &self.recent;
-        self.by_id.insert_unique(id_hash(&id), at, |&at| id_hash(&recent[at as usize].id));
+        self.by_key.insert_unique(key_hash(&key), at, |&at| key_hash(&recent[at as usize].key));
         if self.recent.len() >= self.cap {
             self.spill().map_err(Error::stream(SPILL_WRITES))?;
         }
@@ -93,8 +97,8 @@ impl SessionChunks {
     /// Sorts the recent chunks into a run on disk, freeing their memory
     /// for the next ones (the list keeps its capacity).
     fn spill(&mut self) -> std::io::Result<()> {
-        self.by_id.clear();
-        self.recent.sort_unstable_by_key(|e| e.id);
+        self.by_key.clear();
+        self.recent.sort_unstable_by_key(|e| e.key);
         let spilled = match &mut self.spilled {
             Some(spilled) => spilled,
             None => self.spilled.insert(SpilledRuns::new()?),
@@ -112,7 +116,7 @@ impl SessionChunks {
     /// Writes the tree through `sink` and returns its top (empty when no
     /// chunk was noted).
     pub(crate) fn write(mut self, sink: &mut dyn NodeSink) -> Result<TreeTop> {
-        self.recent.sort_unstable_by_key(|e| e.id);
+        self.recent.sort_unstable_by_key(|e| e.key);
         match &self.spilled {
             Some(spilled) => {
                 let merged = spilled.merged_with(&self.recent);
@@ -128,28 +132,28 @@ const SPILL_WRITES: &str = "writing the session's chunk index to a temporary fil
 const SPILL_READS: &str = "reading the session's chunk index from its temporary file";
 
 /// Writes a chunk index of `entries`, which come in strictly increasing
-/// id order (a merge of sorted indexes), a leaf at a time.
+/// key order (a merge of sorted indexes), a leaf at a time.
 pub(crate) fn write_sorted(
     entries: impl Iterator<Item = Result<ChunkEntry>>,
     sink: &mut dyn NodeSink,
 ) -> Result<TreeTop> {
     let mut tree = TreeBuilder::new(Table::Chunks);
     let mut leaf: Vec<ChunkEntry> = Vec::with_capacity(LEAF_ENTRIES);
-    let mut last: Option<[u8; CHUNK_ID_LEN]> = None;
+    let mut last: Option<ChunkKey> = None;
     for entry in entries {
         let entry = entry?;
-        if last.is_some_and(|last| last >= entry.id) {
-            return Err(Error::malformed("chunk index", "ids out of order across leaves"));
+        if last.is_some_and(|last| last >= entry.key) {
+            return Err(Error::malformed("chunk index", "keys out of order across leaves"));
         }
-        last = Some(entry.id);
+        last = Some(entry.key);
         leaf.push(entry);
         if leaf.len() == LEAF_ENTRIES {
-            tree.add_leaf(leaf[0].id.to_vec(), ChunksLeaf::encode(&leaf), sink)?;
+            tree.add_leaf(leaf[0].key.to_vec(), ChunksLeaf::encode(&leaf), sink)?;
             leaf.clear();
         }
     }
     if !leaf.is_empty() {
-        tree.add_leaf(leaf[0].id.to_vec(), ChunksLeaf::encode(&leaf), sink)?;
+        tree.add_leaf(leaf[0].key.to_vec(), ChunksLeaf::encode(&leaf), sink)?;
     }
     tree.finish(sink)
 }

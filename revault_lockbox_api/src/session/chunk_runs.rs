@@ -18,7 +18,7 @@ use std::io;
 use std::os::unix::fs::FileExt;
 
 use crate::crypto::SpoolCipher;
-use crate::format::{ChunkEntry, CHUNK_ENTRY_LEN, CHUNK_ID_LEN, TAG_LEN};
+use crate::format::{ChunkEntry, ChunkKey, CHUNK_ENTRY_LEN, CHUNK_KEY_LEN, TAG_LEN};
 
 /// Entries a sealed block holds: about 4 KiB, one read a search.
 const BLOCK_ENTRIES: usize = 85;
@@ -50,20 +50,22 @@ pub(super) struct SpilledRuns {
 struct Filter(Vec<u64>);
 
 impl Filter {
-    fn positions(id: &[u8; CHUNK_ID_LEN]) -> impl Iterator<Item = usize> + '_ {
-        // Bytes 8.. : the first eight place the id in `SessionChunks`' table.
-        id[8..8 + 4 * FILTER_PROBES]
-            .chunks_exact(4)
-            .map(|four| u32::from_le_bytes(four.try_into().expect("four bytes")) as usize & (FILTER_BITS - 1))
+    fn positions(key: &ChunkKey) -> impl Iterator<Item = usize> {
+        // Bytes 8..16 (the first eight place the key in `SessionChunks`'
+        // table), as two hashes combined for each probe (Kirsch and
+        // Mitzenmacher's double hashing).
+        let h = u64::from_le_bytes(key[8..16].try_into().expect("eight bytes"));
+        let (a, b) = (h as u32 as usize, (h >> 32) as usize | 1);
+        (0..FILTER_PROBES).map(move |i| a.wrapping_add(i.wrapping_mul(b)) & (FILTER_BITS - 1))
     }
 
-    fn insert(&mut self, id: &[u8; CHUNK_ID_LEN]) {
+    fn insert(&mut self, id: &ChunkKey) {
         for bit in Filter::positions(id) {
             self.0[bit / 64] |= 1 << (bit % 64);
         }
     }
 
-    fn may_hold(&self, id: &[u8; CHUNK_ID_LEN]) -> bool {
+    fn may_hold(&self, id: &ChunkKey) -> bool {
         Filter::positions(id).all(|bit| self.0[bit / 64] & (1 << (bit % 64)) != 0)
     }
 }
@@ -91,7 +93,7 @@ struct Run {
 
 #[derive(Clone, Copy)]
 struct Block {
-    first: [u8; CHUNK_ID_LEN],
+    first: ChunkKey,
     offset: u64,
     number: u64,
     count: u32,
@@ -111,7 +113,7 @@ impl SpilledRuns {
     /// merges the newest runs while `FAN_IN` of one level gather.
     pub(super) fn add(&mut self, entries: &[ChunkEntry]) -> io::Result<()> {
         for entry in entries {
-            self.filter.insert(&entry.id);
+            self.filter.insert(&entry.key);
         }
         let blocks = self.tail.write_run(&self.store, entries.iter().map(|e| Ok(*e)))?;
         self.runs.push(Run { level: 0, blocks });
@@ -131,7 +133,7 @@ impl SpilledRuns {
     }
 
     /// Where the chunk `id` is, if a run holds it: one block read per run.
-    pub(super) fn find(&self, id: &[u8; CHUNK_ID_LEN]) -> io::Result<Option<ChunkEntry>> {
+    pub(super) fn find(&self, id: &ChunkKey) -> io::Result<Option<ChunkEntry>> {
         if !self.filter.may_hold(id) {
             return Ok(None);
         }
@@ -139,7 +141,7 @@ impl SpilledRuns {
         for run in &self.runs {
             let Some(at) = run.blocks.partition_point(|b| b.first <= *id).checked_sub(1) else { continue };
             let entries = self.store.read_block(&run.blocks[at], &mut buf)?;
-            if let Ok(i) = entries.binary_search_by(|e| e.id.cmp(id)) {
+            if let Ok(i) = entries.binary_search_by(|e| e.key.cmp(id)) {
                 return Ok(Some(entries[i]));
             }
         }
@@ -170,14 +172,14 @@ impl Tail {
         let mut pending: Vec<u8> = Vec::with_capacity(WRITE_LEN + BLOCK_LEN);
         let mut block: Vec<u8> = Vec::with_capacity(BLOCK_LEN);
         let mut count = 0u32;
-        let mut first = [0; CHUNK_ID_LEN];
+        let mut first = [0; CHUNK_KEY_LEN];
         let mut entries = entries.peekable();
         while let Some(entry) = entries.next() {
             let entry = entry?;
             if count == 0 {
-                first = entry.id;
+                first = entry.key;
             }
-            block.extend_from_slice(&entry.id);
+            block.extend_from_slice(&entry.key);
             block.extend_from_slice(&entry.offset.to_le_bytes());
             block.extend_from_slice(&entry.len.to_le_bytes());
             count += 1;
@@ -217,10 +219,10 @@ impl Store {
 const BLOCK_LEN: usize = BLOCK_ENTRIES * CHUNK_ENTRY_LEN + TAG_LEN;
 
 fn decode_entry(bytes: &[u8]) -> ChunkEntry {
-    let (id, rest) = bytes.split_at(CHUNK_ID_LEN);
+    let (id, rest) = bytes.split_at(CHUNK_KEY_LEN);
     let (offset, len) = rest.split_at(8);
     ChunkEntry {
-        id: id.try_into().expect("an entry's id"),
+        key: id.try_into().expect("an entry's key"),
         offset: u64::from_le_bytes(offset.try_into().expect("an entry's offset")),
         len: u32::from_le_bytes(len.try_into().expect("an entry's length")),
     }
@@ -256,7 +258,7 @@ impl<'a> RunReader<'a> {
 /// the first run's (the oldest: the first place noted).
 struct Merge<'a> {
     readers: Vec<RunReader<'a>>,
-    last: Option<[u8; CHUNK_ID_LEN]>,
+    last: Option<ChunkKey>,
     buf: Vec<u8>,
 }
 
@@ -275,13 +277,13 @@ impl Iterator for Merge<'_> {
             for (i, reader) in self.readers.iter_mut().enumerate() {
                 match reader.peek(&mut self.buf) {
                     Err(e) => return Some(Err(e)),
-                    Ok(Some(e)) if pick.is_none_or(|(_, p)| e.id < p.id) => pick = Some((i, e)),
+                    Ok(Some(e)) if pick.is_none_or(|(_, p)| e.key < p.key) => pick = Some((i, e)),
                     Ok(_) => {}
                 }
             }
             let (i, entry) = pick?;
             self.readers[i].at += 1;
-            if self.last.replace(entry.id) != Some(entry.id) {
+            if self.last.replace(entry.key) != Some(entry.key) {
                 return Some(Ok(entry));
             }
         }
@@ -294,7 +296,11 @@ mod tests {
 
     fn entry(n: u32) -> ChunkEntry {
         // Ids spread over the id space, in no order of `n`.
-        ChunkEntry { id: *blake3::hash(&n.to_le_bytes()).as_bytes(), offset: u64::from(n) << 8, len: n + 1 }
+        ChunkEntry {
+            key: crate::format::chunk_key(blake3::hash(&n.to_le_bytes()).as_bytes()),
+            offset: u64::from(n) << 8,
+            len: n + 1,
+        }
     }
 
     #[test]
@@ -310,9 +316,9 @@ mod tests {
         let levels: Vec<u32> = runs.runs.iter().map(|run| run.level).collect();
         assert_eq!(levels, [2, 1, 0]);
         for n in (0..21 * RUN).step_by(37).chain([0, 21 * RUN - 1]) {
-            assert_eq!(runs.find(&entry(n).id).unwrap(), Some(entry(n)), "entry {n}");
+            assert_eq!(runs.find(&entry(n).key).unwrap(), Some(entry(n)), "entry {n}");
         }
-        assert_eq!(runs.find(&entry(21 * RUN).id).unwrap(), None);
+        assert_eq!(runs.find(&entry(21 * RUN).key).unwrap(), None);
         // The newest entries, one of them an id a run holds: the run's is kept.
         let mut newest: Vec<ChunkEntry> = (21 * RUN..22 * RUN).map(entry).collect();
         newest.push(ChunkEntry { offset: 1, ..entry(5) });
@@ -332,7 +338,7 @@ mod tests {
         let mut byte = [0];
         runs.store.file.read_exact_at(&mut byte, 10).unwrap();
         runs.store.file.write_all_at(&[byte[0] ^ 1], 10).unwrap();
-        let err = runs.find(&entries[0].id).unwrap_err();
+        let err = runs.find(&entries[0].key).unwrap_err();
         assert_eq!(err.to_string(), "the temporary chunk index file was changed while in use");
         assert!(runs.merged_with(&[]).any(|e| e.is_err()));
     }

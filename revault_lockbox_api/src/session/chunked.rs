@@ -395,7 +395,7 @@ mod tests {
     use super::*;
     use crate::archive::Archive;
     use crate::crypto::{KdfParams, Password};
-    use crate::format::{ChunkEntry, SparseMap};
+    use crate::format::{chunk_key, ChunkEntry, SparseMap};
     use crate::session::chunk_index::SessionChunks;
     use crate::session::CreateOptions;
     use crate::test_data::random;
@@ -506,7 +506,7 @@ mod tests {
         w.add_file("b", &meta, 35, content).unwrap();
         let archive = Archive::open(Cursor::new(w.finish().unwrap()), &password()).unwrap();
         let a = archive.find("a").unwrap().unwrap().extent.unwrap();
-        let entry = ChunkEntry { id: *id.as_bytes(), offset: a.offset, len: 35 };
+        let entry = ChunkEntry { key: chunk_key(id.as_bytes()), offset: a.offset, len: 35 };
         assert_eq!((a.chunks, archive.find_chunk(id.as_bytes()).unwrap()), (0, Some(entry)));
         // A copy in the same session is stored again (a reference back
         // would cost every walk a pass), and the index keeps the first.
@@ -533,7 +533,7 @@ mod tests {
         let list = archive.chunk_list(&archive.find("a").unwrap().unwrap()).unwrap().unwrap();
         assert!(list.len() > 16 * 8, "{} chunks", list.len());
         for chunk in &list {
-            let entry = ChunkEntry { id: chunk.id, offset: chunk.offset, len: chunk.len };
+            let entry = ChunkEntry { key: chunk_key(&chunk.id), offset: chunk.offset, len: chunk.len };
             assert_eq!(archive.find_chunk(&chunk.id).unwrap(), Some(entry));
         }
         let mut distinct: Vec<_> = list.iter().map(|c| c.id).collect();
