@@ -311,6 +311,8 @@ pub struct AppendArgs {
     pub dry_run: DryRunArgs,
     #[command(flatten)]
     pub sign: SignArgs,
+    #[command(flatten)]
+    pub s3: ObjectStoreArgs,
     /// Walk rules added to those the archive recorded (those of its create,
     /// or of the last add or update that gave any).
     #[command(flatten)]
@@ -361,6 +363,8 @@ pub struct RmArgs {
     pub label: LabelArgs,
     #[command(flatten)]
     pub sign: SignArgs,
+    #[command(flatten)]
+    pub s3: ObjectStoreArgs,
     /// Stored paths to remove (directories with everything below them).
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<OsString>,

@@ -307,14 +307,16 @@ impl Command {
             Command::Key(KeyCommand::Remove(KeyRemoveArgs { unlock, .. })) => {
                 unlock.inherit(&b.read.unlock, given)
             }
-            Command::Rm(RmArgs { unlock, quiet, .. }) => {
+            Command::Rm(RmArgs { unlock, quiet, s3, .. }) => {
                 unlock.inherit(&b.read.unlock, given);
                 quiet.inherit(&b.quiet, given);
+                s3.inherit(&b.read.s3, given);
             }
             Command::Passwd(a) => a.password.inherit(&b.read.unlock.password, given),
             Command::Add(AddArgs { append }) | Command::Update(UpdateArgs { append, .. }) => {
                 append.unlock.inherit(&b.read.unlock, given);
                 append.quiet.inherit(&b.quiet, given);
+                append.s3.inherit(&b.read.s3, given);
             }
             Command::Compact(CompactArgs { maintain: a, .. }) | Command::Repair(a) => {
                 a.unlock.inherit(&b.read.unlock, given);

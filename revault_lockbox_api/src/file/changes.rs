@@ -55,13 +55,15 @@ pub(super) fn count_change(
     let old = count(&mut archive.merged_from(Some(first))?)?;
     let new_view: Merged<'_> = archive.merged_with(Some(first), &[new_run])?;
     let new =
-        count(&mut Archive::<Source>::checked(new_view, false, offsets, stream_len)).map_err(|e| match e {
-            Error::UnsafePath { path, .. } => Error::Conflict {
-                path,
-                reason: "would lie below a file or symbolic link of the archive (remove that first)",
+        count(&mut Archive::<Source>::checked(new_view, false, offsets, stream_len)).map_err(
+            |e| match e {
+                Error::UnsafePath { path, .. } => Error::Conflict {
+                    path,
+                    reason: "would lie below a file or symbolic link of the archive (remove that first)",
+                },
+                e => e,
             },
-            e => e,
-        })?;
+        )?;
     Ok((old, new))
 }
 

@@ -141,7 +141,9 @@ impl Place {
             #[cfg(feature = "s3")]
             Place::Object(o) => {
                 let mut out = o.spool.try_clone().map_err(Error::io("opening the spool of", path))?;
-                let from = end.checked_sub(o.at).ok_or_else(|| Error::tampered("append point before the committed end"))?;
+                let from = end
+                    .checked_sub(o.at)
+                    .ok_or_else(|| Error::tampered("append point before the committed end"))?;
                 out.seek(SeekFrom::Start(from)).map_err(Error::io("seeking in the spool of", path))?;
                 Ok(AppendOut::Spool(out))
             }
@@ -156,7 +158,9 @@ impl Place {
                 file.sync_all().map_err(Error::io("syncing", path))
             }
             #[cfg(feature = "s3")]
-            Place::Object(o) => o.spool.set_len(end.saturating_sub(o.at)).map_err(Error::io("truncating the spool of", path)),
+            Place::Object(o) => {
+                o.spool.set_len(end.saturating_sub(o.at)).map_err(Error::io("truncating the spool of", path))
+            }
         }
     }
 
@@ -187,7 +191,9 @@ impl Place {
             Place::Object(o) => {
                 let part_size = crate::s3::MIN_PART_SIZE.max(4 * page_size);
                 let part = o.committed.parts() + 1;
-                o.store.create_part(part, &mut o.spool, part_size).map_err(Error::io("committing a session to", path))?;
+                o.store
+                    .create_part(part, &mut o.spool, part_size)
+                    .map_err(Error::io("committing a session to", path))?;
                 o.committed.delete_stale_staging();
                 Ok(())
             }

@@ -241,7 +241,10 @@ impl ArchiveUpdater {
     /// Runs one append session (see [`attempt`](Self::attempt)); on object
     /// storage with [`UpdateOptions::wait`], again on the new state each
     /// time another writer commits first, from scratch.
-    fn session(mut self, mut body: impl FnMut(Writer, &Archive<Source>, &mut UpdateReport) -> Result<Writer>) -> Result<UpdateReport> {
+    fn session(
+        mut self,
+        mut body: impl FnMut(Writer, &Archive<Source>, &mut UpdateReport) -> Result<Writer>,
+    ) -> Result<UpdateReport> {
         let first = self.report.clone();
         let mut retries = 0;
         loop {
@@ -260,7 +263,8 @@ impl ArchiveUpdater {
     fn reopen(&mut self) -> Result<()> {
         #[cfg(feature = "s3")]
         if self.place.reopened(&self.path)?.is_some() {
-            let archive = self.archive.reopen_as(self.place.committed(&self.path)?, self.options.open_options())?;
+            let archive =
+                self.archive.reopen_as(self.place.committed(&self.path)?, self.options.open_options())?;
             check_for_change(&archive, &self.options)?;
             self.archive = archive;
         }

@@ -36,7 +36,8 @@ impl S3Store {
             let mut bytes = Vec::with_capacity(len as usize);
             io::Read::read_to_end(session, &mut bytes)?;
             let options = PutOptions { mode: PutMode::Create, ..PutOptions::default() };
-            return match self.block_on(self.object_store().put_opts(&path, PutPayload::from(bytes), options)) {
+            return match self.block_on(self.object_store().put_opts(&path, PutPayload::from(bytes), options))
+            {
                 Ok(_) => Ok(()),
                 Err(object_store::Error::AlreadyExists { .. } | object_store::Error::Precondition { .. }) => {
                     Err(raced())
@@ -67,7 +68,12 @@ impl S3Store {
         let _ = self.block_on(self.object_store().delete(&location.object_path()));
     }
 
-    pub(super) fn error_at(&self, action: &'static str, location: &S3Location, error: object_store::Error) -> S3Error {
+    pub(super) fn error_at(
+        &self,
+        action: &'static str,
+        location: &S3Location,
+        error: object_store::Error,
+    ) -> S3Error {
         S3Error::Request { action, location: location.clone(), error: Box::new(error) }
     }
 }

@@ -104,9 +104,15 @@ impl S3Reader {
             if number != expected || meta.size == 0 {
                 let what = if number != expected { "missing" } else { "empty" };
                 let part = part_location(&base, if number != expected { expected } else { number });
-                return Err(S3Error::Parts { location: base, reason: format!("part {} is {what}", part.key) });
+                return Err(S3Error::Parts {
+                    location: base,
+                    reason: format!("part {} is {what}", part.key),
+                });
             }
-            objects.push((len, ObjectReader::known(store.clone(), location, meta.size, meta.e_tag, trace.clone())));
+            objects.push((
+                len,
+                ObjectReader::known(store.clone(), location, meta.size, meta.e_tag, trace.clone()),
+            ));
             len += meta.size;
         }
         Ok(S3Reader { store, objects, len, stale })
@@ -141,14 +147,13 @@ impl S3Reader {
     fn pieces(&self, offset: u64, len: u64) -> impl Iterator<Item = (&ObjectReader, u64, u64, usize)> + '_ {
         let end = offset + len;
         let first = self.objects.partition_point(|(start, _)| *start <= offset).saturating_sub(1);
-        self.objects[first..]
-            .iter()
-            .take_while(move |(start, _)| *start < end)
-            .filter_map(move |(start, object)| {
+        self.objects[first..].iter().take_while(move |(start, _)| *start < end).filter_map(
+            move |(start, object)| {
                 let from = offset.max(*start);
                 let to = end.min(start + object.size());
                 (from < to).then(|| (object, from - start, to - from, (from - offset) as usize))
-            })
+            },
+        )
     }
 }
 
@@ -203,7 +208,8 @@ mod tests {
         }
         let mut names: Vec<String> = [12, 3, 100, 9].iter().map(|&n| part_location(&base, n).key).collect();
         names.sort();
-        let numbers: Vec<u64> = names.iter().map(|n| part_number(n.rsplit('/').next().unwrap()).unwrap()).collect();
+        let numbers: Vec<u64> =
+            names.iter().map(|n| part_number(n.rsplit('/').next().unwrap()).unwrap()).collect();
         assert_eq!(numbers, [3, 9, 12, 100]);
     }
 }

@@ -83,7 +83,7 @@ pub enum S3Error {
     },
     /// Another writer created the part an append was about to commit:
     /// its session came first.
-    #[error("another writer committed part {number} of the archive first ({location})")]
+    #[error("another writer committed the next session first (part {number}, {location})")]
     Raced {
         /// The part both wrote.
         location: S3Location,

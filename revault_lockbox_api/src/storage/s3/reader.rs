@@ -94,7 +94,12 @@ pub(super) async fn fetch_tail(store: &S3Store, location: &S3Location) -> Result
 
 impl ObjectReader {
     /// The object whose last bytes `tail` holds (one GET counted).
-    pub(super) fn with_tail(store: S3Store, location: S3Location, tail: Tail, trace: Option<Arc<Trace>>) -> Self {
+    pub(super) fn with_tail(
+        store: S3Store,
+        location: S3Location,
+        tail: Tail,
+        trace: Option<Arc<Trace>>,
+    ) -> Self {
         let (meta, range, bytes) = tail;
         let reader = ObjectReader::known(store, location, meta.size, meta.e_tag, trace);
         reader.counters.gets.fetch_add(1, Ordering::Relaxed);

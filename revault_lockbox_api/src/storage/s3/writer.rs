@@ -91,7 +91,9 @@ impl S3Writer {
         let limit = store.requests_in_flight().min((MAX_BYTES_IN_FLIGHT / part_size.max(1)).max(1));
         while parts.len() >= limit {
             let joined = store.block_on(parts.join_next()).expect("the set is not empty");
-            joined.map_err(io::Error::other)?.map_err(|e| io_error(store.error_at("uploading", &location, e)))?;
+            joined
+                .map_err(io::Error::other)?
+                .map_err(|e| io_error(store.error_at("uploading", &location, e)))?;
         }
         if *sent >= MAX_PARTS {
             return Err(io::Error::other(format!("{location}: more than {MAX_PARTS} parts")));
