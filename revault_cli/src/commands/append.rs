@@ -83,14 +83,11 @@ fn open(
             ArchiveUpdater::open(archive, key, options)
         }),
         ArchiveLocation::Object(location) => {
-            let store = store(&location, s3)?;
-            // The slot table, read only if the choice of key needs it (by
-            // an open of its own: the updater opens the archive anew).
-            let object = ArchiveLocation::Object(location);
-            let slots = Box::new(|| revault_lockbox_api::slots::read(&*object.open_reader(s3).ok()?).ok());
-            keys::with_key(unlock, keys::Target { name: &name, slots }, |key| {
-                ArchiveUpdater::open_object(store, key, options)
-            })
+            // One open: the slot table (for the choice of key) is read
+            // through the reader the updater then goes on with.
+            let reader = store(&location, s3)?.open()?;
+            let target = keys::Target::bytes(&reader, &name);
+            keys::with_key(unlock, target, |key| ArchiveUpdater::open_object(reader, key, options))
         }
     }
     .map_err(|e| match library_error(&e) {

@@ -98,7 +98,14 @@ fn add_update_and_rm_on_s3_write_a_part_each_that_joins_into_the_local_archive()
     let t = dir(tmp.path());
 
     corpora::write_text_file(&src.join("d.txt"), 4, 20_000).unwrap();
+    let mark = moto.requests(BUCKET).len();
     ok(run(lockbox(&ep).args(["add", "-m", "second", &archive, "-C", &t, "src/d.txt"])));
+    // What an append costs: the open (GET of the tail, LIST), the index
+    // nodes its lookups need, one PUT; no data page of the archive.
+    let lines = moto.requests(BUCKET)[mark..].to_vec();
+    eprintln!("add of one small file: {} requests\n{}", lines.len(), lines.join("\n"));
+    assert_eq!(lines.iter().filter(|l| l.starts_with("PUT ")).count(), 1, "{}", lines.join("\n"));
+    assert!(lines.len() <= 4, "{}", lines.join("\n"));
     same_content(&src, &extracted(&ep, tmp.path(), &archive, None).join("src"));
 
     fs::remove_file(src.join("a.txt")).unwrap();

@@ -95,11 +95,12 @@ impl Place {
         Ok(Place::File(open_locked(path, wait)?))
     }
 
-    /// The archive on `store`, opened now (its committed objects), with an
+    /// The archive `committed` reads (its objects as opened), with an
     /// empty spool.
     #[cfg(feature = "s3")]
-    pub(crate) fn object(store: S3Store, path: &Path) -> Result<Place> {
-        let committed = Arc::new(store.open().map_err(|e| Error::io("opening", path)(io::Error::other(e)))?);
+    pub(crate) fn object(committed: S3Reader, path: &Path) -> Result<Place> {
+        let store = committed.store().clone();
+        let committed = Arc::new(committed);
         let at = committed.len().map_err(Error::io("opening", path))?;
         let spool = tempfile::tempfile().map_err(Error::io("making a spool for a session of", path))?;
         Ok(Place::Object(ObjectPlace { store, committed, spool, at }))

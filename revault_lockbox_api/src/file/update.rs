@@ -102,20 +102,21 @@ impl ArchiveUpdater {
         Ok(updater)
     }
 
-    /// Opens the archive on object storage that `store` names (its base
-    /// object and the parts appended since), with `key`. No lock is taken:
+    /// Opens the archive on object storage that `reader` reads (its base
+    /// object and the parts appended since, as opened), with `key`. No
+    /// lock is taken:
     /// the change commits by creating the archive's next part only if no
     /// other writer did (docs/SCALE.md); with [`UpdateOptions::wait`], a
     /// writer that loses that race writes its session again on the new
     /// state, up to eight times.
     #[cfg(feature = "s3")]
     pub fn open_object<'k>(
-        store: crate::s3::S3Store,
+        reader: crate::s3::S3Reader,
         key: impl Into<Unlock<'k>>,
         options: UpdateOptions,
     ) -> Result<Self> {
-        let path = PathBuf::from(store.location().to_string());
-        let place = Place::object(store, &path)?;
+        let path = PathBuf::from(reader.store().location().to_string());
+        let place = Place::object(reader, &path)?;
         let updater = ArchiveUpdater::opened(path, place, key.into(), options)?;
         let torn = updater.archive.torn_tail_bytes();
         if torn > 0 {

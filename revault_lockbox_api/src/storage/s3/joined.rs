@@ -118,6 +118,11 @@ impl S3Reader {
         Ok(S3Reader { store, objects, len, stale })
     }
 
+    /// The client this archive is read through.
+    pub fn store(&self) -> &S3Store {
+        &self.store
+    }
+
     /// Session parts after the base: the next append creates part
     /// `parts() + 1`.
     pub fn parts(&self) -> u64 {
