@@ -263,6 +263,21 @@ pub struct LogArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct CopyArgs {
+    /// The archive on object storage, `s3://BUCKET/KEY` (its base object
+    /// and the parts appended since).
+    pub archive: PathBuf,
+    /// The local file to write (unnamed until complete, then named).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Replace FILE if it exists.
+    #[arg(long)]
+    pub overwrite: bool,
+    #[command(flatten)]
+    pub s3: ObjectStoreArgs,
+}
+
+#[derive(Debug, Args)]
 pub struct ExportArgs {
     /// The archive (`-`: stdin).
     pub archive: PathBuf,

@@ -185,6 +185,9 @@ pub enum Command {
     Repair(MaintainArgs),
     /// Write an archive's entries (all, or some) as a pax tar stream.
     Export(ExportArgs),
+    /// Copy an archive on s3:// (its base object and the parts its appends
+    /// added) to one local .lbox file, byte for byte.
+    Copy(CopyArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
     /// Print the manual page (roff): `lockbox man | man -l -`.
@@ -303,6 +306,7 @@ impl Command {
                 given.take("quiet", quiet, &b.quiet.quiet);
             }
             Command::Key(KeyCommand::List(a)) => a.s3.inherit(&b.read.s3, given),
+            Command::Copy(a) => a.s3.inherit(&b.read.s3, given),
             Command::Key(KeyCommand::Add(a)) => a.unlock.inherit(&b.read.unlock, given),
             Command::Key(KeyCommand::Remove(KeyRemoveArgs { unlock, .. })) => {
                 unlock.inherit(&b.read.unlock, given)

@@ -122,8 +122,16 @@ fn add_update_and_rm_on_s3_write_a_part_each_that_joins_into_the_local_archive()
     assert_eq!(moto.get(BUCKET, "app.lbox").unwrap(), base);
     assert_eq!(parts(&moto, "app.lbox").len(), 3);
     // The objects joined are one local archive, whole and the same.
+    // `copy` writes them to one local file.
     let local = tmp.path().join("joined.lbox");
-    fs::write(&local, joined(&moto, "app.lbox")).unwrap();
+    ok(run(lockbox(&ep).args(["copy", &archive, "-o"]).arg(&local)));
+    assert_eq!(fs::read(&local).unwrap(), joined(&moto, "app.lbox"));
+    fails(&run(lockbox(&ep).args(["copy", &archive, "-o"]).arg(&local)), 1, "exists");
+    fails(
+        &run(lockbox(&ep).arg("copy").arg(&local).arg("-o").arg(tmp.path().join("x"))),
+        2,
+        "copy reads an archive on s3://",
+    );
     ok(run(lockbox(&ep).arg("verify").arg(&local)));
     for args in [&["list"][..], &["log"][..]] {
         let remote = ok(run(lockbox(&ep).args(args).arg(&archive))).stdout;
