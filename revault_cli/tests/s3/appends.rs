@@ -92,14 +92,19 @@ fn add_update_and_rm_on_s3_write_a_part_each_that_joins_into_the_local_archive()
         corpora::write_text_file(&src.join(name), seed, 20_000).unwrap();
     }
     let archive = url("app.lbox");
-    ok(create(&ep, &archive, tmp.path(), "src", &[]));
+    // Every session signed: a signed change of a signed archive.
+    let key = tmp.path().join("alice.key");
+    ok(run(crate::util::lockbox().args(["keygen", "--sign", "-o"]).arg(&key)));
+    let (key, public) = (key.to_str().unwrap().to_string(), format!("{}.pub", key.display()));
+    let sign = ["--sign", key.as_str()];
+    ok(create(&ep, &archive, tmp.path(), "src", &sign));
     let base = moto.get(BUCKET, "app.lbox").unwrap();
     let dir = |d: &Path| d.to_str().unwrap().to_string();
     let t = dir(tmp.path());
 
     corpora::write_text_file(&src.join("d.txt"), 4, 20_000).unwrap();
     let mark = moto.requests(BUCKET).len();
-    ok(run(lockbox(&ep).args(["add", "-m", "second", &archive, "-C", &t, "src/d.txt"])));
+    ok(run(lockbox(&ep).args(["add", "-m", "second", "--sign", &key, &archive, "-C", &t, "src/d.txt"])));
     // What an append costs: the open (GET of the tail, LIST), the index
     // nodes its lookups need, one PUT; no data page of the archive.
     let lines = moto.requests(BUCKET)[mark..].to_vec();
@@ -111,10 +116,10 @@ fn add_update_and_rm_on_s3_write_a_part_each_that_joins_into_the_local_archive()
     fs::remove_file(src.join("a.txt")).unwrap();
     corpora::write_text_file(&src.join("a.txt"), 5, 30_000).unwrap();
     fs::remove_file(src.join("b.txt")).unwrap();
-    ok(run(lockbox(&ep).args(["update", "--delete-missing", &archive, "-C", &t, "src"])));
+    ok(run(lockbox(&ep).args(["update", "--delete-missing", "--sign", &key, &archive, "-C", &t, "src"])));
     same_content(&src, &extracted(&ep, tmp.path(), &archive, None).join("src"));
 
-    ok(run(lockbox(&ep).args(["rm", &archive, "src/dir"])));
+    ok(run(lockbox(&ep).args(["rm", "--sign", &key, &archive, "src/dir"])));
     fs::remove_dir_all(src.join("dir")).unwrap();
     same_content(&src, &extracted(&ep, tmp.path(), &archive, None).join("src"));
 
@@ -139,6 +144,11 @@ fn add_update_and_rm_on_s3_write_a_part_each_that_joins_into_the_local_archive()
     }
     let log = String::from_utf8(ok(run(lockbox(&ep).arg("log").arg(&archive))).stdout).unwrap();
     assert!(log.contains("second"), "{log}");
+    let verify = ["--endpoint", &ep, "--allow-http", "verify", "--signer", &public, &archive];
+    let verified = ok(run(super::bare_lockbox().env("LOCKBOX_PASSWORD", PASSWORD).args(verify)));
+    let verified = String::from_utf8(verified.stdout).unwrap();
+    let signed = verified.lines().filter(|l| l.starts_with("state ") && l.contains("signed by")).count();
+    assert_eq!(signed, 4, "{verified}");
     // An earlier state reads from the joined objects as from the file.
     let first = extracted(&ep, tmp.path(), &archive, Some(1)).join("src");
     assert!(first.join("b.txt").exists() && !first.join("d.txt").exists());
