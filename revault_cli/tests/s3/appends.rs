@@ -9,7 +9,7 @@
 //! it was.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
@@ -164,6 +164,12 @@ fn add_update_and_rm_on_s3_write_a_part_each_that_joins_into_the_local_archive()
     let lines = moto.requests(BUCKET)[mark..].to_vec();
     eprintln!("log of an archive of 3 parts: {} requests\n{}", lines.len(), lines.join("\n"));
     assert!(lines.len() <= 5, "{}", lines.join("\n"));
+
+    // Replacing the archive drops its parts with it.
+    ok(create(&ep, &archive, tmp.path(), "src/a.txt", &["--overwrite"]));
+    assert!(parts(&moto, "app.lbox").is_empty());
+    let listed = ok(run(lockbox(&ep).args(["list", &archive]))).stdout;
+    assert_eq!(String::from_utf8(listed).unwrap(), "src/a.txt\n");
 }
 
 /// The request line of the commit of `key`'s next part by a single PUT.
@@ -171,16 +177,23 @@ fn part_put(key: &str) -> String {
     format!("PUT /{BUCKET}/{key}.parts/s")
 }
 
-#[test]
-fn two_writers_racing_for_the_next_part_one_fails_or_both_commit_with_wait() {
-    let Some(moto) = server() else { return };
-    let ep = moto.endpoint();
+/// A server holding `key`, an archive of `src/first.txt`, under `tmp`;
+/// `None` (skipping) without moto.
+fn one_file_archive(key: &str) -> Option<(Moto, TempDir, PathBuf, String)> {
+    let moto = server()?;
     let tmp = TempDir::new().unwrap();
     let src = tmp.path().join("src");
     fs::create_dir_all(&src).unwrap();
     corpora::write_text_file(&src.join("first.txt"), 1, 1000).unwrap();
-    let archive = url("race.lbox");
-    ok(create(&ep, &archive, &src, "first.txt", &[]));
+    let archive = url(key);
+    ok(create(&moto.endpoint(), &archive, &src, "first.txt", &[]));
+    Some((moto, tmp, src, archive))
+}
+
+#[test]
+fn two_writers_racing_for_the_next_part_one_fails_or_both_commit_with_wait() {
+    let Some((moto, tmp, src, archive)) = one_file_archive("race.lbox") else { return };
+    let ep = moto.endpoint();
     let mut expected = vec!["first.txt".to_string()];
     let mut committed = 0;
     for round in 0..6 {
@@ -258,19 +271,13 @@ fn kill_when_held(mut child: Child, gate: &Gate) {
 
 #[test]
 fn writers_killed_mid_upload_leave_the_archive_as_it_was() {
-    let Some(moto) = server() else { return };
+    let Some((moto, tmp, src, archive)) = one_file_archive("kill.lbox") else { return };
     let ep = moto.endpoint();
-    let tmp = TempDir::new().unwrap();
-    let src = tmp.path().join("src");
-    fs::create_dir_all(&src).unwrap();
-    corpora::write_text_file(&src.join("first.txt"), 1, 1000).unwrap();
     // Above one part (5 MiB with random-read's 64 KiB pages): staged by a
     // multipart upload, then copied to the part's name if absent.
     corpora::write_random_file(&src.join("big.bin"), 2, 7 << 20).unwrap();
     corpora::write_text_file(&src.join("small.txt"), 3, 1000).unwrap();
-    let archive = url("kill.lbox");
     let s = src.to_str().unwrap();
-    ok(create(&ep, &archive, &src, "first.txt", &[]));
     let before = joined(&moto, "kill.lbox");
 
     // Killed with its single PUT in flight (it never reached the server),

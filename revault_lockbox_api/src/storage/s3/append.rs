@@ -62,6 +62,22 @@ impl S3Store {
         }
     }
 
+    /// Deletes every object under the archive's parts prefix, newest
+    /// first.
+    pub(super) fn delete_parts(&self) -> Result<(), S3Error> {
+        let base = self.location();
+        let prefix = base.parts_prefix().object_path();
+        let listed = self.block_on(self.object_store().list_with_delimiter(Some(&prefix)));
+        let listed = listed.map_err(|e| self.error_at("listing the parts of", base, e))?;
+        let mut names: Vec<_> = listed.objects.into_iter().map(|meta| meta.location).collect();
+        names.sort_by(|a, b| b.as_ref().cmp(a.as_ref()));
+        for name in names {
+            let deleted = self.block_on(self.object_store().delete(&name));
+            deleted.map_err(|e| self.error_at("deleting the old parts of", base, e))?;
+        }
+        Ok(())
+    }
+
     /// Deletes `location`, best effort: a staging object a delete missed
     /// is deleted by a later writer once a day old.
     pub(super) fn delete(&self, location: &S3Location) {

@@ -296,8 +296,16 @@ impl S3Store {
     /// Starts writing the object. Without `overwrite`, an existing object
     /// is refused now and again before the upload completes (a conditional
     /// put for archives smaller than one part).
+    ///
+    /// Replacing an archive deletes the parts its appends added first,
+    /// newest first (one interrupted meanwhile leaves an earlier state of
+    /// the old archive, never a new base followed by old parts).
     pub fn create(&self, overwrite: bool, part_size: usize) -> Result<S3Writer, S3Error> {
-        S3Writer::start(self.clone(), overwrite, part_size)
+        let writer = S3Writer::start(self.clone(), overwrite, part_size)?;
+        if overwrite {
+            self.delete_parts()?;
+        }
+        Ok(writer)
     }
 
     /// Whether an object exists under the key.
