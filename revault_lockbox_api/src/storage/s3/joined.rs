@@ -13,6 +13,7 @@
 //! staged (`u...`) and generations (`g...`), which no writer makes yet.
 
 use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use object_store::ObjectStore;
@@ -56,6 +57,10 @@ pub struct S3Reader {
     /// Each object with the offset of its first byte in the archive, in order.
     objects: Vec<(u64, ObjectReader)>,
     len: u64,
+    /// The object read last: when reads move on, its cache drops what was
+    /// read, so that memory stays about that of one object's cache however
+    /// many objects a run of reads goes through.
+    last_read: AtomicUsize,
     /// Staging objects (`append.rs`) the listing found over a day old.
     stale: Vec<S3Location>,
 }
@@ -115,7 +120,7 @@ impl S3Reader {
             ));
             len += meta.size;
         }
-        Ok(S3Reader { store, objects, len, stale })
+        Ok(S3Reader { store, objects, len, last_read: AtomicUsize::new(0), stale })
     }
 
     /// The client this archive is read through.
@@ -148,15 +153,20 @@ impl S3Reader {
     }
 
     /// The objects holding `offset..offset + len`, each with the range
-    /// within it and where its bytes go in the caller's buffer.
-    fn pieces(&self, offset: u64, len: u64) -> impl Iterator<Item = (&ObjectReader, u64, u64, usize)> + '_ {
+    /// within it and where its bytes go in the caller's buffer, each after
+    /// its index.
+    fn pieces(
+        &self,
+        offset: u64,
+        len: u64,
+    ) -> impl Iterator<Item = (usize, &ObjectReader, u64, u64, usize)> + '_ {
         let end = offset + len;
         let first = self.objects.partition_point(|(start, _)| *start <= offset).saturating_sub(1);
-        self.objects[first..].iter().take_while(move |(start, _)| *start < end).filter_map(
-            move |(start, object)| {
+        self.objects[first..].iter().enumerate().take_while(move |(_, (start, _))| *start < end).filter_map(
+            move |(i, (start, object))| {
                 let from = offset.max(*start);
                 let to = end.min(start + object.size());
-                (from < to).then(|| (object, from - start, to - from, (from - offset) as usize))
+                (from < to).then(|| (first + i, object, from - start, to - from, (from - offset) as usize))
             },
         )
     }
@@ -168,7 +178,11 @@ impl ReadAt for S3Reader {
         if end.is_none() {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
-        for (object, at, len, dest) in self.pieces(offset, buf.len() as u64) {
+        for (index, object, at, len, dest) in self.pieces(offset, buf.len() as u64) {
+            let before = self.last_read.swap(index, Ordering::Relaxed);
+            if before != index {
+                self.objects[before].1.trim();
+            }
             object.read_exact_at(&mut buf[dest..dest + len as usize], at)?;
         }
         Ok(())

@@ -126,6 +126,13 @@ impl ObjectReader {
         ObjectReader { store, location, len, etag, cache: Mutex::new(cache), counters, trace }
     }
 
+    /// Drops the cached bytes already read (`RangeCache::trim`).
+    pub(super) fn trim(&self) {
+        if let Ok(mut cache) = self.cache.lock() {
+            cache.trim();
+        }
+    }
+
     /// The object's length in bytes.
     pub(super) fn size(&self) -> u64 {
         self.len
