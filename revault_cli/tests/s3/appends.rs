@@ -321,4 +321,12 @@ fn writers_killed_mid_upload_leave_the_archive_as_it_was() {
         assert_eq!(fs::read(out.join(name)).unwrap(), fs::read(src.join(name)).unwrap(), "{name}");
     }
     assert_eq!(code(&run(lockbox(&ep).arg("verify").arg(&archive))), 0);
+
+    // A part missing from the run (one deleted by hand, say) is named,
+    // and nothing reads or appends past it.
+    moto.put(BUCKET, "kill.lbox.parts/s0000000004", b"not a session");
+    let missing = "its parts are damaged: part kill.lbox.parts/s0000000003 is missing";
+    fails(&run(lockbox(&ep).args(["list", &archive])), 1, missing);
+    fails(&run(lockbox(&ep).args(["add", &archive, "-C", s, "small.txt"])), 1, missing);
+    assert_eq!(moto.keys(BUCKET, "kill.lbox.parts/").len(), 3);
 }
