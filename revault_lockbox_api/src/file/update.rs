@@ -252,7 +252,9 @@ impl ArchiveUpdater {
             match self.attempt(&mut body) {
                 Err(e) if Place::raced(&e) && self.options.wait && retries < RACE_RETRIES => {
                     retries += 1;
-                    self.reopen()?;
+                    if !self.reopen()? {
+                        return Err(e);
+                    }
                     self.report = first.clone();
                 }
                 done => return done,
@@ -260,16 +262,21 @@ impl ArchiveUpdater {
         }
     }
 
-    /// The archive as another writer left it, for a session written again.
-    fn reopen(&mut self) -> Result<()> {
+    /// The archive as another writer left it, for a session written again;
+    /// `false` when it cannot be: the walk rules the archive records
+    /// changed, and the walk was set up with the old ones (the command run
+    /// again adopts the new).
+    fn reopen(&mut self) -> Result<bool> {
         #[cfg(feature = "s3")]
         if self.place.reopened(&self.path)?.is_some() {
             let archive =
                 self.archive.reopen_as(self.place.committed(&self.path)?, self.options.open_options())?;
             check_for_change(&archive, &self.options)?;
+            let rules_changed = archive.last_session().walk != self.archive.last_session().walk;
             self.archive = archive;
+            return Ok(!(rules_changed && self.options.applies_recorded_rules()));
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Writes one append session: `body` adds records to the writer; then
