@@ -52,8 +52,8 @@ impl ArchiveLocation {
             ArchiveLocation::Local(path) => Ok(path),
             ArchiveLocation::Object(location) => Err(UsageError(format!(
                 "{command} rewrites an archive in place, which an object store cannot do: {location} \
-                 (on s3:// lockbox can create, list, cat, extract, verify, info, log, diff, export, \
-                 mount and key list; \
+                 (on s3:// lockbox can create, add, update, rm, list, cat, extract, verify, info, log, \
+                 diff, export, mount and key list; \
                  copy the object to a local file, run {command}, and upload the result)"
             ))
             .into()),
@@ -92,7 +92,8 @@ pub fn create_object(
     Ok(store(location, s3)?.create(overwrite, part_size)?)
 }
 
-fn store(location: &S3Location, s3: &ObjectStoreArgs) -> Result<S3Store> {
+/// A client for `location`'s bucket as the flags `s3` say.
+pub fn store(location: &S3Location, s3: &ObjectStoreArgs) -> Result<S3Store> {
     let mut options = S3Options::new()
         .allow_http(s3.allow_http)
         .requests_in_flight(s3.s3_requests)

@@ -34,7 +34,7 @@ mod source;
 use std::process::ExitCode;
 
 use commands::{
-    append, cat, compact, completions, create, diff, export, extract, info, key, keygen, list, man,
+    append, cat, compact, completions, copy, create, diff, export, extract, info, key, keygen, list, man,
 };
 use commands::{log, mount, passwd, repair, verify};
 use flags::{Command, KeyCommand};
@@ -70,6 +70,7 @@ fn main() -> ExitCode {
         Command::Key(KeyCommand::Remove(args)) => key::remove(args),
         Command::Passwd(args) => passwd::run(args),
         Command::Export(args) => export::run(args),
+        Command::Copy(args) => copy::run(args),
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => man::run(args),
         Command::Add(args) => append::add(args),

@@ -11,9 +11,10 @@ use anyhow::{Context, Result};
 use revault_lockbox_api::update::UpdateReport;
 use revault_lockbox_api::{ArchiveUpdater, EntryLog, Error, Progress, Quoted, UpdateOptions};
 
-use super::{in_place, Outcome};
+use super::Outcome;
 use crate::exit::library_error;
-use crate::flags::{AddArgs, AppendArgs, RmArgs, UnlockArgs, UpdateArgs};
+use crate::flags::{AddArgs, AppendArgs, ObjectStoreArgs, RmArgs, UnlockArgs, UpdateArgs};
+use crate::location::{store, ArchiveLocation};
 use crate::output::verbose::Verbose;
 use crate::output::Change;
 use crate::progress::{self, input_bytes};
@@ -65,14 +66,30 @@ fn shown(options: UpdateOptions, count: u8, json: bool, quiet: bool) -> (UpdateO
     (options, Shown { counters, verbose })
 }
 
-/// The archive opened for a change; `signs` says whether the change is
-/// signed (an unsigned change of a signed archive is warned of).
-fn open(unlock: &UnlockArgs, archive: &Path, options: UpdateOptions, signs: bool) -> Result<ArchiveUpdater> {
+/// The archive opened for a change (a local file, or an object reached
+/// as `s3` says); `signs` says whether the change is signed (an unsigned
+/// change of a signed archive is warned of).
+fn open(
+    unlock: &UnlockArgs,
+    archive: &Path,
+    s3: &ObjectStoreArgs,
+    options: UpdateOptions,
+    signs: bool,
+) -> Result<ArchiveUpdater> {
     let options = options.kdf_budget(unlock.kdf_budget());
     let name = Quoted::path(archive).to_string();
-    let opened = keys::with_key(unlock, keys::Target::file(archive, &name), |key| {
-        ArchiveUpdater::open(archive, key, options)
-    })
+    let opened = match ArchiveLocation::parse(archive)? {
+        ArchiveLocation::Local(_) => keys::with_key(unlock, keys::Target::file(archive, &name), |key| {
+            ArchiveUpdater::open(archive, key, options)
+        }),
+        ArchiveLocation::Object(location) => {
+            // One open: the slot table (for the choice of key) is read
+            // through the reader the updater then goes on with.
+            let reader = store(&location, s3)?.open()?;
+            let target = keys::Target::bytes(&reader, &name);
+            keys::with_key(unlock, target, |key| ArchiveUpdater::open_object(reader, key, options))
+        }
+    }
     .map_err(|e| match library_error(&e) {
         // The chain rule of --sign (the library says which session).
         Some(Error::Signature(_)) => e.context(format!(
@@ -124,9 +141,8 @@ fn appended(
     command: &'static str,
     change: impl FnOnce(ArchiveUpdater) -> Result<UpdateReport>,
 ) -> Result<Outcome> {
-    in_place(&a.archive, command)?;
     let (options, shown) = options(a)?;
-    let opened = open(&a.unlock, &a.archive, options, !a.sign.key.keys.is_empty())?;
+    let opened = open(&a.unlock, &a.archive, &a.s3, options, !a.sign.key.keys.is_empty())?;
     // `add` stores every input, so their bytes are its total; `update`
     // stores only what changed, which the walk finds as it goes: no total
     // (a bar of the whole tree would sit near 0 % with an ETA in weeks).
@@ -161,7 +177,6 @@ pub fn update(u: UpdateArgs) -> Result<Outcome> {
 
 pub fn rm(a: RmArgs) -> Result<Outcome> {
     use std::os::unix::ffi::OsStringExt;
-    in_place(&a.archive, "rm")?;
     let paths: Vec<Vec<u8>> = a.paths.into_iter().map(|p| p.into_vec()).collect();
     let options = UpdateOptions::new()
         .wait(a.lock.wait)
@@ -173,7 +188,7 @@ pub fn rm(a: RmArgs) -> Result<Outcome> {
     }
     let quiet = a.quiet.quiet || a.verbose.verbose > 0;
     let (options, shown) = shown(options, a.verbose.verbose, a.format.json, quiet);
-    let opened = open(&a.unlock, &a.archive, options, !a.sign.key.keys.is_empty())?;
+    let opened = open(&a.unlock, &a.archive, &a.s3, options, !a.sign.key.keys.is_empty())?;
     let what = Change {
         command: "rm",
         archive: &a.archive,

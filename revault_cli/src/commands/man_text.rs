@@ -135,6 +135,10 @@ pub fn examples(path: &[String]) -> &'static [(&'static str, &'static str)] {
             ("The same, its summary as JSON.", "lockbox repair --json a.lbox"),
         ],
         ["export"] => &[("As a tar stream.", "lockbox export a.lbox -o - | tar -tvf -")],
+        ["copy"] => &[(
+            "An archive on S3, appends and all, to one file.",
+            "lockbox copy s3://backups/home.lbox -o home.lbox",
+        )],
         ["completions"] => &[(
             "Bash completion.",
             "lockbox completions bash > ~/.local/share/bash-completion/completions/lockbox",

@@ -8,6 +8,7 @@ pub mod append;
 pub mod cat;
 pub mod compact;
 pub mod completions;
+pub mod copy;
 pub mod create;
 pub mod diff;
 pub mod export;

@@ -263,6 +263,21 @@ pub struct LogArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct CopyArgs {
+    /// The archive on object storage, `s3://BUCKET/KEY` (its base object
+    /// and the parts appended since).
+    pub archive: PathBuf,
+    /// The local file to write (unnamed until complete, then named).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Replace FILE if it exists.
+    #[arg(long)]
+    pub overwrite: bool,
+    #[command(flatten)]
+    pub s3: ObjectStoreArgs,
+}
+
+#[derive(Debug, Args)]
 pub struct ExportArgs {
     /// The archive (`-`: stdin).
     pub archive: PathBuf,
@@ -311,6 +326,8 @@ pub struct AppendArgs {
     pub dry_run: DryRunArgs,
     #[command(flatten)]
     pub sign: SignArgs,
+    #[command(flatten)]
+    pub s3: ObjectStoreArgs,
     /// Walk rules added to those the archive recorded (those of its create,
     /// or of the last add or update that gave any).
     #[command(flatten)]
@@ -361,6 +378,8 @@ pub struct RmArgs {
     pub label: LabelArgs,
     #[command(flatten)]
     pub sign: SignArgs,
+    #[command(flatten)]
+    pub s3: ObjectStoreArgs,
     /// Stored paths to remove (directories with everything below them).
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<OsString>,

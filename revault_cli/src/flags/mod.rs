@@ -185,6 +185,9 @@ pub enum Command {
     Repair(MaintainArgs),
     /// Write an archive's entries (all, or some) as a pax tar stream.
     Export(ExportArgs),
+    /// Copy an archive on s3:// (its base object and the parts its appends
+    /// added) to one local .lbox file, byte for byte.
+    Copy(CopyArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
     /// Print the manual page (roff): `lockbox man | man -l -`.
@@ -303,18 +306,21 @@ impl Command {
                 given.take("quiet", quiet, &b.quiet.quiet);
             }
             Command::Key(KeyCommand::List(a)) => a.s3.inherit(&b.read.s3, given),
+            Command::Copy(a) => a.s3.inherit(&b.read.s3, given),
             Command::Key(KeyCommand::Add(a)) => a.unlock.inherit(&b.read.unlock, given),
             Command::Key(KeyCommand::Remove(KeyRemoveArgs { unlock, .. })) => {
                 unlock.inherit(&b.read.unlock, given)
             }
-            Command::Rm(RmArgs { unlock, quiet, .. }) => {
+            Command::Rm(RmArgs { unlock, quiet, s3, .. }) => {
                 unlock.inherit(&b.read.unlock, given);
                 quiet.inherit(&b.quiet, given);
+                s3.inherit(&b.read.s3, given);
             }
             Command::Passwd(a) => a.password.inherit(&b.read.unlock.password, given),
             Command::Add(AddArgs { append }) | Command::Update(UpdateArgs { append, .. }) => {
                 append.unlock.inherit(&b.read.unlock, given);
                 append.quiet.inherit(&b.quiet, given);
+                append.s3.inherit(&b.read.s3, given);
             }
             Command::Compact(CompactArgs { maintain: a, .. }) | Command::Repair(a) => {
                 a.unlock.inherit(&b.read.unlock, given);

@@ -66,7 +66,9 @@ fn threads_parser(text: &str) -> Result<usize, String> {
 /// Waiting for another writer of the same archive.
 #[derive(Debug, Args)]
 pub struct WaitArgs {
-    /// Wait while another lockbox changes the archive, instead of failing.
+    /// Wait while another lockbox changes the archive, instead of failing;
+    /// on s3://, write the change again on the new state when another
+    /// writer commits first (up to 8 times).
     #[arg(long)]
     pub wait: bool,
 }

@@ -37,6 +37,9 @@ pub fn for_error(err: &anyhow::Error, stops: StopsAtDamage) -> Option<Hint> {
     if let Some(S3Error::AlreadyExists { .. }) = find::<S3Error>(err) {
         return hint("use --overwrite to replace it", "--overwrite");
     }
+    if let Some(S3Error::Raced { .. }) = find::<S3Error>(err) {
+        return hint("run it again, or give --wait to write it again on the new state", "--wait");
+    }
     if let Some(S3Error::Config { reason, .. }) = find::<S3Error>(err) {
         if reason.contains("plain HTTP") {
             return hint("--allow-http allows it", "--allow-http");

@@ -95,6 +95,15 @@ impl Moto {
         assert_eq!(status, 200, "{}", String::from_utf8_lossy(&text));
     }
 
+    /// The keys of the objects under `prefix`, in order (one page of a
+    /// listing: at most 1,000).
+    pub fn keys(&self, bucket: &str, prefix: &str) -> Vec<String> {
+        let (status, body) = http(self.port, "GET", &format!("/{bucket}?prefix={prefix}"), &[]).unwrap();
+        let text = String::from_utf8_lossy(&body);
+        assert_eq!(status, 200, "{text}");
+        text.split("<Key>").skip(1).filter_map(|k| k.split("</Key>").next()).map(String::from).collect()
+    }
+
     /// Multipart uploads started and neither completed nor aborted.
     pub fn open_uploads(&self, bucket: &str) -> usize {
         let (_, body) = http(self.port, "GET", &format!("/{bucket}?uploads"), &[]).unwrap();

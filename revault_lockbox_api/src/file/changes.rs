@@ -3,11 +3,11 @@
 //! compares), what it deletes, and how a new run changes the entry count,
 //! checked as a reader would check it.
 
-use std::fs::File;
 use std::io::Write;
 
 use rustix::fs::FileType;
 
+use super::place::Source;
 use crate::archive::{Archive, Merged};
 use crate::error::{EntryPath, Error, Result};
 use crate::format::{is_within, path_cmp, Entry, EntryKind, TreeTop};
@@ -31,7 +31,7 @@ pub(super) fn below_leaf(blocker: Vec<u8>) -> Error {
 /// old view there, and of the new view, which is checked as a reader
 /// would check it. Nothing outside the range changes.
 pub(super) fn count_change(
-    archive: &Archive<File>,
+    archive: &Archive<Source>,
     new_run: (TreeReader<'_>, TreeTop),
     first: &[u8],
     last: &[u8],
@@ -55,13 +55,15 @@ pub(super) fn count_change(
     let old = count(&mut archive.merged_from(Some(first))?)?;
     let new_view: Merged<'_> = archive.merged_with(Some(first), &[new_run])?;
     let new =
-        count(&mut Archive::<File>::checked(new_view, false, offsets, stream_len)).map_err(|e| match e {
-            Error::UnsafePath { path, .. } => Error::Conflict {
-                path,
-                reason: "would lie below a file or symbolic link of the archive (remove that first)",
+        count(&mut Archive::<Source>::checked(new_view, false, offsets, stream_len)).map_err(
+            |e| match e {
+                Error::UnsafePath { path, .. } => Error::Conflict {
+                    path,
+                    reason: "would lie below a file or symbolic link of the archive (remove that first)",
+                },
+                e => e,
             },
-            e => e,
-        })?;
+        )?;
     Ok((old, new))
 }
 
@@ -81,7 +83,7 @@ pub(super) enum FilterMode {
 /// stored entry (what replaces one is counted), and under `update`,
 /// unchanged paths are skipped and missing ones may be deleted.
 pub(super) struct UpdateFilter<'a, 'r> {
-    archive: &'a Archive<File>,
+    archive: &'a Archive<Source>,
     old: Merged<'a>,
     peeked: Option<Entry>,
     roots: &'r [Vec<u8>],
@@ -101,7 +103,7 @@ impl<'a, 'r> UpdateFilter<'a, 'r> {
     /// The filter of a walk of `roots` (stored paths, in index order) over
     /// `archive`'s entries.
     pub(super) fn new(
-        archive: &'a Archive<File>,
+        archive: &'a Archive<Source>,
         roots: &'r [Vec<u8>],
         mode: FilterMode,
     ) -> Result<UpdateFilter<'a, 'r>> {

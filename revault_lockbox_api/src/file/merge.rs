@@ -7,7 +7,6 @@
 //! and as hard links to it at the others that shared that content.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 
@@ -16,15 +15,16 @@ use crate::archive::Archive;
 use crate::error::Result;
 use crate::format::{Entry, EntryKind, DIGEST_LEN};
 use crate::session::ArchiveWriter;
+use crate::storage::ReadAt;
 
 /// Where a file's content lies and its digest.
 type Content = (u64, u64, [u8; DIGEST_LEN]);
 
 /// Writes every entry of `archive`'s merged view (read from `path`) into
 /// `writer`, hard links whose target is gone resolved into files.
-pub(super) fn write_merged<W: Write>(
+pub(super) fn write_merged<W: Write, S: ReadAt>(
     writer: &mut ArchiveWriter<W>,
-    archive: &Archive<File>,
+    archive: &Archive<S>,
     path: &Path,
 ) -> Result<()> {
     // The view's linked files: what a hard link to each must repeat.

@@ -22,6 +22,7 @@ mod lock;
 mod maintain;
 mod merge;
 mod options;
+mod place;
 mod retain;
 #[cfg(test)]
 mod reuse_tests;

@@ -144,7 +144,10 @@ impl UpdateOptions {
     }
 
     /// Waits for another writer to finish instead of failing with
-    /// [`Error::Locked`](crate::error::Error::Locked). Default: `false`.
+    /// [`Error::Locked`](crate::error::Error::Locked); on object storage
+    /// (where no lock is taken), writes the session again on the new
+    /// state when another writer commits first, instead of failing.
+    /// Default: `false`.
     pub fn wait(mut self, wait: bool) -> Self {
         self.wait = wait;
         self

@@ -76,6 +76,10 @@ impl<F: Write> Write for SyncingWriter<F> {
 /// (the bytes are only counted).
 pub(crate) enum AppendOut {
     File(SyncingWriter<std::fs::File>),
+    /// The local spool of a session for an archive on object storage: a
+    /// file without a name that the commit uploads, never synced.
+    #[cfg(feature = "s3")]
+    Spool(std::fs::File),
     Counted(u64),
 }
 
@@ -84,6 +88,8 @@ impl AppendOut {
     pub(crate) fn sync_data(&self) -> std::io::Result<()> {
         match self {
             AppendOut::File(out) => out.get_ref().sync_data(),
+            #[cfg(feature = "s3")]
+            AppendOut::Spool(_) => Ok(()),
             AppendOut::Counted(_) => Ok(()),
         }
     }
@@ -93,6 +99,8 @@ impl Write for AppendOut {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         match self {
             AppendOut::File(out) => out.write(buf),
+            #[cfg(feature = "s3")]
+            AppendOut::Spool(out) => out.write(buf),
             AppendOut::Counted(n) => {
                 *n += buf.len() as u64;
                 Ok(buf.len())
@@ -103,6 +111,8 @@ impl Write for AppendOut {
     fn flush(&mut self) -> std::io::Result<()> {
         match self {
             AppendOut::File(out) => out.flush(),
+            #[cfg(feature = "s3")]
+            AppendOut::Spool(out) => out.flush(),
             AppendOut::Counted(_) => Ok(()),
         }
     }

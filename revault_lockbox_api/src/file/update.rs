@@ -8,15 +8,19 @@
 //! §5.1): everything but the trailer is written and synced, then the
 //! trailer is written and synced. Until the trailer lands, readers see the
 //! previous state; a failed session is cut off again.
+//!
+//! On object storage (`s3` feature) the session is written to a local
+//! spool and committed as the archive's next part by a conditional create
+//! (`place.rs`); a writer that loses that race to another fails, or with
+//! [`UpdateOptions::wait`] opens the new state and writes its session
+//! again from the start.
 
-use std::fs::File;
-use std::io::{BufWriter, Seek, SeekFrom, Write};
-use std::os::unix::fs::MetadataExt;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use super::changes::{below_leaf, count_change, inconsistent, FilterMode, UpdateFilter};
-use super::lock::open_locked;
-use super::sync::{AppendOut, SyncingWriter};
+use super::place::{Place, Source};
+use super::sync::AppendOut;
 use super::{UpdateOptions, UpdateReport};
 use crate::archive::{Archive, ChunkLookup, Subtrees};
 use crate::error::{EntryPath, Error, Result};
@@ -43,6 +47,14 @@ thread_local! {
 /// the byte count of a dry run.
 type SessionOut = BufWriter<AppendOut>;
 
+/// The writer of an append session.
+type Writer = ArchiveWriter<SessionOut>;
+
+/// How many times a writer that lost the race for the next part to
+/// another (on object storage, with [`UpdateOptions::wait`]) writes its
+/// session again before it gives up.
+const RACE_RETRIES: u32 = 8;
+
 /// An archive opened for one change in place, holding its writer lock.
 ///
 /// ```
@@ -62,9 +74,10 @@ type SessionOut = BufWriter<AppendOut>;
 /// # Ok(()) }
 /// ```
 pub struct ArchiveUpdater {
+    /// The archive's path, or its `s3://` location, as messages name it.
     path: PathBuf,
-    file: File,
-    archive: Archive<File>,
+    place: Place,
+    archive: Archive<Source>,
     options: UpdateOptions,
     report: UpdateReport,
 }
@@ -79,31 +92,47 @@ impl ArchiveUpdater {
     /// Locks the archive at `path` against other writers, opens it with
     /// `key` (which must open it: a wrong key writes nothing), and cuts off a
     /// torn tail left by an interrupted session.
-    pub fn open<'k>(path: &Path, key: impl Into<Unlock<'k>>, mut options: UpdateOptions) -> Result<Self> {
-        let file = open_locked(path, options.wait)?;
-        let reader = file.try_clone().map_err(Error::io("opening", path))?;
-        let archive = Archive::open_with(reader, key, options.open_options())?;
-        options.check_chain(&archive)?;
-        if let (Some(damage), true) = (archive.session_header_damage(), options.applies_recorded_rules()) {
-            // The walk rules it recorded are lost with it: an append would
-            // walk without them, silently.
-            return Err(Error::tampered(format!(
-                "{damage}: the walk rules it recorded are unknown (append without recorded rules, or compact first)"
-            )));
-        }
-        options.adopt_recorded_rules(&archive)?;
-        let mut updater = ArchiveUpdater {
-            path: path.to_path_buf(),
-            file,
-            archive,
-            options,
-            report: UpdateReport::default(),
-        };
+    pub fn open<'k>(path: &Path, key: impl Into<Unlock<'k>>, options: UpdateOptions) -> Result<Self> {
+        let place = Place::file(path, options.wait)?;
+        let mut updater = ArchiveUpdater::opened(path.to_path_buf(), place, key.into(), options)?;
         updater.report.torn_tail_cut = updater.archive.torn_tail_bytes();
         if updater.report.torn_tail_cut > 0 && !updater.options.dry_run {
             updater.cut_back()?;
         }
         Ok(updater)
+    }
+
+    /// Opens the archive on object storage that `reader` reads (its base
+    /// object and the parts appended since, as opened), with `key`. No
+    /// lock is taken:
+    /// the change commits by creating the archive's next part only if no
+    /// other writer did (docs/SCALE.md); with [`UpdateOptions::wait`], a
+    /// writer that loses that race writes its session again on the new
+    /// state, up to eight times.
+    #[cfg(feature = "s3")]
+    pub fn open_object<'k>(
+        reader: crate::s3::S3Reader,
+        key: impl Into<Unlock<'k>>,
+        options: UpdateOptions,
+    ) -> Result<Self> {
+        let path = PathBuf::from(reader.store().location().to_string());
+        let place = Place::object(reader, &path)?;
+        let updater = ArchiveUpdater::opened(path, place, key.into(), options)?;
+        let torn = updater.archive.torn_tail_bytes();
+        if torn > 0 {
+            // Each part is whole or absent: bytes after the last commit
+            // are not an interrupted session's and cannot be cut off.
+            return Err(Error::tampered(format!("{torn} bytes after the last committed session")));
+        }
+        Ok(updater)
+    }
+
+    /// The archive at `place`, opened with `key` and checked for a change.
+    fn opened(path: PathBuf, place: Place, key: Unlock<'_>, mut options: UpdateOptions) -> Result<Self> {
+        let archive = Archive::open_with(place.committed(&path)?, key, options.open_options())?;
+        check_for_change(&archive, &options)?;
+        options.adopt_recorded_rules(&archive)?;
+        Ok(ArchiveUpdater { path, place, archive, options, report: UpdateReport::default() })
     }
 
     /// Whether the archive's last session is signed: a change without
@@ -190,8 +219,7 @@ impl ArchiveUpdater {
 
     /// The archive file itself, never stored in itself.
     fn own_file(&self) -> Result<Vec<(u64, u64)>> {
-        let md = self.file.metadata().map_err(Error::io("inspecting", &self.path))?;
-        Ok(vec![(md.dev(), md.ino())])
+        self.place.own_file(&self.path)
     }
 
     /// Refuses, before anything is written, an input that would lie below a
@@ -208,20 +236,55 @@ impl ArchiveUpdater {
     /// Cuts the file back to its committed end.
     fn cut_back(&self) -> Result<()> {
         let (_, _, end) = self.archive.append_point();
-        self.file.set_len(end).map_err(Error::io("truncating", &self.path))?;
-        self.file.sync_all().map_err(Error::io("syncing", &self.path))
+        self.place.cut_back(end, &self.path)
     }
 
-    /// Runs one append session: `body` adds records to the writer; then the
-    /// new run is checked against the archive and committed. On any error
-    /// before the commit, the file is cut back to its committed end.
+    /// Runs one append session (see [`attempt`](Self::attempt)); on object
+    /// storage with [`UpdateOptions::wait`], again on the new state each
+    /// time another writer commits first, from scratch.
     fn session(
         mut self,
-        body: impl FnOnce(
-            ArchiveWriter<SessionOut>,
-            &Archive<File>,
-            &mut UpdateReport,
-        ) -> Result<ArchiveWriter<SessionOut>>,
+        mut body: impl FnMut(Writer, &Archive<Source>, &mut UpdateReport) -> Result<Writer>,
+    ) -> Result<UpdateReport> {
+        let first = self.report.clone();
+        let mut retries = 0;
+        loop {
+            match self.attempt(&mut body) {
+                Err(e) if Place::raced(&e) && self.options.wait && retries < RACE_RETRIES => {
+                    retries += 1;
+                    if !self.reopen()? {
+                        return Err(e);
+                    }
+                    self.report = first.clone();
+                }
+                done => return done,
+            }
+        }
+    }
+
+    /// The archive as another writer left it, for a session written again;
+    /// `false` when it cannot be: the walk rules the archive records
+    /// changed, and the walk was set up with the old ones (the command run
+    /// again adopts the new).
+    fn reopen(&mut self) -> Result<bool> {
+        #[cfg(feature = "s3")]
+        if self.place.reopened(&self.path)?.is_some() {
+            let archive =
+                self.archive.reopen_as(self.place.committed(&self.path)?, self.options.open_options())?;
+            check_for_change(&archive, &self.options)?;
+            let rules_changed = archive.last_session().walk != self.archive.last_session().walk;
+            self.archive = archive;
+            return Ok(!(rules_changed && self.options.applies_recorded_rules()));
+        }
+        Ok(true)
+    }
+
+    /// Writes one append session: `body` adds records to the writer; then
+    /// the new run is checked against the archive and committed. On any
+    /// error before the commit, the file is cut back to its committed end.
+    fn attempt(
+        &mut self,
+        body: &mut impl FnMut(Writer, &Archive<Source>, &mut UpdateReport) -> Result<Writer>,
     ) -> Result<UpdateReport> {
         // One more session, and maybe a merge session before it.
         if self.archive.sessions() as usize + 2 > MAX_SESSIONS {
@@ -236,8 +299,16 @@ impl ArchiveUpdater {
         let mut report = std::mem::take(&mut self.report);
         let result = self.append(body, &mut report);
         match result {
+            Ok(Some(written)) if self.options.dry_run => {
+                report.bytes_written = written;
+                Ok(report)
+            }
             Ok(Some(written)) => {
                 report.bytes_written = written;
+                if let Err(e) = self.place.commit(self.options.create.tuning.page_size, &self.path) {
+                    let _ = self.cut_back();
+                    return Err(e);
+                }
                 Ok(report)
             }
             Ok(None) if self.options.dry_run => Ok(report),
@@ -270,11 +341,7 @@ impl ArchiveUpdater {
     /// Writes a session; `None` when `body` recorded nothing.
     fn append(
         &self,
-        body: impl FnOnce(
-            ArchiveWriter<SessionOut>,
-            &Archive<File>,
-            &mut UpdateReport,
-        ) -> Result<ArchiveWriter<SessionOut>>,
+        body: &mut impl FnMut(Writer, &Archive<Source>, &mut UpdateReport) -> Result<Writer>,
         report: &mut UpdateReport,
     ) -> Result<Option<u64>> {
         let archive = &self.archive;
@@ -292,8 +359,9 @@ impl ArchiveUpdater {
             return Ok(Some(*would_write));
         }
         let (_, stream_len) = writer.pages_and_stream();
+        let written = self.place.written(&self.path)?;
         let new_run = TreeReader {
-            src: &self.file,
+            src: &written,
             keys: writer.session_keys(),
             archive_id,
             table: Table::Entries,
@@ -345,15 +413,7 @@ impl ArchiveUpdater {
         };
         let out = match self.options.dry_run {
             true => AppendOut::Counted(0),
-            false => {
-                let mut out = self.file.try_clone().map_err(Error::io("opening", &self.path))?;
-                out.seek(SeekFrom::Start(end)).map_err(Error::io("seeking in", &self.path))?;
-                // The background syncs use a file description of their own:
-                // one shared with `self.file` would hold the writer lock for
-                // as long as the sync thread lives.
-                let syncs = File::open(&self.path).map_err(Error::io("opening", &self.path))?;
-                AppendOut::File(SyncingWriter::over(out, syncs)?)
-            }
+            false => self.place.output(end, &self.path)?,
         };
         let out = BufWriter::with_capacity(1 << 20, out);
         let mut options = self.options.create.clone();
@@ -365,7 +425,7 @@ impl ArchiveUpdater {
         if kind == SessionKind::Change {
             // The chunk indexes of the state this change follows, read
             // through a second open of the file (its committed part only).
-            let reader = self.file.try_clone().map_err(Error::io("opening", &self.path))?;
+            let reader = self.place.written(&self.path)?;
             let lookup = ChunkLookup::new(self.archive.reopen_as(reader, self.options.open_options())?);
             if !lookup.is_empty() {
                 writer.reuse_stored_chunks(Box::new(lookup));
@@ -397,11 +457,23 @@ impl ArchiveUpdater {
             let _ = self.cut_back();
             return Err(self.named(e));
         }
-        let reader = self.file.try_clone().map_err(Error::io("opening", &self.path))?;
+        let reader = self.place.written(&self.path)?;
         self.archive = self.archive.reopen_as(reader, self.options.open_options())?;
         self.report.runs_merged = true;
         Ok(())
     }
+}
+
+/// Checks `archive` before a change: the signature chain, and the walk
+/// rules it recorded, which an append would otherwise walk without.
+fn check_for_change(archive: &Archive<Source>, options: &UpdateOptions) -> Result<()> {
+    options.check_chain(archive)?;
+    if let (Some(damage), true) = (archive.session_header_damage(), options.applies_recorded_rules()) {
+        return Err(Error::tampered(format!(
+            "{damage}: the walk rules it recorded are unknown (append without recorded rules, or compact first)"
+        )));
+    }
+    Ok(())
 }
 
 /// Flushes the session's output and syncs the file's data to disk.

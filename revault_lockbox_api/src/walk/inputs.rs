@@ -26,6 +26,7 @@ pub(crate) fn check_inputs(base_dir: &Path, inputs: &[PathBuf]) -> Result<()> {
 
 /// How a walk treats what it meets: [`CreateOptions::dereference`],
 /// [`CreateOptions::strict`], [`CreateOptions::selection`].
+#[derive(Clone, Copy)]
 pub(crate) struct WalkRules<'a> {
     pub(crate) follow: bool,
     pub(crate) strict: bool,

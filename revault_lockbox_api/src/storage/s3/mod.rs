@@ -8,8 +8,10 @@
 //! ahead of sequential ones; [`S3Writer`] streams a multipart upload that
 //! appears under the key only when it completes, and is aborted otherwise.
 
+mod append;
 mod aws_config;
 mod cache;
+mod joined;
 mod reader;
 mod trace;
 mod writer;
@@ -18,11 +20,12 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use object_store::aws::{AmazonS3, AmazonS3ConfigKey};
+use object_store::aws::{AmazonS3, AmazonS3ConfigKey, S3CopyIfNotExists};
 use object_store::path::Path as ObjectPath;
 use object_store::{BackoffConfig, ClientConfigKey, ObjectStore, RetryConfig};
 
-pub use reader::{S3Reader, S3Stats};
+pub use joined::S3Reader;
+pub use reader::S3Stats;
 pub use writer::S3Writer;
 
 /// Smallest part S3 accepts in a multipart upload (all but the last).
@@ -68,6 +71,24 @@ pub enum S3Error {
     AlreadyExists {
         /// The object.
         location: S3Location,
+    },
+    /// The archive's parts (the objects of the sessions appended to it)
+    /// are not a run numbered from 1, or one is empty.
+    #[error("{location}: its parts are damaged: {reason}")]
+    Parts {
+        /// The archive.
+        location: S3Location,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Another writer created the part an append was about to commit:
+    /// its session came first.
+    #[error("another writer committed the next session first (part {number}, {location})")]
+    Raced {
+        /// The part both wrote.
+        location: S3Location,
+        /// Its number.
+        number: u64,
     },
     /// The object was replaced while it was being read.
     #[error("{location} changed while it was being read")]
@@ -118,6 +139,18 @@ impl S3Location {
 
     fn object_path(&self) -> ObjectPath {
         ObjectPath::from(self.key.as_str())
+    }
+
+    /// The "directory" of the objects an archive has beside its first,
+    /// `KEY.parts` (a listing by this prefix sees nothing of `KEY2`).
+    fn parts_prefix(&self) -> S3Location {
+        S3Location { bucket: self.bucket.clone(), key: format!("{}.parts", self.key) }
+    }
+
+    /// The object `name` among the archive's parts: `KEY.parts/NAME`.
+    fn beside(&self, name: &str) -> S3Location {
+        let prefix = self.parts_prefix();
+        S3Location { key: format!("{}/{name}", prefix.key), ..prefix }
     }
 }
 
@@ -230,6 +263,10 @@ impl S3Store {
         let timeout = format!("{}s", REQUEST_TIMEOUT.as_secs());
         let store = builder
             .with_config(AmazonS3ConfigKey::Client(ClientConfigKey::Timeout), timeout)
+            // An append larger than a part commits by a copy-if-absent
+            // (`append.rs`): an `UploadPartCopy` completed with
+            // `If-None-Match: *`.
+            .with_copy_if_not_exists(S3CopyIfNotExists::Multipart)
             .with_bucket_name(&location.bucket)
             .with_allow_http(options.allow_http || env_allows_http)
             .with_retry(retry)
@@ -249,8 +286,9 @@ impl S3Store {
         &self.inner.location
     }
 
-    /// Opens the object for positioned reads (one ranged GET, which also
-    /// learns its length and fetches its tail: trailer and index root).
+    /// Opens the archive for positioned reads: one ranged GET of the
+    /// object's tail (trailer and index root; it also learns the length)
+    /// and, sent with it, one LIST of the parts appended since.
     pub fn open(&self) -> Result<S3Reader, S3Error> {
         S3Reader::open(self.clone())
     }
@@ -258,8 +296,16 @@ impl S3Store {
     /// Starts writing the object. Without `overwrite`, an existing object
     /// is refused now and again before the upload completes (a conditional
     /// put for archives smaller than one part).
+    ///
+    /// Replacing an archive deletes the parts its appends added first,
+    /// newest first (one interrupted meanwhile leaves an earlier state of
+    /// the old archive, never a new base followed by old parts).
     pub fn create(&self, overwrite: bool, part_size: usize) -> Result<S3Writer, S3Error> {
-        S3Writer::start(self.clone(), overwrite, part_size)
+        let writer = S3Writer::start(self.clone(), overwrite, part_size)?;
+        if overwrite {
+            self.delete_parts()?;
+        }
+        Ok(writer)
     }
 
     /// Whether an object exists under the key.
@@ -316,6 +362,13 @@ fn one_line(error: &object_store::Error) -> String {
         (Some(code), None) => format!("{kind}: {code}"),
         _ => text.split_whitespace().collect::<Vec<_>>().join(" "),
     }
+}
+
+/// Whether `error` is an append's [`S3Error::Raced`]: another writer
+/// committed first.
+pub fn is_raced(error: &std::io::Error) -> bool {
+    let inner = error.get_ref().and_then(|e| e.downcast_ref::<S3Error>());
+    matches!(inner, Some(S3Error::Raced { .. }))
 }
 
 /// An [`S3Error`] as the `io::Error` a `Read`/`Write`/`ReadAt` returns, its

@@ -1,5 +1,7 @@
-//! [`S3Reader`]: positioned reads of one object by ranged GETs, through the
-//! range cache (`cache.rs`), with several GETs in flight.
+//! [`ObjectReader`]: positioned reads of one object by ranged GETs, through
+//! the range cache (`cache.rs`), with several GETs in flight. An archive
+//! is one object or several joined (`joined.rs`); each is read by one of
+//! these.
 
 use std::io;
 use std::ops::Range;
@@ -11,7 +13,7 @@ use object_store::{GetOptions, GetRange, ObjectStore};
 
 use super::cache::{RangeCache, Slot, Why};
 use super::trace::Trace;
-use super::{io_error, S3Error, S3Store};
+use super::{io_error, S3Error, S3Location, S3Store};
 use crate::storage::ReadAt;
 
 /// Bytes fetched when the object opens, from its end: the trailer, the
@@ -29,7 +31,7 @@ pub struct S3Stats {
 }
 
 #[derive(Default)]
-struct Counters {
+pub(super) struct Counters {
     gets: AtomicU64,
     bytes: AtomicU64,
     in_flight: AtomicUsize,
@@ -37,8 +39,10 @@ struct Counters {
 
 /// One object read by byte range; see the module docs of `cache.rs` for how
 /// reads are merged and read ahead.
-pub struct S3Reader {
+pub(super) struct ObjectReader {
     store: S3Store,
+    /// The object read: the archive's key, or one of its parts.
+    location: S3Location,
     len: u64,
     /// Every GET asks for this version: an object replaced mid-read fails
     /// instead of mixing two archives.
@@ -49,50 +53,93 @@ pub struct S3Reader {
     trace: Option<Arc<Trace>>,
 }
 
-impl std::fmt::Debug for S3Reader {
+impl std::fmt::Debug for ObjectReader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("S3Reader").field("location", self.store.location()).field("len", &self.len).finish()
+        f.debug_struct("ObjectReader").field("location", &self.location).field("len", &self.len).finish()
     }
 }
 
-impl S3Reader {
-    pub(super) fn open(store: S3Store) -> Result<S3Reader, S3Error> {
-        let path = store.location().object_path();
-        let counters = Arc::new(Counters::default());
-        counters.gets.fetch_add(1, Ordering::Relaxed);
-        let options = GetOptions { range: Some(GetRange::Suffix(TAIL_FETCH)), ..GetOptions::default() };
-        let tail = store.block_on(async {
-            let result = store.object_store().get_opts(&path, options).await?;
-            let (meta, range) = (result.meta.clone(), result.range.clone());
-            Ok::<_, object_store::Error>((meta, range, result.bytes().await?))
-        });
-        let (meta, range, bytes) = match tail {
-            Ok(tail) => tail,
-            // An empty object has no last bytes to ask for.
-            Err(e @ object_store::Error::NotFound { .. }) => return Err(store.request_error("opening", e)),
-            Err(e) => match store.block_on(store.object_store().head(&path)) {
-                Ok(meta) if meta.size == 0 => (meta, 0..0, Bytes::new()),
-                _ => return Err(store.request_error("opening", e)),
-            },
-        };
-        if range.end - range.start != bytes.len() as u64 || range.end != meta.size {
-            let source = object_store::Error::Generic {
-                store: "S3",
-                source: format!("asked for the last bytes, got {range:?} of {} bytes", meta.size).into(),
-            };
-            return Err(store.request_error("opening", source));
-        }
-        counters.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-        let mut cache = RangeCache::new(meta.size, store.requests_in_flight());
+/// What the opening GET of an object's last bytes returned: its metadata,
+/// the range and the bytes.
+pub(super) type Tail = (object_store::ObjectMeta, Range<u64>, Bytes);
+
+/// The opening GET of the last [`TAIL_FETCH`] bytes of `location` (a HEAD
+/// after it for an empty object, which has no last bytes to ask for).
+pub(super) async fn fetch_tail(store: &S3Store, location: &S3Location) -> Result<Tail, S3Error> {
+    let path = location.object_path();
+    let client = store.object_store();
+    let error = |e| S3Error::Request { action: "opening", location: location.clone(), error: Box::new(e) };
+    let options = GetOptions { range: Some(GetRange::Suffix(TAIL_FETCH)), ..GetOptions::default() };
+    let tail = async {
+        let result = client.get_opts(&path, options).await?;
+        let (meta, range) = (result.meta.clone(), result.range.clone());
+        Ok::<_, object_store::Error>((meta, range, result.bytes().await?))
+    };
+    let (meta, range, bytes) = match tail.await {
+        Ok(tail) => tail,
+        Err(e @ object_store::Error::NotFound { .. }) => return Err(error(e)),
+        Err(e) => match client.head(&path).await {
+            Ok(meta) if meta.size == 0 => (meta, 0..0, Bytes::new()),
+            _ => return Err(error(e)),
+        },
+    };
+    if range.end - range.start != bytes.len() as u64 || range.end != meta.size {
+        return Err(error(object_store::Error::Generic {
+            store: "S3",
+            source: format!("asked for the last bytes, got {range:?} of {} bytes", meta.size).into(),
+        }));
+    }
+    Ok((meta, range, bytes))
+}
+
+impl ObjectReader {
+    /// The object whose last bytes `tail` holds (one GET counted).
+    pub(super) fn with_tail(
+        store: S3Store,
+        location: S3Location,
+        tail: Tail,
+        trace: Option<Arc<Trace>>,
+    ) -> Self {
+        let (meta, range, bytes) = tail;
+        let reader = ObjectReader::known(store, location, meta.size, meta.e_tag, trace);
+        reader.counters.gets.fetch_add(1, Ordering::Relaxed);
+        reader.counters.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
         if !bytes.is_empty() {
-            cache.insert(range.start, bytes);
+            if let Ok(mut cache) = reader.cache.lock() {
+                cache.insert(range.start, bytes);
+            }
         }
-        let trace = Trace::from_env().map(Arc::new);
-        Ok(S3Reader { len: meta.size, etag: meta.e_tag, cache: Mutex::new(cache), counters, store, trace })
+        reader
+    }
+
+    /// An object whose length and version a listing gave: nothing fetched
+    /// yet.
+    pub(super) fn known(
+        store: S3Store,
+        location: S3Location,
+        len: u64,
+        etag: Option<String>,
+        trace: Option<Arc<Trace>>,
+    ) -> Self {
+        let cache = RangeCache::new(len, store.requests_in_flight());
+        let counters = Arc::new(Counters::default());
+        ObjectReader { store, location, len, etag, cache: Mutex::new(cache), counters, trace }
+    }
+
+    /// Drops the cached bytes already read (`RangeCache::trim`).
+    pub(super) fn trim(&self) {
+        if let Ok(mut cache) = self.cache.lock() {
+            cache.trim();
+        }
+    }
+
+    /// The object's length in bytes.
+    pub(super) fn size(&self) -> u64 {
+        self.len
     }
 
     /// Requests and bytes so far, the opening GET included.
-    pub fn stats(&self) -> S3Stats {
+    pub(super) fn stats(&self) -> S3Stats {
         S3Stats {
             gets: self.counters.gets.load(Ordering::Relaxed),
             bytes: self.counters.bytes.load(Ordering::Relaxed),
@@ -105,7 +152,7 @@ impl S3Reader {
         // The task holds the client, not the store: the runtime must never
         // be dropped by one of its own tasks.
         let client = self.store.object_store().clone();
-        let location = self.store.location().clone();
+        let location = self.location.clone();
         let counters = Arc::clone(&self.counters);
         let options = GetOptions {
             range: Some(GetRange::Bounded(range.clone())),
@@ -147,7 +194,7 @@ impl S3Reader {
     }
 }
 
-impl ReadAt for S3Reader {
+impl ReadAt for ObjectReader {
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         let end = offset.checked_add(buf.len() as u64).filter(|&end| end <= self.len);
         let Some(end) = end else { return Err(io::ErrorKind::UnexpectedEof.into()) };

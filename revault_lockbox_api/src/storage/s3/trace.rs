@@ -1,6 +1,7 @@
 //! An optional trace of one reader's GETs and reads, for finding where
 //! reads wait: `LOCKBOX_S3_TRACE=FILE` appends one line per event to FILE
-//! (times in microseconds since the object was opened):
+//! (times in microseconds since the archive was opened; offsets within
+//! the object read, the base or one of its parts):
 //!
 //! ```text
 //! get START END OFFSET LEN IN_FLIGHT_AT_START WHY

@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use object_store::{MultipartUpload, ObjectStore, PutMode, PutOptions, PutPayload};
 use tokio::task::JoinSet;
 
-use super::{io_error, S3Error, S3Store, MIN_PART_SIZE};
+use super::{io_error, S3Error, S3Location, S3Store, MIN_PART_SIZE};
 
 /// S3 accepts at most this many parts in one upload.
 const MAX_PARTS: usize = 10_000;
@@ -36,6 +36,8 @@ enum State {
 /// Writes one object; see the module docs.
 pub struct S3Writer {
     store: S3Store,
+    /// The object written.
+    location: S3Location,
     overwrite: bool,
     first_part: usize,
     buffer: Vec<u8>,
@@ -44,7 +46,7 @@ pub struct S3Writer {
 
 impl std::fmt::Debug for S3Writer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("S3Writer").field("location", self.store.location()).finish_non_exhaustive()
+        f.debug_struct("S3Writer").field("location", &self.location).finish_non_exhaustive()
     }
 }
 
@@ -53,8 +55,19 @@ impl S3Writer {
         if !overwrite && store.exists()? {
             return Err(S3Error::AlreadyExists { location: store.location().clone() });
         }
+        let location = store.location().clone();
+        Ok(S3Writer::new(store, location, overwrite, part_size))
+    }
+
+    /// Writes `location` (in the store's bucket), replacing whatever is
+    /// there: an object of a name nobody else writes.
+    pub(super) fn to(store: S3Store, location: S3Location, part_size: usize) -> S3Writer {
+        S3Writer::new(store, location, true, part_size)
+    }
+
+    fn new(store: S3Store, location: S3Location, overwrite: bool, part_size: usize) -> S3Writer {
         let first_part = part_size.clamp(MIN_PART_SIZE, MAX_PART_SIZE);
-        Ok(S3Writer { store, overwrite, first_part, buffer: Vec::new(), state: State::Buffering })
+        S3Writer { store, location, overwrite, first_part, buffer: Vec::new(), state: State::Buffering }
     }
 
     fn part_size(&self, parts_sent: usize) -> usize {
@@ -65,12 +78,12 @@ impl S3Writer {
     /// Sends the full buffer as the next part, once fewer than the
     /// configured number of parts are uploading.
     fn send_part(&mut self) -> io::Result<()> {
-        let store = self.store.clone();
+        let (store, location) = (self.store.clone(), self.location.clone());
         if matches!(self.state, State::Buffering) {
-            let path = store.location().object_path();
+            let path = location.object_path();
             let upload = store
                 .block_on(store.object_store().put_multipart(&path))
-                .map_err(|e| io_error(store.request_error("starting the upload of", e)))?;
+                .map_err(|e| io_error(store.error_at("starting the upload of", &location, e)))?;
             self.state = State::Uploading { upload, parts: JoinSet::new(), sent: 0 };
         }
         let State::Uploading { upload, parts, sent } = &mut self.state else { unreachable!("set above") };
@@ -78,10 +91,12 @@ impl S3Writer {
         let limit = store.requests_in_flight().min((MAX_BYTES_IN_FLIGHT / part_size.max(1)).max(1));
         while parts.len() >= limit {
             let joined = store.block_on(parts.join_next()).expect("the set is not empty");
-            joined.map_err(io::Error::other)?.map_err(|e| io_error(store.request_error("uploading", e)))?;
+            joined
+                .map_err(io::Error::other)?
+                .map_err(|e| io_error(store.error_at("uploading", &location, e)))?;
         }
         if *sent >= MAX_PARTS {
-            return Err(io::Error::other(format!("{}: more than {MAX_PARTS} parts", store.location())));
+            return Err(io::Error::other(format!("{location}: more than {MAX_PARTS} parts")));
         }
         let part = PutPayload::from(std::mem::take(&mut self.buffer));
         let _runtime = store.handle().enter();
@@ -102,9 +117,9 @@ impl S3Writer {
     }
 
     fn complete(&mut self) -> io::Result<()> {
-        let store = self.store.clone();
-        let path = store.location().object_path();
-        let already = || io_error(S3Error::AlreadyExists { location: store.location().clone() });
+        let (store, location) = (self.store.clone(), self.location.clone());
+        let path = location.object_path();
+        let already = || io_error(S3Error::AlreadyExists { location: location.clone() });
         let last = PutPayload::from(std::mem::take(&mut self.buffer));
         match &mut self.state {
             State::Buffering => {
@@ -114,7 +129,7 @@ impl S3Writer {
                 match store.block_on(store.object_store().put_opts(&path, last, options)) {
                     Ok(_) => Ok(()),
                     Err(object_store::Error::AlreadyExists { .. }) => Err(already()),
-                    Err(e) => Err(io_error(store.request_error("writing", e))),
+                    Err(e) => Err(io_error(store.error_at("writing", &location, e))),
                 }
             }
             State::Uploading { upload, parts, .. } => {
@@ -124,7 +139,7 @@ impl S3Writer {
                     }
                     while let Some(joined) = parts.join_next().await {
                         let done = joined.map_err(io::Error::other)?;
-                        done.map_err(|e| io_error(store.request_error("uploading", e)))?;
+                        done.map_err(|e| io_error(store.error_at("uploading", &location, e)))?;
                     }
                     Ok::<_, io::Error>(())
                 })?;
@@ -133,7 +148,7 @@ impl S3Writer {
                 }
                 store
                     .block_on(upload.complete())
-                    .map_err(|e| io_error(store.request_error("completing the upload of", e)))?;
+                    .map_err(|e| io_error(store.error_at("completing the upload of", &location, e)))?;
                 self.state = State::Done;
                 Ok(())
             }

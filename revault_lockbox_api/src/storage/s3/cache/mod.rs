@@ -53,6 +53,10 @@ const STREAMS: usize = 4;
 const MAX_HINTS: usize = 8192;
 /// Bytes of hinted ranges fetched (or found cached) and held until read.
 pub(super) const HINT_BUDGET: u64 = 16 << 20;
+/// Bytes an object's cache keeps of what was read once reads moved on to
+/// another object ([`RangeCache::trim`]): its tail and header, a few
+/// index nodes.
+const TRIMMED: u64 = 1 << 20;
 /// Hinted GETs that may start before read-ahead takes the free ones.
 const HINT_GETS: usize = 2;
 
@@ -377,6 +381,28 @@ impl RangeCache {
                 .iter()
                 .filter(|(_, c)| c.last_used < self.tick && c.slot.state().is_some())
                 .min_by_key(|&(&start, c)| (wanted(start, c), c.last_used))
+                .map(|(&start, _)| start);
+            let Some(start) = victim else { break };
+            self.forget(start);
+        }
+    }
+
+    /// Drops the least recently used chunks that have arrived and were
+    /// read, unless they hold a hinted range not read yet, until at most
+    /// [`TRIMMED`] bytes are cached: what an object of a joined archive
+    /// keeps once reads moved on to another object (an extraction reads
+    /// the objects' data pages one object after the other, and each
+    /// object's cache would otherwise keep up to its capacity for the whole
+    /// run), its tail and header among them, which reads come back to.
+    pub(super) fn trim(&mut self) {
+        while self.cached > TRIMMED {
+            let victim = self
+                .chunks
+                .iter()
+                .filter(|&(&start, c)| {
+                    c.slot.state().is_some() && !c.unread && self.held.range(start..c.end).next().is_none()
+                })
+                .min_by_key(|(_, c)| c.last_used)
                 .map(|(&start, _)| start);
             let Some(start) = victim else { break };
             self.forget(start);

@@ -294,3 +294,17 @@ fn failed_chunks_are_forgotten_and_asked_again() {
     cache.forget(0);
     assert_eq!(fetched(&cache.plan(0..10, 8)), [0..MIN_FETCH]);
 }
+
+#[test]
+fn trim_keeps_a_mebibyte_of_what_was_read_most_recently() {
+    let mut cache = RangeCache::new(16 << 20, 8);
+    for i in 0..8u64 {
+        cache.insert(i << 20, Bytes::from(vec![0u8; 1 << 20]));
+    }
+    assert_eq!(cache.cached(), 8 << 20);
+    cache.trim();
+    assert_eq!(cache.cached(), TRIMMED);
+    // The most recently used chunk stays: reading it fetches nothing.
+    assert!(cache.plan((7 << 20)..(7 << 20) + 10, 8).fetches.is_empty());
+    assert!(!cache.plan(0..10, 8).fetches.is_empty(), "the oldest was dropped");
+}
