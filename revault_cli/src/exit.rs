@@ -105,7 +105,7 @@ pub const TABLE: &[Status] = &[
             "`key add` with nothing to add",
             "`man` of an unknown command",
             "a bad `s3://` location, a plain-HTTP endpoint without `--allow-http` or another unusable object-store configuration",
-            "a command that rewrites in place (`key add`/`remove`, `passwd`, `add`, `update`, `rm`, `compact`, `repair`) on `s3://`",
+            "a command that rewrites in place (`key add`/`remove`, `passwd`, `compact`, `repair`) on `s3://`",
             "a `--session`, `--at`, `--from` or `--to` that names no state of the archive",
             "any trouble in `diff` but an authentication failure (as `diff` and `cmp`: a missing directory, an I/O error)",
         ],
