@@ -67,12 +67,13 @@ fn damage_and_repair(bytes: &[u8], record: &LocatedRecord, offset: u64, run: usi
     let source = Cursor::new(damaged.clone());
     let mut parity = StoredParity::new(&source, record.record_at(), &record.footer);
     let protected_start = record.footer.protected_start;
-    let report = repair(&source, protected_start, &record.footer.layout, 1 << 20, &mut parity, |index, shard| {
-        let at = (protected_start + index * SHARD_LEN as u64) as usize;
-        damaged[at..at + shard.len()].copy_from_slice(shard);
-        Ok(())
-    })
-    .unwrap();
+    let report =
+        repair(&source, protected_start, &record.footer.layout, 1 << 20, &mut parity, |index, shard| {
+            let at = (protected_start + index * SHARD_LEN as u64) as usize;
+            damaged[at..at + shard.len()].copy_from_slice(shard);
+            Ok(())
+        })
+        .unwrap();
     assert!(report.unrepairable.is_empty() && report.rebuilt > 0, "{report:?}");
     assert!(damaged == bytes, "the repaired archive is the one written");
 }
@@ -130,7 +131,8 @@ fn a_record_costs_its_percentage_and_its_checksums() {
     let dir = tempfile::tempdir().unwrap();
     let plain = archive_of(&dir.path().join("plain"), 6 << 20, create_options());
     let parity = archive_of(&dir.path().join("parity"), 6 << 20, create_options().recovery(5));
-    let (plain, parity) = (std::fs::metadata(plain).unwrap().len(), std::fs::metadata(&parity).unwrap().len());
+    let (plain, parity) =
+        (std::fs::metadata(plain).unwrap().len(), std::fs::metadata(&parity).unwrap().len());
     let ratio = parity as f64 / plain as f64;
     // 5 %, the rounding and the one more shard of a group (0.3 % here),
     // the checksum lists twice (0.4 %): FORMAT.md §3.12.
