@@ -324,7 +324,8 @@ impl<S: ReadAt> Archive<S> {
         self.last.record_damage.as_deref()
     }
 
-    /// Bytes of the last session's header, signature block and header copy.
+    /// Bytes of the last session's header, signature block, header copy and
+    /// recovery record.
     pub(crate) fn session_overhead(&self) -> u64 {
         self.last.overhead
     }

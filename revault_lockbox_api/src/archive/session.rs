@@ -26,7 +26,8 @@ pub(crate) struct SessionState {
     pub(crate) commit: Hash,
     /// Its signatures, framing checked, not verified.
     pub(crate) signatures: Vec<Signature>,
-    /// Bytes of its header, signature block and header copy.
+    /// Bytes of its header, signature block, header copy and recovery
+    /// record (with its footer and the trailer's second copy).
     pub(crate) overhead: u64,
     /// Its trailer, where `verify` starts the walk back along the chain.
     pub(crate) trailer: Trailer,
@@ -54,7 +55,10 @@ pub(crate) fn check_session(
         check_previous(src, header, content_key, trailer)?;
     }
     let signatures = read_signatures(src, trailer)?;
-    let overhead = header_len + u64::from(trailer.signature_len) + trailer.header_copy_len();
+    // A recovery record, its footer and the trailer's second copy are the
+    // session's too: not dead bytes.
+    let record = trailer.session_end() - trailer.first_offset() - TRAILER_LEN as u64;
+    let overhead = header_len + u64::from(trailer.signature_len) + trailer.header_copy_len() + record;
     let commit = trailer.commit_hash();
     let record_damage = super::records::record_damage(src, trailer)?;
     Ok(SessionState {

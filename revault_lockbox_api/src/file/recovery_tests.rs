@@ -87,6 +87,7 @@ fn records_round_trip_on_create_add_update_rm_and_compact() {
     assert_eq!(first[0].footer.percent, 5);
     assert_eq!(first[0].session_end(), std::fs::metadata(&path).unwrap().len());
     assert!(verified(&path).is_ok());
+    assert_eq!(open(&path).info().unwrap().dead_bytes, 0, "a record is not dead bytes");
     let bytes = std::fs::read(&path).unwrap();
     let run = (first[0].footer.layout.len * 5 / 100) as usize;
     damage_and_repair(&bytes, &first[0], 0, run);
