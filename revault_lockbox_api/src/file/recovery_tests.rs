@@ -220,3 +220,22 @@ fn a_stream_or_a_version_3_archive_refuses_a_record() {
     let e = updater.add(dir.path(), &["src/new".into()]).err().unwrap();
     assert!(e.to_string().contains("format version 3"), "{e}");
 }
+
+#[test]
+fn a_damaged_second_trailer_keeps_the_hash_chain_through_its_first_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = archive_of(dir.path(), 400_000, create_options().recovery(5));
+    add(&path, dir.path(), "g", b"after", UpdateOptions::new().recovery(5));
+    let first = records(&path)[0];
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[first.session_end() as usize - 100] ^= 1;
+    std::fs::write(&path, &bytes).unwrap();
+    let archive = open(&path);
+    assert_eq!(archive.entry_count(), 5);
+    let report = archive.verify().unwrap();
+    assert_eq!(report.lost.len(), 1, "{report:?}");
+    assert!(report.lost[0].contains("second copy"), "{report:?}");
+    let earlier =
+        Archive::open_with(File::open(&path).unwrap(), &password(), OpenOptions::new().session(1)).unwrap();
+    assert_eq!(earlier.entry_count(), 4, "the earlier state opens through the first copy");
+}
