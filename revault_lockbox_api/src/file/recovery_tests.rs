@@ -209,6 +209,11 @@ fn a_stream_or_a_version_3_archive_refuses_a_record() {
     assert!(e.to_string().contains("stream"), "{e}");
     let e = ArchiveWriter::new(Vec::new(), &password(), create_options().recovery(51)).err().unwrap();
     assert!(matches!(e, Error::InvalidRecovery { percent: 51 }), "{e}");
+    // The archival profile's record is left out of a stream.
+    let archival = create_options().profile(crate::profile::WorkloadProfile::Archival);
+    let bytes = ArchiveWriter::new(Vec::new(), &password(), archival).unwrap().finish().unwrap();
+    let last = Trailer::parse(bytes[bytes.len() - TRAILER_LEN..].try_into().unwrap()).unwrap();
+    assert_eq!(last.recovery_percent, 0);
     let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/v3-balanced.lbox");
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v3.lbox");

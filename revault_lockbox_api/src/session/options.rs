@@ -35,6 +35,9 @@ pub struct CreateOptions {
     pub(crate) chunk_params: ChunkParams,
     /// The file the archive is written to, read back for recovery records.
     pub(crate) read_back: Option<ReadBack>,
+    /// Whether [`recovery`](Self::recovery) was called: a record asked for
+    /// by name is refused where none can be written; a profile's is left out.
+    pub(crate) recovery_asked: bool,
 }
 
 /// The file a writer writes to, opened for reading: a session's recovery
@@ -73,6 +76,7 @@ impl CreateOptions {
             signing: Signing::default(),
             chunk_params: ChunkParams::default(),
             read_back: None,
+            recovery_asked: false,
         }
     }
 
@@ -80,6 +84,7 @@ impl CreateOptions {
     pub fn profile(mut self, profile: WorkloadProfile) -> Self {
         self.tuning = profile.create_tuning();
         self.profile = profile;
+        self.recovery_asked = false;
         self
     }
 
@@ -121,11 +126,13 @@ impl CreateOptions {
     /// 0: none): Reed–Solomon parity over the session's bytes that repairs
     /// one contiguous run of damage of about that share, or scattered bad
     /// sectors (FORMAT.md §3.12, docs/RECOVERY.md). Needs a file to read
-    /// the session back from: a stream refuses it
-    /// ([`Error::RecoveryUnavailable`]). Default: the profile's (none; 5
+    /// the session back from and an archive of version 4: a stream or a
+    /// version 3 archive refuses it ([`Error::RecoveryUnavailable`]), and
+    /// leaves out the one a profile sets. Default: the profile's (none; 5
     /// for `Archival`).
     pub fn recovery(mut self, percent: u8) -> Self {
         self.tuning.recovery_percent = percent;
+        self.recovery_asked = true;
         self
     }
 

@@ -134,19 +134,26 @@ impl<W: Write> ArchiveWriter<W> {
         out: W,
         content_key: &ContentKey,
         start: SessionStart,
-        options: CreateOptions,
+        mut options: CreateOptions,
     ) -> Result<Self> {
         options.tuning.validate()?;
-        if options.tuning.recovery_percent != 0 && !recovery_allowed(start.version) {
-            return Err(Error::RecoveryUnavailable {
-                reason: "an archive of format version 3 has no place for it (compact it to version 4 first)",
-            });
-        }
-        if options.tuning.recovery_percent != 0 && options.read_back.is_none() {
-            // Refused before a byte is written.
-            return Err(Error::RecoveryUnavailable {
-                reason: "the archive goes to a stream, which cannot be read back to compute it",
-            });
+        let unavailable = match () {
+            _ if options.tuning.recovery_percent == 0 => None,
+            _ if !recovery_allowed(start.version) => {
+                Some("an archive of format version 3 has no place for it (compact it to version 4 first)")
+            }
+            _ if options.read_back.is_none() => {
+                Some("the archive goes to a stream, which cannot be read back to compute it")
+            }
+            _ => None,
+        };
+        if let Some(reason) = unavailable {
+            // Asked for by name: refused before a byte is written. A
+            // profile's (`archival`) goes without where it cannot be.
+            if options.recovery_asked {
+                return Err(Error::RecoveryUnavailable { reason });
+            }
+            options.tuning.recovery_percent = 0;
         }
         super::header::checked_label(&options.label)?;
         options.walk_record()?;
