@@ -179,32 +179,35 @@ impl RecordLayout {
             + SUMS_CHECK_LEN as u64
     }
 
-    /// Bytes of one group's block: its checksum list, then its recovery
-    /// shards.
-    pub fn block_len(&self) -> u64 {
-        self.sums_len() + u64::from(self.layout.recovery) * SHARD_LEN as u64
+    /// Offset in the record of group `g`'s first checksum list (in the
+    /// table at the record's start).
+    pub fn first_sums(&self, g: u32) -> u64 {
+        u64::from(g) * self.sums_len()
     }
 
-    /// Offset in the record of group `g`'s first checksum list (in its block).
-    pub fn block_sums(&self, g: u32) -> u64 {
-        u64::from(g) * self.block_len()
-    }
-
-    /// Offset in the record of recovery shard `r` of group `g`.
+    /// Offset in the record of recovery shard `r` of group `g`: the
+    /// shards are dealt round-robin over the groups (shard `r` of every
+    /// group, then shard `r + 1`), as the protected shards are, so that a
+    /// contiguous damage costs each group about the same number of its
+    /// recovery shards, wherever it falls in the record.
     pub fn recovery_shard(&self, g: u32, r: u32) -> u64 {
-        self.block_sums(g) + self.sums_len() + u64::from(r) * SHARD_LEN as u64
+        let groups = u64::from(self.layout.groups);
+        groups * self.sums_len() + (u64::from(r) * groups + u64::from(g)) * SHARD_LEN as u64
     }
 
     /// Offset in the record of group `g`'s second checksum list (in the
     /// table at the record's end, as far from the first as the record
     /// allows).
-    pub fn table_sums(&self, g: u32) -> u64 {
-        u64::from(self.layout.groups) * self.block_len() + u64::from(g) * self.sums_len()
+    pub fn second_sums(&self, g: u32) -> u64 {
+        let groups = u64::from(self.layout.groups);
+        groups * (self.sums_len() + u64::from(self.layout.recovery) * SHARD_LEN as u64)
+            + u64::from(g) * self.sums_len()
     }
 
     /// Bytes of the whole record.
     pub fn record_len(&self) -> u64 {
-        u64::from(self.layout.groups) * (self.block_len() + self.sums_len())
+        u64::from(self.layout.groups)
+            * (2 * self.sums_len() + u64::from(self.layout.recovery) * SHARD_LEN as u64)
     }
 }
 

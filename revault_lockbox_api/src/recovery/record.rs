@@ -6,6 +6,7 @@
 
 use std::io::{self, Write};
 use std::ops::Range;
+use std::os::unix::fs::FileExt;
 
 use super::encode::encode;
 use super::repair::{ParitySource, RecoveryShards};
@@ -17,9 +18,12 @@ use crate::storage::ReadAt;
 /// `source`, and its footer, to `out`; returns the footer.
 ///
 /// Reads the protected bytes once (about `window` bytes at a time, see
-/// [`encode`]); holds, besides, each group's checksums until the record's
-/// end, where they are written a second time (8 bytes a 4 KiB shard: 1/512
-/// of the protected bytes).
+/// [`encode`]). The record deals each group's recovery shards over the
+/// whole record while the coder makes them a group at a time, so they are
+/// put in their places in an unnamed temporary file (parity of what the
+/// archive holds, no more secret than it), then copied to `out` after the
+/// first checksum table; the tables (8 bytes a 4 KiB shard: 1/512 of the
+/// protected bytes) are held in memory until then.
 pub fn write_record(
     source: &dyn ReadAt,
     protected: Range<u64>,
@@ -31,15 +35,10 @@ pub fn write_record(
     let len = protected.end.saturating_sub(protected.start);
     let shaped = Footer::new(owner, percent, protected.start, len, [0; 32])
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-    let layout = shaped.layout;
-    let mut hasher = record_hasher();
-    let mut table = Vec::with_capacity(layout.groups as usize * shaped.record_layout().sums_len() as usize);
-    let mut written = 0u64;
-    let mut put = |bytes: &[u8], out: &mut dyn Write| -> io::Result<()> {
-        hasher.update(bytes);
-        written += bytes.len() as u64;
-        out.write_all(bytes)
-    };
+    let (layout, places) = (shaped.layout, shaped.record_layout());
+    let mut table = Vec::with_capacity(layout.groups as usize * places.sums_len() as usize);
+    let shards = tempfile::tempfile()?;
+    let shards_at = places.recovery_shard(0, 0);
     encode(source, protected.start, &layout, window, |g| {
         let start = table.len();
         for sum in g.original_sums.iter().chain(g.recovery_sums) {
@@ -47,21 +46,40 @@ pub fn write_record(
         }
         let check = sums_check(g.group, &table[start..]);
         table.extend_from_slice(&check);
-        put(&table[start..], out)?;
-        put(g.recovery, out)
+        for (r, shard) in g.recovery.chunks_exact(SHARD_LEN).enumerate() {
+            shards.write_all_at(shard, places.recovery_shard(g.group, r as u32) - shards_at)?;
+        }
+        Ok(())
     })?;
+    let mut hasher = record_hasher();
+    let mut put = |bytes: &[u8], out: &mut dyn Write| -> io::Result<()> {
+        hasher.update(bytes);
+        out.write_all(bytes)
+    };
+    put(&table, out)?;
+    let shards_len = places.second_sums(0) - shards_at;
+    let mut buf = vec![0u8; COPY_LEN];
+    let mut at = 0;
+    while at < shards_len {
+        let n = COPY_LEN.min((shards_len - at) as usize);
+        FileExt::read_exact_at(&shards, &mut buf[..n], at)?;
+        put(&buf[..n], out)?;
+        at += n as u64;
+    }
     put(&table, out)?;
     let footer = Footer { record_hash: *hasher.finalize().as_bytes(), ..shaped };
-    debug_assert_eq!(written, footer.record_len);
     out.write_all(&footer.encode())?;
     Ok(footer)
 }
 
+/// Bytes of the recovery shards copied from the temporary file at a time.
+const COPY_LEN: usize = 1 << 20;
+
 /// A stored record's parity, read through a [`ReadAt`] as [`repair`]
 /// asks for it.
 ///
-/// Each group's checksums are kept twice (in its block and in the table at
-/// the record's end), each copy with a check of its own: a copy whose
+/// Each group's checksums are kept twice (in the tables at the record's
+/// start and at its end), each copy with a check of its own: a copy whose
 /// check fails is not used, and a group whose two copies both fail (or
 /// pass and differ) is refused: a checksum is never trusted unchecked.
 ///
@@ -89,7 +107,7 @@ impl<'a> StoredParity<'a> {
             let (sums, check) = bytes.split_at(len - 8);
             (sums_check(g, sums) == check).then(|| sums.to_vec())
         };
-        let (first, second) = (read(self.layout.block_sums(g)), read(self.layout.table_sums(g)));
+        let (first, second) = (read(self.layout.first_sums(g)), read(self.layout.second_sums(g)));
         let sums = match (first, second) {
             (Some(a), Some(b)) if a != b => {
                 return Err(invalid(format!(

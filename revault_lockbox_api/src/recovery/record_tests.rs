@@ -91,6 +91,26 @@ fn a_record_round_trips_and_repairs_a_damaged_run_of_its_percentage() {
 }
 
 #[test]
+fn a_run_from_the_protected_bytes_into_the_record_is_repaired() {
+    // Five groups: a run reaching into the record costs each group about
+    // as many recovery shards as its share of the run (the shards are
+    // dealt over the groups), not all of the first group's.
+    let mut file = Vec::new();
+    let (protected, footer) = add_session(&mut file, 20 << 20, 4, 5);
+    assert_eq!(footer.layout.groups, 5);
+    let located = locate_records(&Cursor::new(&file), file.len() as u64).unwrap()[0];
+    let (record_at, record_end) = (located.record_at() as usize, located.footer_at as usize);
+    let run = (record_end - DATA_START as usize) * 45 / 1000;
+    let (p, end) = (protected.start as usize, protected.end as usize);
+    for start in [end - run / 2, end - run / 5, record_at, record_end - run] {
+        let mut damaged = file.clone();
+        damaged[start..start + run].fill(0x5a);
+        let out = repaired(&damaged, &protected, &located).unwrap();
+        assert!(out[p..end] == file[p..end], "run at {start}");
+    }
+}
+
+#[test]
 fn a_checksum_list_is_taken_from_the_copy_that_passes_its_check() {
     let mut file = Vec::new();
     let (protected, footer) = add_session(&mut file, 2 << 20, 2, 5);
@@ -99,18 +119,18 @@ fn a_checksum_list_is_taken_from_the_copy_that_passes_its_check() {
     let mut damaged = file.clone();
     damaged[protected.start as usize + 10] ^= 1;
     // The block's copy of group 0's list damaged: the table's is used.
-    damaged[record_at + layout.block_sums(0) as usize + 3] ^= 1;
+    damaged[record_at + layout.first_sums(0) as usize + 3] ^= 1;
     let range = protected.start as usize..protected.end as usize;
     assert!(repaired(&damaged, &protected, &located).unwrap()[range.clone()] == file[range]);
     // Both copies damaged: refused, never guessed.
-    damaged[record_at + layout.table_sums(0) as usize + 3] ^= 1;
+    damaged[record_at + layout.second_sums(0) as usize + 3] ^= 1;
     let e = repaired(&damaged, &protected, &located).unwrap_err();
     assert!(e.to_string().contains("both copies of its checksum list are damaged"), "{e}");
     // Two copies that each pass their check and differ: the record lies.
     let mut lying = file.clone();
     lying[protected.start as usize] ^= 1;
     let len = layout.sums_len() as usize;
-    let table = record_at + layout.table_sums(0) as usize;
+    let table = record_at + layout.second_sums(0) as usize;
     let mut sums = lying[table..table + len - 8].to_vec();
     sums[0] ^= 1;
     let check = sums_check(0, &sums);
