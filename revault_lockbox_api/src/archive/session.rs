@@ -5,8 +5,8 @@
 use crate::crypto::{open_session_body, ContentKey, SessionKeys};
 use crate::error::{Error, Result};
 use crate::format::{
-    decode_signatures, session_header_hash, Hash, HeaderClear, HeaderPrefix, SessionInfo, SessionRecord,
-    Signature, Summary, Trailer, SESSION_HEADER_CLEAR_LEN, TRAILER_LEN,
+    decode_signatures, session_header_hash, Footer, Hash, HeaderClear, HeaderPrefix, SessionInfo,
+    SessionRecord, Signature, Summary, Trailer, FOOTER_LEN, SESSION_HEADER_CLEAR_LEN, TRAILER_LEN,
 };
 use crate::index::read_sealed;
 use crate::storage::ReadAt;
@@ -26,10 +26,13 @@ pub(crate) struct SessionState {
     pub(crate) commit: Hash,
     /// Its signatures, framing checked, not verified.
     pub(crate) signatures: Vec<Signature>,
-    /// Bytes of its header, signature block and header copy.
+    /// Bytes of its header, signature block, header copy and recovery
+    /// record (with its footer and the trailer's second copy).
     pub(crate) overhead: u64,
     /// Its trailer, where `verify` starts the walk back along the chain.
     pub(crate) trailer: Trailer,
+    /// Why its recovery record cannot be used, if it has one that cannot.
+    pub(crate) record_damage: Option<String>,
 }
 
 /// Checks the session that `trailer` (authenticated under `keys`) commits.
@@ -52,9 +55,21 @@ pub(crate) fn check_session(
         check_previous(src, header, content_key, trailer)?;
     }
     let signatures = read_signatures(src, trailer)?;
-    let overhead = header_len + u64::from(trailer.signature_len) + trailer.header_copy_len();
+    // A recovery record, its footer and the trailer's second copy are the
+    // session's too: not dead bytes.
+    let record = trailer.session_end() - trailer.first_offset() - TRAILER_LEN as u64;
+    let overhead = header_len + u64::from(trailer.signature_len) + trailer.header_copy_len() + record;
     let commit = trailer.commit_hash();
-    Ok(SessionState { info, header_damage, commit, signatures, overhead, trailer: trailer.clone() })
+    let record_damage = super::records::record_damage(src, trailer)?;
+    Ok(SessionState {
+        info,
+        header_damage,
+        commit,
+        signatures,
+        overhead,
+        trailer: trailer.clone(),
+        record_damage,
+    })
 }
 
 /// The signature block before `trailer`, framing checked (none: empty).
@@ -124,14 +139,29 @@ pub(super) fn check_previous(
     content_key: &ContentKey,
     trailer: &Trailer,
 ) -> Result<Trailer> {
-    let at = trailer.previous_trailer - TRAILER_LEN as u64;
-    let raw = read_sealed(src, at, TRAILER_LEN as u32, || "previous trailer".into())?;
-    let raw: &[u8; TRAILER_LEN] = raw.as_slice().try_into().expect("read exactly");
-    let damaged = |why: &str| Error::tampered(format!("the trailer at byte {at} ({why})"));
-    if Trailer::commit_hash_of(raw) != trailer.previous_hash {
+    let second = trailer.previous_trailer - TRAILER_LEN as u64;
+    let read = |at: u64| -> Result<[u8; TRAILER_LEN]> {
+        let raw = read_sealed(src, at, TRAILER_LEN as u32, || "previous trailer".into())?;
+        Ok(raw.as_slice().try_into().expect("read exactly"))
+    };
+    let mut at = second;
+    let mut raw = read(at)?;
+    if Trailer::commit_hash_of(&raw) != trailer.previous_hash {
+        // After a recovery record the trailer is there twice (FORMAT.md
+        // §3.12): its first copy, where the footer before it says, stands
+        // in for a damaged second one, and the commit hash proves it.
+        if let Some(first) = first_copy_before(src, trailer.previous_trailer)? {
+            let other = read(first)?;
+            if Trailer::commit_hash_of(&other) == trailer.previous_hash {
+                (at, raw) = (first, other);
+            }
+        }
+    }
+    let damaged = |why: &str| Error::tampered(format!("the trailer at byte {second} ({why})"));
+    if Trailer::commit_hash_of(&raw) != trailer.previous_hash {
         return Err(damaged("its commit hash is not the one the session after it records"));
     }
-    let previous = Trailer::parse(raw)?;
+    let previous = Trailer::parse(&raw)?;
     let keys = SessionKeys::derive(content_key, &previous.session_salt);
     if keys.check_trailer_tag(&previous.body(), &previous.tag).is_err() {
         return Err(damaged("its signature length or tag"));
@@ -144,6 +174,16 @@ pub(super) fn check_previous(
         return Err(other_version("trailer"));
     }
     Ok(previous)
+}
+
+/// Where the first copy of the trailer that ends at `end` lies, if a
+/// recovery record's footer that decodes sits before its second copy.
+fn first_copy_before(src: &dyn ReadAt, end: u64) -> Result<Option<u64>> {
+    let Some(footer_at) = end.checked_sub((FOOTER_LEN + TRAILER_LEN) as u64) else { return Ok(None) };
+    let bytes = read_sealed(src, footer_at, FOOTER_LEN as u32, || "recovery record footer".into())?;
+    Ok(Footer::decode(bytes.as_slice().try_into().expect("read exactly"), footer_at)
+        .ok()
+        .map(|footer| footer.record_at(footer_at) - TRAILER_LEN as u64))
 }
 
 /// Where every session's header copy (FORMAT.md §3.11) starts, newest

@@ -23,6 +23,8 @@ mod maintain;
 mod merge;
 mod options;
 mod place;
+#[cfg(test)]
+mod recovery_tests;
 mod retain;
 #[cfg(test)]
 mod reuse_tests;
