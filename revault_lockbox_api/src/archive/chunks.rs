@@ -94,6 +94,17 @@ impl<S: ReadAt> Archive<S> {
         }))
     }
 
+    /// Reads every run's chunk index whole, each node authenticated and
+    /// decoded: `verify`'s check of what only appends read (no file's
+    /// content depends on it). What failed, in one line.
+    pub(crate) fn check_chunk_indexes(&self) -> Option<String> {
+        let failed = match self.chunk_entries() {
+            Ok(mut entries) => entries.find_map(|entry| entry.err()),
+            Err(e) => Some(e),
+        };
+        failed.map(|e| format!("{e} (a chunk index: appends can no longer name the chunks it lists)"))
+    }
+
     /// Every run's chunk index that has one: its reader and top.
     pub(crate) fn chunk_trees(&self) -> impl Iterator<Item = (TreeReader<'_>, &TreeTop)> + '_ {
         self.run_keys

@@ -264,6 +264,9 @@ impl<S: ReadAt> Archive<S> {
             }
             checker.report.lost.extend(history);
             checker.report.lost.extend(self.check_records()?);
+            if members.is_everything() {
+                checker.report.lost.extend(self.check_chunk_indexes());
+            }
             self.walk_content(&mut checker, members.is_everything())?;
             checker.report
         };

@@ -419,10 +419,7 @@ impl ArchiveUpdater {
         let mut options = match self.options.dry_run {
             // Nothing written to read back: counted without a record.
             true => self.options.create.clone().recovery(0),
-            false => {
-                let reader = File::open(&self.path).map_err(Error::io("opening", &self.path))?;
-                self.options.create.clone().read_back(reader)
-            }
+            false => self.options.create.clone().read_back(self.place.written(&self.path)?),
         };
         if kind == SessionKind::Merge {
             // The label names the change that follows, not the merge.

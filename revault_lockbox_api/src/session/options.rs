@@ -136,10 +136,12 @@ impl CreateOptions {
         self
     }
 
-    /// The file the archive is written to, for a recovery record to read
-    /// the session back from; none for a writer to a stream.
-    pub(crate) fn read_back(mut self, file: std::fs::File) -> Self {
-        self.read_back = Some(ReadBack(Arc::new(file)));
+    /// The bytes of the archive being written (a file, or an object
+    /// store's committed objects and the session's spool), for a recovery
+    /// record to read the session back from; none for a writer to a
+    /// stream.
+    pub(crate) fn read_back(mut self, archive: impl ReadAt + 'static) -> Self {
+        self.read_back = Some(ReadBack(Arc::new(archive)));
         self
     }
 
