@@ -103,12 +103,15 @@ impl<W: Write> ArchiveWriter<W> {
         }
         self.flush_page_records()?;
         self.flush_leaf()?;
-        let entries = std::mem::replace(&mut self.entries, TreeBuilder::new(Table::Entries));
-        let pages = std::mem::replace(&mut self.pages, TreeBuilder::new(Table::Pages));
-        let (entries, pages) = (entries.finish(&mut self.output)?, pages.finish(&mut self.output)?);
+        // The chunk index before the two trees' last nodes, so that those
+        // stay next to the root, where a reader's first read of the tail
+        // finds them (only appends read the chunk index).
         if !self.chunk_index.is_empty() {
             self.chunk_top = std::mem::take(&mut self.chunk_index).write(&mut self.output)?;
         }
+        let entries = std::mem::replace(&mut self.entries, TreeBuilder::new(Table::Entries));
+        let pages = std::mem::replace(&mut self.pages, TreeBuilder::new(Table::Pages));
+        let (entries, pages) = (entries.finish(&mut self.output)?, pages.finish(&mut self.output)?);
         Ok((entries, pages))
     }
 
