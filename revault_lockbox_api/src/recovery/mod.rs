@@ -29,10 +29,12 @@
 //! once.
 
 mod encode;
+mod overlay;
 mod repair;
 mod stripes;
 
 pub use encode::{encode, GroupParity};
+pub use overlay::{repaired_view, Protected, RepairedView, RunRepair, REPAIR_WINDOW};
 pub use repair::{repair, Damage, ParitySource, RecoveryShards, Repaired};
 
 /// Bytes in a shard: the sector size of most disks, so that one bad sector
