@@ -31,6 +31,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use revault_lockbox_api::read::{is_salvageable, Members, Salvage};
+use revault_lockbox_api::recovery;
 use revault_lockbox_api::storage::ReadAt;
 use revault_lockbox_api::{Archive, OpenOptions, Progress, Quoted, WorkloadProfile};
 
@@ -52,16 +53,45 @@ fn archive_bytes(arg: &Path, s3: &ObjectStoreArgs) -> Result<(Box<dyn ReadAt>, S
     })
 }
 
+/// Whether a reader reads an archive with recovery records through them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Records {
+    /// Checks every protected shard before reading (one read of the
+    /// archive) and reads the damaged ones as their parity rebuilds them,
+    /// in memory, saying so (`list`, `cat`, `extract`, `export`, `mount`).
+    Repair,
+    /// Reads the bytes as they are (`verify` scans them only on damage).
+    AsTheyAre,
+}
+
+/// `src` read through its recovery records (docs/RECOVERY.md), when it has
+/// any and they rebuilt something: one line on stderr for each damaged
+/// session. Records that lie are refused in one line and not used.
+fn through_records(src: Arc<dyn ReadAt>, name: &str) -> Result<Arc<dyn ReadAt>> {
+    let records = match recovery::records_view(Arc::clone(&src)) {
+        Ok(Some(records)) => records,
+        Ok(None) => return Ok(src),
+        Err(e) => {
+            output::warn(format_args!("{name}: {e}; read as it is"));
+            return Ok(src);
+        }
+    };
+    output::recovery::read_through(name, &records.runs);
+    Ok(if records.view.is_changed() { Arc::new(records.view) } else { src })
+}
+
 /// Opens the archive argument with the key `read` gives, the knobs of
-/// `profile` and `threads` workers (`--threads`; `None`: the profile's);
-/// returns it and how messages name it.
+/// `profile` and `threads` workers (`--threads`; `None`: the profile's),
+/// through its recovery records as `records` says; returns it and how
+/// messages name it.
 fn open_archive(
     arg: &Path,
     read: &ReadArgs,
     profile: WorkloadProfile,
     threads: Option<usize>,
+    records: Records,
 ) -> Result<(Archive<Arc<dyn ReadAt>>, String)> {
-    open_counted(arg, read, profile, threads, None, Opening::Remote)
+    open_counted(arg, read, profile, threads, None, Opening::Remote, records)
 }
 
 /// [`open_archive`], the reading jobs of the archive updating `progress`,
@@ -73,10 +103,12 @@ fn open_counted(
     threads: Option<usize>,
     progress: Option<&Arc<Progress>>,
     opening: Opening,
+    records: Records,
 ) -> Result<(Archive<Arc<dyn ReadAt>>, String)> {
     // Shared, so that a mount of every state opens each on the same bytes.
     let (src, name) = archive_bytes(arg, &read.s3)?;
     let (src, stage) = opening_stage(Arc::from(src), arg, opening)?;
+    let src = if records == Records::Repair { through_records(src, &name)? } else { src };
     let options = open_options(read, profile, threads, progress)?;
     // A spooled copy may be deleted now: the open file keeps its bytes.
     let target = keys::Target::bytes(&*src, &name);
@@ -172,14 +204,17 @@ fn open_or_salvage(
     salvage: bool,
     progress: Option<&Arc<Progress>>,
     opening: Opening,
-) -> Result<(Readable, String)> {
+    records: Records,
+) -> Result<(Readable, String, Arc<dyn ReadAt>)> {
     let (src, name) = archive_bytes(arg, &read.s3)?;
     let (src, stage) = opening_stage(Arc::from(src), arg, opening)?;
+    let src = if records == Records::Repair { through_records(src, &name)? } else { src };
     let options = open_options(read, profile, threads, progress)?;
     // A scan proves neither an earlier state nor a signature: asked for
     // either, damage is reported, not salvaged.
     let salvage = salvage && !read.earlier_state() && !read.trusts_signers();
     let target = keys::Target::bytes(&*src, &name);
+    let bytes = Arc::clone(&src);
     let readable = keys::with_key(&read.unlock, target, |key| {
         let _shown = progress::opening(stage.as_ref(), &name);
         let damage = match Archive::open_with(Arc::clone(&src), key, options.clone()) {
@@ -202,7 +237,7 @@ fn open_or_salvage(
         }
         Readable::Indexed(archive) => warn_read_around(archive, &name),
     }
-    Ok((readable, name))
+    Ok((readable, name, bytes))
 }
 
 /// The archive of a command that rewrites it in place: a local file only.

@@ -20,6 +20,7 @@ use crate::archive::{is_salvageable, Archive, Damage, Members, OpenOptions, Salv
 use crate::error::{Error, Result};
 use crate::format::{Entry, EntryKind, HeaderPrefix, PagesLeaf, SessionKind, HEADER_PREFIX_LEN, VERSION};
 use crate::keys::Unlock;
+use crate::recovery::RunRepair;
 use crate::session::{ArchiveWriter, CreateOptions, SessionStart};
 use crate::storage::ReadAt;
 
@@ -148,7 +149,19 @@ impl ArchiveUpdater {
                 Err(damage) => (damage, kept_state(&archive)?),
             },
             Err(e) if is_salvageable(&e) => (e.to_string(), None),
-            Err(e) => return Err(e),
+            Err(e) => {
+                // A damaged slot table reads as a wrong key: its session's
+                // parity may give it back.
+                return match rebuild_from_records(path, &file, &key, &options)? {
+                    Rebuilt::Rewritten(report) => Ok(report),
+                    Rebuilt::NoRecords | Rebuilt::Short(_) => Err(e),
+                };
+            }
+        };
+        let not_rebuilt = match rebuild_from_records(path, &file, &key, &options)? {
+            Rebuilt::Rewritten(report) => return Ok(report),
+            Rebuilt::NoRecords => None,
+            Rebuilt::Short(why) => Some(why),
         };
         let reader = file.try_clone().map_err(Error::io("opening", path))?;
         let salvage = Salvage::scan(reader, key, options.open_options())?;
@@ -157,6 +170,7 @@ impl ArchiveUpdater {
         let head = head_for_rewrite(salvage.head())?;
         let mut report = RepairReport {
             salvaged: Some(damage),
+            not_rebuilt,
             damaged: checked.damaged,
             lost: checked.lost,
             ..RepairReport::default()
@@ -185,6 +199,93 @@ impl ArchiveUpdater {
         drop(file);
         Ok(report)
     }
+}
+
+/// What [`rebuild_from_records`] did.
+enum Rebuilt {
+    /// The archive has no recovery record.
+    NoRecords,
+    /// Its records rebuilt it, and it was written again.
+    Rewritten(RepairReport),
+    /// Its records could not rebuild it whole: why, in one line.
+    Short(String),
+}
+
+/// Rebuilds the archive at `path` (`file`, its lock held) byte for byte
+/// from its recovery records (docs/RECOVERY.md), when they cover all of
+/// its damage: the repaired view is opened with `key` and checked whole
+/// (index, trailers, every data page, as `verify` reads them) before a
+/// byte is written; then written beside the archive, synced and renamed
+/// over it (the original untouched until then). A header and slot table
+/// that only their copy gives back are written from it.
+fn rebuild_from_records(
+    path: &Path,
+    file: &File,
+    key: &Unlock<'_>,
+    options: &UpdateOptions,
+) -> Result<Rebuilt> {
+    let reader = file.try_clone().map_err(Error::io("opening", path))?;
+    let records = match crate::recovery::records_view(reader) {
+        Ok(Some(records)) => records,
+        Ok(None) => return Ok(Rebuilt::NoRecords),
+        // Parity that lies is never used: the salvage goes on without it.
+        Err(e) => return Ok(Rebuilt::Short(format!("its recovery records were not used: {e}"))),
+    };
+    if let Some(run) = records.runs.iter().find(|r| !r.is_repaired()) {
+        let group = &run.unrepairable()[0];
+        return Ok(Rebuilt::Short(format!(
+            "its recovery record cannot repair the session at byte {}: group {} lost {} shards, {} recovery shards intact",
+            run.start, group.group, group.lost, group.usable
+        )));
+    }
+    let runs: Vec<RunRepair> = records.runs.into_iter().filter(RunRepair::is_damaged).collect();
+    let view = records.view;
+    let archive = match Archive::open_with(&view, *key, options.open_options()) {
+        Ok(archive) => archive,
+        Err(e) if runs.is_empty() => {
+            return Ok(Rebuilt::Short(format!(
+                "its damage lies outside what its recovery records protect ({e})"
+            )))
+        }
+        Err(e) => {
+            return Ok(Rebuilt::Short(format!(
+                "rebuilt from its recovery records, it still does not open: {e}"
+            )))
+        }
+    };
+    match whole_or_damage(&archive)? {
+        Ok(()) => {}
+        Err(damage) => {
+            return Ok(Rebuilt::Short(match runs.is_empty() {
+                true => format!("its damage lies outside what its recovery records protect ({damage})"),
+                false => format!("rebuilt from its recovery records, it is still damaged: {damage}"),
+            }))
+        }
+    }
+    let header_rewritten =
+        archive.header_damage().map(|damage| format!("{damage}: written again from that copy"));
+    if runs.is_empty() && header_rewritten.is_none() {
+        return Ok(Rebuilt::Short("its recovery records found nothing to rebuild".into()));
+    }
+    let head = Arc::clone(archive.head());
+    let len = view.len().map_err(Error::io("reading", path))?;
+    replace_atomically(path, |mut out| {
+        let mut buf = vec![0u8; 1 << 20];
+        let mut at = 0u64;
+        while at < len {
+            let n = (len - at).min(buf.len() as u64) as usize;
+            view.read_exact_at(&mut buf[..n], at).map_err(Error::io("reading", path))?;
+            // The header and slot table as the archive was opened with them.
+            if let Some(from) = head.get(at as usize..) {
+                let n = from.len().min(n);
+                buf[..n].copy_from_slice(&from[..n]);
+            }
+            out.write_all(&buf[..n]).map_err(Error::io("writing", path))?;
+            at += n as u64;
+        }
+        Ok((out, ()))
+    })?;
+    Ok(Rebuilt::Rewritten(RepairReport { header_rewritten, rebuilt: runs, ..RepairReport::default() }))
 }
 
 /// Whether `archive`, opened through its trailer and root, is whole: its
@@ -276,6 +377,12 @@ pub struct RepairReport {
     pub damaged: Vec<Damage>,
     /// What the scan could not prove, one line each.
     pub lost: Vec<String>,
+    /// The protected runs (one a session) whose damage recovery records
+    /// rebuilt, when the archive was written again from them byte for byte.
+    pub rebuilt: Vec<RunRepair>,
+    /// When the archive has recovery records and was salvaged all the
+    /// same: why they could not rebuild it.
+    pub not_rebuilt: Option<String>,
 }
 
 /// The header and key-slot table of an archive (`head`, the primary or

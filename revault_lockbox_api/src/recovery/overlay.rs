@@ -14,7 +14,10 @@ use std::collections::BTreeMap;
 use std::io;
 use std::ops::Range;
 
-use super::{repair, Damage, Layout, ParitySource, Repaired, SHARD_LEN};
+use super::{
+    locate_records, repair, Damage, Layout, LocatedRecord, ParitySource, Repaired, StoredParity, SHARD_LEN,
+};
+use crate::format::{HeaderPrefix, ARCHIVE_ID_LEN, HEADER_PREFIX_LEN};
 use crate::storage::ReadAt;
 
 /// Bytes of a protected run [`repaired_view`] reads at once (a few groups).
@@ -139,12 +142,89 @@ pub fn repaired_view<S: ReadAt>(
     inner: S,
     runs: Vec<Protected<'_>>,
 ) -> io::Result<(RepairedView<S>, Vec<RunRepair>)> {
+    let (shards, reports, len) = rebuild(&inner, runs)?;
+    Ok((RepairedView { inner, shards, len }, reports))
+}
+
+/// An archive read through the recovery records found at its end
+/// ([`locate_records`]): [`repaired_view`] over each record's protected
+/// bytes, with the record's stored parity; `None` when it has none.
+/// Records are refused, before any is used, when their archive id is not
+/// the one of the header at byte 0 (when that header reads): a record
+/// spliced in from another archive.
+pub fn records_view<S: ReadAt>(inner: S) -> io::Result<Option<RecordsView<S>>> {
+    let located = locate_records(&inner, inner.len()?)?;
+    if located.is_empty() {
+        return Ok(None);
+    }
+    if let Some(id) = header_archive_id(&inner) {
+        if let Some(other) = located.iter().find(|r| r.footer.owner.archive_id != id) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "the recovery record ending at byte {} belongs to another archive (its archive id is not the header's): not used",
+                    other.footer_at
+                ),
+            ));
+        }
+    }
+    let (shards, runs, len) = {
+        let mut parities: Vec<StoredParity<'_>> =
+            located.iter().map(|r| StoredParity::new(&inner, r.record_at(), &r.footer)).collect();
+        let runs = located
+            .iter()
+            .zip(parities.iter_mut())
+            .map(|(r, parity)| Protected {
+                start: r.footer.protected_start,
+                layout: r.footer.layout,
+                parity: parity as &mut dyn ParitySource,
+            })
+            .collect();
+        rebuild(&inner, runs)?
+    };
+    Ok(Some(RecordsView { view: RepairedView { inner, shards, len }, records: located, runs }))
+}
+
+/// An archive through its recovery records ([`records_view`]).
+pub struct RecordsView<S> {
+    /// The archive's bytes, rebuilt shards in place.
+    pub view: RepairedView<S>,
+    /// The records, oldest first.
+    pub records: Vec<LocatedRecord>,
+    /// What the repair of each record's protected bytes found, in the
+    /// records' order.
+    pub runs: Vec<RunRepair>,
+}
+
+impl<S> RecordsView<S> {
+    /// Whether any protected byte was damaged.
+    pub fn is_damaged(&self) -> bool {
+        self.runs.iter().any(RunRepair::is_damaged)
+    }
+
+    /// Whether every damaged shard was rebuilt.
+    pub fn is_repaired(&self) -> bool {
+        self.runs.iter().all(RunRepair::is_repaired)
+    }
+}
+
+/// The archive id of the header prefix at byte 0, when it decodes.
+fn header_archive_id(source: &dyn ReadAt) -> Option<[u8; ARCHIVE_ID_LEN]> {
+    let mut prefix = [0u8; HEADER_PREFIX_LEN];
+    source.read_exact_at(&mut prefix, 0).ok()?;
+    HeaderPrefix::decode(&prefix).ok().map(|h| h.archive_id)
+}
+
+fn rebuild(
+    inner: &dyn ReadAt,
+    runs: Vec<Protected<'_>>,
+) -> io::Result<(BTreeMap<u64, Box<[u8]>>, Vec<RunRepair>, u64)> {
     let mut shards = BTreeMap::new();
     let mut reports = Vec::with_capacity(runs.len());
     let mut len = inner.len()?;
     for run in runs {
         let mut rebuilt: Vec<Range<u64>> = Vec::new();
-        let found = repair(&inner, run.start, &run.layout, REPAIR_WINDOW, run.parity, |index, bytes| {
+        let found = repair(inner, run.start, &run.layout, REPAIR_WINDOW, run.parity, |index, bytes| {
             let at = run.start + index * SHARD_LEN as u64;
             rebuilt.push(at..at + bytes.len() as u64);
             shards.insert(at, bytes.into());
@@ -163,7 +243,7 @@ pub fn repaired_view<S: ReadAt>(
         }
         reports.push(RunRepair { start: run.start, len: run.layout.len, found, rebuilt: merged });
     }
-    Ok((RepairedView { inner, shards, len }, reports))
+    Ok((shards, reports, len))
 }
 
 #[cfg(test)]
