@@ -120,6 +120,7 @@ fn first_trailer(version: u16) -> Trailer {
         previous_hash: [0; HASH_LEN],
         signature_len: 0,
         copy_slot_len: 0,
+        recovery_percent: 0,
         tag: [0xee; TAG_LEN],
     }
 }

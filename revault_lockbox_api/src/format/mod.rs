@@ -19,6 +19,7 @@ mod metadata;
 mod node;
 mod page;
 mod path;
+mod recovery;
 mod root;
 mod session_header;
 mod sessions;
@@ -54,6 +55,13 @@ pub use metadata::{Metadata, Xattr};
 pub(crate) use node::{Child, EntriesLeaf, Internal, PageRecord, PagesLeaf, PAGE_RECORD_LEN};
 pub(crate) use page::{Codec, IndexNodeId, Table};
 pub(crate) use path::{check_entry_path, check_symlink_target, is_within, path_cmp};
+pub(crate) use recovery::record_hasher;
+#[allow(unused_imports)] // the writer's check, in step 2
+pub(crate) use recovery::recovery_allowed;
+pub use recovery::{
+    sums_check, Footer, Layout, LayoutError, RecordLayout, RecordOwner, FOOTER_LEN, MAX_GROUP_SHARDS,
+    MAX_PERCENT, SHARD_LEN, SHARD_SUM_LEN,
+};
 pub(crate) use root::{Root, Run, TreeTop};
 pub use session_header::{check_label, SessionInfo, SessionKind};
 pub(crate) use session_header::{HeaderClear, SESSION_HEADER_CLEAR_LEN};

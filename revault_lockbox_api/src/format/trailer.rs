@@ -17,10 +17,16 @@
 //! `flags` (version 4): bit 0, a header copy (§3.11) lies between the
 //! signature block and the trailer; bits 1–3, its slot size as
 //! `log2(slot_len / 256)`, so the trailer alone gives the copy's length.
+//! Bit 4, a recovery record follows the trailer (§3.12), and bits 5–11 its
+//! percentage: with the copy's slot size this gives the record's layout
+//! and length, so the trailer alone gives the session's whole extent:
+//! `... || header copy || trailer || record || footer || trailer`, the
+//! same trailer twice, and it decodes at either place.
 
 use super::codec::{malformed, Decoder, Encoder};
 use super::frame::FRAME_LEN;
 use super::hash::{commit_hash, Hash};
+use super::recovery::{Layout, RecordLayout, FOOTER_LEN, MAX_PERCENT};
 use super::{
     header_copy_allowed, header_copy_len, is_readable_version, DecodeError, ARCHIVE_ID_LEN, HASH_LEN,
     MAX_KEY_SLOT_LEN, MAX_ROOT_LEN, MAX_SIGNATURE_BLOCK_LEN, MIN_DATA_START, MIN_KEY_SLOT_LEN,
@@ -32,6 +38,11 @@ const FLAG_HEADER_COPY: u16 = 1;
 /// `flags` bits 1–3: the copy's slot size, `log2(slot_len / 256)`.
 const SLOT_LEN_SHIFT: u32 = 1;
 const SLOT_LEN_MASK: u16 = 0b1110;
+/// `flags` bit 4: a recovery record follows the trailer (with a copy only).
+const FLAG_RECOVERY: u16 = 1 << 4;
+/// `flags` bits 5–11: the recovery record's percentage.
+const PERCENT_SHIFT: u32 = 5;
+const PERCENT_MASK: u16 = 0x7f << PERCENT_SHIFT;
 
 /// Length of the trailer's core: what its commit hash covers.
 pub(crate) const TRAILER_CORE_LEN: usize =
@@ -72,6 +83,8 @@ pub(crate) struct Trailer {
     /// The slot size of the header copy before the trailer; 0: no copy
     /// (version 3, or a version 4 session written before copies).
     pub(crate) copy_slot_len: u16,
+    /// The percentage of the recovery record after the trailer; 0: none.
+    pub(crate) recovery_percent: u8,
     pub(crate) tag: [u8; TAG_LEN],
 }
 
@@ -99,13 +112,55 @@ impl Trailer {
     /// The `flags` field: whether a header copy precedes the trailer, and
     /// its slot size.
     fn flags(&self) -> u16 {
-        match self.copy_slot_len {
+        let copy = match self.copy_slot_len {
             0 => 0,
             len => {
                 let code = (u32::from(len) / MIN_KEY_SLOT_LEN as u32).trailing_zeros() as u16;
                 FLAG_HEADER_COPY | (code << SLOT_LEN_SHIFT)
             }
+        };
+        let recovery = match self.recovery_percent {
+            0 => 0,
+            percent => FLAG_RECOVERY | (u16::from(percent) << PERCENT_SHIFT),
+        };
+        copy | recovery
+    }
+
+    /// Where the bytes the recovery record protects start: the session's
+    /// first byte (for the first session `data_start`, which equals the
+    /// header copy's length, since a record comes only with a copy).
+    pub(crate) fn protected_start(&self) -> u64 {
+        self.session_start(self.header_copy_len())
+    }
+
+    /// The layout of the recovery record after the trailer, if any: over
+    /// the session's bytes from its first to the header copy's first.
+    pub(crate) fn record_layout(&self) -> Option<RecordLayout> {
+        if self.recovery_percent == 0 {
+            return None;
         }
+        let len = self.header_copy_offset().checked_sub(self.protected_start())?;
+        Some(RecordLayout { layout: Layout::new(len, self.recovery_percent).ok()? })
+    }
+
+    /// Where the trailer's first (or only) copy lies: right after the
+    /// header copy.
+    pub(crate) fn first_offset(&self) -> u64 {
+        self.header_copy_offset() + self.header_copy_len()
+    }
+
+    /// Where the record after the first trailer starts.
+    pub(crate) fn record_offset(&self) -> u64 {
+        self.first_offset() + TRAILER_LEN as u64
+    }
+
+    /// Where the session ends: after its trailer, or with a recovery
+    /// record after the trailer's second copy; the next session starts
+    /// here.
+    pub(crate) fn session_end(&self) -> u64 {
+        let record =
+            self.record_layout().map_or(0, |r| r.record_len() + FOOTER_LEN as u64 + TRAILER_LEN as u64);
+        self.first_offset() + TRAILER_LEN as u64 + record
     }
 
     /// Bytes of the header copy before the trailer (0: none).
@@ -182,7 +237,9 @@ impl Trailer {
         if !is_readable_version(version) {
             return Err(malformed("trailer", "unsupported format version"));
         }
-        let copy_slot_len = copy_slot_len(version, d.u16()?)?;
+        let flags = d.u16()?;
+        let copy_slot_len = copy_slot_len(version, flags & !(FLAG_RECOVERY | PERCENT_MASK))?;
+        let recovery_percent = recovery_percent(copy_slot_len, flags)?;
         let t = Trailer {
             version,
             archive_id: d.array()?,
@@ -198,6 +255,7 @@ impl Trailer {
             previous_hash: d.array()?,
             signature_len: d.u32()?,
             copy_slot_len,
+            recovery_percent,
             tag: d.array()?,
         };
         d.finish()?;
@@ -229,7 +287,17 @@ impl Trailer {
                 + u64::from(t.signature_len)
                 + t.header_copy_len(),
         );
-        if end != Some(trailer_offset) || t.root_offset < MIN_DATA_START {
+        if end.is_none() || t.root_offset < MIN_DATA_START {
+            return Err(malformed("trailer", "offsets do not fit the file"));
+        }
+        if t.recovery_percent != 0 && t.record_layout().is_none() {
+            return Err(malformed("trailer", "a recovery record over no bytes"));
+        }
+        // The first copy right after the header copy, or the second after
+        // the recovery record.
+        let second = t.recovery_percent != 0
+            && trailer_offset.checked_add(TRAILER_LEN as u64) == Some(t.session_end());
+        if end != Some(trailer_offset) && !second {
             return Err(malformed("trailer", "offsets do not fit the file"));
         }
         Ok(())
@@ -256,6 +324,22 @@ fn copy_slot_len(version: u16, flags: u16) -> Result<u16, DecodeError> {
     Ok(len as u16)
 }
 
+/// The recovery record's percentage that `flags` give (0: none): only with
+/// a header copy, and within the format's range.
+fn recovery_percent(copy_slot_len: u16, flags: u16) -> Result<u8, DecodeError> {
+    let percent = (flags & PERCENT_MASK) >> PERCENT_SHIFT;
+    if flags & FLAG_RECOVERY == 0 {
+        return match percent {
+            0 => Ok(0),
+            _ => Err(malformed("trailer", "unknown flags")),
+        };
+    }
+    if copy_slot_len == 0 || percent == 0 || percent > u16::from(MAX_PERCENT) {
+        return Err(malformed("trailer", "unknown flags"));
+    }
+    Ok(percent as u8)
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -277,6 +361,7 @@ pub(crate) mod tests {
             previous_hash: [0; HASH_LEN],
             signature_len: 0,
             copy_slot_len: 0,
+            recovery_percent: 0,
             tag: [7; TAG_LEN],
         }
     }
@@ -333,6 +418,41 @@ pub(crate) mod tests {
         let mut v3 = Trailer { version: 3, ..t.clone() }.encode();
         flags_at(&mut v3, 1);
         assert!(Trailer::parse(&v3).is_err(), "a version 3 trailer has no copy");
+    }
+
+    #[test]
+    fn a_recovery_record_is_flagged_with_its_percentage_and_its_trailer_decodes_at_both_places() {
+        let t = Trailer { copy_slot_len: 256, recovery_percent: 5, ..sample() };
+        assert_eq!(t.protected_start(), 4128, "the first session's: data_start");
+        let layout = t.record_layout().unwrap();
+        assert_eq!(layout.layout, Layout::new(t.header_copy_offset() - 4128, 5).unwrap());
+        let first = t.first_offset();
+        assert_eq!(first, t.header_copy_offset() + 4128);
+        assert_eq!(t.record_offset(), first + TRAILER_LEN as u64);
+        let second = t.record_offset() + layout.record_len() + FOOTER_LEN as u64;
+        assert_eq!(t.session_end(), second + TRAILER_LEN as u64);
+        for at in [first, second] {
+            assert_eq!(Trailer::decode(&t.encode(), at).unwrap(), t, "at {at}");
+        }
+        for at in [first + 1, second - 1, t.session_end()] {
+            assert!(Trailer::decode(&t.encode(), at).is_err(), "at {at}");
+        }
+        let plain = Trailer { recovery_percent: 0, ..t.clone() };
+        assert_ne!(plain.commit_hash(), t.commit_hash(), "the percentage is committed");
+        assert_eq!(plain.session_end(), first + TRAILER_LEN as u64);
+        assert_eq!(&t.encode()[10..12], &(0x01 | 0x10 | (5 << 5) as u16).to_le_bytes());
+        let flags_at =
+            |bytes: &mut [u8; TRAILER_LEN], flags: u16| bytes[10..12].copy_from_slice(&flags.to_le_bytes());
+        // A record without a copy, a record of 0 % or over the maximum,
+        // a percentage without the record's bit.
+        for flags in [0x10 | 5 << 5, 0x11, 0x11 | 51 << 5, 0x01 | 5 << 5, 0x11 | 0x1000 | 5 << 5] {
+            let mut bytes = t.encode();
+            flags_at(&mut bytes, flags);
+            assert!(Trailer::parse(&bytes).is_err(), "flags {flags:#x}");
+        }
+        // A root that leaves no protected bytes.
+        let empty = Trailer { root_offset: 4128 - 220, ..t.clone() };
+        assert!(empty.record_layout().is_none());
     }
 
     #[test]

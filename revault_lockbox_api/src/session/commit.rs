@@ -139,6 +139,7 @@ impl<W: Write> ArchiveWriter<W> {
             signature_len: 0,
             // In the core, so before the commit hash a signature signs.
             copy_slot_len: out.header_copy.as_ref().map_or(0, |c| c.slot_len),
+            recovery_percent: 0,
             tag: [0; TAG_LEN],
         };
         // The block signs the commit hash, which does not cover it (§3.10).

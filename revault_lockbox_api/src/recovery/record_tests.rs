@@ -1,0 +1,198 @@
+use std::io::{self, Cursor};
+
+use super::*;
+use crate::format::{header_copy_len, TRAILER_LEN};
+use crate::test_data::random;
+
+const WINDOW: usize = 1 << 20;
+const DATA_START: u64 = 4128;
+
+fn owner(first_session: bool) -> RecordOwner {
+    RecordOwner { version: 4, archive_id: [7; 16], session_salt: [9; 32], first_session }
+}
+
+/// Appends a session of `len` random bytes to `file` as a writer lays it
+/// out (protected bytes, a header copy of slot size 256, the trailer, the
+/// record and footer, the trailer again); returns the protected range and
+/// the footer.
+fn add_session(file: &mut Vec<u8>, len: usize, seed: u64, percent: u8) -> (std::ops::Range<u64>, Footer) {
+    let first = file.is_empty();
+    if first {
+        file.extend(random(DATA_START as usize, seed + 1000));
+    }
+    let start = file.len() as u64;
+    file.extend(random(len, seed));
+    let protected = start..file.len() as u64;
+    file.extend(random(header_copy_len(256) as usize, seed + 2000));
+    let trailer = random(TRAILER_LEN, seed + 3000);
+    file.extend(&trailer);
+    let mut record = Vec::new();
+    let footer = write_record(
+        &Cursor::new(file.clone()),
+        protected.clone(),
+        percent,
+        WINDOW,
+        owner(first),
+        &mut record,
+    )
+    .unwrap();
+    assert_eq!(record.len() as u64, footer.record_len + FOOTER_LEN as u64);
+    file.extend(record);
+    file.extend(&trailer);
+    (protected, footer)
+}
+
+fn footer_at(file: &[u8]) -> (u64, [u8; FOOTER_LEN]) {
+    let at = file.len() - FOOTER_LEN - TRAILER_LEN;
+    (at as u64, file[at..at + FOOTER_LEN].try_into().unwrap())
+}
+
+/// Repairs `file`'s protected bytes in a copy, through the stored record.
+fn repaired(
+    damaged: &[u8],
+    protected: &std::ops::Range<u64>,
+    located: &LocatedRecord,
+) -> io::Result<Vec<u8>> {
+    let source = Cursor::new(damaged.to_vec());
+    let mut parity = StoredParity::new(&source, located.record_at(), &located.footer);
+    let mut out = damaged.to_vec();
+    let report =
+        repair(&source, protected.start, &located.footer.layout, WINDOW, &mut parity, |index, bytes| {
+            let at = protected.start as usize + index as usize * SHARD_LEN;
+            out[at..at + bytes.len()].copy_from_slice(bytes);
+            Ok(())
+        })?;
+    assert!(report.unrepairable.is_empty(), "{report:?}");
+    Ok(out)
+}
+
+#[test]
+fn a_record_round_trips_and_repairs_a_damaged_run_of_its_percentage() {
+    let mut file = Vec::new();
+    let (protected, footer) = add_session(&mut file, (3 << 20) + 12_345, 1, 5);
+    let (at, bytes) = footer_at(&file);
+    assert_eq!(Footer::decode(&bytes, at).unwrap(), footer);
+    assert_eq!(footer.protected_start, DATA_START);
+    assert_eq!(footer.layout, Layout::new(protected.end - protected.start, 5).unwrap());
+    let hash = *crate::format::record_hasher()
+        .update(&file[footer.record_at(at) as usize..at as usize])
+        .finalize()
+        .as_bytes();
+    assert_eq!(footer.record_hash, hash, "the footer holds the record's hash");
+    let located = locate_records(&Cursor::new(&file), file.len() as u64).unwrap();
+    assert_eq!(located, vec![LocatedRecord { footer_at: at, footer }]);
+
+    let run = (protected.end - protected.start) as usize * 5 / 100;
+    for start in [protected.start as usize, protected.end as usize - run, 1_000_000] {
+        let mut damaged = file.clone();
+        damaged[start..start + run].fill(0x5a);
+        assert!(repaired(&damaged, &protected, &located[0]).unwrap() == file, "at {start}");
+    }
+}
+
+#[test]
+fn a_checksum_list_is_taken_from_the_copy_that_passes_its_check() {
+    let mut file = Vec::new();
+    let (protected, footer) = add_session(&mut file, 2 << 20, 2, 5);
+    let located = locate_records(&Cursor::new(&file), file.len() as u64).unwrap()[0];
+    let (record_at, layout) = (located.record_at() as usize, footer.record_layout());
+    let mut damaged = file.clone();
+    damaged[protected.start as usize + 10] ^= 1;
+    // The block's copy of group 0's list damaged: the table's is used.
+    damaged[record_at + layout.block_sums(0) as usize + 3] ^= 1;
+    let range = protected.start as usize..protected.end as usize;
+    assert!(repaired(&damaged, &protected, &located).unwrap()[range.clone()] == file[range]);
+    // Both copies damaged: refused, never guessed.
+    damaged[record_at + layout.table_sums(0) as usize + 3] ^= 1;
+    let e = repaired(&damaged, &protected, &located).unwrap_err();
+    assert!(e.to_string().contains("both copies of its checksum list are damaged"), "{e}");
+    // Two copies that each pass their check and differ: the record lies.
+    let mut lying = file.clone();
+    lying[protected.start as usize] ^= 1;
+    let len = layout.sums_len() as usize;
+    let table = record_at + layout.table_sums(0) as usize;
+    let mut sums = lying[table..table + len - 8].to_vec();
+    sums[0] ^= 1;
+    let check = sums_check(0, &sums);
+    lying[table..table + len - 8].copy_from_slice(&sums);
+    lying[table + len - 8..table + len].copy_from_slice(&check);
+    let e = repaired(&lying, &protected, &located).unwrap_err();
+    assert!(e.to_string().contains("the record lies"), "{e}");
+}
+
+#[test]
+fn records_are_found_backwards_session_by_session_until_one_has_none() {
+    let mut file = Vec::new();
+    add_session(&mut file, 100_000, 3, 5);
+    // A session without a record: the walk stops after it.
+    file.extend(random(50_000, 4));
+    let (_, second) = add_session(&mut file, 700_000, 5, 10);
+    let (_, third) = add_session(&mut file, 5 << 20, 6, 1);
+    let located = locate_records(&Cursor::new(&file), file.len() as u64).unwrap();
+    assert_eq!(located.iter().map(|r| r.footer).collect::<Vec<_>>(), vec![second, third]);
+    assert_eq!(located[1].footer.previous_end(), Some(located[0].session_end()));
+    assert_eq!(located[1].session_end(), file.len() as u64);
+    // A damaged last footer: nothing is found from the end (the trailer,
+    // with a key, still gives the record's place).
+    let (at, _) = footer_at(&file);
+    file[at as usize + 40] ^= 1;
+    assert!(locate_records(&Cursor::new(&file), file.len() as u64).unwrap().is_empty());
+    assert!(locate_records(&Cursor::new(&file[..100]), 100).unwrap().is_empty());
+}
+
+#[test]
+fn hostile_footers_are_refused() {
+    let mut file = Vec::new();
+    add_session(&mut file, 1 << 20, 7, 5);
+    let (at, good) = footer_at(&file);
+    let footer = Footer::decode(&good, at).unwrap();
+    let resealed = |f: Footer| f.encode();
+    // Any changed byte fails the footer's checksum.
+    for i in [0, 9, 12, 30, 60, 100, 140, FOOTER_LEN - 1] {
+        let mut bad = good;
+        bad[i] ^= 0x10;
+        assert!(Footer::decode(&bad, at).is_err(), "byte {i}");
+    }
+    // Fields that a checksum does not save.
+    let shapes = [
+        Footer { percent: 6, ..footer },
+        Footer { record_len: footer.record_len + 1, ..footer },
+        Footer { layout: Layout { groups: 2, ..footer.layout }, ..footer },
+        Footer { layout: Layout { recovery: footer.layout.recovery + 1, ..footer.layout }, ..footer },
+        Footer { layout: Layout { len: footer.layout.len + 4096, ..footer.layout }, ..footer },
+        Footer { protected_start: footer.protected_start + 1, ..footer },
+        Footer { owner: RecordOwner { first_session: false, ..footer.owner }, ..footer },
+        Footer { owner: RecordOwner { version: 3, ..footer.owner }, ..footer },
+    ];
+    for bad in shapes {
+        assert!(Footer::decode(&resealed(bad), at).is_err(), "{bad:?}");
+    }
+    for percent in [0u8, MAX_PERCENT + 1] {
+        let mut bytes = resealed(footer);
+        bytes[12..14].copy_from_slice(&u16::from(percent).to_le_bytes());
+        let sum = *blake3::Hasher::new_derive_key("revault-lockbox v4 recovery footer")
+            .update(&bytes[..FOOTER_LEN - 32])
+            .finalize()
+            .as_bytes();
+        bytes[FOOTER_LEN - 32..].copy_from_slice(&sum);
+        let e = Footer::decode(&bytes, at).unwrap_err();
+        assert_eq!(e.why, "percentage out of range", "{percent}");
+    }
+    // At another place the record and protected range do not fit.
+    for other in [at - 1, at + 4096, 10] {
+        assert!(Footer::decode(&good, other).is_err(), "at {other}");
+    }
+    // A layout of too many originals cannot even be asked for.
+    let huge = Layout { originals: MAX_GROUP_SHARDS + 1, ..footer.layout };
+    assert!(huge.checked().is_err());
+}
+
+#[test]
+fn a_record_needs_its_protected_bytes() {
+    let data = random(10_000, 8);
+    let mut out = Vec::new();
+    let e = write_record(&Cursor::new(&data), 5000..20_000, 5, WINDOW, owner(false), &mut out).unwrap_err();
+    assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+    let e = write_record(&Cursor::new(&data), 5000..5000, 5, WINDOW, owner(false), &mut out).unwrap_err();
+    assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+}
