@@ -308,6 +308,19 @@ impl<S: ReadAt> Archive<S> {
         })
     }
 
+    /// Every session's trailer along the hash chain, oldest first, each
+    /// earlier one checked as [`check_chain`](Self::check_chain) checks it
+    /// (`repair` rebuilds what follows each session's header copy from it).
+    pub(crate) fn trailers(&self) -> Result<Vec<crate::format::Trailer>> {
+        let mut all = vec![self.last.trailer.clone()];
+        while let Some(newest) = all.last().filter(|t| t.previous_trailer != 0) {
+            let previous = session::check_previous(&self.src, &self.header, &self.content_key, newest)?;
+            all.push(previous);
+        }
+        all.reverse();
+        Ok(all)
+    }
+
     /// Bytes of the last session's header, signature block and header copy.
     pub(crate) fn session_overhead(&self) -> u64 {
         self.last.overhead

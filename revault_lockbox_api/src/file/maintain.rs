@@ -18,9 +18,12 @@ use super::retain::{write_kept, Rewrite};
 use super::{ArchiveUpdater, UpdateOptions};
 use crate::archive::{is_salvageable, Archive, Damage, Members, OpenOptions, Salvage, SessionSummary};
 use crate::error::{Error, Result};
-use crate::format::{Entry, EntryKind, HeaderPrefix, PagesLeaf, SessionKind, HEADER_PREFIX_LEN, VERSION};
+use crate::format::{
+    record_hasher, Entry, EntryKind, Footer, HeaderPrefix, PagesLeaf, RecordOwner, SessionKind, Trailer,
+    FOOTER_LEN, HEADER_PREFIX_LEN, TRAILER_LEN, VERSION,
+};
 use crate::keys::Unlock;
-use crate::recovery::RunRepair;
+use crate::recovery::{write_record, RunRepair, REPAIR_WINDOW};
 use crate::session::{ArchiveWriter, CreateOptions, SessionStart};
 use crate::storage::ReadAt;
 
@@ -112,6 +115,25 @@ impl ArchiveUpdater {
         let (damage, kept_state) = match Archive::open_with(reader, key, open) {
             Ok(archive) => match whole_or_damage(&archive)? {
                 Ok(()) => {
+                    // Whole, but a recovery record, its footer or a trailer
+                    // copy after it damaged: written again from the trailer.
+                    let tails = damaged_tails(archive.source(), &archive.trailers()?)
+                        .map_err(Error::io("reading the recovery records of", path))?;
+                    if !tails.is_empty() {
+                        let head = Arc::clone(archive.head());
+                        let (_, _, end) = archive.append_point();
+                        let reader = file.try_clone().map_err(Error::io("opening", path))?;
+                        write_rebuilt(path, &reader, &head, &tails, end)?;
+                        let header_rewritten = archive
+                            .header_damage()
+                            .map(|damage| format!("{damage}: written again from that copy"));
+                        return Ok(RepairReport {
+                            records_rewritten: tails.len() as u64,
+                            torn_tail_bytes: archive.torn_tail_bytes(),
+                            header_rewritten,
+                            ..RepairReport::default()
+                        });
+                    }
                     let torn = archive.torn_tail_bytes();
                     if torn > 0 {
                         let (_, _, end) = archive.append_point();
@@ -268,24 +290,159 @@ fn rebuild_from_records(
         return Ok(Rebuilt::Short("its recovery records found nothing to rebuild".into()));
     }
     let head = Arc::clone(archive.head());
-    let len = view.len().map_err(Error::io("reading", path))?;
-    replace_atomically(path, |mut out| {
-        let mut buf = vec![0u8; 1 << 20];
-        let mut at = 0u64;
-        while at < len {
-            let n = (len - at).min(buf.len() as u64) as usize;
-            view.read_exact_at(&mut buf[..n], at).map_err(Error::io("reading", path))?;
-            // The header and slot table as the archive was opened with them.
-            if let Some(from) = head.get(at as usize..) {
-                let n = from.len().min(n);
-                buf[..n].copy_from_slice(&from[..n]);
+    let tails = damaged_tails(&view, &archive.trailers()?)
+        .map_err(Error::io("reading the recovery records of", path))?;
+    let (_, _, end) = archive.append_point();
+    write_rebuilt(path, &view, &head, &tails, end)?;
+    Ok(Rebuilt::Rewritten(RepairReport {
+        header_rewritten,
+        rebuilt: runs,
+        records_rewritten: tails.len() as u64,
+        ..RepairReport::default()
+    }))
+}
+
+/// What follows a session's header copy when it has a recovery record
+/// (FORMAT.md §3.12): `trailer || record || footer || trailer`, all of it
+/// given by the trailer and the protected bytes.
+struct Tail {
+    trailer: Trailer,
+    owner: RecordOwner,
+    protected: std::ops::Range<u64>,
+    percent: u8,
+}
+
+impl Tail {
+    fn start(&self) -> u64 {
+        self.trailer.first_offset()
+    }
+
+    fn end(&self) -> u64 {
+        self.trailer.session_end()
+    }
+}
+
+/// The sessions of `trailers` whose bytes after the header copy are not
+/// what their trailer and protected bytes give: a trailer copy that is not
+/// the trailer, a footer that does not decode or is not the one the
+/// trailer gives, a record that does not hash to its footer's hash.
+fn damaged_tails(src: &dyn ReadAt, trailers: &[Trailer]) -> io::Result<Vec<Tail>> {
+    let mut damaged = Vec::new();
+    for trailer in trailers {
+        let Some(layout) = trailer.record_layout() else { continue };
+        let tail = Tail {
+            owner: RecordOwner {
+                version: trailer.version,
+                archive_id: trailer.archive_id,
+                session_salt: trailer.session_salt,
+                first_session: trailer.previous_trailer == 0,
+            },
+            protected: trailer.protected_start()..trailer.header_copy_offset(),
+            percent: trailer.recovery_percent,
+            trailer: trailer.clone(),
+        };
+        let encoded = trailer.encode();
+        let record_at = trailer.record_offset();
+        let footer_at = record_at + layout.record_len();
+        let second_at = footer_at + FOOTER_LEN as u64;
+        let mut intact =
+            read_equals(src, trailer.first_offset(), &encoded)? && read_equals(src, second_at, &encoded)?;
+        let mut footer = [0u8; FOOTER_LEN];
+        intact = intact && read_or_missing(src, &mut footer, footer_at)?;
+        let decoded = intact.then(|| Footer::decode(&footer, footer_at).ok()).flatten();
+        intact = match decoded {
+            Some(f) => {
+                f.owner == tail.owner
+                    && f.percent == tail.percent
+                    && f.protected_start == tail.protected.start
+                    && f.layout == layout.layout
+                    && hash_of(src, record_at, layout.record_len())? == Some(f.record_hash)
             }
-            out.write_all(&buf[..n]).map_err(Error::io("writing", path))?;
-            at += n as u64;
+            None => false,
+        };
+        if !intact {
+            damaged.push(tail);
+        }
+    }
+    Ok(damaged)
+}
+
+/// Whether the bytes at `at` of `src` are `expected` (false when the source
+/// ends first).
+fn read_equals(src: &dyn ReadAt, at: u64, expected: &[u8]) -> io::Result<bool> {
+    let mut bytes = vec![0u8; expected.len()];
+    Ok(read_or_missing(src, &mut bytes, at)? && bytes == expected)
+}
+
+/// Fills `buf` from `at`; false when the source ends first.
+fn read_or_missing(src: &dyn ReadAt, buf: &mut [u8], at: u64) -> io::Result<bool> {
+    match src.read_exact_at(buf, at) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// The record hash of the `len` bytes at `at`; `None` when the source
+/// ends first.
+fn hash_of(src: &dyn ReadAt, at: u64, len: u64) -> io::Result<Option<crate::format::Hash>> {
+    let mut hasher = record_hasher();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut done = 0u64;
+    while done < len {
+        let n = (len - done).min(buf.len() as u64) as usize;
+        if !read_or_missing(src, &mut buf[..n], at + done)? {
+            return Ok(None);
+        }
+        hasher.update(&buf[..n]);
+        done += n as u64;
+    }
+    Ok(Some(*hasher.finalize().as_bytes()))
+}
+
+/// Writes the archive at `path` again, beside it and renamed over it: the
+/// bytes of `src` up to `end`, the header and slot table `head` at offset
+/// 0, and each of `tails` made again from its trailer (the record encoded
+/// anew from the protected bytes of `src`, which the caller checked).
+fn write_rebuilt(path: &Path, src: &dyn ReadAt, head: &[u8], tails: &[Tail], end: u64) -> Result<()> {
+    replace_atomically(path, |mut out| {
+        let mut at = 0u64;
+        for tail in tails.iter().map(Some).chain([None]) {
+            let until = tail.map_or(end, Tail::start);
+            copy_range(src, head, at..until, &mut out).map_err(Error::io("rewriting", path))?;
+            let Some(tail) = tail else { break };
+            let encoded = tail.trailer.encode();
+            out.write_all(&encoded).map_err(Error::io("writing", path))?;
+            write_record(src, tail.protected.clone(), tail.percent, REPAIR_WINDOW, tail.owner, &mut out)
+                .map_err(Error::io("writing the recovery record of", path))?;
+            out.write_all(&encoded).map_err(Error::io("writing", path))?;
+            at = tail.end();
         }
         Ok((out, ()))
-    })?;
-    Ok(Rebuilt::Rewritten(RepairReport { header_rewritten, rebuilt: runs, ..RepairReport::default() }))
+    })
+}
+
+/// Copies `range` of `src` to `out`, the bytes `head` covers from it.
+fn copy_range(
+    src: &dyn ReadAt,
+    head: &[u8],
+    range: std::ops::Range<u64>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let mut buf = vec![0u8; 1 << 20];
+    let mut at = range.start;
+    while at < range.end {
+        let n = (range.end - at).min(buf.len() as u64) as usize;
+        src.read_exact_at(&mut buf[..n], at)?;
+        // The header and slot table as the archive was opened with them.
+        if let Some(from) = head.get(at as usize..) {
+            let k = from.len().min(n);
+            buf[..k].copy_from_slice(&from[..k]);
+        }
+        out.write_all(&buf[..n])?;
+        at += n as u64;
+    }
+    Ok(())
 }
 
 /// Whether `archive`, opened through its trailer and root, is whole: its
@@ -383,6 +540,9 @@ pub struct RepairReport {
     /// When the archive has recovery records and was salvaged all the
     /// same: why they could not rebuild it.
     pub not_rebuilt: Option<String>,
+    /// Sessions whose recovery record, footer or trailer copies after the
+    /// header copy were damaged and written again from their trailer.
+    pub records_rewritten: u64,
 }
 
 /// The header and key-slot table of an archive (`head`, the primary or

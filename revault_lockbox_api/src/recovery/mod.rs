@@ -38,7 +38,9 @@ mod stripes;
 
 pub use crate::format::{sums_check, Footer, RecordLayout, RecordOwner, FOOTER_LEN};
 pub use encode::{encode, GroupParity};
-pub use overlay::{records_view, repaired_view, Protected, RecordsView, RepairedView, RunRepair, REPAIR_WINDOW};
+pub use overlay::{
+    records_view, repaired_view, Protected, RecordsView, RepairedView, RunRepair, REPAIR_WINDOW,
+};
 pub use record::{locate_records, write_record, LocatedRecord, StoredParity};
 pub use repair::{repair, Damage, ParitySource, RecoveryShards, Repaired};
 
