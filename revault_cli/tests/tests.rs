@@ -29,6 +29,7 @@ mod mount_views_cli;
 mod plugins_cli;
 mod progress_tty;
 mod prompt_tty;
+mod recovery_cli;
 mod retention_cli;
 mod reuse_cli;
 mod s3;

@@ -19,8 +19,8 @@ use super::{ArchiveUpdater, UpdateOptions};
 use crate::archive::{is_salvageable, Archive, Damage, Members, OpenOptions, Salvage, SessionSummary};
 use crate::error::{Error, Result};
 use crate::format::{
-    record_hasher, Entry, EntryKind, Footer, HeaderPrefix, PagesLeaf, RecordOwner, SessionKind, Trailer,
-    FOOTER_LEN, HEADER_PREFIX_LEN, TRAILER_LEN, VERSION,
+    encode_header_copy, record_hasher, Entry, EntryKind, Footer, HeaderPrefix, PagesLeaf, RecordOwner,
+    SessionKind, Trailer, FOOTER_LEN, HEADER_PREFIX_LEN, VERSION,
 };
 use crate::keys::Unlock;
 use crate::recovery::{write_record, RunRepair, REPAIR_WINDOW};
@@ -120,10 +120,10 @@ impl ArchiveUpdater {
                     let tails = damaged_tails(archive.source(), &archive.trailers()?)
                         .map_err(Error::io("reading the recovery records of", path))?;
                     if !tails.is_empty() {
-                        let head = Arc::clone(archive.head());
+                        let patches = head_and_copies(archive.head(), &archive.trailers()?);
                         let (_, _, end) = archive.append_point();
                         let reader = file.try_clone().map_err(Error::io("opening", path))?;
-                        write_rebuilt(path, &reader, &head, &tails, end)?;
+                        write_rebuilt(path, &reader, &patches, &tails, end)?;
                         let header_rewritten = archive
                             .header_damage()
                             .map(|damage| format!("{damage}: written again from that copy"));
@@ -289,11 +289,11 @@ fn rebuild_from_records(
     if runs.is_empty() && header_rewritten.is_none() {
         return Ok(Rebuilt::Short("its recovery records found nothing to rebuild".into()));
     }
-    let head = Arc::clone(archive.head());
-    let tails = damaged_tails(&view, &archive.trailers()?)
-        .map_err(Error::io("reading the recovery records of", path))?;
+    let trailers = archive.trailers()?;
+    let tails =
+        damaged_tails(&view, &trailers).map_err(Error::io("reading the recovery records of", path))?;
     let (_, _, end) = archive.append_point();
-    write_rebuilt(path, &view, &head, &tails, end)?;
+    write_rebuilt(path, &view, &head_and_copies(archive.head(), &trailers), &tails, end)?;
     Ok(Rebuilt::Rewritten(RepairReport {
         header_rewritten,
         rebuilt: runs,
@@ -401,15 +401,21 @@ fn hash_of(src: &dyn ReadAt, at: u64, len: u64) -> io::Result<Option<crate::form
 }
 
 /// Writes the archive at `path` again, beside it and renamed over it: the
-/// bytes of `src` up to `end`, the header and slot table `head` at offset
-/// 0, and each of `tails` made again from its trailer (the record encoded
+/// bytes of `src` up to `end`, those of `patches` in their place (the
+/// header, its copies), and each of `tails` made again from its trailer (the record encoded
 /// anew from the protected bytes of `src`, which the caller checked).
-fn write_rebuilt(path: &Path, src: &dyn ReadAt, head: &[u8], tails: &[Tail], end: u64) -> Result<()> {
+fn write_rebuilt(
+    path: &Path,
+    src: &dyn ReadAt,
+    patches: &[(u64, Vec<u8>)],
+    tails: &[Tail],
+    end: u64,
+) -> Result<()> {
     replace_atomically(path, |mut out| {
         let mut at = 0u64;
         for tail in tails.iter().map(Some).chain([None]) {
             let until = tail.map_or(end, Tail::start);
-            copy_range(src, head, at..until, &mut out).map_err(Error::io("rewriting", path))?;
+            copy_range(src, patches, at..until, &mut out).map_err(Error::io("rewriting", path))?;
             let Some(tail) = tail else { break };
             let encoded = tail.trailer.encode();
             out.write_all(&encoded).map_err(Error::io("writing", path))?;
@@ -422,10 +428,11 @@ fn write_rebuilt(path: &Path, src: &dyn ReadAt, head: &[u8], tails: &[Tail], end
     })
 }
 
-/// Copies `range` of `src` to `out`, the bytes `head` covers from it.
+/// Copies `range` of `src` to `out`, with the bytes of `patches` (each at
+/// its offset) in place of what `src` holds there.
 fn copy_range(
     src: &dyn ReadAt,
-    head: &[u8],
+    patches: &[(u64, Vec<u8>)],
     range: std::ops::Range<u64>,
     out: &mut dyn Write,
 ) -> io::Result<()> {
@@ -433,16 +440,32 @@ fn copy_range(
     let mut at = range.start;
     while at < range.end {
         let n = (range.end - at).min(buf.len() as u64) as usize;
+        let end = at + n as u64;
         src.read_exact_at(&mut buf[..n], at)?;
-        // The header and slot table as the archive was opened with them.
-        if let Some(from) = head.get(at as usize..) {
-            let k = from.len().min(n);
-            buf[..k].copy_from_slice(&from[..k]);
+        for (offset, bytes) in patches {
+            let (lo, hi) = ((*offset).max(at), (offset + bytes.len() as u64).min(end));
+            if lo < hi {
+                buf[(lo - at) as usize..(hi - at) as usize]
+                    .copy_from_slice(&bytes[(lo - offset) as usize..(hi - offset) as usize]);
+            }
         }
         out.write_all(&buf[..n])?;
-        at += n as u64;
+        at = end;
     }
     Ok(())
+}
+
+/// The header and slot table `head` at offset 0 and, in every session of
+/// `trailers` whose header copy has the header's slot size, its copy of
+/// them (FORMAT.md §3.11: every copy is kept in step with the header).
+fn head_and_copies(head: &[u8], trailers: &[Trailer]) -> Vec<(u64, Vec<u8>)> {
+    let slot_len = usize::from(u16::from_le_bytes([head[30], head[31]]));
+    let copy = encode_header_copy(head);
+    let copies = trailers
+        .iter()
+        .filter(|t| usize::from(t.copy_slot_len) == slot_len)
+        .map(|t| (t.header_copy_offset(), copy.clone()));
+    [(0, head.to_vec())].into_iter().chain(copies).collect()
 }
 
 /// Whether `archive`, opened through its trailer and root, is whole: its
