@@ -208,9 +208,17 @@ pub fn of_error(err: &anyhow::Error, streams_archive: bool) -> u8 {
     if is_broken_pipe(err) {
         return if streams_archive { BROKEN_PIPE } else { SUCCESS };
     }
-    let no_state =
-        library_error(err).is_some_and(|e| matches!(e, Error::NoSuchState { .. } | Error::NoStateAt { .. }));
-    if err.downcast_ref::<UsageError>().is_some() || is_key_usage(err) || no_state {
+    // What the caller asked for that the archive cannot give.
+    let asked = library_error(err).is_some_and(|e| {
+        matches!(
+            e,
+            Error::NoSuchState { .. }
+                | Error::NoStateAt { .. }
+                | Error::RecoveryUnavailable { .. }
+                | Error::InvalidRecovery { .. }
+        )
+    });
+    if err.downcast_ref::<UsageError>().is_some() || is_key_usage(err) || asked {
         USAGE
     } else if library_error(err).is_some_and(Error::is_authentication) {
         AUTH

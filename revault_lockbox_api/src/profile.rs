@@ -36,6 +36,9 @@ pub fn zstd_levels() -> std::ops::RangeInclusive<i32> {
     zstd::compression_level_range()
 }
 
+/// The recovery record of the `archival` preset, in percent.
+const ARCHIVAL_RECOVERY_PERCENT: u8 = 5;
+
 /// How an archive is written: page size and level are baked into it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -54,6 +57,9 @@ pub struct CreateTuning {
     /// Pages queued or being sealed at once; bounds memory to about
     /// `pages_in_flight * small_files_page_size * 2`.
     pub pages_in_flight: usize,
+    /// The percentage of the recovery record each session ends with
+    /// (FORMAT.md §3.12, docs/RECOVERY.md); 0: none.
+    pub recovery_percent: u8,
 }
 
 /// How an archive is read; chosen by each reader.
@@ -116,6 +122,7 @@ impl WorkloadProfile {
             zstd_level: 3,
             threads,
             pages_in_flight: 2 * threads + 2,
+            recovery_percent: 0,
         };
         match self {
             WorkloadProfile::Balanced | WorkloadProfile::ExtractMany => base,
@@ -129,7 +136,14 @@ impl WorkloadProfile {
                 ..base
             },
             WorkloadProfile::Archival => {
-                CreateTuning { page_size: 8 << 20, small_files_page_size: 8 << 20, zstd_level: 19, ..base }
+                // Kept for years: parity against the bit rot of its medium.
+                CreateTuning {
+                    page_size: 8 << 20,
+                    small_files_page_size: 8 << 20,
+                    zstd_level: 19,
+                    recovery_percent: ARCHIVAL_RECOVERY_PERCENT,
+                    ..base
+                }
             }
         }
     }
@@ -175,6 +189,9 @@ impl CreateTuning {
                 threads: self.threads,
                 pages_in_flight: self.pages_in_flight,
             });
+        }
+        if self.recovery_percent > crate::format::MAX_PERCENT {
+            return Err(Error::InvalidRecovery { percent: self.recovery_percent });
         }
         Ok(())
     }

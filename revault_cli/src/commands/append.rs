@@ -46,6 +46,9 @@ fn options(a: &AppendArgs) -> Result<(UpdateOptions, Shown)> {
     if let Some(threads) = a.input.threads.count() {
         options = options.threads(threads);
     }
+    if let Some(percent) = a.recovery.recovery {
+        options = options.recovery(percent);
+    }
     let quiet = a.quiet.quiet || a.verbose.verbose > 0;
     Ok(shown(options, a.verbose.verbose, a.format.json, quiet))
 }
@@ -170,6 +173,9 @@ pub fn rm(a: RmArgs) -> Result<Outcome> {
     let mut options = signing::update_options(options, &a.sign)?;
     if let Some(threads) = a.threads.count() {
         options = options.threads(threads);
+    }
+    if let Some(percent) = a.recovery.recovery {
+        options = options.recovery(percent);
     }
     let quiet = a.quiet.quiet || a.verbose.verbose > 0;
     let (options, shown) = shown(options, a.verbose.verbose, a.format.json, quiet);

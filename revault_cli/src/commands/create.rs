@@ -26,6 +26,15 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
     if to_stdout && a.format.json {
         return Err(UsageError("--json writes to stdout, which `-o -` uses for the archive".into()).into());
     }
+    let streamed = to_stdout || matches!(ArchiveLocation::parse(&a.output)?, ArchiveLocation::Object(_));
+    if streamed && a.recovery.recovery.is_some() {
+        return Err(UsageError(
+            "--recovery needs the archive as a file: a recovery record is computed by reading the session \
+             back, and an archive streamed to stdout or uploaded to an object store is not read back"
+                .into(),
+        )
+        .into());
+    }
     // An existing archive and missing inputs are reported before the
     // password is asked for.
     if !to_stdout {
@@ -55,6 +64,15 @@ pub fn run(a: CreateArgs) -> Result<Outcome> {
     let lock = keys::lock(&a.lock, &a.recipients, &Quoted::path(&a.output).to_string())?;
     let verbose = Verbose::start(a.verbose.verbose, to_stdout || a.format.json);
     let mut options = options(&a, kdf, selection, verbose.as_ref());
+    if streamed && options.tuning().recovery_percent != 0 {
+        // The profile's record, not asked for by name: the archive still
+        // goes where it was told, without one.
+        output::warn(format_args!(
+            "no recovery record: the archive is streamed, not read back (the profile's {} %)",
+            options.tuning().recovery_percent
+        ));
+        options = options.recovery(0);
+    }
     for key in signing_keys {
         options = options.sign(key);
     }
@@ -175,6 +193,9 @@ fn options(
     if let Some(threads) = a.input.threads.count() {
         options = options.threads(threads);
     }
+    if let Some(percent) = a.recovery.recovery {
+        options = options.recovery(percent);
+    }
     if let Some(log) = verbose {
         options = options.log(Arc::clone(log) as Arc<dyn EntryLog>);
     }
@@ -192,7 +213,8 @@ fn dry_run(
     selection: Selection,
 ) -> Result<Outcome> {
     let verbose = Verbose::start(a.verbose.verbose, a.format.json);
-    let options = options(a, KdfParams::INSECURE_FOR_TESTS, selection, verbose.as_ref());
+    // Written to nothing, so nothing to read back: no recovery record.
+    let options = options(a, KdfParams::INSECURE_FOR_TESTS, selection, verbose.as_ref()).recovery(0);
     let keys = KeySet::new().password(&Password::from("dry run: discarded"));
     let walking = || format!("trying out {}", Quoted::path(&a.output));
     let report = match tar {

@@ -124,9 +124,11 @@ fn open_counted(
 
 /// Warns of the damage an open read around: the header and slot table
 /// read from their copy, a session header read through its trailer
-/// (FORMAT.md §6.1 steps 4 and 6). `verify` counts them as damage.
+/// (FORMAT.md §6.1 steps 4 and 6), a recovery record that cannot be used
+/// (§3.12). `verify` counts them as damage.
 fn warn_read_around<S: ReadAt>(archive: &Archive<S>, name: &str) {
-    for damage in archive.header_damage().into_iter().chain(archive.session_header_damage()) {
+    let damage = archive.header_damage().into_iter().chain(archive.session_header_damage());
+    for damage in damage.chain(archive.record_damage()) {
         output::warn(format_args!("{name}: {damage}"));
     }
 }

@@ -19,6 +19,9 @@ pub fn run(a: MaintainArgs) -> Result<Outcome> {
     if let Some(threads) = a.threads.count() {
         options = options.threads(threads);
     }
+    if let Some(percent) = a.recovery.recovery {
+        options = options.recovery(percent);
+    }
     let counters = progress::counters(a.quiet.quiet);
     if let Some(counters) = &counters {
         options = options.progress(Arc::clone(counters));

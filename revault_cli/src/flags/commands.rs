@@ -42,6 +42,8 @@ pub struct CreateArgs {
     #[command(flatten)]
     pub label: LabelArgs,
     #[command(flatten)]
+    pub recovery: RecoveryArgs,
+    #[command(flatten)]
     pub sign: SignKeyArgs,
     /// Argon2id memory cost in MiB [default: 64]. Lowering any KDF cost makes
     /// guessing the password cheaper for whoever holds the archive.
@@ -310,6 +312,8 @@ pub struct AppendArgs {
     #[command(flatten)]
     pub dry_run: DryRunArgs,
     #[command(flatten)]
+    pub recovery: RecoveryArgs,
+    #[command(flatten)]
     pub sign: SignArgs,
     /// Walk rules added to those the archive recorded (those of its create,
     /// or of the last add or update that gave any).
@@ -360,10 +364,25 @@ pub struct RmArgs {
     #[command(flatten)]
     pub label: LabelArgs,
     #[command(flatten)]
+    pub recovery: RecoveryArgs,
+    #[command(flatten)]
     pub sign: SignArgs,
     /// Stored paths to remove (directories with everything below them).
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<OsString>,
+}
+
+/// `--recovery PCT`: for every command that writes a session (`create`,
+/// `add`, `update`, `rm`, `compact`, `repair`).
+#[derive(Debug, Args)]
+pub struct RecoveryArgs {
+    /// End each session written with a recovery record of PCT % (1 to 50):
+    /// Reed-Solomon parity that `repair` uses to rebuild one contiguous run
+    /// of damage of up to about PCT % of the session, or scattered bad
+    /// sectors [default: none; 5 with --profile archival]. Needs the
+    /// archive as a file: refused with `-o -`.
+    #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u8).range(1..=50))]
+    pub recovery: Option<u8>,
 }
 
 /// `-m TEXT`: the label of the session a command writes.
@@ -412,6 +431,8 @@ pub struct MaintainArgs {
     pub threads: ThreadsArgs,
     #[command(flatten)]
     pub quiet: QuietArgs,
+    #[command(flatten)]
+    pub recovery: RecoveryArgs,
 }
 
 #[derive(Debug, Args)]

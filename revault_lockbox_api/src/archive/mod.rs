@@ -17,6 +17,7 @@ mod hostile_tests;
 mod info;
 mod merge;
 mod options;
+mod records;
 mod retention;
 mod reuse;
 mod salvage;
@@ -319,6 +320,21 @@ impl<S: ReadAt> Archive<S> {
         }
         all.reverse();
         Ok(all)
+    }
+
+    /// What is wrong with the recovery records along the hash chain, one
+    /// line each (FORMAT.md §3.12): `verify` reports them as damage.
+    pub(crate) fn check_records(&self) -> Result<Vec<String>> {
+        records::records_damage(&self.src, &self.header, &self.content_key, &self.last.trailer)
+    }
+
+    /// Why the last session's recovery record cannot be used, if it has
+    /// one that cannot (FORMAT.md §3.12): its footer does not decode or
+    /// disagrees with the trailer, or the trailer's two copies differ. One
+    /// line naming where; the state reads all the same (the record only
+    /// repairs), and `verify` counts it as damage.
+    pub fn record_damage(&self) -> Option<&str> {
+        self.last.record_damage.as_deref()
     }
 
     /// Bytes of the last session's header, signature block and header copy.

@@ -30,6 +30,8 @@ pub(crate) struct SessionState {
     pub(crate) overhead: u64,
     /// Its trailer, where `verify` starts the walk back along the chain.
     pub(crate) trailer: Trailer,
+    /// Why its recovery record cannot be used, if it has one that cannot.
+    pub(crate) record_damage: Option<String>,
 }
 
 /// Checks the session that `trailer` (authenticated under `keys`) commits.
@@ -54,7 +56,16 @@ pub(crate) fn check_session(
     let signatures = read_signatures(src, trailer)?;
     let overhead = header_len + u64::from(trailer.signature_len) + trailer.header_copy_len();
     let commit = trailer.commit_hash();
-    Ok(SessionState { info, header_damage, commit, signatures, overhead, trailer: trailer.clone() })
+    let record_damage = super::records::record_damage(src, trailer)?;
+    Ok(SessionState {
+        info,
+        header_damage,
+        commit,
+        signatures,
+        overhead,
+        trailer: trailer.clone(),
+        record_damage,
+    })
 }
 
 /// The signature block before `trailer`, framing checked (none: empty).

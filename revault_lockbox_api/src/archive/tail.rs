@@ -99,5 +99,12 @@ pub(super) fn try_trailer(
     if trailer.copy_slot_len != 0 && usize::from(trailer.copy_slot_len) != header.slot_len {
         return Err(Error::malformed("trailer", "its header copy's slot size is not the header's"));
     }
-    Ok(Some(Committed { trailer, keys, end: offset + TRAILER_LEN as u64 }))
+    // A trailer before a recovery record commits only where the file holds
+    // its whole session (FORMAT.md §3.12): a writer cut short after the
+    // first copy left the previous state.
+    let end = trailer.session_end();
+    if end > src.len()? {
+        return Ok(None);
+    }
+    Ok(Some(Committed { trailer, keys, end }))
 }

@@ -263,6 +263,7 @@ impl<S: ReadAt> Archive<S> {
                 checker.report.lost.extend(copy_differs(&self.src, &self.last.trailer, self.head())?);
             }
             checker.report.lost.extend(history);
+            checker.report.lost.extend(self.check_records()?);
             self.walk_content(&mut checker, members.is_everything())?;
             checker.report
         };

@@ -297,6 +297,18 @@ pub enum Error {
         /// Pages held in memory at once.
         pages_in_flight: usize,
     },
+    /// A recovery record's percentage out of range.
+    #[error("invalid recovery record: {percent} % (1 to {} %)", crate::format::MAX_PERCENT)]
+    InvalidRecovery {
+        /// The percentage asked for.
+        percent: u8,
+    },
+    /// A recovery record asked for where none can be written.
+    #[error("no recovery record can be written: {reason}")]
+    RecoveryUnavailable {
+        /// Why.
+        reason: &'static str,
+    },
     /// A reader's thread or page count is zero.
     #[error("invalid tuning: threads {threads}, pages in flight {pages_in_flight} (both at least 1)")]
     InvalidReadTuning {

@@ -5,7 +5,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::atomic::write_atomically;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::keys::KeySet;
 use crate::session::{ArchiveWriter, CreateOptions};
 use crate::tarstream::tar_into;
@@ -34,6 +34,7 @@ pub fn create_archive(
 ) -> Result<CreateReport> {
     let keys = keys.into();
     write_atomically(archive, options.overwrite, |out, skip| {
+        let options = options.read_back(out.reader().map_err(Error::io("opening", archive))?);
         walk_into(out, base_dir, inputs, &keys, options, skip, ArchiveWriter::with_late_slots)
     })
 }
@@ -92,5 +93,8 @@ pub fn create_archive_from_tar(
     options: CreateOptions,
 ) -> Result<CreateReport> {
     let keys = keys.into();
-    write_atomically(archive, options.overwrite, |out, _| tar_into(&mut input, out, &keys, options))
+    write_atomically(archive, options.overwrite, |out, _| {
+        let options = options.read_back(out.reader().map_err(Error::io("opening", archive))?);
+        tar_into(&mut input, out, &keys, options)
+    })
 }

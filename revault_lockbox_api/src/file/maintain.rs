@@ -67,11 +67,12 @@ impl ArchiveUpdater {
         let open = options.open_options();
         let len = match (options.dry_run, kept.len()) {
             (true, 1) => {
+                // Nothing to read back: counted without a recovery record.
                 let to = Rewrite {
                     out: io::sink(),
                     reader: None,
                     head: Arc::clone(&head),
-                    options: &options.create,
+                    options: &options.create.clone().recovery(0),
                     open,
                 };
                 write_kept(path, &archive, &kept, to)?.1
@@ -601,7 +602,8 @@ fn copy_salvaged(
         state,
         ..SessionStart::first(archive_id, Arc::clone(head))
     };
-    let mut writer = ArchiveWriter::session(out, content_key, start, options.clone())?;
+    let reader = out.reader().map_err(|e| Error::Stream { action: "opening the rewrite", source: e })?;
+    let mut writer = ArchiveWriter::session(out, content_key, start, options.clone().read_back(reader))?;
     let mut kept = 0;
     for entry in salvage.entries() {
         let meta = &entry.meta;
@@ -652,6 +654,7 @@ pub(crate) fn rewrite_archive(
     replace_atomically(path, |mut out| {
         out.write_all(head).map_err(Error::io("writing", path))?;
         let reader = out.reader().map_err(Error::io("writing", path))?;
+        let options = &options.clone().read_back(reader.try_clone().map_err(Error::io("opening", path))?);
         let to = Rewrite { out, reader: Some(&reader), head: Arc::clone(head), options, open };
         write_kept(path, archive, kept, to)
     })
@@ -669,6 +672,7 @@ fn write_scratch(
     let mut out = ArchiveFile::scratch_beside(path)?;
     out.write_all(head).map_err(Error::io("writing", path))?;
     let reader = out.reader().map_err(Error::io("writing", path))?;
+    let options = &options.clone().read_back(reader.try_clone().map_err(Error::io("opening", path))?);
     let to = Rewrite { out, reader: Some(&reader), head: Arc::clone(head), options, open };
     Ok(write_kept(path, archive, kept, to)?.1)
 }

@@ -58,6 +58,14 @@ impl UpdateOptions {
         self
     }
 
+    /// Ends the session (each session of a compaction or a repair's
+    /// rewrite) with a recovery record of `percent` % ([`CreateOptions::recovery`]).
+    /// Default: the profile's (none; 5 for `Archival`).
+    pub fn recovery(mut self, percent: u8) -> Self {
+        self.create = self.create.recovery(percent);
+        self
+    }
+
     /// Overrides the zstd level of new pages. Default: the profile's.
     pub fn zstd_level(mut self, level: i32) -> Self {
         self.create = self.create.zstd_level(level);

@@ -356,7 +356,14 @@ impl ArchiveUpdater {
             }
         };
         let out = BufWriter::with_capacity(1 << 20, out);
-        let mut options = self.options.create.clone();
+        let mut options = match self.options.dry_run {
+            // Nothing written to read back: counted without a record.
+            true => self.options.create.clone().recovery(0),
+            false => {
+                let reader = File::open(&self.path).map_err(Error::io("opening", &self.path))?;
+                self.options.create.clone().read_back(reader)
+            }
+        };
         if kind == SessionKind::Merge {
             // The label names the change that follows, not the merge.
             options = options.label("");

@@ -55,9 +55,7 @@ pub use metadata::{Metadata, Xattr};
 pub(crate) use node::{Child, EntriesLeaf, Internal, PageRecord, PagesLeaf, PAGE_RECORD_LEN};
 pub(crate) use page::{Codec, IndexNodeId, Table};
 pub(crate) use path::{check_entry_path, check_symlink_target, is_within, path_cmp};
-pub(crate) use recovery::record_hasher;
-#[allow(unused_imports)] // the writer's check, in step 2
-pub(crate) use recovery::recovery_allowed;
+pub(crate) use recovery::{record_hasher, recovery_allowed};
 pub use recovery::{
     sums_check, Footer, Layout, LayoutError, RecordLayout, RecordOwner, FOOTER_LEN, MAX_GROUP_SHARDS,
     MAX_PERCENT, SHARD_LEN, SHARD_SUM_LEN,

@@ -379,6 +379,28 @@ impl Footer {
         Ok(())
     }
 
+    /// The checks against the trailer of its session (which a key
+    /// authenticates): the same archive, session, percentage and
+    /// protected range, so that a record moved from another session or
+    /// archive is refused.
+    pub(crate) fn check_against(&self, trailer: &super::Trailer) -> Result<(), DecodeError> {
+        let protected_len = trailer.header_copy_offset().checked_sub(trailer.protected_start());
+        let agrees = self.owner.version == trailer.version
+            && self.owner.archive_id == trailer.archive_id
+            && self.owner.session_salt == trailer.session_salt
+            && self.owner.first_session == (trailer.previous_trailer == 0)
+            && self.percent == trailer.recovery_percent
+            && self.protected_start == trailer.protected_start()
+            && Some(self.layout.len) == protected_len;
+        match agrees {
+            true => Ok(()),
+            false => Err(malformed(
+                "recovery record footer",
+                "it disagrees with its trailer (archive, session, percentage or protected range)",
+            )),
+        }
+    }
+
     /// Where the record starts, given where the footer is.
     pub fn record_at(&self, footer_at: u64) -> u64 {
         footer_at - self.record_len

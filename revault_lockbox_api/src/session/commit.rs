@@ -10,12 +10,19 @@ use crate::crypto::SessionKeys;
 use crate::crypto::{seal_root, to_seal, Sealing};
 use crate::error::{Error, Result};
 use crate::format::{
-    chunking_allowed, Hash, Root, Run, SessionKind, SessionRecord, SessionsTop, Summary, Table, Trailer,
-    TreeTop, ARCHIVE_ID_LEN, HASH_LEN, MAX_ROOT_LEN, TAG_LEN, TRAILER_LEN, VERSION,
+    chunking_allowed, Hash, RecordOwner, Root, Run, SessionKind, SessionRecord, SessionsTop, Summary, Table,
+    Trailer, TreeTop, ARCHIVE_ID_LEN, FOOTER_LEN, HASH_LEN, MAX_ROOT_LEN, SESSION_SALT_LEN, TAG_LEN, VERSION,
 };
+use crate::storage::ReadAt;
+
+use super::output::Output;
 use crate::index::{push_session, TreeBuilder};
 use crate::keys::sign_block;
+use crate::recovery::write_record;
 
+/// Bytes of the protected run a recovery record's encoding holds at once
+/// (docs/RECOVERY.md: four 4 MiB groups).
+const RECOVERY_WINDOW: usize = 16 << 20;
 /// What a session's root continues from and what it adds: the sessions
 /// tree and the runs kept from before it, the entry count after it, and
 /// this session's two trees.
@@ -139,7 +146,11 @@ impl<W: Write> ArchiveWriter<W> {
             signature_len: 0,
             // In the core, so before the commit hash a signature signs.
             copy_slot_len: out.header_copy.as_ref().map_or(0, |c| c.slot_len),
-            recovery_percent: 0,
+            // A record only with a copy (FORMAT.md §3.12); in the core too.
+            recovery_percent: match out.header_copy {
+                Some(_) => self.tuning.recovery_percent,
+                None => 0,
+            },
             tag: [0; TAG_LEN],
         };
         // The block signs the commit hash, which does not cover it (§3.10).
@@ -161,10 +172,16 @@ impl<W: Write> ArchiveWriter<W> {
         out.out.flush().map_err(Error::stream("flushing the archive"))?;
         sync(&mut out.out)?;
         out.write(&trailer.encode(), "writing the trailer")?;
+        if trailer.recovery_percent != 0 {
+            let source = self.read_back.as_deref().ok_or(Error::RecoveryUnavailable {
+                reason: "the archive goes to a stream, which cannot be read back to compute it",
+            })?;
+            write_recovery_record(out, source, &trailer, self.session_salt)?;
+            out.write(&trailer.encode(), "writing the trailer")?;
+        }
         out.out.flush().map_err(Error::stream("flushing the archive"))?;
         sync(&mut out.out)?;
-        let trailer_at = trailer.header_copy_offset() + trailer.header_copy_len();
-        debug_assert_eq!(trailer_at + TRAILER_LEN as u64, out.position);
+        debug_assert_eq!(trailer.session_end(), out.position);
         Ok((self.output.out, self.output.position))
     }
 
@@ -195,6 +212,29 @@ impl<W: Write> ArchiveWriter<W> {
     pub(crate) fn output_mut(&mut self) -> &mut W {
         &mut self.output.out
     }
+}
+
+/// Writes the recovery record after `trailer`'s first copy (FORMAT.md
+/// §3.12): over the session's bytes up to its header copy, read back from
+/// `source` (flushed, so the page cache holds them), then its footer.
+fn write_recovery_record<W: Write>(
+    out: &mut Output<W>,
+    source: &dyn ReadAt,
+    trailer: &Trailer,
+    session_salt: [u8; SESSION_SALT_LEN],
+) -> Result<()> {
+    let owner = RecordOwner {
+        version: trailer.version,
+        archive_id: trailer.archive_id,
+        session_salt,
+        first_session: trailer.previous_trailer == 0,
+    };
+    let protected = trailer.protected_start()..trailer.header_copy_offset();
+    let footer =
+        write_record(source, protected, trailer.recovery_percent, RECOVERY_WINDOW, owner, &mut out.out)
+            .map_err(Error::stream("writing the recovery record"))?;
+    out.advance(footer.record_len + FOOTER_LEN as u64);
+    Ok(())
 }
 
 /// Where a write session begins: the archive's id and format version, the

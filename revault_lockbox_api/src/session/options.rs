@@ -13,6 +13,7 @@ use crate::format::WalkRecord;
 use crate::keys::SigningKey;
 use crate::profile::{CreateTuning, WorkloadProfile};
 use crate::progress::Progress;
+use crate::storage::ReadAt;
 
 /// How an archive is written. Every setter's doc states its default.
 #[derive(Debug, Clone)]
@@ -32,6 +33,19 @@ pub struct CreateOptions {
     pub(crate) label: String,
     pub(crate) signing: Signing,
     pub(crate) chunk_params: ChunkParams,
+    /// The file the archive is written to, read back for recovery records.
+    pub(crate) read_back: Option<ReadBack>,
+}
+
+/// The file a writer writes to, opened for reading: a session's recovery
+/// record is computed from its bytes read back (FORMAT.md §3.12).
+#[derive(Clone)]
+pub(crate) struct ReadBack(pub(crate) Arc<dyn ReadAt>);
+
+impl std::fmt::Debug for ReadBack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReadBack")
+    }
 }
 
 impl Default for CreateOptions {
@@ -58,6 +72,7 @@ impl CreateOptions {
             label: String::new(),
             signing: Signing::default(),
             chunk_params: ChunkParams::default(),
+            read_back: None,
         }
     }
 
@@ -99,6 +114,25 @@ impl CreateOptions {
         self.tuning.threads = threads;
         self.tuning.pages_in_flight =
             self.profile.create_tuning_for(threads).pages_in_flight.max(threads + 1);
+        self
+    }
+
+    /// Ends every session with a recovery record of `percent` % (1 to 50;
+    /// 0: none): Reed–Solomon parity over the session's bytes that repairs
+    /// one contiguous run of damage of about that share, or scattered bad
+    /// sectors (FORMAT.md §3.12, docs/RECOVERY.md). Needs a file to read
+    /// the session back from: a stream refuses it
+    /// ([`Error::RecoveryUnavailable`]). Default: the profile's (none; 5
+    /// for `Archival`).
+    pub fn recovery(mut self, percent: u8) -> Self {
+        self.tuning.recovery_percent = percent;
+        self
+    }
+
+    /// The file the archive is written to, for a recovery record to read
+    /// the session back from; none for a writer to a stream.
+    pub(crate) fn read_back(mut self, file: std::fs::File) -> Self {
+        self.read_back = Some(ReadBack(Arc::new(file)));
         self
     }
 

@@ -57,11 +57,16 @@ impl HeaderCopy {
 impl<W: Write> Output<W> {
     pub(super) fn write(&mut self, bytes: &[u8], action: &'static str) -> Result<()> {
         self.out.write_all(bytes).map_err(Error::stream(action))?;
-        self.position += bytes.len() as u64;
+        self.advance(bytes.len() as u64);
+        Ok(())
+    }
+
+    /// Counts `len` bytes written to `out` directly.
+    pub(super) fn advance(&mut self, len: u64) {
+        self.position += len;
         if let Some(p) = &self.progress {
             p.bytes_out.store(self.position, Ordering::Relaxed);
         }
-        Ok(())
     }
 }
 

@@ -18,13 +18,14 @@ use crate::crypto::{random_bytes, ContentKey, SessionKeys};
 use crate::error::{Error, Result};
 use crate::format::{
     check_entry_path, check_name, check_symlink_target, check_xattr_list, encoded_record_len, is_within,
-    path_cmp, EntriesLeaf, Entry, EntryKind, Extent, Hash, PagesLeaf, Record, SessionInfo, SparseMap, Table,
-    TreeTop, INDEX_NODE_TARGET_LEN, SESSION_SALT_LEN,
+    path_cmp, recovery_allowed, EntriesLeaf, Entry, EntryKind, Extent, Hash, PagesLeaf, Record, SessionInfo,
+    SparseMap, Table, TreeTop, INDEX_NODE_TARGET_LEN, SESSION_SALT_LEN,
 };
 use crate::index::TreeBuilder;
 use crate::keys::KeySet;
 use crate::pipeline::{PageSealer, SealingKeys};
 use crate::profile::CreateTuning;
+use crate::storage::ReadAt;
 
 /// Data pages after which an entries leaf is sealed even when not full.
 const LEAF_SPAN_PAGES: usize = 4;
@@ -114,6 +115,9 @@ pub struct ArchiveWriter<W: Write> {
     pub(super) stored_chunks: Option<Box<dyn StoredChunks>>,
     /// How large files are cut into chunks, and the chunks known.
     pub(super) chunking: Chunking,
+    /// The file being written, to read the session back for its recovery
+    /// record (none: a stream, which cannot carry one).
+    pub(super) read_back: Option<Arc<dyn ReadAt>>,
 }
 
 impl<W: Write> ArchiveWriter<W> {
@@ -133,6 +137,11 @@ impl<W: Write> ArchiveWriter<W> {
         options: CreateOptions,
     ) -> Result<Self> {
         options.tuning.validate()?;
+        if options.tuning.recovery_percent != 0 && !recovery_allowed(start.version) {
+            return Err(Error::RecoveryUnavailable {
+                reason: "an archive of format version 3 has no place for it (compact it to version 4 first)",
+            });
+        }
         super::header::checked_label(&options.label)?;
         options.walk_record()?;
         let mut session_salt = [0u8; SESSION_SALT_LEN];
@@ -194,6 +203,7 @@ impl<W: Write> ArchiveWriter<W> {
             chunk_top: TreeTop::default(),
             stored_chunks: None,
             chunking: Chunking::new(content_key, &start.archive_id, options.chunk_params),
+            read_back: options.read_back.map(|r| r.0),
         })
     }
 

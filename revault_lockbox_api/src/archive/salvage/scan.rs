@@ -282,7 +282,10 @@ impl Scanner<'_> {
             return Ok(None);
         }
         session.committed = true;
-        Ok(Some(pos + TRAILER_LEN as u64))
+        // A recovery record and the trailer's second copy follow it
+        // (FORMAT.md §3.12): the next session starts after them.
+        let end = trailer.session_end();
+        Ok(Some(if end <= self.file_len { end } else { pos + TRAILER_LEN as u64 }))
     }
 
     /// A signature block at `pos`: the trailer after it, which authenticates
