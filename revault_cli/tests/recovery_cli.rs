@@ -9,6 +9,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use revault_lockbox_api::recovery::{sums_check, Footer, FOOTER_LEN};
+
 use crate::util::{code, create_cmd, lockbox, noise, ok, run, stderr};
 
 /// A tree of a few MiB: incompressible files of several sizes, and a
@@ -178,28 +180,29 @@ fn damage_past_the_parity_is_not_repairable_and_repair_salvages_saying_so() {
     ok(run(lockbox().arg("verify").arg(&path)));
 }
 
+/// The footer of the archive's last recovery record, where it lies.
+fn last_footer(bytes: &[u8]) -> (usize, Footer) {
+    let at = bytes.len() - 216 - FOOTER_LEN;
+    let footer = Footer::decode(bytes[at..at + FOOTER_LEN].try_into().unwrap(), at as u64).unwrap();
+    (at, footer)
+}
+
 #[test]
 fn a_recovery_record_from_another_archive_is_refused_and_never_used() {
     let work = tempfile::tempdir().unwrap();
     let src = tree(work.path());
     let (_, ours) = protected(work.path(), &src, "ours.lbox");
-    let (_, theirs) = protected(work.path(), &src, "theirs.lbox");
-    assert_eq!(ours.len(), theirs.len(), "the same tree makes the same lengths");
-    // Their record, footer and trailer copy spliced over ours: everything
-    // after our first trailer (the record's first byte on) is theirs.
-    // The footer (FORMAT.md §3.12) ends 216 bytes before the file's end;
-    // its record_len field is at byte 94 of its 166.
-    let footer_at = ours.len() - 216 - 166;
-    let record_len = u64::from_le_bytes(ours[footer_at + 94..footer_at + 102].try_into().unwrap()) as usize;
-    let at = footer_at - record_len;
+    // Our record under a footer that names another archive (the footer's
+    // own checksum right), and damage in the middle ours would repair.
     let mut spliced = ours.clone();
-    spliced[at..].copy_from_slice(&theirs[at..]);
-    // And damage in the middle that ours would have repaired.
+    let (at, mut footer) = last_footer(&ours);
+    footer.owner.archive_id = [0xAB; 16];
+    spliced[at..at + FOOTER_LEN].copy_from_slice(&footer.encode());
     let mid = ours.len() / 2;
     spliced[mid..mid + 8192].fill(0);
     let path = damaged_copy(work.path(), "spliced.lbox", &spliced);
 
-    let refused = "belongs to another archive";
+    let refused = "belongs to another archive (its archive id is not the header's): not used";
     let verified = run(lockbox().arg("verify").arg(&path));
     assert_eq!(code(&verified), 3);
     assert!(stderr(&verified).contains(refused), "{}", stderr(&verified));
@@ -209,5 +212,35 @@ fn a_recovery_record_from_another_archive_is_refused_and_never_used() {
     let repaired = run(lockbox().arg("repair").arg(&path));
     let said = stderr(&repaired);
     assert!(said.contains(refused) && said.contains("salvaging instead"), "{said}");
-    assert!(fs::read(&path).unwrap() != ours, "their parity did not rebuild ours");
+    assert!(fs::read(&path).unwrap() != ours, "the refused record rebuilt nothing");
+}
+
+#[test]
+fn checksums_that_lie_are_refused_and_never_used() {
+    let work = tempfile::tempdir().unwrap();
+    let src = tree(work.path());
+    let (_, ours) = protected(work.path(), &src, "ours.lbox");
+    let (footer_at, footer) = last_footer(&ours);
+    let record_at = footer_at - footer.record_len as usize;
+    let record = footer.record_layout();
+    // Group 0's checksum of its first shard changed in both of its lists,
+    // each list's check made again so that it passes: the list lies.
+    let sums_len = record.sums_len() as usize;
+    let mut lying = ours.clone();
+    for list in [record.block_sums(0), record.table_sums(0)] {
+        let list = record_at + list as usize;
+        lying[list] ^= 0xFF;
+        let check = sums_check(0, &lying[list..list + sums_len - 8]);
+        lying[list + sums_len - 8..list + sums_len].copy_from_slice(&check);
+    }
+    let path = damaged_copy(work.path(), "lying.lbox", &lying);
+    let lies = "does not match its checksum (the parity lies)";
+    // A reader refuses the record and reads the bytes as they are (they
+    // are whole: nothing is "repaired" into them).
+    let listed = run(lockbox().arg("list").arg(&path));
+    assert_eq!(code(&listed), 0, "{}", stderr(&listed));
+    assert!(stderr(&listed).contains(lies), "{}", stderr(&listed));
+    let out = work.path().join("out-lying");
+    ok(run(lockbox().args(["extract", "-C"]).arg(&out).arg(&path)));
+    assert!(fs::read(out.join("t/big0")).unwrap() == fs::read(src.join("t/big0")).unwrap());
 }
