@@ -20,10 +20,7 @@ const HASH_CHUNK: u64 = 1 << 20;
 /// trailer's two copies differ. Reads 166 + 216 bytes; `None` without a
 /// record.
 pub(crate) fn record_damage(src: &dyn ReadAt, trailer: &Trailer) -> Result<Option<String>> {
-    Ok(match checked_footer(src, trailer)? {
-        Ok(_) => None,
-        Err(why) => Some(why),
-    })
+    Ok(checked_footer(src, trailer)?.err())
 }
 
 /// The footer of the record after `trailer`, decoded and checked against

@@ -28,7 +28,7 @@ pub fn write_record(
     owner: RecordOwner,
     out: &mut dyn Write,
 ) -> io::Result<Footer> {
-    let len = protected.end.checked_sub(protected.start).unwrap_or(0);
+    let len = protected.end.saturating_sub(protected.start);
     let shaped = Footer::new(owner, percent, protected.start, len, [0; 32])
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let layout = shaped.layout;
