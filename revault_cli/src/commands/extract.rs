@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use revault_lockbox_api::read::ExistingFiles;
 use revault_lockbox_api::{EntryLog, ExtractOptions, Quoted, WorkloadProfile};
 
-use super::{open_archive, open_or_salvage, Outcome, Readable, Records};
+use super::{open_archive, open_or_salvage, OnDamage, Outcome, Readable, Records};
 use crate::exit::UsageError;
 use crate::flags::ExtractArgs;
 use crate::output::verbose::Verbose;
@@ -59,8 +59,9 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
     }
     // Only --keep-going salvages: without it, damage stops the extraction.
     let opening = Opening::unless(a.quiet.quiet);
+    let on_damage = OnDamage { salvage: a.keep_going, records: Records::Repair };
     let (readable, name, _) =
-        open_or_salvage(&a.archive, &a.read, profile, threads, a.keep_going, None, opening, Records::Repair)?;
+        open_or_salvage(&a.archive, &a.read, profile, threads, on_damage, None, opening)?;
     // All of the content for a whole extraction; at most that for a part.
     let total = match &readable {
         Readable::Indexed(archive) => archive.content_bytes(),

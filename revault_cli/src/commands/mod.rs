@@ -195,19 +195,29 @@ enum Readable {
     Salvaged(Box<Salvage<Arc<dyn ReadAt>>>, String),
 }
 
-/// Opens the archive argument; with `salvage`, also reads its whole index
-/// and, on damage there or in the trailer or root, scans it instead (one
-/// more unlock with the same key). `verify` counts its work on `progress`.
+/// What a reader does about damage: salvage (`verify`, `extract
+/// --keep-going`), and read through recovery records (docs/RECOVERY.md).
+#[derive(Debug, Clone, Copy)]
+struct OnDamage {
+    salvage: bool,
+    records: Records,
+}
+
+/// Opens the archive argument; with `on_damage.salvage`, also reads its
+/// whole index and, on damage there or in the trailer or root, scans it
+/// instead (one more unlock with the same key). `verify` counts its work
+/// on `progress`. Also returns the bytes it read (the view through
+/// recovery records when it read through them).
 fn open_or_salvage(
     arg: &Path,
     read: &ReadArgs,
     profile: WorkloadProfile,
     threads: Option<usize>,
-    salvage: bool,
+    on_damage: OnDamage,
     progress: Option<&Arc<Progress>>,
     opening: Opening,
-    records: Records,
 ) -> Result<(Readable, String, Arc<dyn ReadAt>)> {
+    let OnDamage { salvage, records } = on_damage;
     let (src, name) = archive_bytes(arg, &read.s3)?;
     let (src, stage) = opening_stage(Arc::from(src), arg, opening)?;
     let src = if records == Records::Repair { through_records(src, &name)? } else { src };

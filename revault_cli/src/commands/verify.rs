@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use revault_lockbox_api::storage::ReadAt;
 use revault_lockbox_api::{recovery, Archive, WorkloadProfile};
 
-use super::{open_counted, open_or_salvage, Outcome, Readable, Records};
+use super::{open_counted, open_or_salvage, OnDamage, Outcome, Readable, Records};
 use crate::flags::VerifyArgs;
 use crate::progress::Opening;
 use crate::progress::{self, during as shown};
@@ -25,10 +25,9 @@ pub fn run(a: VerifyArgs) -> Result<Outcome> {
             &a.read,
             profile,
             threads,
-            true,
+            OnDamage { salvage: true, records: Records::AsTheyAre },
             counters.as_ref(),
             Opening::unless(a.quiet.quiet),
-            Records::AsTheyAre,
         )?;
         let report = match readable {
             Readable::Indexed(archive) => {

@@ -215,10 +215,11 @@ fn header_archive_id(source: &dyn ReadAt) -> Option<[u8; ARCHIVE_ID_LEN]> {
     HeaderPrefix::decode(&prefix).ok().map(|h| h.archive_id)
 }
 
-fn rebuild(
-    inner: &dyn ReadAt,
-    runs: Vec<Protected<'_>>,
-) -> io::Result<(BTreeMap<u64, Box<[u8]>>, Vec<RunRepair>, u64)> {
+/// Rebuilt shards by offset, what each run's repair found, and where the
+/// view ends.
+type Rebuilt = (BTreeMap<u64, Box<[u8]>>, Vec<RunRepair>, u64);
+
+fn rebuild(inner: &dyn ReadAt, runs: Vec<Protected<'_>>) -> io::Result<Rebuilt> {
     let mut shards = BTreeMap::new();
     let mut reports = Vec::with_capacity(runs.len());
     let mut len = inner.len()?;
@@ -267,10 +268,12 @@ mod tests {
         (source, runs)
     }
 
+    type View = RepairedView<Cursor<Vec<u8>>>;
+
     fn view_of(
         damaged: Vec<u8>,
         runs: &mut [(u64, Layout, Stored); 2],
-    ) -> io::Result<(RepairedView<Cursor<Vec<u8>>>, Vec<RunRepair>)> {
+    ) -> io::Result<(View, Vec<RunRepair>)> {
         let protected = runs
             .iter_mut()
             .map(|(start, layout, stored)| Protected { start: *start, layout: *layout, parity: stored })
