@@ -33,7 +33,7 @@ cd "$WORK"
 trap '[ "${KEEP:-0}" = 1 ] || rm -rf "$WORK"' EXIT
 
 if [ -d "$INPUT" ]; then
-    "$LOCKBOX" create -q --recovery 5 --kdf-memory 1024 --kdf-passes 1 --kdf-lanes 1 \
+    "$LOCKBOX" create -q --recovery 5 --kdf-memory 8 --kdf-passes 1 --kdf-lanes 1 \
         -o original.lbox -C "$(dirname "$INPUT")" "$(basename "$INPUT")"
 else
     cp "$INPUT" original.lbox
