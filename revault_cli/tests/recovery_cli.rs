@@ -244,3 +244,30 @@ fn checksums_that_lie_are_refused_and_never_used() {
     ok(run(lockbox().args(["extract", "-C"]).arg(&out).arg(&path)));
     assert!(fs::read(out.join("t/big0")).unwrap() == fs::read(src.join("t/big0")).unwrap());
 }
+
+#[test]
+fn each_session_s_record_repairs_its_own_damage_after_an_add() {
+    let work = tempfile::tempdir().unwrap();
+    let src = tree(work.path());
+    let (archive, first) = protected(work.path(), &src, "a.lbox");
+    fs::create_dir_all(src.join("t/later")).unwrap();
+    fs::write(src.join("t/later/more"), noise(77, 1_500_000)).unwrap();
+    ok(run(lockbox().args(["add", "--recovery", "5"]).arg(&archive).arg("-C").arg(&src).arg("t/later")));
+    let original = fs::read(&archive).unwrap();
+    // A run in the first session and scattered sectors in the second,
+    // repaired at once, each by its own record.
+    let mut bytes = original.clone();
+    let run_len = first.len() * 4 / 100;
+    bytes[first.len() / 3..first.len() / 3 + run_len].fill(0xEE);
+    for at in [first.len() + 20_000, first.len() + 700_000, original.len() - 400_000] {
+        bytes[at..at + 4096].fill(0x11);
+    }
+    let path = damaged_copy(work.path(), "two.lbox", &bytes);
+    let listed = run(lockbox().arg("list").arg(&path));
+    assert_eq!(code(&listed), 0, "{}", stderr(&listed));
+    assert_eq!(stderr(&listed).matches("from its recovery record").count(), 2, "{}", stderr(&listed));
+    let repaired = run(lockbox().arg("repair").arg(&path));
+    assert_eq!(code(&repaired), 0, "{}", stderr(&repaired));
+    assert!(fs::read(&path).unwrap() == original, "byte for byte: {}", stderr(&repaired));
+    extracts_equal(work.path(), &path, &src, "two-sessions");
+}
