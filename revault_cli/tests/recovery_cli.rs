@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use revault_lockbox_api::recovery::{sums_check, Footer, FOOTER_LEN};
 
-use crate::util::{code, create_cmd, lockbox, noise, ok, run, stderr};
+use crate::util::{code, create_cmd, lockbox, noise, ok, run, stderr, walk};
 
 /// A tree of a few MiB: incompressible files of several sizes, and a
 /// directory of small ones.
@@ -47,24 +47,11 @@ fn extracts_equal(work: &Path, archive: &Path, src: &Path, label: &str) {
     let out = work.join(format!("out-{label}"));
     let extracted = run(lockbox().args(["extract", "-C"]).arg(&out).arg(archive));
     assert_eq!(code(&extracted), 0, "{label}: {}", stderr(&extracted));
-    for entry in walk(&src.join("t")) {
+    for entry in walk(&src.join("t")).into_iter().filter(|p| p.is_file()) {
         let relative = entry.strip_prefix(src).unwrap();
         assert_eq!(fs::read(out.join(relative)).unwrap(), fs::read(&entry).unwrap(), "{label}: {relative:?}");
     }
     fs::remove_dir_all(&out).unwrap();
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for entry in fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files.extend(walk(&path));
-        } else {
-            files.push(path);
-        }
-    }
-    files
 }
 
 /// Names in `dir` other than `keep`: what a failed rewrite left behind.
