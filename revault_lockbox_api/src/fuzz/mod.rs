@@ -100,6 +100,18 @@ pub fn page(data: &[u8]) {
     }
 }
 
+/// A whole byte string read as readers read an archive with recovery
+/// records (docs/RECOVERY.md): the records found from its end by their
+/// footers (no key), every protected shard checked against its group's
+/// checksum lists, what parity rebuilds rebuilt, and the view read back.
+pub fn recovery(data: &[u8]) {
+    if let Ok(Some(records)) = crate::recovery::records_view(Cursor::new(data)) {
+        use crate::storage::ReadAt;
+        let len = records.view.len().unwrap_or(0).min(MAX_PAGE_PLAIN_LEN as u64);
+        let _ = records.view.read_exact_at(&mut vec![0u8; len as usize], 0);
+    }
+}
+
 /// The password fuzzers use for whole archives.
 pub const PASSWORD: &str = "fuzz";
 
@@ -183,5 +195,45 @@ fn cheap(slot: &KeySlot) -> bool {
     match slot {
         KeySlot::Password(p) => p.m_kib <= 64 && p.t <= 2 && p.p <= 2,
         _ => true,
+    }
+}
+
+#[cfg(test)]
+mod recovery_tests {
+    use std::path::PathBuf;
+
+    use crate::crypto::{KdfParams, Password};
+    use crate::session::CreateOptions;
+    use crate::test_data::random;
+
+    /// The `recovery` target over a real archive with a record, whole, cut
+    /// and damaged, returns whatever the bytes.
+    #[test]
+    fn the_recovery_target_returns_on_real_and_damaged_archives() {
+        let work = tempfile::tempdir().unwrap();
+        std::fs::create_dir(work.path().join("d")).unwrap();
+        std::fs::write(work.path().join("d/f"), random(300_000, 9)).unwrap();
+        let archive = work.path().join("a.lbox");
+        let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS).recovery(5);
+        crate::file::create_archive(
+            &archive,
+            work.path(),
+            &[PathBuf::from("d")],
+            &Password::from("r"),
+            options,
+        )
+        .unwrap();
+        let bytes = std::fs::read(&archive).unwrap();
+        let records = crate::recovery::records_view(std::io::Cursor::new(bytes.clone())).unwrap().unwrap();
+        assert!(!records.is_damaged() && records.records.len() == 1);
+        super::recovery(&bytes);
+        for cut in [1, 100, 216 + 166, bytes.len() / 2] {
+            super::recovery(&bytes[..bytes.len() - cut]);
+        }
+        for at in (0..bytes.len()).step_by(bytes.len() / 50) {
+            let mut damaged = bytes.clone();
+            damaged[at..(at + 5000).min(bytes.len())].fill(0xA5);
+            super::recovery(&damaged);
+        }
     }
 }
