@@ -55,6 +55,11 @@ fn trailer_corpus() {
 }
 
 #[test]
+fn recovery_footer_corpus() {
+    replay("recovery_footer", fuzz::recovery_footer);
+}
+
+#[test]
 fn index_corpus() {
     replay("index", fuzz::index);
 }

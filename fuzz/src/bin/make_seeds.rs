@@ -59,6 +59,7 @@ fn main() {
             write(&root, "index", &format!("{name}-{kind}-{n}"), &plain);
         }
     }
+    write(&root, "recovery_footer", "tiny", &fuzz::recovery_footer_seed());
     // Header prefixes and slots differ between archives only in random bytes.
     let bytes = &shapes[0].bytes;
     write(&root, "header", "prefix", &bytes[..HEADER_PREFIX_LEN]);
@@ -96,11 +97,12 @@ fn main() {
     }
 }
 
-const TARGETS: [&str; 14] = [
+const TARGETS: [&str; 15] = [
     "archive",
     "header",
     "key_slots",
     "trailer",
+    "recovery_footer",
     "index",
     "page",
     "recipient_slot",

@@ -22,6 +22,8 @@ mod lock;
 mod maintain;
 mod merge;
 mod options;
+#[cfg(test)]
+mod recovery_tests;
 mod retain;
 #[cfg(test)]
 mod reuse_tests;

@@ -159,6 +159,50 @@ fn trailer_with_a_header_copy() {
     }
 }
 
+/// The first version 4 trailer with a header copy of slot size 256 and a
+/// recovery record of 5 % (FORMAT.md §3.12, §10): its flags, its commit
+/// hash (Python's `blake3`), its two places, and the footer of its record
+/// (that of `recovery::record_tests::a_tiny_record_is_a_known_answer`,
+/// over its 152 protected bytes) decoding against it.
+#[test]
+fn trailer_with_a_recovery_record() {
+    let t = Trailer { copy_slot_len: 256, recovery_percent: 5, ..first_trailer(4) };
+    assert_eq!(hex(&t.encode()[10..12]), "b100");
+    assert_eq!(hex(&t.commit_hash()), "98fea7cf7a43fdd4e30e0fa8c81243bc622215621c8732aa0f881eeea6a8a7dc");
+    let (first, second) = (4280 + 4128, 4280 + 4128 + 216 + 8256 + 166);
+    for at in [first, second] {
+        assert_eq!(Trailer::decode(&t.encode(), at).unwrap(), t, "at {at}");
+    }
+    assert!(Trailer::decode(&t.encode(), first + 216).is_err());
+    assert_eq!(t.session_end(), second + 216);
+    let footer_hex = concat!(
+        "4c424f5852435652",
+        "0400",
+        "0100",
+        "0500",
+        "00100000",
+        "01000000",
+        "01000000",
+        "02000000",
+        "000102030405060708090a0b0c0d0e0f",
+        "2020202020202020202020202020202020202020202020202020202020202020",
+        "2010000000000000",
+        "9800000000000000",
+        "4020000000000000",
+        "b04213fa26ff86db323510de9b54ed0519ed294ffdd21f685bdb4d8bfa5d3cd0",
+        "8e6f759c65f012976ea051cac615b6047ec4e3acaca155c9eaa1913b12d45696",
+    );
+    let bytes: Vec<u8> = (0..footer_hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&footer_hex[i..i + 2], 16).unwrap())
+        .collect();
+    let footer = Footer::decode(&bytes.try_into().unwrap(), second - FOOTER_LEN as u64).unwrap();
+    assert_eq!((footer.protected_start, footer.layout.len, footer.record_len), (4128, 152, 8256));
+    footer.check_against(&t).unwrap();
+    let other = Trailer { recovery_percent: 6, ..t };
+    assert!(footer.check_against(&other).is_err());
+}
+
 #[test]
 fn slot_with_a_label() {
     let mut slot = vec![0u8; MIN_KEY_SLOT_LEN];

@@ -78,6 +78,29 @@ pub fn trailer(data: &[u8]) {
     }
 }
 
+/// A recovery record's footer (FORMAT.md §3.12); the first 8 bytes give the
+/// offset the footer claims to sit at.
+pub fn recovery_footer(data: &[u8]) {
+    if data.len() == 8 + crate::format::FOOTER_LEN {
+        let offset = u64::from_le_bytes(data[..8].try_into().expect("8 bytes"));
+        let _ = crate::format::Footer::decode(data[8..].try_into().expect("footer length"), offset);
+    }
+}
+
+/// A seed for [`recovery_footer`]: the footer of FORMAT.md §10's tiny
+/// record (5 % over 152 bytes of a first session) at its offset.
+pub fn recovery_footer_seed() -> Vec<u8> {
+    use crate::format::{Footer, RecordOwner};
+    let owner = RecordOwner {
+        version: crate::format::VERSION,
+        archive_id: core::array::from_fn(|i| i as u8),
+        session_salt: [0x20; 32],
+        first_session: true,
+    };
+    let footer = Footer::new(owner, 5, 4128, 152, [0x33; 32]).expect("a layout");
+    [&16880u64.to_le_bytes()[..], &footer.encode()].concat()
+}
+
 /// An index node or root plaintext, after opening and decompression: the
 /// first byte picks the decoder (modulo 4: [`INDEX_ENTRIES_LEAF`],
 /// [`INDEX_PAGES_LEAF`], [`INDEX_INTERNAL`], [`INDEX_ROOT`]).

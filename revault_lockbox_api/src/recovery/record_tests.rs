@@ -196,3 +196,38 @@ fn a_record_needs_its_protected_bytes() {
     let e = write_record(&Cursor::new(&data), 5000..5000, 5, WINDOW, owner(false), &mut out).unwrap_err();
     assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
 }
+
+/// FORMAT.md §10: the record of 5 % over the 152 bytes `00 01 … 97` at
+/// 4128 (a first session), for the archive id `00 01 … 0f` and the salt
+/// `20`×32. One original shard, so its two recovery shards are copies of
+/// it (any MDS code's), and every byte was computed again by Python's
+/// `blake3` from this description.
+#[test]
+fn a_tiny_record_is_a_known_answer() {
+    let mut file = vec![0u8; 4128];
+    file.extend((0..152u32).map(|i| i as u8));
+    let owner = RecordOwner {
+        version: 4,
+        archive_id: core::array::from_fn(|i| i as u8),
+        session_salt: [0x20; 32],
+        first_session: true,
+    };
+    let mut out = Vec::new();
+    let footer = write_record(&Cursor::new(file.clone()), 4128..4280, 5, WINDOW, owner, &mut out).unwrap();
+    let mut shard = file[4128..].to_vec();
+    shard.resize(SHARD_LEN, 0);
+    let sums = hex_bytes("9a213dde8aaf256a9a213dde8aaf256a9a213dde8aaf256afce9419841a01cd4");
+    let record = [&sums[..], &shard, &shard, &sums].concat();
+    assert_eq!(out.len(), 8256 + FOOTER_LEN);
+    assert!(out[..8256] == record[..], "sums || shard || shard || sums");
+    // Its footer's bytes: `format::known_answers::trailer_with_a_recovery_record`.
+    assert_eq!(
+        footer.record_hash.to_vec(),
+        hex_bytes("b04213fa26ff86db323510de9b54ed0519ed294ffdd21f685bdb4d8bfa5d3cd0")
+    );
+    assert_eq!(Footer::decode(&out[8256..].try_into().unwrap(), 16880).unwrap(), footer);
+}
+
+fn hex_bytes(hex: &str) -> Vec<u8> {
+    (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect()
+}

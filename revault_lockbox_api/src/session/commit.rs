@@ -173,9 +173,11 @@ impl<W: Write> ArchiveWriter<W> {
         sync(&mut out.out)?;
         out.write(&trailer.encode(), "writing the trailer")?;
         if trailer.recovery_percent != 0 {
-            let source = self.read_back.as_deref().ok_or(Error::RecoveryUnavailable {
-                reason: "the archive goes to a stream, which cannot be read back to compute it",
-            })?;
+            // `session` refused a record without a file to read back.
+            let source = self
+                .read_back
+                .as_deref()
+                .ok_or(Error::RecoveryUnavailable { reason: "no file to read the session back from" })?;
             write_recovery_record(out, source, &trailer, self.session_salt)?;
             out.write(&trailer.encode(), "writing the trailer")?;
         }

@@ -142,6 +142,12 @@ impl<W: Write> ArchiveWriter<W> {
                 reason: "an archive of format version 3 has no place for it (compact it to version 4 first)",
             });
         }
+        if options.tuning.recovery_percent != 0 && options.read_back.is_none() {
+            // Refused before a byte is written.
+            return Err(Error::RecoveryUnavailable {
+                reason: "the archive goes to a stream, which cannot be read back to compute it",
+            });
+        }
         super::header::checked_label(&options.label)?;
         options.walk_record()?;
         let mut session_salt = [0u8; SESSION_SALT_LEN];
