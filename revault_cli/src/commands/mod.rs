@@ -64,10 +64,21 @@ enum Records {
     AsTheyAre,
 }
 
-/// `src` read through its recovery records (docs/RECOVERY.md), when it has
-/// any and they rebuilt something: one line on stderr for each damaged
-/// session. Records that lie are refused in one line and not used.
-fn through_records(src: Arc<dyn ReadAt>, name: &str) -> Result<Arc<dyn ReadAt>> {
+/// `src` read through its recovery records (docs/RECOVERY.md) as `records`
+/// says, when it has any and they rebuilt something: one line on stderr
+/// for each damaged session. Records that lie are refused in one line and
+/// not used. An archive on object storage is read as it is: checking its
+/// shards would download all of it.
+fn through_records(
+    src: Arc<dyn ReadAt>,
+    arg: &Path,
+    name: &str,
+    records: Records,
+) -> Result<Arc<dyn ReadAt>> {
+    let remote = matches!(ArchiveLocation::parse(arg)?, ArchiveLocation::Object(_));
+    if records == Records::AsTheyAre || remote {
+        return Ok(src);
+    }
     let records = match recovery::records_view(Arc::clone(&src)) {
         Ok(Some(records)) => records,
         Ok(None) => return Ok(src),
@@ -108,7 +119,7 @@ fn open_counted(
     // Shared, so that a mount of every state opens each on the same bytes.
     let (src, name) = archive_bytes(arg, &read.s3)?;
     let (src, stage) = opening_stage(Arc::from(src), arg, opening)?;
-    let src = if records == Records::Repair { through_records(src, &name)? } else { src };
+    let src = through_records(src, arg, &name, records)?;
     let options = open_options(read, profile, threads, progress)?;
     // A spooled copy may be deleted now: the open file keeps its bytes.
     let target = keys::Target::bytes(&*src, &name);
@@ -220,7 +231,7 @@ fn open_or_salvage(
     let OnDamage { salvage, records } = on_damage;
     let (src, name) = archive_bytes(arg, &read.s3)?;
     let (src, stage) = opening_stage(Arc::from(src), arg, opening)?;
-    let src = if records == Records::Repair { through_records(src, &name)? } else { src };
+    let src = through_records(src, arg, &name, records)?;
     let options = open_options(read, profile, threads, progress)?;
     // A scan proves neither an earlier state nor a signature: asked for
     // either, damage is reported, not salvaged.
