@@ -56,19 +56,19 @@ fn archive_bytes(arg: &Path, s3: &ObjectStoreArgs) -> Result<(Box<dyn ReadAt>, S
 /// Whether a reader reads an archive with recovery records through them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Records {
-    /// Checks every protected shard before reading (one read of the
-    /// archive) and reads the damaged ones as their parity rebuilds them,
-    /// in memory, saying so (`list`, `cat`, `extract`, `export`, `mount`).
+    /// Checks each protected shard the first time a read touches it and
+    /// reads the damaged ones as their parity rebuilds them, in memory,
+    /// saying so when done (`list`, `cat`, `extract`, `export`, `mount`).
     Repair,
     /// Reads the bytes as they are (`verify` scans them only on damage).
     AsTheyAre,
 }
 
 /// `src` read through its recovery records (docs/RECOVERY.md) as `records`
-/// says, when it has any and they rebuilt something: one line on stderr
-/// for each damaged session. Records that lie are refused in one line and
-/// not used. An archive on object storage is read as it is: checking its
-/// shards would download all of it.
+/// says, when it has any: each shard checked when first read, damaged
+/// ones rebuilt, one line on stderr for each damaged session once the
+/// archive is closed. Records that lie are refused in one line and not
+/// used. An archive on object storage is read as it is.
 fn through_records(
     src: Arc<dyn ReadAt>,
     arg: &Path,
@@ -79,16 +79,44 @@ fn through_records(
     if records == Records::AsTheyAre || remote {
         return Ok(src);
     }
-    let records = match recovery::records_view(Arc::clone(&src)) {
-        Ok(Some(records)) => records,
-        Ok(None) => return Ok(src),
+    Ok(match recovery::lazy_records_view(Arc::clone(&src)) {
+        Ok(Some(view)) => Arc::new(SaidWhenClosed { view, name: name.to_owned() }),
+        Ok(None) => src,
         Err(e) => {
             output::warn(format_args!("{name}: {e}; read as it is"));
-            return Ok(src);
+            src
         }
-    };
-    output::recovery::read_through(name, &records.runs);
-    Ok(if records.view.is_changed() { Arc::new(records.view) } else { src })
+    })
+}
+
+/// An archive read through its recovery records that says, when the last
+/// reader closes it, what reading found: only then are the counts whole.
+struct SaidWhenClosed {
+    view: recovery::LazyView<Arc<dyn ReadAt>>,
+    name: String,
+}
+
+impl ReadAt for SaidWhenClosed {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.view.read_exact_at(buf, offset)
+    }
+
+    fn len(&self) -> io::Result<u64> {
+        self.view.len()
+    }
+
+    fn will_read(&self, ranges: &[(u64, u32)]) {
+        self.view.will_read(ranges)
+    }
+}
+
+impl Drop for SaidWhenClosed {
+    fn drop(&mut self) {
+        for refused in self.view.refused() {
+            output::warn(format_args!("{}: {refused}; read as it is", self.name));
+        }
+        output::recovery::read_through(&self.name, &self.view.runs());
+    }
 }
 
 /// Opens the archive argument with the key `read` gives, the knobs of

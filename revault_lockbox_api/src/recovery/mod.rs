@@ -29,6 +29,7 @@
 //! once.
 
 mod encode;
+mod lazy;
 mod overlay;
 mod record;
 #[cfg(test)]
@@ -38,11 +39,12 @@ mod stripes;
 
 pub use crate::format::{sums_check, Footer, RecordLayout, RecordOwner, FOOTER_LEN};
 pub use encode::{encode, GroupParity};
+pub use lazy::{lazy_records_view, LazyView, SUMS_CACHE};
 pub use overlay::{
     records_view, repaired_view, Protected, RecordsView, RepairedView, RunRepair, REPAIR_WINDOW,
 };
 pub use record::{locate_records, write_record, LocatedRecord, StoredParity};
-pub use repair::{repair, Damage, ParitySource, RecoveryShards, Repaired};
+pub use repair::{repair, repair_groups, Damage, ParitySource, RecoveryShards, Repaired};
 
 pub use crate::format::{Layout, LayoutError, MAX_GROUP_SHARDS, MAX_PERCENT, SHARD_LEN, SHARD_SUM_LEN};
 

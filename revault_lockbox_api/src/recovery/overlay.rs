@@ -97,30 +97,7 @@ impl<S: ReadAt> ReadAt for RepairedView<S> {
             .checked_add(buf.len() as u64)
             .filter(|&end| end <= self.len)
             .ok_or_else(|| io::Error::new(io::ErrorKind::UnexpectedEof, "read past the archive's end"))?;
-        let inner_len = self.inner.len()?;
-        let readable = inner_len.clamp(offset, end);
-        let mut covered = readable;
-        if readable > offset {
-            self.inner.read_exact_at(&mut buf[..(readable - offset) as usize], offset)?;
-        }
-        // The first shard that may overlap starts at most SHARD_LEN before.
-        let from = offset.saturating_sub(SHARD_LEN as u64 - 1);
-        for (&at, shard) in self.shards.range(from..end) {
-            let shard_end = at + shard.len() as u64;
-            if shard_end <= offset {
-                continue;
-            }
-            let (lo, hi) = (at.max(offset), shard_end.min(end));
-            buf[(lo - offset) as usize..(hi - offset) as usize]
-                .copy_from_slice(&shard[(lo - at) as usize..(hi - at) as usize]);
-            if lo <= covered {
-                covered = covered.max(hi);
-            }
-        }
-        if covered < end {
-            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the archive ends before this read"));
-        }
-        Ok(())
+        overlay(&self.inner, &self.shards, buf, offset, end)
     }
 
     fn len(&self) -> io::Result<u64> {
@@ -146,6 +123,49 @@ pub fn repaired_view<S: ReadAt>(
     Ok((RepairedView { inner, shards, len }, reports))
 }
 
+/// Reads `offset .. end` of `inner` into `buf`, with the shards of
+/// `shards` (by the offset of their first byte) in place of its bytes; a
+/// shard may fill in bytes past `inner`'s end. The one owner of "read
+/// with rebuilt shards in place", for both views.
+pub(super) fn overlay(
+    inner: &dyn ReadAt,
+    shards: &BTreeMap<u64, Box<[u8]>>,
+    buf: &mut [u8],
+    offset: u64,
+    end: u64,
+) -> io::Result<()> {
+    let readable = inner.len()?.clamp(offset, end);
+    if readable > offset {
+        inner.read_exact_at(&mut buf[..(readable - offset) as usize], offset)?;
+    }
+    if patch(shards, buf, offset, readable) < end {
+        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the archive ends before this read"));
+    }
+    Ok(())
+}
+
+/// Copies the shards of `shards` that overlap `buf` (read at `offset`,
+/// its bytes up to `covered` read) over it; returns where the bytes read
+/// or copied end without a gap.
+pub(super) fn patch(shards: &BTreeMap<u64, Box<[u8]>>, buf: &mut [u8], offset: u64, mut covered: u64) -> u64 {
+    let end = offset + buf.len() as u64;
+    // The first shard that may overlap starts at most SHARD_LEN before.
+    let from = offset.saturating_sub(SHARD_LEN as u64 - 1);
+    for (&at, shard) in shards.range(from..end) {
+        let shard_end = at + shard.len() as u64;
+        if shard_end <= offset {
+            continue;
+        }
+        let (lo, hi) = (at.max(offset), shard_end.min(end));
+        buf[(lo - offset) as usize..(hi - offset) as usize]
+            .copy_from_slice(&shard[(lo - at) as usize..(hi - at) as usize]);
+        if lo <= covered {
+            covered = covered.max(hi);
+        }
+    }
+    covered
+}
+
 /// An archive read through the recovery records found at its end
 /// ([`locate_records`]): [`repaired_view`] over each record's protected
 /// bytes, with the record's stored parity; `None` when it has none.
@@ -153,20 +173,9 @@ pub fn repaired_view<S: ReadAt>(
 /// the one of the header at byte 0 (when that header reads): a record
 /// spliced in from another archive.
 pub fn records_view<S: ReadAt>(inner: S) -> io::Result<Option<RecordsView<S>>> {
-    let located = locate_records(&inner, inner.len()?)?;
+    let located = usable_records(&inner)?;
     if located.is_empty() {
         return Ok(None);
-    }
-    if let Some(id) = header_archive_id(&inner) {
-        if let Some(other) = located.iter().find(|r| r.footer.owner.archive_id != id) {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!(
-                    "the recovery record ending at byte {} belongs to another archive (its archive id is not the header's): not used",
-                    other.footer_at
-                ),
-            ));
-        }
     }
     let (shards, runs, len) = {
         let mut parities: Vec<StoredParity<'_>> =
@@ -208,6 +217,26 @@ impl<S> RecordsView<S> {
     }
 }
 
+/// The records found at the end of `inner` ([`locate_records`]), refused,
+/// before any is used, when one's archive id is not the one of the header
+/// at byte 0 (when that header reads): a record spliced in from another
+/// archive.
+pub(super) fn usable_records(inner: &dyn ReadAt) -> io::Result<Vec<LocatedRecord>> {
+    let located = locate_records(inner, inner.len()?)?;
+    if let Some(id) = header_archive_id(inner).filter(|_| !located.is_empty()) {
+        if let Some(other) = located.iter().find(|r| r.footer.owner.archive_id != id) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "the recovery record ending at byte {} belongs to another archive (its archive id is not the header's): not used",
+                    other.footer_at
+                ),
+            ));
+        }
+    }
+    Ok(located)
+}
+
 /// The archive id of the header prefix at byte 0, when it decodes.
 fn header_archive_id(source: &dyn ReadAt) -> Option<[u8; ARCHIVE_ID_LEN]> {
     let mut prefix = [0u8; HEADER_PREFIX_LEN];
@@ -231,20 +260,26 @@ fn rebuild(inner: &dyn ReadAt, runs: Vec<Protected<'_>>) -> io::Result<Rebuilt> 
             shards.insert(at, bytes.into());
             Ok(())
         })?;
-        rebuilt.sort_by_key(|r| r.start);
-        let mut merged: Vec<Range<u64>> = Vec::with_capacity(rebuilt.len());
-        for range in rebuilt {
-            match merged.last_mut() {
-                Some(last) if last.end == range.start => last.end = range.end,
-                _ => merged.push(range),
-            }
-        }
+        let merged = merged(rebuilt);
         if let Some(last) = merged.last() {
             len = len.max(last.end);
         }
         reports.push(RunRepair { start: run.start, len: run.layout.len, found, rebuilt: merged });
     }
     Ok((shards, reports, len))
+}
+
+/// `ranges` in order, those that touch merged into one.
+pub(super) fn merged(mut ranges: Vec<Range<u64>>) -> Vec<Range<u64>> {
+    ranges.sort_by_key(|r| r.start);
+    let mut merged: Vec<Range<u64>> = Vec::with_capacity(ranges.len());
+    for range in ranges {
+        match merged.last_mut() {
+            Some(last) if last.end >= range.start => last.end = last.end.max(range.end),
+            _ => merged.push(range),
+        }
+    }
+    merged
 }
 
 #[cfg(test)]
