@@ -267,3 +267,58 @@ fn each_session_s_record_repairs_its_own_damage_after_an_add() {
     assert!(fs::read(&path).unwrap() == original, "byte for byte: {}", stderr(&repaired));
     extracts_equal(work.path(), &path, &src, "two-sessions");
 }
+
+/// `cat` of each file of `src` from `archive`: the file's name and what
+/// the reader said on stderr, each file's bytes checked.
+fn cat_each(src: &Path, archive: &Path) -> Vec<(String, String)> {
+    walk(&src.join("t"))
+        .into_iter()
+        .filter(|p| p.is_file())
+        .map(|file| {
+            let name = file.strip_prefix(src).unwrap().to_string_lossy().into_owned();
+            let cat = run(lockbox().arg("cat").arg(archive).arg(&name));
+            assert_eq!(code(&cat), 0, "{name}: {}", stderr(&cat));
+            assert!(cat.stdout == fs::read(&file).unwrap(), "{name}: not its bytes");
+            (name, stderr(&cat))
+        })
+        .collect()
+}
+
+/// One damaged sector in the middle of a protected archive: the files
+/// whose pages hold it are rebuilt, and only those.
+fn sector_damaged(work: &Path) -> (PathBuf, Vec<(String, String)>) {
+    let src = tree(work);
+    let (_, mut bytes) = protected(work, &src, "a.lbox");
+    let at = bytes.len() / 2 / 4096 * 4096;
+    bytes[at..at + 4096].copy_from_slice(&noise(99, 4096));
+    let path = damaged_copy(work, "sector.lbox", &bytes);
+    let said = cat_each(&src, &path);
+    (src, said)
+}
+
+#[test]
+fn cat_of_a_file_away_from_the_damage_reads_nothing_damaged() {
+    let work = tempfile::tempdir().unwrap();
+    let (_, said) = sector_damaged(work.path());
+    // A reader that touched the damaged shard would have rebuilt it and
+    // said so: silence means the damaged range was never read.
+    let quiet: Vec<&String> = said.iter().filter(|(_, s)| s.is_empty()).map(|(n, _)| n).collect();
+    assert!(quiet.len() >= said.len() / 2, "most files lie away from one sector: {said:?}");
+}
+
+#[test]
+fn cat_of_a_file_over_the_damage_rebuilds_it_and_says_so_once() {
+    let work = tempfile::tempdir().unwrap();
+    let (_, said) = sector_damaged(work.path());
+    let rebuilt: Vec<&(String, String)> = said.iter().filter(|(_, s)| !s.is_empty()).collect();
+    assert!(!rebuilt.is_empty(), "some file lies over the sector: {said:?}");
+    for (name, s) in rebuilt {
+        assert_eq!(s.lines().count(), 1, "{name}: {s}");
+        // The sector straddles two shards (they start at the session's
+        // first byte, not at a multiple of 4 KiB).
+        assert!(
+            s.contains("rebuilt 2 shards (8192 bytes)") && s.contains("from its recovery record"),
+            "{name}: {s}"
+        );
+    }
+}
