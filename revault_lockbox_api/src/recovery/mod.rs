@@ -57,7 +57,11 @@ pub type ShardSum = [u8; SHARD_SUM_LEN];
 
 /// The checksum of one shard.
 pub fn shard_sum(shard: &[u8]) -> ShardSum {
-    let mut hasher = blake3::Hasher::new_derive_key("revault-lockbox v4 recovery shard");
+    // The context's key once, not once a shard: readers hash every shard
+    // they read.
+    static KEYED: std::sync::LazyLock<blake3::Hasher> =
+        std::sync::LazyLock::new(|| blake3::Hasher::new_derive_key("revault-lockbox v4 recovery shard"));
+    let mut hasher = KEYED.clone();
     hasher.update(shard);
     let mut sum = [0u8; SHARD_SUM_LEN];
     hasher.finalize_xof().fill(&mut sum);
