@@ -126,12 +126,24 @@ pub fn page(data: &[u8]) {
 /// A whole byte string read as readers read an archive with recovery
 /// records (docs/RECOVERY.md): the records found from its end by their
 /// footers (no key), every protected shard checked against its group's
-/// checksum lists, what parity rebuilds rebuilt, and the view read back.
+/// checksum lists, what parity rebuilds rebuilt, and the view read back;
+/// and read through the lazy view readers use.
 pub fn recovery(data: &[u8]) {
+    use crate::storage::ReadAt;
     if let Ok(Some(records)) = crate::recovery::records_view(Cursor::new(data)) {
-        use crate::storage::ReadAt;
         let len = records.view.len().unwrap_or(0).min(MAX_PAGE_PLAIN_LEN as u64);
         let _ = records.view.read_exact_at(&mut vec![0u8; len as usize], 0);
+    }
+    // As readers read: shards checked as reads touch them, from the end
+    // back (the footers first, then what they protect).
+    if let Ok(Some(view)) = crate::recovery::lazy_records_view(Cursor::new(data)) {
+        let len = view.len().unwrap_or(0).min(MAX_PAGE_PLAIN_LEN as u64);
+        let mut buf = vec![0u8; 10_000];
+        let starts: Vec<u64> = (0..len.saturating_sub(buf.len() as u64)).step_by(7_919).collect();
+        for at in starts.into_iter().rev() {
+            let _ = view.read_exact_at(&mut buf, at);
+        }
+        let _ = (view.runs(), view.refused());
     }
 }
 
