@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use tempfile::TempDir;
 
-use crate::util::{code, create_cmd, lockbox, ok, run, stderr};
+use crate::util::{code, create_cmd, lockbox, ok, run, stderr, walk};
 
 /// `count` files under `d/` of about 20-50 KB of seeded bytes that do not
 /// compress, so that a 64 KiB-page archive (`random-read`) spreads them
@@ -62,18 +62,6 @@ fn salvage_extract(archive: &Path, src: &Path, names: &[PathBuf], out: &Path) ->
     let written = walk(out).into_iter().filter(|p| p.is_file()).count();
     assert_eq!(written, restored, "only files of the source are written");
     (code(&result), stderr(&result), restored)
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut all = Vec::new();
-    for e in fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            all.extend(walk(&p));
-        }
-        all.push(p);
-    }
-    all
 }
 
 /// Where each unit of the first session starts, with its frame's kind,

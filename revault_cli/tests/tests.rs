@@ -30,6 +30,7 @@ mod plugins_cli;
 mod progress_tty;
 mod prompt_tty;
 mod recovery_cli;
+mod recovery_repair_cli;
 mod retention_cli;
 mod reuse_cli;
 mod s3;

@@ -7,7 +7,7 @@ use std::io::Read;
 use anyhow::{Context, Result};
 use revault_lockbox_api::{Quoted, WorkloadProfile};
 
-use super::{open_archive, Outcome};
+use super::{open_archive, Outcome, Records};
 use crate::flags::CatArgs;
 use crate::{output, select};
 
@@ -15,7 +15,8 @@ pub fn run(a: CatArgs) -> Result<Outcome> {
     // Each NAME on its own, so that files come out in the order given.
     let each = a.paths.iter().map(|p| select::members(&a.members, std::slice::from_ref(p)));
     let each = each.collect::<Result<Vec<_>>>()?;
-    let (archive, name) = open_archive(&a.archive, &a.read, WorkloadProfile::RandomRead, a.threads.count())?;
+    let (archive, name) =
+        open_archive(&a.archive, &a.read, WorkloadProfile::RandomRead, a.threads.count(), Records::Repair)?;
     for (path, members) in a.paths.iter().zip(&each) {
         let path = std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str());
         let excludes = !a.members.exclude.is_empty() || !a.members.exclude_from.is_empty();

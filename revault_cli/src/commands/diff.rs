@@ -11,7 +11,7 @@ use revault_lockbox_api::diff::{self, DiffOptions, Difference};
 use revault_lockbox_api::read::AsOf;
 use revault_lockbox_api::WorkloadProfile;
 
-use super::{open_archive, Outcome};
+use super::{open_archive, Outcome, Records};
 use crate::exit::UsageError;
 use crate::flags::DiffArgs;
 use crate::output;
@@ -27,7 +27,8 @@ pub fn run(a: DiffArgs) -> Result<Outcome> {
     if let Ok(own) = std::fs::metadata(&a.archive) {
         options = options.leave_out(own.dev(), own.ino());
     }
-    let (archive, name) = open_archive(&a.archive, &a.read, WorkloadProfile::Balanced, a.threads.count())?;
+    let (archive, name) =
+        open_archive(&a.archive, &a.read, WorkloadProfile::Balanced, a.threads.count(), Records::AsTheyAre)?;
     let comparing = || format!("comparing {name}");
     let found = match (&a.directory, a.from) {
         (Some(dir), _) => {

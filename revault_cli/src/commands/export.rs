@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use revault_lockbox_api::create::AtomicFile;
 use revault_lockbox_api::{Quoted, WorkloadProfile};
 
-use super::{open_counted, Outcome};
+use super::{open_counted, Outcome, Records};
 use crate::flags::ExportArgs;
 use crate::progress::Opening;
 use crate::{progress, select, source};
@@ -30,6 +30,7 @@ pub fn run(a: ExportArgs) -> Result<Outcome> {
         a.threads.count(),
         counters.as_ref(),
         Opening::unless(a.quiet),
+        Records::Repair,
     )?;
     let exporting = || format!("exporting {name} to {}", Quoted::path(&a.output));
     if to_stdout {

@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use revault_lockbox_api::read::ExistingFiles;
 use revault_lockbox_api::{EntryLog, ExtractOptions, Quoted, WorkloadProfile};
 
-use super::{open_archive, open_or_salvage, Outcome, Readable};
+use super::{open_archive, open_or_salvage, OnDamage, Outcome, Readable, Records};
 use crate::exit::UsageError;
 use crate::flags::ExtractArgs;
 use crate::output::verbose::Verbose;
@@ -28,7 +28,7 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
     let profile = a.profile.unwrap_or(WorkloadProfile::ExtractMany);
     let threads = a.threads.count();
     if a.to_stdout {
-        let (archive, name) = open_archive(&a.archive, &a.read, profile, threads)?;
+        let (archive, name) = open_archive(&a.archive, &a.read, profile, threads, Records::Repair)?;
         super::write_contents(&archive, &name, &members)?;
         return Ok(Outcome::Success);
     }
@@ -59,8 +59,9 @@ pub fn run(a: ExtractArgs) -> Result<Outcome> {
     }
     // Only --keep-going salvages: without it, damage stops the extraction.
     let opening = Opening::unless(a.quiet.quiet);
-    let (readable, name) =
-        open_or_salvage(&a.archive, &a.read, profile, threads, a.keep_going, None, opening)?;
+    let on_damage = OnDamage { salvage: a.keep_going, records: Records::Repair };
+    let (readable, name, _) =
+        open_or_salvage(&a.archive, &a.read, profile, threads, on_damage, None, opening)?;
     // All of the content for a whole extraction; at most that for a part.
     let total = match &readable {
         Readable::Indexed(archive) => archive.content_bytes(),

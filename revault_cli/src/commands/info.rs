@@ -5,14 +5,15 @@
 use anyhow::{Context, Result};
 use revault_lockbox_api::WorkloadProfile;
 
-use super::{compact, open_archive, Outcome};
+use super::{compact, open_archive, Outcome, Records};
 use crate::flags::InfoArgs;
 use crate::output;
 
 pub fn run(a: InfoArgs) -> Result<Outcome> {
     let policy = compact::retention(&a.keep)?;
     let rules = compact::each_rule(&a.keep)?;
-    let (archive, name) = open_archive(&a.archive, &a.read, WorkloadProfile::Balanced, a.threads.count())?;
+    let (archive, name) =
+        open_archive(&a.archive, &a.read, WorkloadProfile::Balanced, a.threads.count(), Records::AsTheyAre)?;
     let info = archive.info().with_context(|| format!("reading {name}"))?;
     // All the rules together (what `compact` with them does), then each
     // alone when there are several.

@@ -4,14 +4,15 @@
 use anyhow::{Context, Result};
 use revault_lockbox_api::WorkloadProfile;
 
-use super::{open_archive, Outcome};
+use super::{open_archive, Outcome, Records};
 use crate::dates::Clock;
 use crate::flags::ListArgs;
 use crate::{output, select};
 
 pub fn run(a: ListArgs) -> Result<Outcome> {
     let members = select::members(&a.members, &a.names)?;
-    let (archive, name) = open_archive(&a.archive, &a.read, WorkloadProfile::Balanced, a.threads.count())?;
+    let (archive, name) =
+        open_archive(&a.archive, &a.read, WorkloadProfile::Balanced, a.threads.count(), Records::Repair)?;
     let reading = || format!("reading the index of {name}");
     super::refuse_missing_names(&archive, &members).with_context(reading)?;
     let long = a.long.then(|| output::text::LongLines::new(Clock::new(a.times.utc, a.times.full_time)));

@@ -6,12 +6,13 @@
 use anyhow::{Context, Result};
 use revault_lockbox_api::WorkloadProfile;
 
-use super::{open_archive, Outcome};
+use super::{open_archive, Outcome, Records};
 use crate::flags::LogArgs;
 use crate::output;
 
 pub fn run(a: LogArgs) -> Result<Outcome> {
-    let (archive, name) = open_archive(&a.archive, &a.read, WorkloadProfile::Balanced, None)?;
+    let (archive, name) =
+        open_archive(&a.archive, &a.read, WorkloadProfile::Balanced, None, Records::AsTheyAre)?;
     let history = archive.history().with_context(|| format!("reading the sessions of {name}"))?;
     let reused = match a.stats {
         true => Some(

@@ -32,6 +32,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use revault_lockbox_api::read::{is_salvageable, Members, Salvage};
+use revault_lockbox_api::recovery;
 use revault_lockbox_api::storage::ReadAt;
 use revault_lockbox_api::{Archive, OpenOptions, Progress, Quoted, WorkloadProfile};
 
@@ -53,16 +54,84 @@ fn archive_bytes(arg: &Path, s3: &ObjectStoreArgs) -> Result<(Box<dyn ReadAt>, S
     })
 }
 
+/// Whether a reader reads an archive with recovery records through them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Records {
+    /// Checks each protected shard the first time a read touches it and
+    /// reads the damaged ones as their parity rebuilds them, in memory,
+    /// saying so when done (`list`, `cat`, `extract`, `export`, `mount`).
+    Repair,
+    /// Reads the bytes as they are (`verify` scans them only on damage).
+    AsTheyAre,
+}
+
+/// `src` read through its recovery records (docs/RECOVERY.md) as `records`
+/// says, when it has any: each shard checked when first read, damaged
+/// ones rebuilt, one line on stderr for each damaged session once the
+/// archive is closed. Records that lie are refused in one line and not
+/// used. An archive on object storage is read as it is.
+fn through_records(
+    src: Arc<dyn ReadAt>,
+    arg: &Path,
+    name: &str,
+    records: Records,
+) -> Result<Arc<dyn ReadAt>> {
+    let remote = matches!(ArchiveLocation::parse(arg)?, ArchiveLocation::Object(_));
+    if records == Records::AsTheyAre || remote {
+        return Ok(src);
+    }
+    Ok(match recovery::lazy_records_view(Arc::clone(&src)) {
+        Ok(Some(view)) => Arc::new(SaidWhenClosed { view, name: name.to_owned() }),
+        Ok(None) => src,
+        Err(e) => {
+            output::warn(format_args!("{name}: {e}; read as it is"));
+            src
+        }
+    })
+}
+
+/// An archive read through its recovery records that says, when the last
+/// reader closes it, what reading found: only then are the counts whole.
+struct SaidWhenClosed {
+    view: recovery::LazyView<Arc<dyn ReadAt>>,
+    name: String,
+}
+
+impl ReadAt for SaidWhenClosed {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.view.read_exact_at(buf, offset)
+    }
+
+    fn len(&self) -> io::Result<u64> {
+        self.view.len()
+    }
+
+    fn will_read(&self, ranges: &[(u64, u32)]) {
+        self.view.will_read(ranges)
+    }
+}
+
+impl Drop for SaidWhenClosed {
+    fn drop(&mut self) {
+        for refused in self.view.refused() {
+            output::warn(format_args!("{}: {refused}; read as it is", self.name));
+        }
+        output::recovery::read_through(&self.name, &self.view.runs());
+    }
+}
+
 /// Opens the archive argument with the key `read` gives, the knobs of
-/// `profile` and `threads` workers (`--threads`; `None`: the profile's);
-/// returns it and how messages name it.
+/// `profile` and `threads` workers (`--threads`; `None`: the profile's),
+/// through its recovery records as `records` says; returns it and how
+/// messages name it.
 fn open_archive(
     arg: &Path,
     read: &ReadArgs,
     profile: WorkloadProfile,
     threads: Option<usize>,
+    records: Records,
 ) -> Result<(Archive<Arc<dyn ReadAt>>, String)> {
-    open_counted(arg, read, profile, threads, None, Opening::Remote)
+    open_counted(arg, read, profile, threads, None, Opening::Remote, records)
 }
 
 /// [`open_archive`], the reading jobs of the archive updating `progress`,
@@ -74,10 +143,12 @@ fn open_counted(
     threads: Option<usize>,
     progress: Option<&Arc<Progress>>,
     opening: Opening,
+    records: Records,
 ) -> Result<(Archive<Arc<dyn ReadAt>>, String)> {
     // Shared, so that a mount of every state opens each on the same bytes.
     let (src, name) = archive_bytes(arg, &read.s3)?;
     let (src, stage) = opening_stage(Arc::from(src), arg, opening)?;
+    let src = through_records(src, arg, &name, records)?;
     let options = open_options(read, profile, threads, progress)?;
     // A spooled copy may be deleted now: the open file keeps its bytes.
     let target = keys::Target::bytes(&*src, &name);
@@ -164,25 +235,38 @@ enum Readable {
     Salvaged(Box<Salvage<Arc<dyn ReadAt>>>, String),
 }
 
-/// Opens the archive argument; with `salvage`, also reads its whole index
-/// and, on damage there or in the trailer or root, scans it instead (one
-/// more unlock with the same key). `verify` counts its work on `progress`.
+/// What a reader does about damage: salvage (`verify`, `extract
+/// --keep-going`), and read through recovery records (docs/RECOVERY.md).
+#[derive(Debug, Clone, Copy)]
+struct OnDamage {
+    salvage: bool,
+    records: Records,
+}
+
+/// Opens the archive argument; with `on_damage.salvage`, also reads its
+/// whole index and, on damage there or in the trailer or root, scans it
+/// instead (one more unlock with the same key). `verify` counts its work
+/// on `progress`. Also returns the bytes it read (the view through
+/// recovery records when it read through them).
 fn open_or_salvage(
     arg: &Path,
     read: &ReadArgs,
     profile: WorkloadProfile,
     threads: Option<usize>,
-    salvage: bool,
+    on_damage: OnDamage,
     progress: Option<&Arc<Progress>>,
     opening: Opening,
-) -> Result<(Readable, String)> {
+) -> Result<(Readable, String, Arc<dyn ReadAt>)> {
+    let OnDamage { salvage, records } = on_damage;
     let (src, name) = archive_bytes(arg, &read.s3)?;
     let (src, stage) = opening_stage(Arc::from(src), arg, opening)?;
+    let src = through_records(src, arg, &name, records)?;
     let options = open_options(read, profile, threads, progress)?;
     // A scan proves neither an earlier state nor a signature: asked for
     // either, damage is reported, not salvaged.
     let salvage = salvage && !read.earlier_state() && !read.trusts_signers();
     let target = keys::Target::bytes(&*src, &name);
+    let bytes = Arc::clone(&src);
     let readable = keys::with_key(&read.unlock, target, |key| {
         let _shown = progress::opening(stage.as_ref(), &name);
         let damage = match Archive::open_with(Arc::clone(&src), key, options.clone()) {
@@ -205,7 +289,7 @@ fn open_or_salvage(
         }
         Readable::Indexed(archive) => warn_read_around(archive, &name),
     }
-    Ok((readable, name))
+    Ok((readable, name, bytes))
 }
 
 /// The archive of a command that rewrites it in place: a local file only.

@@ -33,8 +33,15 @@ pub fn run(a: MountArgs) -> Result<Outcome> {
         bail!("mounting at {shown}: a lockbox archive is mounted there already");
     }
     let asked = a.threads.count();
-    let (archive, name) =
-        super::open_counted(&a.archive, &a.read, WorkloadProfile::RandomRead, asked, None, Opening::Shown)?;
+    let (archive, name) = super::open_counted(
+        &a.archive,
+        &a.read,
+        WorkloadProfile::RandomRead,
+        asked,
+        None,
+        Opening::Shown,
+        super::Records::Repair,
+    )?;
     let threads = archive.tuning().threads;
     let views = if a.all_sessions {
         let options = super::open_options(&a.read, WorkloadProfile::RandomRead, asked, None)?;

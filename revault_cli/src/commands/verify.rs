@@ -2,11 +2,13 @@
 //! file's SHA-256 compared; with `--signer`, every session's signature;
 //! nothing written.
 
+use std::sync::Arc;
+
 use anyhow::{Context, Result};
 use revault_lockbox_api::storage::ReadAt;
-use revault_lockbox_api::{Archive, WorkloadProfile};
+use revault_lockbox_api::{recovery, Archive, WorkloadProfile};
 
-use super::{open_counted, open_or_salvage, Outcome, Readable};
+use super::{open_counted, open_or_salvage, OnDamage, Outcome, Readable, Records};
 use crate::flags::VerifyArgs;
 use crate::progress::Opening;
 use crate::progress::{self, during as shown};
@@ -17,13 +19,13 @@ pub fn run(a: VerifyArgs) -> Result<Outcome> {
     let counters = progress::counters(a.quiet.quiet);
     let profile = WorkloadProfile::ExtractMany;
     let threads = a.threads.count();
-    let (report, name) = if members.is_everything() {
-        let (readable, name) = open_or_salvage(
+    let (report, name, bytes) = if members.is_everything() {
+        let (readable, name, bytes) = open_or_salvage(
             &a.archive,
             &a.read,
             profile,
             threads,
-            true,
+            OnDamage { salvage: true, records: Records::AsTheyAre },
             counters.as_ref(),
             Opening::unless(a.quiet.quiet),
         )?;
@@ -34,7 +36,7 @@ pub fn run(a: VerifyArgs) -> Result<Outcome> {
             }
             Readable::Salvaged(salvage, _) => shown(counters.as_ref(), || salvage.verify()),
         };
-        (report.with_context(|| format!("verifying {name}"))?, name)
+        (report.with_context(|| format!("verifying {name}"))?, name, bytes)
     } else {
         let (archive, name) = open_counted(
             &a.archive,
@@ -43,12 +45,22 @@ pub fn run(a: VerifyArgs) -> Result<Outcome> {
             threads,
             counters.as_ref(),
             Opening::unless(a.quiet.quiet),
+            Records::AsTheyAre,
         )?;
         check_signers(&archive, &a, &name)?;
         let report = shown(counters.as_ref(), || archive.verify_members(&members));
-        (report.with_context(|| format!("verifying {name}"))?, name)
+        let bytes = Arc::clone(archive.source());
+        (report.with_context(|| format!("verifying {name}"))?, name, bytes)
     };
     output::verified(&a.archive, &name, &report, a.format.json, a.quiet.quiet)?;
+    if !report.is_ok() {
+        // Only on damage: an undamaged archive costs no scan of its shards.
+        match recovery::records_view(bytes) {
+            Ok(Some(records)) => output::recovery::verified(&name, &records.runs),
+            Ok(None) => {}
+            Err(e) => output::say(format_args!("{name}: {e}")),
+        }
+    }
     Ok(if report.is_ok() { Outcome::Success } else { Outcome::Damaged })
 }
 

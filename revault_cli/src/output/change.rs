@@ -161,14 +161,24 @@ pub fn repaired(c: &Change<'_>, r: &RepairReport) -> Result<()> {
             "entries": r.entries,
             "damaged_entries": r.damaged.len(),
             "lost": r.lost.len(),
+            "rebuilt_shards": r.rebuilt.iter().map(|run| run.found.rebuilt).sum::<u64>(),
+            "rebuilt_bytes": r.rebuilt.iter().map(|run| run.rebuilt_bytes()).sum::<u64>(),
+            "not_rebuilt": r.not_rebuilt,
         });
         return c.write_json(&lines, fields);
+    }
+    for run in &r.rebuilt {
+        say(format_args!("{archive}: {}: written again byte for byte", super::recovery::rebuilt(run)));
+    }
+    if let Some(why) = &r.not_rebuilt {
+        say(format_args!("{archive}: {why}: salvaging instead"));
     }
     let Some(damage) = &r.salvaged else {
         if let Some(damage) = &r.header_rewritten {
             say(format_args!("{archive}: {damage}"));
         }
         match r.torn_tail_bytes {
+            0 if !r.rebuilt.is_empty() => {}
             0 => note(c.quiet, format_args!("{archive}: whole, nothing to cut")),
             n => note(c.quiet, format_args!("{archive}: cut off a torn tail of {n} bytes")),
         }

@@ -9,6 +9,7 @@ mod hint;
 mod history;
 pub mod json;
 mod locks;
+pub mod recovery;
 pub mod text;
 pub mod usage;
 pub mod verbose;

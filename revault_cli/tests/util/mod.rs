@@ -84,3 +84,17 @@ pub fn noise(mut x: u64, len: usize) -> Vec<u8> {
         })
         .collect()
 }
+
+/// Every path under `dir`, directories included, each directory's
+/// contents before it.
+pub fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut all = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            all.extend(walk(&p));
+        }
+        all.push(p);
+    }
+    all
+}

@@ -309,6 +309,19 @@ impl<S: ReadAt> Archive<S> {
         })
     }
 
+    /// Every session's trailer along the hash chain, oldest first, each
+    /// earlier one checked as [`check_chain`](Self::check_chain) checks it
+    /// (`repair` rebuilds what follows each session's header copy from it).
+    pub(crate) fn trailers(&self) -> Result<Vec<crate::format::Trailer>> {
+        let mut all = vec![self.last.trailer.clone()];
+        while let Some(newest) = all.last().filter(|t| t.previous_trailer != 0) {
+            let previous = session::check_previous(&self.src, &self.header, &self.content_key, newest)?;
+            all.push(previous);
+        }
+        all.reverse();
+        Ok(all)
+    }
+
     /// What is wrong with the recovery records along the hash chain, one
     /// line each (FORMAT.md §3.12): `verify` reports them as damage.
     pub(crate) fn check_records(&self) -> Result<Vec<String>> {

@@ -18,8 +18,12 @@ use super::retain::{write_kept, Rewrite};
 use super::{ArchiveUpdater, UpdateOptions};
 use crate::archive::{is_salvageable, Archive, Damage, Members, OpenOptions, Salvage, SessionSummary};
 use crate::error::{Error, Result};
-use crate::format::{Entry, EntryKind, HeaderPrefix, PagesLeaf, SessionKind, HEADER_PREFIX_LEN, VERSION};
+use crate::format::{
+    encode_header_copy, record_hasher, Entry, EntryKind, Footer, HeaderPrefix, PagesLeaf, RecordOwner,
+    SessionKind, Trailer, FOOTER_LEN, HEADER_PREFIX_LEN, VERSION,
+};
 use crate::keys::Unlock;
+use crate::recovery::{write_record, RunRepair, REPAIR_WINDOW};
 use crate::session::{ArchiveWriter, CreateOptions, SessionStart};
 use crate::storage::ReadAt;
 
@@ -112,6 +116,25 @@ impl ArchiveUpdater {
         let (damage, kept_state) = match Archive::open_with(reader, key, open) {
             Ok(archive) => match whole_or_damage(&archive)? {
                 Ok(()) => {
+                    // Whole, but a recovery record, its footer or a trailer
+                    // copy after it damaged: written again from the trailer.
+                    let tails = damaged_tails(archive.source(), &archive.trailers()?)
+                        .map_err(Error::io("reading the recovery records of", path))?;
+                    if !tails.is_empty() {
+                        let patches = head_and_copies(archive.head(), &archive.trailers()?);
+                        let (_, _, end) = archive.append_point();
+                        let reader = file.try_clone().map_err(Error::io("opening", path))?;
+                        write_rebuilt(path, &reader, &patches, &tails, end)?;
+                        let header_rewritten = archive
+                            .header_damage()
+                            .map(|damage| format!("{damage}: written again from that copy"));
+                        return Ok(RepairReport {
+                            records_rewritten: tails.len() as u64,
+                            torn_tail_bytes: archive.torn_tail_bytes(),
+                            header_rewritten,
+                            ..RepairReport::default()
+                        });
+                    }
                     let torn = archive.torn_tail_bytes();
                     if torn > 0 {
                         let (_, _, end) = archive.append_point();
@@ -149,7 +172,19 @@ impl ArchiveUpdater {
                 Err(damage) => (damage, kept_state(&archive)?),
             },
             Err(e) if is_salvageable(&e) => (e.to_string(), None),
-            Err(e) => return Err(e),
+            Err(e) => {
+                // A damaged slot table reads as a wrong key: its session's
+                // parity may give it back.
+                return match rebuild_from_records(path, &file, &key, &options)? {
+                    Rebuilt::Rewritten(report) => Ok(report),
+                    Rebuilt::NoRecords | Rebuilt::Short(_) => Err(e),
+                };
+            }
+        };
+        let not_rebuilt = match rebuild_from_records(path, &file, &key, &options)? {
+            Rebuilt::Rewritten(report) => return Ok(report),
+            Rebuilt::NoRecords => None,
+            Rebuilt::Short(why) => Some(why),
         };
         let reader = file.try_clone().map_err(Error::io("opening", path))?;
         let salvage = Salvage::scan(reader, key, options.open_options())?;
@@ -158,6 +193,7 @@ impl ArchiveUpdater {
         let head = head_for_rewrite(salvage.head())?;
         let mut report = RepairReport {
             salvaged: Some(damage),
+            not_rebuilt,
             damaged: checked.damaged,
             lost: checked.lost,
             ..RepairReport::default()
@@ -186,6 +222,251 @@ impl ArchiveUpdater {
         drop(file);
         Ok(report)
     }
+}
+
+/// What [`rebuild_from_records`] did.
+enum Rebuilt {
+    /// The archive has no recovery record.
+    NoRecords,
+    /// Its records rebuilt it, and it was written again.
+    Rewritten(RepairReport),
+    /// Its records could not rebuild it whole: why, in one line.
+    Short(String),
+}
+
+/// Rebuilds the archive at `path` (`file`, its lock held) byte for byte
+/// from its recovery records (docs/RECOVERY.md), when they cover all of
+/// its damage: the repaired view is opened with `key` and checked whole
+/// (index, trailers, every data page, as `verify` reads them) before a
+/// byte is written; then written beside the archive, synced and renamed
+/// over it (the original untouched until then). A header and slot table
+/// that only their copy gives back are written from it.
+fn rebuild_from_records(
+    path: &Path,
+    file: &File,
+    key: &Unlock<'_>,
+    options: &UpdateOptions,
+) -> Result<Rebuilt> {
+    let reader = file.try_clone().map_err(Error::io("opening", path))?;
+    let records = match crate::recovery::records_view(reader) {
+        Ok(Some(records)) => records,
+        Ok(None) => return Ok(Rebuilt::NoRecords),
+        // Parity that lies is never used: the salvage goes on without it.
+        Err(e) => return Ok(Rebuilt::Short(format!("its recovery records were not used: {e}"))),
+    };
+    if let Some(run) = records.runs.iter().find(|r| !r.is_repaired()) {
+        let group = &run.unrepairable()[0];
+        return Ok(Rebuilt::Short(format!(
+            "its recovery record cannot repair the session at byte {}: group {} lost {} shards, {} recovery shards intact",
+            run.start, group.group, group.lost, group.usable
+        )));
+    }
+    let runs: Vec<RunRepair> = records.runs.into_iter().filter(RunRepair::is_damaged).collect();
+    let view = records.view;
+    let archive = match Archive::open_with(&view, *key, options.open_options()) {
+        Ok(archive) => archive,
+        Err(e) if runs.is_empty() => {
+            return Ok(Rebuilt::Short(format!(
+                "its damage lies outside what its recovery records protect ({e})"
+            )))
+        }
+        Err(e) => {
+            return Ok(Rebuilt::Short(format!(
+                "rebuilt from its recovery records, it still does not open: {e}"
+            )))
+        }
+    };
+    match whole_or_damage(&archive)? {
+        Ok(()) => {}
+        Err(damage) => {
+            return Ok(Rebuilt::Short(match runs.is_empty() {
+                true => format!("its damage lies outside what its recovery records protect ({damage})"),
+                false => format!("rebuilt from its recovery records, it is still damaged: {damage}"),
+            }))
+        }
+    }
+    let header_rewritten =
+        archive.header_damage().map(|damage| format!("{damage}: written again from that copy"));
+    if runs.is_empty() && header_rewritten.is_none() {
+        return Ok(Rebuilt::Short("its recovery records found nothing to rebuild".into()));
+    }
+    let trailers = archive.trailers()?;
+    let tails =
+        damaged_tails(&view, &trailers).map_err(Error::io("reading the recovery records of", path))?;
+    let (_, _, end) = archive.append_point();
+    write_rebuilt(path, &view, &head_and_copies(archive.head(), &trailers), &tails, end)?;
+    Ok(Rebuilt::Rewritten(RepairReport {
+        header_rewritten,
+        rebuilt: runs,
+        records_rewritten: tails.len() as u64,
+        ..RepairReport::default()
+    }))
+}
+
+/// What follows a session's header copy when it has a recovery record
+/// (FORMAT.md §3.12): `trailer || record || footer || trailer`, all of it
+/// given by the trailer and the protected bytes.
+struct Tail {
+    trailer: Trailer,
+    owner: RecordOwner,
+    protected: std::ops::Range<u64>,
+    percent: u8,
+}
+
+impl Tail {
+    fn start(&self) -> u64 {
+        self.trailer.first_offset()
+    }
+
+    fn end(&self) -> u64 {
+        self.trailer.session_end()
+    }
+}
+
+/// The sessions of `trailers` whose bytes after the header copy are not
+/// what their trailer and protected bytes give: a trailer copy that is not
+/// the trailer, a footer that does not decode or is not the one the
+/// trailer gives, a record that does not hash to its footer's hash.
+fn damaged_tails(src: &dyn ReadAt, trailers: &[Trailer]) -> io::Result<Vec<Tail>> {
+    let mut damaged = Vec::new();
+    for trailer in trailers {
+        let Some(layout) = trailer.record_layout() else { continue };
+        let tail = Tail {
+            owner: RecordOwner {
+                version: trailer.version,
+                archive_id: trailer.archive_id,
+                session_salt: trailer.session_salt,
+                first_session: trailer.previous_trailer == 0,
+            },
+            protected: trailer.protected_start()..trailer.header_copy_offset(),
+            percent: trailer.recovery_percent,
+            trailer: trailer.clone(),
+        };
+        let encoded = trailer.encode();
+        let record_at = trailer.record_offset();
+        let footer_at = record_at + layout.record_len();
+        let second_at = footer_at + FOOTER_LEN as u64;
+        let mut intact =
+            read_equals(src, trailer.first_offset(), &encoded)? && read_equals(src, second_at, &encoded)?;
+        let mut footer = [0u8; FOOTER_LEN];
+        intact = intact && read_or_missing(src, &mut footer, footer_at)?;
+        let decoded = intact.then(|| Footer::decode(&footer, footer_at).ok()).flatten();
+        intact = match decoded {
+            Some(f) => {
+                f.owner == tail.owner
+                    && f.percent == tail.percent
+                    && f.protected_start == tail.protected.start
+                    && f.layout == layout.layout
+                    && hash_of(src, record_at, layout.record_len())? == Some(f.record_hash)
+            }
+            None => false,
+        };
+        if !intact {
+            damaged.push(tail);
+        }
+    }
+    Ok(damaged)
+}
+
+/// Whether the bytes at `at` of `src` are `expected` (false when the source
+/// ends first).
+fn read_equals(src: &dyn ReadAt, at: u64, expected: &[u8]) -> io::Result<bool> {
+    let mut bytes = vec![0u8; expected.len()];
+    Ok(read_or_missing(src, &mut bytes, at)? && bytes == expected)
+}
+
+/// Fills `buf` from `at`; false when the source ends first.
+fn read_or_missing(src: &dyn ReadAt, buf: &mut [u8], at: u64) -> io::Result<bool> {
+    match src.read_exact_at(buf, at) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// The record hash of the `len` bytes at `at`; `None` when the source
+/// ends first.
+fn hash_of(src: &dyn ReadAt, at: u64, len: u64) -> io::Result<Option<crate::format::Hash>> {
+    let mut hasher = record_hasher();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut done = 0u64;
+    while done < len {
+        let n = (len - done).min(buf.len() as u64) as usize;
+        if !read_or_missing(src, &mut buf[..n], at + done)? {
+            return Ok(None);
+        }
+        hasher.update(&buf[..n]);
+        done += n as u64;
+    }
+    Ok(Some(*hasher.finalize().as_bytes()))
+}
+
+/// Writes the archive at `path` again, beside it and renamed over it: the
+/// bytes of `src` up to `end`, those of `patches` in their place (the
+/// header, its copies), and each of `tails` made again from its trailer (the record encoded
+/// anew from the protected bytes of `src`, which the caller checked).
+fn write_rebuilt(
+    path: &Path,
+    src: &dyn ReadAt,
+    patches: &[(u64, Vec<u8>)],
+    tails: &[Tail],
+    end: u64,
+) -> Result<()> {
+    replace_atomically(path, |mut out| {
+        let mut at = 0u64;
+        for tail in tails.iter().map(Some).chain([None]) {
+            let until = tail.map_or(end, Tail::start);
+            copy_range(src, patches, at..until, &mut out).map_err(Error::io("rewriting", path))?;
+            let Some(tail) = tail else { break };
+            let encoded = tail.trailer.encode();
+            out.write_all(&encoded).map_err(Error::io("writing", path))?;
+            write_record(src, tail.protected.clone(), tail.percent, REPAIR_WINDOW, tail.owner, &mut out)
+                .map_err(Error::io("writing the recovery record of", path))?;
+            out.write_all(&encoded).map_err(Error::io("writing", path))?;
+            at = tail.end();
+        }
+        Ok((out, ()))
+    })
+}
+
+/// Copies `range` of `src` to `out`, with the bytes of `patches` (each at
+/// its offset) in place of what `src` holds there.
+fn copy_range(
+    src: &dyn ReadAt,
+    patches: &[(u64, Vec<u8>)],
+    range: std::ops::Range<u64>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let mut buf = vec![0u8; 1 << 20];
+    let mut at = range.start;
+    while at < range.end {
+        let n = (range.end - at).min(buf.len() as u64) as usize;
+        let end = at + n as u64;
+        src.read_exact_at(&mut buf[..n], at)?;
+        for (offset, bytes) in patches {
+            let (lo, hi) = ((*offset).max(at), (offset + bytes.len() as u64).min(end));
+            if lo < hi {
+                buf[(lo - at) as usize..(hi - at) as usize]
+                    .copy_from_slice(&bytes[(lo - offset) as usize..(hi - offset) as usize]);
+            }
+        }
+        out.write_all(&buf[..n])?;
+        at = end;
+    }
+    Ok(())
+}
+
+/// The header and slot table `head` at offset 0 and, in every session of
+/// `trailers` whose header copy has the header's slot size, its copy of
+/// them (FORMAT.md §3.11: every copy is kept in step with the header).
+fn head_and_copies(head: &[u8], trailers: &[Trailer]) -> Vec<(u64, Vec<u8>)> {
+    let slot_len = usize::from(u16::from_le_bytes([head[30], head[31]]));
+    let copy = encode_header_copy(head);
+    let copies = trailers
+        .iter()
+        .filter(|t| usize::from(t.copy_slot_len) == slot_len)
+        .map(|t| (t.header_copy_offset(), copy.clone()));
+    [(0, head.to_vec())].into_iter().chain(copies).collect()
 }
 
 /// Whether `archive`, opened through its trailer and root, is whole: its
@@ -277,6 +558,15 @@ pub struct RepairReport {
     pub damaged: Vec<Damage>,
     /// What the scan could not prove, one line each.
     pub lost: Vec<String>,
+    /// The protected runs (one a session) whose damage recovery records
+    /// rebuilt, when the archive was written again from them byte for byte.
+    pub rebuilt: Vec<RunRepair>,
+    /// When the archive has recovery records and was salvaged all the
+    /// same: why they could not rebuild it.
+    pub not_rebuilt: Option<String>,
+    /// Sessions whose recovery record, footer or trailer copies after the
+    /// header copy were damaged and written again from their trailer.
+    pub records_rewritten: u64,
 }
 
 /// The header and key-slot table of an archive (`head`, the primary or

@@ -123,6 +123,30 @@ pub fn page(data: &[u8]) {
     }
 }
 
+/// A whole byte string read as readers read an archive with recovery
+/// records (docs/RECOVERY.md): the records found from its end by their
+/// footers (no key), every protected shard checked against its group's
+/// checksum lists, what parity rebuilds rebuilt, and the view read back;
+/// and read through the lazy view readers use.
+pub fn recovery(data: &[u8]) {
+    use crate::storage::ReadAt;
+    if let Ok(Some(records)) = crate::recovery::records_view(Cursor::new(data)) {
+        let len = records.view.len().unwrap_or(0).min(MAX_PAGE_PLAIN_LEN as u64);
+        let _ = records.view.read_exact_at(&mut vec![0u8; len as usize], 0);
+    }
+    // As readers read: shards checked as reads touch them, from the end
+    // back (the footers first, then what they protect).
+    if let Ok(Some(view)) = crate::recovery::lazy_records_view(Cursor::new(data)) {
+        let len = view.len().unwrap_or(0).min(MAX_PAGE_PLAIN_LEN as u64);
+        let mut buf = vec![0u8; 10_000];
+        let starts: Vec<u64> = (0..len.saturating_sub(buf.len() as u64)).step_by(7_919).collect();
+        for at in starts.into_iter().rev() {
+            let _ = view.read_exact_at(&mut buf, at);
+        }
+        let _ = (view.runs(), view.refused());
+    }
+}
+
 /// The password fuzzers use for whole archives.
 pub const PASSWORD: &str = "fuzz";
 
@@ -206,5 +230,45 @@ fn cheap(slot: &KeySlot) -> bool {
     match slot {
         KeySlot::Password(p) => p.m_kib <= 64 && p.t <= 2 && p.p <= 2,
         _ => true,
+    }
+}
+
+#[cfg(test)]
+mod recovery_tests {
+    use std::path::PathBuf;
+
+    use crate::crypto::{KdfParams, Password};
+    use crate::session::CreateOptions;
+    use crate::test_data::random;
+
+    /// The `recovery` target over a real archive with a record, whole, cut
+    /// and damaged, returns whatever the bytes.
+    #[test]
+    fn the_recovery_target_returns_on_real_and_damaged_archives() {
+        let work = tempfile::tempdir().unwrap();
+        std::fs::create_dir(work.path().join("d")).unwrap();
+        std::fs::write(work.path().join("d/f"), random(300_000, 9)).unwrap();
+        let archive = work.path().join("a.lbox");
+        let options = CreateOptions::new().kdf(KdfParams::INSECURE_FOR_TESTS).recovery(5);
+        crate::file::create_archive(
+            &archive,
+            work.path(),
+            &[PathBuf::from("d")],
+            &Password::from("r"),
+            options,
+        )
+        .unwrap();
+        let bytes = std::fs::read(&archive).unwrap();
+        let records = crate::recovery::records_view(std::io::Cursor::new(bytes.clone())).unwrap().unwrap();
+        assert!(!records.is_damaged() && records.records.len() == 1);
+        super::recovery(&bytes);
+        for cut in [1, 100, 216 + 166, bytes.len() / 2] {
+            super::recovery(&bytes[..bytes.len() - cut]);
+        }
+        for at in (0..bytes.len()).step_by(bytes.len() / 50) {
+            let mut damaged = bytes.clone();
+            damaged[at..(at + 5000).min(bytes.len())].fill(0xA5);
+            super::recovery(&damaged);
+        }
     }
 }

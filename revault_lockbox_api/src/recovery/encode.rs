@@ -40,7 +40,7 @@ pub fn encode(
     let mut original_sums = Vec::with_capacity(layout.originals as usize);
     let mut recovery = Vec::with_capacity(layout.recovery as usize * SHARD_LEN);
     let mut recovery_sums = Vec::with_capacity(layout.recovery as usize);
-    for_each_batch(source, start, layout, batch_groups(layout, window), |batch| {
+    for_each_batch(source, start, layout, 0..layout.groups, batch_groups(layout, window), |batch| {
         for j in 0..batch.count {
             original_sums.clear();
             for position in 0..layout.originals {

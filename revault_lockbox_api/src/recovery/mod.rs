@@ -29,6 +29,8 @@
 //! once.
 
 mod encode;
+mod lazy;
+mod overlay;
 mod record;
 #[cfg(test)]
 mod record_tests;
@@ -37,8 +39,12 @@ mod stripes;
 
 pub use crate::format::{sums_check, Footer, RecordLayout, RecordOwner, FOOTER_LEN};
 pub use encode::{encode, GroupParity};
+pub use lazy::{lazy_records_view, LazyView, SUMS_CACHE};
+pub use overlay::{
+    records_view, repaired_view, Protected, RecordsView, RepairedView, RunRepair, REPAIR_WINDOW,
+};
 pub use record::{locate_records, write_record, LocatedRecord, StoredParity};
-pub use repair::{repair, Damage, ParitySource, RecoveryShards, Repaired};
+pub use repair::{repair, repair_groups, Damage, ParitySource, RecoveryShards, Repaired};
 
 pub use crate::format::{Layout, LayoutError, MAX_GROUP_SHARDS, MAX_PERCENT, SHARD_LEN, SHARD_SUM_LEN};
 
@@ -51,7 +57,11 @@ pub type ShardSum = [u8; SHARD_SUM_LEN];
 
 /// The checksum of one shard.
 pub fn shard_sum(shard: &[u8]) -> ShardSum {
-    let mut hasher = blake3::Hasher::new_derive_key("revault-lockbox v4 recovery shard");
+    // The context's key once, not once a shard: readers hash every shard
+    // they read.
+    static KEYED: std::sync::LazyLock<blake3::Hasher> =
+        std::sync::LazyLock::new(|| blake3::Hasher::new_derive_key("revault-lockbox v4 recovery shard"));
+    let mut hasher = KEYED.clone();
     hasher.update(shard);
     let mut sum = [0u8; SHARD_SUM_LEN];
     hasher.finalize_xof().fill(&mut sum);

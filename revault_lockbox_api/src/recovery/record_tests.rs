@@ -251,3 +251,93 @@ fn a_tiny_record_is_a_known_answer() {
 fn hex_bytes(hex: &str) -> Vec<u8> {
     (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect()
 }
+
+/// A source that counts the bytes read from it.
+struct Counted {
+    inner: Cursor<Vec<u8>>,
+    read: std::sync::atomic::AtomicU64,
+}
+
+impl crate::storage::ReadAt for Counted {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.read.fetch_add(buf.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        self.inner.read_exact_at(buf, offset)
+    }
+
+    fn len(&self) -> io::Result<u64> {
+        self.inner.len()
+    }
+}
+
+fn read_at(view: &dyn crate::storage::ReadAt, at: u64, len: usize) -> Vec<u8> {
+    let mut buf = vec![0u8; len];
+    view.read_exact_at(&mut buf, at).unwrap();
+    buf
+}
+
+#[test]
+fn a_lazy_view_reads_only_near_what_is_asked_and_rebuilds_the_group_of_a_damaged_shard() {
+    let mut file = Vec::new();
+    let (first, _) = add_session(&mut file, (3 << 20) + 777, 21, 5);
+    let (second, _) = add_session(&mut file, (2 << 20) + 5, 22, 5);
+    let mut damaged = file.clone();
+    // A run in the first session, a sector in the second.
+    let run = first.start as usize + (2 << 20)..first.start as usize + (2 << 20) + 40_000;
+    damaged[run.clone()].fill(0x5A);
+    let sector = second.start as usize + (1 << 20) + 100;
+    damaged[sector..sector + 4096].fill(0xC3);
+    let source = Counted { inner: Cursor::new(damaged.clone()), read: 0.into() };
+    let view = lazy_records_view(&source).unwrap().unwrap();
+    let opened = source.read.swap(0, std::sync::atomic::Ordering::Relaxed);
+    assert!(opened < 4096, "opening reads the footers only: {opened}");
+
+    // A read far from the damage: its shards and their lists, nothing else.
+    let at = first.start + 5000;
+    assert_eq!(read_at(&view, at, 100_000), file[at as usize..at as usize + 100_000]);
+    let read = source.read.swap(0, std::sync::atomic::Ordering::Relaxed);
+    assert!(read < 100_000 + 2 * 4096 + 64 * 1024, "read {read} bytes");
+    assert!(view.runs().iter().all(|r| !r.is_damaged()), "{:?}", view.runs());
+    // Read again: checked once, so only the bytes asked for.
+    read_at(&view, at, 100_000);
+    assert_eq!(source.read.swap(0, std::sync::atomic::Ordering::Relaxed), 100_000);
+
+    // A read of a few bytes under the sector: its group rebuilt.
+    assert_eq!(read_at(&view, sector as u64 + 10, 7), file[sector + 10..sector + 17]);
+    let runs = view.runs();
+    assert!(!runs[0].is_damaged() && runs[1].is_damaged() && runs[1].is_repaired(), "{runs:?}");
+    assert!(runs[1].rebuilt.iter().any(|r| r.contains(&(sector as u64 + 10))), "{runs:?}");
+
+    // Everything protected reads as written; the run's shards rebuilt.
+    let all = read_at(&view, 0, file.len());
+    assert_eq!(all[first.start as usize..first.end as usize], file[first.start as usize..first.end as usize]);
+    assert_eq!(
+        all[second.start as usize..second.end as usize],
+        file[second.start as usize..second.end as usize]
+    );
+    let runs = view.runs();
+    assert!(runs.iter().all(|r| r.is_damaged() && r.is_repaired()), "{runs:?}");
+    assert!(runs[0].found.rebuilt >= 40_000 / SHARD_LEN as u64, "{runs:?}");
+    assert!(view.refused().is_empty());
+}
+
+#[test]
+fn a_lazy_view_refuses_lists_that_lie_and_reads_the_bytes_as_they_are() {
+    let mut file = Vec::new();
+    let (protected, footer) = add_session(&mut file, 1 << 20, 23, 5);
+    let (footer_at, _) = footer_at(&file);
+    let record_at = footer.record_at(footer_at) as usize;
+    let shape = footer.record_layout();
+    let sums_len = shape.sums_len() as usize;
+    for list in [shape.block_sums(0), shape.table_sums(0)] {
+        let list = record_at + list as usize;
+        file[list] ^= 0xFF;
+        let check = sums_check(0, &file[list..list + sums_len - 8]);
+        file[list + sums_len - 8..list + sums_len].copy_from_slice(&check);
+    }
+    let view = lazy_records_view(Cursor::new(file.clone())).unwrap().unwrap();
+    let at = protected.start as usize;
+    assert_eq!(read_at(&view, at as u64, 4096), file[at..at + 4096]);
+    let refused = view.refused();
+    assert!(refused.len() == 1 && refused[0].contains("the parity lies"), "{refused:?}");
+    assert_eq!(view.runs()[0].found.rebuilt, 0);
+}

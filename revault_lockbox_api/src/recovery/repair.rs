@@ -2,6 +2,7 @@
 //! their groups' recovery shards.
 
 use std::io;
+use std::ops::Range;
 
 use reed_solomon_simd::ReedSolomonDecoder;
 
@@ -67,12 +68,27 @@ pub fn repair(
     layout: &Layout,
     window: usize,
     parity: &mut dyn ParitySource,
+    rebuilt: impl FnMut(u64, &[u8]) -> io::Result<()>,
+) -> io::Result<Repaired> {
+    repair_groups(source, start, layout, 0..layout.groups, window, parity, rebuilt)
+}
+
+/// [`repair`] of the groups `groups` only (one pass over their originals,
+/// which are spread over the whole run): what a reader that found one
+/// damaged shard does with its group.
+pub fn repair_groups(
+    source: &dyn ReadAt,
+    start: u64,
+    layout: &Layout,
+    groups: Range<u32>,
+    window: usize,
+    parity: &mut dyn ParitySource,
     mut rebuilt: impl FnMut(u64, &[u8]) -> io::Result<()>,
 ) -> io::Result<Repaired> {
     let mut report = Repaired::default();
     let mut decoder = ReedSolomonDecoder::new(layout.originals as usize, layout.recovery as usize, SHARD_LEN)
         .map_err(coder_error)?;
-    for_each_batch(source, start, layout, batch_groups(layout, window), |batch| {
+    for_each_batch(source, start, layout, groups, batch_groups(layout, window), |batch| {
         for j in 0..batch.count {
             let group = batch.first + j;
             let sums = parity.original_sums(group)?;

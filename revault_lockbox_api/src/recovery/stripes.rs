@@ -3,6 +3,7 @@
 //! to each other in the run, so each stripe is one positioned read.
 
 use std::io;
+use std::ops::Range;
 
 use super::{Layout, SHARD_LEN};
 use crate::storage::ReadAt;
@@ -37,20 +38,22 @@ pub(super) fn batch_groups(layout: &Layout, window: usize) -> u32 {
     ((window / group_bytes).max(1) as u32).min(layout.groups)
 }
 
-/// Reads batch after batch of `batch` groups from the run at `start` of
-/// `source`, handing each to `each`, reusing one buffer.
+/// Reads batch after batch of `batch` groups of `groups` from the run at
+/// `start` of `source`, handing each to `each`, reusing one buffer.
 pub(super) fn for_each_batch(
     source: &dyn ReadAt,
     start: u64,
     layout: &Layout,
+    groups: Range<u32>,
     batch: u32,
     mut each: impl FnMut(&Batch) -> io::Result<()>,
 ) -> io::Result<()> {
     let available = source.len()?.saturating_sub(start).min(layout.len);
-    let mut current = Batch { first: 0, count: 0, bytes: Vec::new(), present: Vec::new() };
-    while current.first + current.count < layout.groups {
+    let last = groups.end.min(layout.groups);
+    let mut current = Batch { first: groups.start, count: 0, bytes: Vec::new(), present: Vec::new() };
+    while current.first + current.count < last {
         current.first += current.count;
-        current.count = batch.min(layout.groups - current.first);
+        current.count = batch.min(last - current.first);
         let stripe = current.count as usize * SHARD_LEN;
         current.bytes.clear();
         current.bytes.resize(stripe * layout.originals as usize, 0);

@@ -5,10 +5,10 @@ use crate::test_data::random;
 
 /// A run's parity kept in memory, as a reader would find it stored.
 #[derive(Default)]
-struct Stored {
-    original_sums: Vec<Vec<ShardSum>>,
-    recovery: Vec<Vec<Option<Vec<u8>>>>,
-    recovery_sums: Vec<Vec<ShardSum>>,
+pub(super) struct Stored {
+    pub(super) original_sums: Vec<Vec<ShardSum>>,
+    pub(super) recovery: Vec<Vec<Option<Vec<u8>>>>,
+    pub(super) recovery_sums: Vec<Vec<ShardSum>>,
 }
 
 impl ParitySource for Stored {
@@ -25,7 +25,7 @@ impl ParitySource for Stored {
 /// Small enough that the tests' runs span several batches.
 const WINDOW: usize = 1 << 20;
 
-fn protect(data: &[u8], percent: u8) -> (Layout, Stored) {
+pub(super) fn protect(data: &[u8], percent: u8) -> (Layout, Stored) {
     let layout = Layout::new(data.len() as u64, percent).unwrap();
     let mut stored = Stored::default();
     encode(&Cursor::new(data), 0, &layout, WINDOW, |g| {

@@ -1,0 +1,3 @@
+fn main() {
+    afl::fuzz!(|data: &[u8]| revault_lockbox_api::fuzz::recovery(data));
+}
