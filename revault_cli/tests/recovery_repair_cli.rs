@@ -220,7 +220,7 @@ fn checksums_that_lie_are_refused_and_never_used() {
     // each list's check made again so that it passes: the list lies.
     let sums_len = record.sums_len() as usize;
     let mut lying = ours.clone();
-    for list in [record.block_sums(0), record.table_sums(0)] {
+    for list in [record.first_sums(0), record.second_sums(0)] {
         let list = record_at + list as usize;
         lying[list] ^= 0xFF;
         let check = sums_check(0, &lying[list..list + sums_len - 8]);

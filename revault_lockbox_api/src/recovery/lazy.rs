@@ -255,15 +255,15 @@ impl<S: ReadAt> LazyView<S> {
     }
 
     /// The original shards' checksums of groups `first .. first + count`
-    /// of record `r`: from the table at the record's end, read in one go;
-    /// a group whose table copy fails its check from both copies as
+    /// of record `r`: from the table at the record's start, read in one go;
+    /// a group whose list there fails its check from both copies as
     /// [`StoredParity`] reads them.
     fn read_lists(&self, r: usize, first: u32, count: u32) -> io::Result<Vec<(u32, Vec<ShardSum>)>> {
         let record = &self.records[r];
         let shape = RecordLayout { layout: record.footer.layout };
         let (len, originals) = (shape.sums_len() as usize, shape.layout.originals as usize);
         let mut table = vec![0u8; len * count as usize];
-        let read = self.inner.read_exact_at(&mut table, record.record_at() + shape.table_sums(first));
+        let read = self.inner.read_exact_at(&mut table, record.record_at() + shape.first_sums(first));
         let parity = StoredParity::new(&self.inner, record.record_at(), &record.footer);
         (first..first + count)
             .zip(table.chunks(len))

@@ -328,7 +328,7 @@ fn a_lazy_view_refuses_lists_that_lie_and_reads_the_bytes_as_they_are() {
     let record_at = footer.record_at(footer_at) as usize;
     let shape = footer.record_layout();
     let sums_len = shape.sums_len() as usize;
-    for list in [shape.block_sums(0), shape.table_sums(0)] {
+    for list in [shape.first_sums(0), shape.second_sums(0)] {
         let list = record_at + list as usize;
         file[list] ^= 0xFF;
         let check = sums_check(0, &file[list..list + sums_len - 8]);
