@@ -172,9 +172,18 @@ impl ArchiveUpdater {
                 Err(damage) => (damage, kept_state(&archive)?),
             },
             Err(e) if is_salvageable(&e) => (e.to_string(), None),
+            // No slot opened, the primary table's nor its copies' (§3.11):
+            // parity does not cover slots, so it cannot help.
+            Err(
+                e @ (Error::WrongPassword
+                | Error::WrongKeyFile
+                | Error::NoIdentityMatched
+                | Error::KdfOverBudget { .. }
+                | Error::Key(_)),
+            ) => return Err(e),
             Err(e) => {
-                // A damaged slot table reads as a wrong key: its session's
-                // parity may give it back.
+                // Damage the open could not read around (a unit it needs
+                // before any salvage can start): the records may rebuild it.
                 return match rebuild_from_records(path, &file, &key, &options)? {
                     Rebuilt::Rewritten(report) => Ok(report),
                     Rebuilt::NoRecords | Rebuilt::Short(_) => Err(e),

@@ -16,6 +16,8 @@ use super::lock::open_locked;
 use super::sync::{AppendOut, SyncingWriter};
 use crate::error::{Error, Result};
 #[cfg(feature = "s3")]
+use crate::format::TRAILER_LEN;
+#[cfg(feature = "s3")]
 use crate::s3::{S3Reader, S3Store};
 use crate::storage::ReadAt;
 
@@ -142,9 +144,12 @@ impl Place {
             #[cfg(feature = "s3")]
             Place::Object(o) => {
                 let mut out = o.spool.try_clone().map_err(Error::io("opening the spool of", path))?;
-                let from = end
-                    .checked_sub(o.at)
-                    .ok_or_else(|| Error::tampered("append point before the committed end"))?;
+                let from = end.checked_sub(o.at).ok_or_else(|| {
+                    Error::tampered(
+                        "parts after the archive's last committed session (an interrupted \
+                             `create --overwrite`?): remove them from KEY.parts/ to append",
+                    )
+                })?;
                 out.seek(SeekFrom::Start(from)).map_err(Error::io("seeking in the spool of", path))?;
                 Ok(AppendOut::Spool(out))
             }
@@ -201,6 +206,30 @@ impl Place {
                 Ok(())
             }
         }
+    }
+
+    /// After a commit refused as raced: whether the archive now ends with
+    /// exactly this session (a request the client retried after its first
+    /// try had landed, answered "exists" the second time). The session's
+    /// trailer, which holds its salt and commit hash, tells it from any
+    /// other writer's.
+    pub(crate) fn landed(&self, path: &Path) -> Result<bool> {
+        #[cfg(feature = "s3")]
+        if let Place::Object(o) = self {
+            let spooled = o.spool.metadata().map_err(Error::io("reading the spool of", path))?.len();
+            let fresh = o.store.open().map_err(|e| Error::io("opening", path)(io::Error::other(e)))?;
+            let len = fresh.len().map_err(Error::io("opening", path))?;
+            if spooled < TRAILER_LEN as u64 || len != o.at + spooled {
+                return Ok(false);
+            }
+            let (mut ours, mut theirs) = ([0u8; TRAILER_LEN], [0u8; TRAILER_LEN]);
+            FileExt::read_exact_at(&o.spool, &mut ours, spooled - TRAILER_LEN as u64)
+                .map_err(Error::io("reading the spool of", path))?;
+            fresh.read_exact_at(&mut theirs, len - TRAILER_LEN as u64).map_err(Error::io("reading", path))?;
+            return Ok(ours == theirs);
+        }
+        let _ = path;
+        Ok(false)
     }
 
     /// Whether `e` says that another writer committed first.

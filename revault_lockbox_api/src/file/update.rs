@@ -306,6 +306,9 @@ impl ArchiveUpdater {
             Ok(Some(written)) => {
                 report.bytes_written = written;
                 if let Err(e) = self.place.commit(self.options.create.tuning.page_size, &self.path) {
+                    if Place::raced(&e) && self.place.landed(&self.path)? {
+                        return Ok(report);
+                    }
                     let _ = self.cut_back();
                     return Err(e);
                 }

@@ -157,10 +157,19 @@ impl Trailer {
     /// Where the session ends: after its trailer, or with a recovery
     /// record after the trailer's second copy; the next session starts
     /// here.
+    /// Saturates where hostile fields would overflow; decoding refuses
+    /// such a trailer ([`checked_session_end`](Self::checked_session_end)).
     pub(crate) fn session_end(&self) -> u64 {
-        let record =
-            self.record_layout().map_or(0, |r| r.record_len() + FOOTER_LEN as u64 + TRAILER_LEN as u64);
-        self.first_offset() + TRAILER_LEN as u64 + record
+        self.checked_session_end().unwrap_or(u64::MAX)
+    }
+
+    /// [`session_end`](Self::session_end), `None` where it overflows.
+    fn checked_session_end(&self) -> Option<u64> {
+        let record = match self.record_layout() {
+            None => 0,
+            Some(r) => r.record_len().checked_add(FOOTER_LEN as u64 + TRAILER_LEN as u64)?,
+        };
+        self.first_offset().checked_add(TRAILER_LEN as u64)?.checked_add(record)
     }
 
     /// Bytes of the header copy before the trailer (0: none).
@@ -292,6 +301,9 @@ impl Trailer {
         }
         if t.recovery_percent != 0 && t.record_layout().is_none() {
             return Err(malformed("trailer", "a recovery record over no bytes"));
+        }
+        if t.checked_session_end().is_none() {
+            return Err(malformed("trailer", "offsets do not fit the file"));
         }
         // The first copy right after the header copy, or the second after
         // the recovery record.
@@ -449,6 +461,20 @@ pub(crate) mod tests {
             let mut bytes = t.encode();
             flags_at(&mut bytes, flags);
             assert!(Trailer::parse(&bytes).is_err(), "flags {flags:#x}");
+        }
+        // Offsets whose session end would pass u64::MAX (a record of 50 %
+        // over 20 bytes at the top of the range): refused, no overflow.
+        let root_offset = u64::MAX - 20 - 4128;
+        let top = Trailer {
+            recovery_percent: 50,
+            root_offset,
+            root_stored_len: 0,
+            signature_len: 0,
+            previous_trailer: root_offset,
+            ..t.clone()
+        };
+        for at in [top.first_offset(), u64::MAX - TRAILER_LEN as u64] {
+            assert!(Trailer::decode(&top.encode(), at).is_err(), "at {at}");
         }
         // A root that leaves no protected bytes.
         let empty = Trailer { root_offset: 4128 - 220, ..t.clone() };

@@ -171,7 +171,7 @@ impl<S: ReadAt> LazyView<S> {
         for (index, sum) in wanted {
             let at = start + index * SHARD_LEN as u64;
             let len = (layout.len - index * SHARD_LEN as u64).min(SHARD_LEN as u64) as usize;
-            let bytes = if at >= offset && at + SHARD_LEN as u64 <= end {
+            let bytes = if len == SHARD_LEN && at >= offset && at + SHARD_LEN as u64 <= end {
                 &buf[(at - offset) as usize..][..SHARD_LEN]
             } else {
                 // A shard the read only partly covers, or the run's last

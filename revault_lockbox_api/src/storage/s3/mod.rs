@@ -297,15 +297,11 @@ impl S3Store {
     /// is refused now and again before the upload completes (a conditional
     /// put for archives smaller than one part).
     ///
-    /// Replacing an archive deletes the parts its appends added first,
-    /// newest first (one interrupted meanwhile leaves an earlier state of
-    /// the old archive, never a new base followed by old parts).
+    /// Replacing an archive deletes the parts its appends added once the
+    /// new object is complete ([`S3Writer::finish`]): a create that fails
+    /// leaves the old archive whole.
     pub fn create(&self, overwrite: bool, part_size: usize) -> Result<S3Writer, S3Error> {
-        let writer = S3Writer::start(self.clone(), overwrite, part_size)?;
-        if overwrite {
-            self.delete_parts()?;
-        }
-        Ok(writer)
+        S3Writer::start(self.clone(), overwrite, part_size)
     }
 
     /// Whether an object exists under the key.

@@ -39,6 +39,9 @@ pub struct S3Writer {
     /// The object written.
     location: S3Location,
     overwrite: bool,
+    /// Replacing an archive: its appends' parts are deleted once the new
+    /// object is complete (before, a failed create would lose them).
+    drop_parts: bool,
     first_part: usize,
     buffer: Vec<u8>,
     state: State,
@@ -56,7 +59,9 @@ impl S3Writer {
             return Err(S3Error::AlreadyExists { location: store.location().clone() });
         }
         let location = store.location().clone();
-        Ok(S3Writer::new(store, location, overwrite, part_size))
+        let mut writer = S3Writer::new(store, location, overwrite, part_size);
+        writer.drop_parts = overwrite;
+        Ok(writer)
     }
 
     /// Writes `location` (in the store's bucket), replacing whatever is
@@ -67,7 +72,8 @@ impl S3Writer {
 
     fn new(store: S3Store, location: S3Location, overwrite: bool, part_size: usize) -> S3Writer {
         let first_part = part_size.clamp(MIN_PART_SIZE, MAX_PART_SIZE);
-        S3Writer { store, location, overwrite, first_part, buffer: Vec::new(), state: State::Buffering }
+        let state = State::Buffering;
+        S3Writer { store, location, overwrite, drop_parts: false, first_part, buffer: Vec::new(), state }
     }
 
     fn part_size(&self, parts_sent: usize) -> usize {
@@ -108,12 +114,25 @@ impl S3Writer {
     /// Completes the upload: the object appears under its key now, whole.
     /// Without `overwrite`, an object that appeared under the key since
     /// the start is refused and the upload aborted.
+    ///
+    /// Replacing an archive, its appends' parts are deleted after the new
+    /// object is complete, newest first: a crash in between leaves the new
+    /// archive followed by parts no trailer of it commits, which readers
+    /// skip as a torn tail and appends refuse until they are gone.
     pub fn finish(mut self) -> io::Result<()> {
         let result = self.complete();
         if result.is_err() {
             self.abort();
+            return result;
         }
-        result
+        if self.drop_parts {
+            self.store.delete_parts().map_err(|e| {
+                io::Error::other(format!(
+                    "written, but the replaced archive's parts were not all deleted: {e}"
+                ))
+            })?;
+        }
+        Ok(())
     }
 
     fn complete(&mut self) -> io::Result<()> {
