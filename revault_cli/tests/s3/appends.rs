@@ -165,6 +165,12 @@ fn add_update_and_rm_on_s3_write_a_part_each_that_joins_into_the_local_archive()
     eprintln!("log of an archive of 3 parts: {} requests\n{}", lines.len(), lines.join("\n"));
     assert!(lines.len() <= 5, "{}", lines.join("\n"));
 
+    // A replacement that fails leaves the archive whole, parts and all.
+    let failed = create(&ep, &archive, tmp.path(), "src/no-such-file", &["--overwrite"]);
+    assert_ne!(failed.status.code(), Some(0));
+    assert_eq!(parts(&moto, "app.lbox").len(), 3);
+    ok(run(lockbox(&ep).args(["verify", &archive])));
+
     // Replacing the archive drops its parts with it.
     ok(create(&ep, &archive, tmp.path(), "src/a.txt", &["--overwrite"]));
     assert!(parts(&moto, "app.lbox").is_empty());
