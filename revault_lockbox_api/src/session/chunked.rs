@@ -7,8 +7,9 @@
 //! stream after every chunk it names, and the entry points at the list.
 //!
 //! The file's SHA-256 covers all its content, reused chunks too, so it is
-//! computed here as the bytes are read, not by the page workers (they see
-//! only the new chunks' bytes).
+//! computed as the bytes are read, with the chunk ids, by the digest
+//! worker (`pipeline::Digester`), not by the page workers (they see only
+//! the new chunks' bytes).
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
@@ -18,11 +19,12 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use super::{ArchiveWriter, Metadata};
-use crate::chunk::{ChunkIdHasher, ChunkKeys, ChunkParams, ChunkSink, Chunker};
+use crate::chunk::{ChunkIdHasher, ChunkKeys, ChunkParams, Chunker, CutPoints};
 use crate::crypto::looks_incompressible;
 use crate::crypto::ContentKey;
 use crate::error::{Error, Result};
 use crate::format::{encode_chunk_list, ChunkRef, EntryKind, Extent, ARCHIVE_ID_LEN, CHUNK_ID_LEN};
+use crate::pipeline::{DigestJob, Digested, Digester};
 
 /// The least a read from a file asks for, so that small chunk sizes do
 /// not make small reads.
@@ -30,12 +32,17 @@ const LEAST_READ_LEN: usize = 256 << 10;
 
 /// Bytes read from a file at once: twice the largest chunk (2 MiB by
 /// default). The chunk still open at a read's end, shorter than the
-/// largest, moves to the buffer's front, and the next read has at least
-/// the largest chunk's room, so it ends at least one chunk; more would
-/// only hold more memory through the whole create.
+/// largest, moves to the next buffer's front, and the next read has at
+/// least the largest chunk's room, so it ends at least one chunk; more
+/// would only hold more memory.
 fn read_len(params: &ChunkParams) -> usize {
     (2 * params.max()).max(LEAST_READ_LEN)
 }
+
+/// Buffers with the digest worker at once: one being digested while the
+/// next is read and cut. With the one being read and the next one's,
+/// four buffers of [`read_len`] a chunked file.
+const DIGEST_DEPTH: usize = 2;
 
 type ChunkMap = HashMap<[u8; CHUNK_ID_LEN], (u64, u32)>;
 
@@ -48,7 +55,8 @@ pub(crate) struct Chunking {
     /// The previous version's chunks, for the file stored at this path
     /// next (`update`).
     reuse: Option<(Vec<u8>, ChunkMap)>,
-    buf: Vec<u8>,
+    /// The digest worker and its buffers, once a file is chunked.
+    digester: Option<Digester>,
     /// A small file's bytes, read whole before they are stored or found.
     small: Vec<u8>,
 }
@@ -63,7 +71,7 @@ impl Chunking {
             keys: Arc::new(ChunkKeys::derive(content_key, archive_id)),
             params,
             reuse: None,
-            buf: Vec::new(),
+            digester: None,
             small: Vec::new(),
         }
     }
@@ -86,28 +94,30 @@ impl Chunking {
     }
 }
 
+/// The buffer being read and cut: `buf[..held]` holds the file's bytes
+/// from offset `buf_start`, the first `carry` of them the open chunk's
+/// bytes from the buffer before; `ends` the chunk ends found in it.
+#[derive(Default)]
+struct Cut {
+    buf: Vec<u8>,
+    buf_start: u64,
+    carry: usize,
+    held: usize,
+    ends: CutPoints,
+}
+
 /// One file's chunks so far.
 struct FileChunks {
-    ids: ChunkIdHasher,
     list: Vec<ChunkRef>,
-    /// File offset where the open chunk starts (after the listed ones).
+    /// File offset where the next chunk starts (after the listed ones).
     start: u64,
     /// Whether the file is large enough for pages of its own (half a page).
     large: bool,
     /// Whether a new chunk of the file was stored (a large file's first
     /// starts a page).
     started_page: bool,
-}
-
-/// The chunker's sink here: the ends of the chunks found in what it was fed.
-struct Ends(Vec<u64>);
-
-impl ChunkSink for Ends {
-    fn bytes(&mut self, _: &[u8]) {}
-
-    fn end(&mut self, end: u64) {
-        self.0.push(end);
-    }
+    /// The file's SHA-256, once its last buffer is digested.
+    sha256: Option<[u8; 32]>,
 }
 
 impl<W: Write> ArchiveWriter<W> {
@@ -221,11 +231,8 @@ impl<W: Write> ArchiveWriter<W> {
         if self.chunking.reuse.as_ref().is_some_and(|(p, _)| p != path) {
             self.chunking.reuse = None;
         }
-        let mut buf = std::mem::take(&mut self.chunking.buf);
-        buf.resize(read_len(&self.chunking.params), 0);
         let large = size_hint >= (self.tuning.page_size / 2) as u64;
-        let stored = self.store_chunks(content, &mut buf, large);
-        self.chunking.buf = buf;
+        let stored = self.store_chunks(content, large);
         self.chunking.reuse = None;
         let (list, size, sha256) = stored?;
         let extent = if list.is_empty() {
@@ -242,64 +249,108 @@ impl<W: Write> ArchiveWriter<W> {
         Ok(size)
     }
 
-    /// Reads `content` through `buf`, cutting and storing its chunks;
-    /// returns the list, the length and the SHA-256.
+    /// Reads `content` in buffers of [`read_len`], cutting each where the
+    /// chunker says and handing it to the digest worker (the chunk ids and
+    /// the file's SHA-256); stores or finds the chunks of each buffer that
+    /// comes back, in order. Returns the list, the length and the SHA-256.
     fn store_chunks(
         &mut self,
         content: &mut dyn Read,
-        buf: &mut [u8],
         large: bool,
     ) -> Result<(Vec<ChunkRef>, u64, [u8; 32])> {
+        if self.chunking.digester.is_none() {
+            let keys = Arc::clone(&self.chunking.keys);
+            self.chunking.digester = Some(Digester::new(keys, DIGEST_DEPTH)?);
+        }
+        let mut file = FileChunks { list: Vec::new(), start: 0, large, started_page: false, sha256: None };
+        let stored = self.read_and_store(content, &mut file);
+        if stored.is_err() {
+            self.digester().discard();
+        }
+        stored?;
+        let sha256 = file.sha256.expect("the last buffer digested");
+        Ok((file.list, file.start, sha256))
+    }
+
+    fn read_and_store(&mut self, content: &mut dyn Read, file: &mut FileChunks) -> Result<()> {
         let keys = Arc::clone(&self.chunking.keys);
-        let mut sha = Sha256::new();
-        let mut file = FileChunks {
-            ids: ChunkIdHasher::new(&keys),
-            list: Vec::new(),
-            start: 0,
-            large,
-            started_page: false,
-        };
-        let mut ends = Ends(Vec::new());
         let mut chunker = Chunker::new(&keys, self.chunking.params);
-        // `buf[..held]` holds the file's bytes from offset `buf_start`.
-        let (mut buf_start, mut held) = (0u64, 0usize);
+        let len = read_len(&self.chunking.params);
+        let mut cut = Cut { buf: self.digester().buffer(len), ..Cut::default() };
         loop {
-            let n =
-                read_full(content, &mut buf[held..]).map_err(Error::from_reader(Error::READING_CONTENT))?;
-            if n == 0 {
-                break;
-            }
+            let room = cut.buf.len() - cut.carry;
+            let n = read_full(content, &mut cut.buf[cut.carry..])
+                .map_err(Error::from_reader(Error::READING_CONTENT))?;
             if let Some(p) = &self.output.progress {
                 p.bytes_in.fetch_add(n as u64, Ordering::Relaxed);
             }
-            sha.update(&buf[held..held + n]);
-            chunker.feed(&buf[held..held + n], &mut ends);
-            held += n;
-            self.store_ends(&mut file, &mut ends, &buf[..held], buf_start)?;
-            // Move the open chunk's bytes to the front for the next read.
-            let open = (file.start - buf_start) as usize;
-            buf.copy_within(open..held, 0);
-            held -= open;
-            buf_start = file.start;
+            chunker.feed(&cut.buf[cut.carry..cut.carry + n], &mut cut.ends);
+            cut.held = cut.carry + n;
+            // A short read is the content's end.
+            if n < room {
+                break;
+            }
+            self.hand_to_digester(&mut cut, file, false)?;
         }
-        chunker.finish(&mut ends);
-        self.store_ends(&mut file, &mut ends, &buf[..held], buf_start)?;
-        Ok((file.list, file.start, sha.finalize().into()))
+        chunker.finish(&mut cut.ends);
+        self.hand_to_digester(&mut cut, file, true)?;
+        self.digester().recycle(std::mem::take(&mut cut.buf));
+        while file.sha256.is_none() {
+            self.store_digested(file)?;
+        }
+        Ok(())
     }
 
-    /// Stores or finds the chunks that end at `ends`, whose bytes lie in
-    /// `held` (the file's bytes from offset `held_start`).
-    fn store_ends(
-        &mut self,
-        file: &mut FileChunks,
-        ends: &mut Ends,
-        held: &[u8],
-        held_start: u64,
-    ) -> Result<()> {
-        for end in ends.0.drain(..) {
-            let bytes = &held[(file.start - held_start) as usize..(end - held_start) as usize];
-            file.ids.update(bytes);
-            let id = *file.ids.finish_chunk().as_bytes();
+    /// Hands the buffer `cut` read, with the chunks that end in it, to the
+    /// digest worker, and starts the next buffer with the bytes of the
+    /// chunk still open (none after the `last`).
+    fn hand_to_digester(&mut self, cut: &mut Cut, file: &mut FileChunks, last: bool) -> Result<()> {
+        let ends: Vec<usize> = cut.ends.0.drain(..).map(|end| (end - cut.buf_start) as usize).collect();
+        let whole = ends.last().copied().unwrap_or(0);
+        let mut next = self.digester().buffer(cut.buf.len());
+        next[..cut.held - whole].copy_from_slice(&cut.buf[whole..cut.held]);
+        while !self.digester().has_room() {
+            self.store_digested(file)?;
+        }
+        let buf = std::mem::replace(&mut cut.buf, next);
+        let (first, new) = (cut.buf_start == 0 && cut.carry == 0, cut.carry..cut.held);
+        let job = DigestJob { buf, ends, new, first, last };
+        if first && last {
+            let done = self.digester().digest_here(job);
+            self.store_done(file, done)?;
+        } else {
+            self.digester().submit(job);
+        }
+        cut.carry = cut.held - whole;
+        cut.held = cut.carry;
+        cut.buf_start += whole as u64;
+        Ok(())
+    }
+
+    fn digester(&mut self) -> &mut Digester {
+        self.chunking.digester.as_mut().expect("started for the file")
+    }
+
+    /// Stores or finds the chunks of the oldest buffer in flight.
+    fn store_digested(&mut self, file: &mut FileChunks) -> Result<()> {
+        let done = self.digester().pop().expect("a buffer in flight");
+        self.store_done(file, done)
+    }
+
+    /// Stores or finds the chunks of `done`, and recycles its buffer.
+    fn store_done(&mut self, file: &mut FileChunks, done: Digested) -> Result<()> {
+        let stored = self.store_found(file, &done);
+        file.sha256 = done.sha256;
+        self.digester().recycle(done.buf);
+        stored
+    }
+
+    /// Stores or finds the chunks `done` holds.
+    fn store_found(&mut self, file: &mut FileChunks, done: &Digested) -> Result<()> {
+        let mut start = 0;
+        for (&end, &id) in done.ends.iter().zip(&done.ids) {
+            let bytes = &done.buf[start..end];
+            start = end;
             let len = bytes.len() as u32;
             let known = match self.chunking.reused(&id) {
                 Some(found) => Some(found),
@@ -326,7 +377,7 @@ impl<W: Write> ArchiveWriter<W> {
                 }
             };
             file.list.push(ChunkRef { offset, len, id });
-            file.start = end;
+            file.start += u64::from(len);
         }
         Ok(())
     }
