@@ -30,18 +30,18 @@ use crate::pipeline::{DigestJob, Digested, Digester};
 /// not make small reads.
 const LEAST_READ_LEN: usize = 256 << 10;
 
-/// Bytes read from a file at once: twice the largest chunk (2 MiB by
-/// default). The chunk still open at a read's end, shorter than the
-/// largest, moves to the next buffer's front, and the next read has at
-/// least the largest chunk's room, so it ends at least one chunk; more
-/// would only hold more memory.
+/// Bytes read from a file at once: the largest chunk (1 MiB by default)
+/// and [`LEAST_READ_LEN`] more. The chunk still open at a read's end,
+/// shorter than the largest, moves to the next buffer's front, so each
+/// read has room for at least `LEAST_READ_LEN`; larger buffers would only
+/// hold more memory, three of them at once (below).
 fn read_len(params: &ChunkParams) -> usize {
-    (2 * params.max()).max(LEAST_READ_LEN)
+    params.max() + LEAST_READ_LEN
 }
 
 /// Buffers with the digest worker at once: one being digested while the
-/// next is read and cut. With the one being read and the next one's,
-/// four buffers of [`read_len`] a chunked file.
+/// next is read and cut. With the one being read, three buffers of
+/// [`read_len`] a chunked file.
 const DIGEST_DEPTH: usize = 2;
 
 type ChunkMap = HashMap<[u8; CHUNK_ID_LEN], (u64, u32)>;
@@ -307,11 +307,12 @@ impl<W: Write> ArchiveWriter<W> {
     fn hand_to_digester(&mut self, cut: &mut Cut, file: &mut FileChunks, last: bool) -> Result<()> {
         let ends: Vec<usize> = cut.ends.0.drain(..).map(|end| (end - cut.buf_start) as usize).collect();
         let whole = ends.last().copied().unwrap_or(0);
-        let mut next = self.digester().buffer(cut.buf.len());
-        next[..cut.held - whole].copy_from_slice(&cut.buf[whole..cut.held]);
+        // Room first, so that the next buffer is the one given back.
         while !self.digester().has_room() {
             self.store_digested(file)?;
         }
+        let mut next = self.digester().buffer(cut.buf.len());
+        next[..cut.held - whole].copy_from_slice(&cut.buf[whole..cut.held]);
         let buf = std::mem::replace(&mut cut.buf, next);
         let (first, new) = (cut.buf_start == 0 && cut.carry == 0, cut.carry..cut.held);
         let job = DigestJob { buf, ends, new, first, last };
