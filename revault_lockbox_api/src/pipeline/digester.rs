@@ -90,8 +90,9 @@ impl Digester {
         Ok(Digester { worker, keys, free: Vec::new() })
     }
 
-    /// Digests a whole file's one buffer on this thread: handing it over
-    /// would only add a wait (nothing else is in flight).
+    /// Digests a file shorter than one read, its one buffer, on this
+    /// thread: handing it over would only add a wait (nothing else is in
+    /// flight).
     pub(crate) fn digest_here(&self, job: DigestJob) -> Digested {
         assert!(job.first && job.last && self.worker.in_flight() == 0, "a whole file, alone");
         digest(&self.keys, &mut Sha256::new(), job)

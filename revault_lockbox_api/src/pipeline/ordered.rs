@@ -1,9 +1,9 @@
 //! Workers that take jobs by value and give results back in submission
 //! order, allocating nothing per job: jobs and results travel through
 //! bounded channels, and results that finish early wait in a fixed ring.
-//! The one ordered pool: the writer's page sealer, the reader's page
-//! opener, the index merge's leaf opening and extraction's placing and
-//! syncing threads all run on it.
+//! The one ordered pool: the writer's page sealer and chunk digester, the
+//! reader's page opener, the index merge's leaf opening and extraction's
+//! placing and syncing threads all run on it.
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::mpsc::{self, Receiver, SyncSender};

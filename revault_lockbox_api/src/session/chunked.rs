@@ -47,8 +47,9 @@ const DIGEST_DEPTH: usize = 2;
 type ChunkMap = HashMap<[u8; CHUNK_ID_LEN], (u64, u32)>;
 
 /// A session's chunking state: keys and sizes, the previous version's
-/// chunks, and the read buffer reused from file to file. (The chunks the
-/// session stored are its chunk index's: `SessionChunks`.)
+/// chunks, the digest worker and the read buffers it hands back, reused
+/// from file to file. (The chunks the session stored are its chunk
+/// index's: `SessionChunks`.)
 pub(crate) struct Chunking {
     keys: Arc<ChunkKeys>,
     params: ChunkParams,
@@ -262,6 +263,8 @@ impl<W: Write> ArchiveWriter<W> {
             let keys = Arc::clone(&self.chunking.keys);
             self.chunking.digester = Some(Digester::new(keys, DIGEST_DEPTH)?);
         }
+        // Nothing of an earlier file, even one a panic cut short.
+        self.digester().discard();
         let mut file = FileChunks { list: Vec::new(), start: 0, large, started_page: false, sha256: None };
         let stored = self.read_and_store(content, &mut file);
         if stored.is_err() {
@@ -294,7 +297,6 @@ impl<W: Write> ArchiveWriter<W> {
         }
         chunker.finish(&mut cut.ends);
         self.hand_to_digester(&mut cut, file, true)?;
-        self.digester().recycle(std::mem::take(&mut cut.buf));
         while file.sha256.is_none() {
             self.store_digested(file)?;
         }
@@ -302,8 +304,9 @@ impl<W: Write> ArchiveWriter<W> {
     }
 
     /// Hands the buffer `cut` read, with the chunks that end in it, to the
-    /// digest worker, and starts the next buffer with the bytes of the
-    /// chunk still open (none after the `last`).
+    /// digest worker, and (but for the `last`) starts the next buffer with
+    /// the bytes of the chunk still open. A whole file in one buffer is
+    /// digested here.
     fn hand_to_digester(&mut self, cut: &mut Cut, file: &mut FileChunks, last: bool) -> Result<()> {
         let ends: Vec<usize> = cut.ends.0.drain(..).map(|end| (end - cut.buf_start) as usize).collect();
         let whole = ends.last().copied().unwrap_or(0);
@@ -311,9 +314,13 @@ impl<W: Write> ArchiveWriter<W> {
         while !self.digester().has_room() {
             self.store_digested(file)?;
         }
-        let mut next = self.digester().buffer(cut.buf.len());
-        next[..cut.held - whole].copy_from_slice(&cut.buf[whole..cut.held]);
-        let buf = std::mem::replace(&mut cut.buf, next);
+        let buf = if last {
+            std::mem::take(&mut cut.buf)
+        } else {
+            let mut next = self.digester().buffer(cut.buf.len());
+            next[..cut.held - whole].copy_from_slice(&cut.buf[whole..cut.held]);
+            std::mem::replace(&mut cut.buf, next)
+        };
         let (first, new) = (cut.buf_start == 0 && cut.carry == 0, cut.carry..cut.held);
         let job = DigestJob { buf, ends, new, first, last };
         if first && last {
@@ -498,6 +505,42 @@ mod tests {
             let a = archive.find("a").unwrap().unwrap();
             let list = archive.chunk_list(&a).unwrap().unwrap();
             assert!(list.len() > 1, "{params:?}: {} chunks", list.len());
+        }
+    }
+
+    /// Yields its bytes, then fails.
+    struct FailsAfter(Cursor<Vec<u8>>);
+
+    impl Read for FailsAfter {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            match self.0.read(buf)? {
+                0 => Err(io::Error::other("the disk went away")),
+                n => Ok(n),
+            }
+        }
+    }
+
+    #[test]
+    fn files_about_the_read_size_read_back_whole_after_a_file_that_failed() {
+        let params = small_chunks();
+        let len = read_len(&params);
+        let meta = Metadata::new(0o644, 0, 0, 0, 0);
+        let mut w = ArchiveWriter::new(Vec::new(), &password(), options(params)).unwrap();
+        // Half way through its second buffer, with the first in flight.
+        let failing = FailsAfter(Cursor::new(random(len * 3 / 2, 99)));
+        let error = w.add_file("0-failed", &meta, 3 * len as u64, failing).unwrap_err();
+        assert!(error.to_string().contains("reading a file's content"), "{error}");
+        let sizes = [0, params.min(), len - 1, len, len + 1, 2 * len, 2 * len + params.max() / 2];
+        let files: Vec<Vec<u8>> = sizes.iter().zip(40..).map(|(&n, seed)| random(n, seed)).collect();
+        for (i, data) in files.iter().enumerate() {
+            // Hints that are wrong both ways: only the content's end counts.
+            let hint = if i % 2 == 0 { 2 * len } else { params.min() } as u64;
+            w.add_file(format!("f{i}"), &meta, hint, &data[..]).unwrap();
+        }
+        let archive = Archive::open(Cursor::new(w.finish().unwrap()), &password()).unwrap();
+        assert!(archive.find("0-failed").unwrap().is_none());
+        for (i, data) in files.iter().enumerate() {
+            assert!(read_all(&archive, &format!("f{i}")) == *data, "file {i}, {} bytes", data.len());
         }
     }
 
