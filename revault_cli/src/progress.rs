@@ -280,6 +280,9 @@ impl ReadAt for CountedReads {
     fn will_read(&self, ranges: &[(u64, u32)]) {
         self.inner.will_read(ranges);
     }
+    fn at_hand(&self, offset: u64, len: u64) -> bool {
+        self.inner.at_hand(offset, len)
+    }
 }
 
 /// No total from the caller: the library sets it.

@@ -109,6 +109,9 @@ impl ReadAt for SaidWhenClosed {
     fn will_read(&self, ranges: &[(u64, u32)]) {
         self.view.will_read(ranges)
     }
+    fn at_hand(&self, offset: u64, len: u64) -> bool {
+        self.view.at_hand(offset, len)
+    }
 }
 
 impl Drop for SaidWhenClosed {

@@ -7,7 +7,10 @@
 //! (FORMAT.md §3.11). A reader takes the primary at offset 0; when its
 //! prefix or a slot does not decode, or no slot opens with the key given,
 //! it takes the last session's copy, found from the trailer alone, before
-//! any key is known, and says so ([`Head::damage`]).
+//! any key is known, and says so ([`Head::damage`]). When the source holds
+//! the copy's bytes already (an object store's opening GET of the last
+//! bytes brought them, [`ReadAt::at_hand`]), the copy is tried first: it
+//! saves the request for the archive's first bytes.
 
 use std::sync::Arc;
 
@@ -83,6 +86,27 @@ fn copy_head(src: &dyn ReadAt, file_len: u64) -> Result<Option<(Head, u64)>> {
     search_back(src, at_end, MIN_DATA_START, &mut |offset| copy_before(src, offset))
 }
 
+/// The last session's header copy when `src` holds its bytes and those of
+/// the last 216 bytes already, and those decode as a trailer that
+/// announces it (no search: a torn tail reads the primary first).
+fn copy_at_hand(src: &dyn ReadAt, file_len: u64) -> Result<Option<(Head, u64)>> {
+    if file_len < MIN_DATA_START + TRAILER_LEN as u64 {
+        return Ok(None);
+    }
+    let at_end = file_len - TRAILER_LEN as u64;
+    if !src.at_hand(at_end, TRAILER_LEN as u64) {
+        return Ok(None);
+    }
+    let raw = read_sealed(src, at_end, TRAILER_LEN as u32, || "trailer".into())?;
+    let Ok(trailer) = Trailer::decode(raw.as_slice().try_into().expect("read exactly"), at_end) else {
+        return Ok(None);
+    };
+    if trailer.copy_slot_len == 0 || !src.at_hand(trailer.header_copy_offset(), trailer.header_copy_len()) {
+        return Ok(None);
+    }
+    copy_before(src, at_end)
+}
+
 /// The header copy before a trailer at `offset`, if there is one that
 /// decodes and agrees with it.
 fn copy_before(src: &dyn ReadAt, offset: u64) -> Result<Option<(Head, u64)>> {
@@ -106,23 +130,51 @@ fn copy_before(src: &dyn ReadAt, offset: u64) -> Result<Option<(Head, u64)>> {
 /// the primary does not decode, or when no slot of it opens (then only its
 /// slots that differ from the primary's, so a wrong key costs no second
 /// derivation). When neither opens, the primary's error is the answer.
+///
+/// A copy at hand ([`copy_at_hand`]) is tried before the primary, under
+/// the same check (a slot opens and the trailer right after it
+/// authenticates under that key); when no slot of it opens, the primary's
+/// slots that differ from it are tried, so either order accepts the same
+/// keys and a wrong key still costs one derivation.
 pub(crate) fn unlock_head(
     src: &dyn ReadAt,
     file_len: u64,
     key: &Unlock<'_>,
     kdf_budget: u64,
 ) -> Result<(Head, ContentKey)> {
+    let mut tried = None;
+    if let Some((copy, at)) = copy_at_hand(src, file_len)? {
+        match key.content_key(&copy.header.archive_id, &copy.slots, kdf_budget) {
+            Ok((content_key, _)) => {
+                if authenticates_after(src, &copy, at, &content_key)? {
+                    return Ok((copy, content_key));
+                }
+                // The trailer after it does not authenticate (a torn or
+                // damaged end): the primary, then the search, as without it.
+            }
+            Err(e) if is_no_slot_opened(&e) => tried = Some(copy),
+            // Anything else (a budget, a plugin): the primary as without it.
+            Err(_) => {}
+        }
+    }
     let (primary, primary_error) = match primary_head(src, file_len) {
-        Ok(head) => match key.content_key(&head.header.archive_id, &head.slots, kdf_budget) {
-            Ok((content_key, _)) => return Ok((head, content_key)),
-            Err(e) if is_no_slot_opened(&e) => (Some(head), e),
-            Err(e) => return Err(e),
-        },
+        Ok(head) => {
+            let slots = match &tried {
+                Some(copy) => untried_slots(copy, &head),
+                None => head.slots.clone(),
+            };
+            match key.content_key(&head.header.archive_id, &slots, kdf_budget) {
+                Ok((content_key, _)) => return Ok((head, content_key)),
+                Err(e) if is_no_slot_opened(&e) => (Some(head), e),
+                Err(e) => return Err(e),
+            }
+        }
         Err(e) if is_head_damage(&e) => (None, e),
         Err(e) => return Err(e),
     };
-    // A version 3 archive has no copies: its primary's error is the answer.
-    if primary.as_ref().is_some_and(|head| !header_copy_allowed(head.header.version)) {
+    // A version 3 archive has no copies, and a copy tried first has no
+    // slot left to try: the primary's error is the answer.
+    if tried.is_some() || primary.as_ref().is_some_and(|head| !header_copy_allowed(head.header.version)) {
         return Err(primary_error);
     }
     let Some((mut copy, at)) = copy_head(src, file_len)? else { return Err(primary_error) };
@@ -133,11 +185,7 @@ pub(crate) fn unlock_head(
     let Ok((content_key, _)) = key.content_key(&copy.header.archive_id, &untried, kdf_budget) else {
         return Err(primary_error);
     };
-    // The copy counts only when the trailer right after it authenticates
-    // under the key its slot gave: a copy before a damaged last trailer may
-    // hold a slot `key remove` took out of every copy it could reach.
-    let trailer_at = at + copy.header.data_start();
-    if try_trailer(src, trailer_at, &copy.header, &content_key)?.is_none() {
+    if !authenticates_after(src, &copy, at, &content_key)? {
         return Err(primary_error);
     }
     let why = match primary {
@@ -148,6 +196,15 @@ pub(crate) fn unlock_head(
         "the header and key-slot table at byte 0 are damaged ({why}); read from their copy at byte {at}"
     ));
     Ok((copy, content_key))
+}
+
+/// Whether the trailer right after the copy at `at` authenticates under
+/// the key a slot of it gave: only then does the copy count. A copy before
+/// a damaged last trailer may hold a slot `key remove` took out of every
+/// copy it could reach.
+fn authenticates_after(src: &dyn ReadAt, copy: &Head, at: u64, content_key: &ContentKey) -> Result<bool> {
+    let trailer_at = at + copy.header.data_start();
+    Ok(try_trailer(src, trailer_at, &copy.header, content_key)?.is_some())
 }
 
 /// The head when the content key is known (a writer reading back what it
@@ -167,6 +224,29 @@ pub(crate) fn known_head(src: &dyn ReadAt, file_len: u64) -> Result<Head> {
         },
         other => other,
     }
+}
+
+/// The head for showing the slot table without a key (`key list`): the
+/// last session's copy when it is at hand, else as [`known_head`]. Without
+/// a key neither is authenticated; both are what a reader with a key
+/// would try first.
+pub(crate) fn listed_head(src: &dyn ReadAt, file_len: u64) -> Result<Head> {
+    match copy_at_hand(src, file_len)? {
+        Some((copy, _)) => Ok(copy),
+        None => known_head(src, file_len),
+    }
+}
+
+/// When the header and slot table at offset 0 are not `head` (the header
+/// in use, read from the last session's copy when it was at hand) byte
+/// for byte, one line saying so. `verify` reports it.
+pub(crate) fn primary_differs(src: &dyn ReadAt, head: &[u8], copy_at: u64) -> Result<Option<String>> {
+    let primary = read_sealed(src, 0, head.len() as u32, || "key slots".into())?;
+    Ok((primary != head).then(|| {
+        format!(
+            "the header and key-slot table at byte 0 differ from their copy at byte {copy_at} (damaged, or a key change was cut short: run it again)"
+        )
+    }))
 }
 
 /// When the header copy before `trailer` (committed) is not `head` (the

@@ -54,7 +54,7 @@ pub(crate) use content::{ContentSource, ContentVisitor, Span, SpanRequest};
 pub use entries::Entries;
 pub use file::EntryReader;
 use head::other_version;
-pub(crate) use head::{known_head, read_labeled_slots, read_prefix, unlock_head, Head};
+pub(crate) use head::{known_head, listed_head, read_labeled_slots, read_prefix, unlock_head, Head};
 pub use info::ArchiveInfo;
 pub(crate) use merge::Merged;
 pub use options::OpenOptions;

@@ -2,7 +2,7 @@
 
 use std::sync::atomic::Ordering;
 
-use super::head::copy_differs;
+use super::head::{copy_differs, primary_differs};
 use super::{is_salvageable, ContentVisitor, Members, Span, SpanRequest};
 use crate::archive::Archive;
 use crate::chunk::{ChunkIdHasher, ChunkKeys};
@@ -260,7 +260,11 @@ impl<S: ReadAt> Archive<S> {
             checker.report.lost.extend(self.header_damage().map(str::to_owned));
             checker.report.lost.extend(self.session_header_damage().map(str::to_owned));
             if self.header_damage().is_none() {
-                checker.report.lost.extend(copy_differs(&self.src, &self.last.trailer, self.head())?);
+                // One of the two is the header in use (the copy when it
+                // was at hand), so at most one of them reports.
+                let (trailer, head) = (&self.last.trailer, self.head());
+                checker.report.lost.extend(copy_differs(&self.src, trailer, head)?);
+                checker.report.lost.extend(primary_differs(&self.src, head, trailer.header_copy_offset())?);
             }
             checker.report.lost.extend(history);
             checker.report.lost.extend(self.check_records()?);

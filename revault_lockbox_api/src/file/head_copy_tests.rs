@@ -271,3 +271,80 @@ fn repair_writes_a_damaged_last_copy_again() {
     );
     assert!(std::fs::read(&path).unwrap() == whole, "repaired byte for byte");
 }
+
+/// An archive's bytes whose end, from `from`, is at hand (as an object
+/// store's opening GET of the last bytes leaves them), each read's offset
+/// noted.
+struct EndAtHand {
+    bytes: Cursor<Vec<u8>>,
+    from: u64,
+    reads: std::sync::Mutex<Vec<u64>>,
+}
+
+impl EndAtHand {
+    fn new(bytes: Vec<u8>, from: usize) -> EndAtHand {
+        EndAtHand { bytes: Cursor::new(bytes), from: from as u64, reads: Default::default() }
+    }
+
+    /// Whether a read started in the first `len` bytes.
+    fn read_below(&self, len: usize) -> bool {
+        self.reads.lock().unwrap().iter().any(|&at| at < len as u64)
+    }
+}
+
+impl crate::storage::ReadAt for EndAtHand {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        self.reads.lock().unwrap().push(offset);
+        crate::storage::ReadAt::read_exact_at(&self.bytes, buf, offset)
+    }
+
+    fn len(&self) -> std::io::Result<u64> {
+        crate::storage::ReadAt::len(&self.bytes)
+    }
+
+    fn at_hand(&self, offset: u64, _len: u64) -> bool {
+        offset >= self.from
+    }
+}
+
+/// Issue 51: with the last session's copy at hand, opening reads the
+/// header and slots from it, not the archive's first bytes; it accepts the
+/// same keys, and `verify` still finds a damaged primary.
+#[test]
+fn a_copy_at_hand_is_read_instead_of_the_first_bytes_under_the_same_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, key_file) = two_sessions(dir.path());
+    let bytes = std::fs::read(&path).unwrap();
+    let data_start = 32 + 16 * usize::from(u16::from_le_bytes([bytes[30], bytes[31]]));
+    let last_copy = *copies(&bytes).last().unwrap();
+    let password_slot = slot_of(&bytes, 1);
+
+    let src = EndAtHand::new(bytes.clone(), last_copy);
+    let archive = Archive::open(&src, &password()).unwrap();
+    assert!(!src.read_below(data_start), "the primary was read: {:?}", src.reads.lock().unwrap());
+    assert!(archive.header_damage().is_none());
+    assert!(archive.verify().unwrap().is_ok());
+    let src = EndAtHand::new(bytes.clone(), last_copy);
+    Archive::open(&src, &key_file).unwrap();
+    assert!(!src.read_below(data_start));
+
+    // A damaged primary is not read to open, and `verify` reports it.
+    let damaged = flipped(&bytes, password_slot + 50, 0);
+    let src = EndAtHand::new(damaged, last_copy);
+    let archive = Archive::open(&src, &password()).unwrap();
+    let report = archive.verify().unwrap();
+    assert!(report.lost.iter().any(|l| l.contains("at byte 0 differ")), "{:?}", report.lost);
+
+    // A damaged copy: the primary opens, and `verify` reports the copy.
+    let damaged = flipped(&bytes, last_copy + password_slot - 32 + 50, 0);
+    let src = EndAtHand::new(damaged, last_copy);
+    let archive = Archive::open(&src, &password()).unwrap();
+    assert!(src.read_below(data_start));
+    let report = archive.verify().unwrap();
+    assert!(report.lost.iter().any(|l| l.contains("header copy at byte")), "{:?}", report.lost);
+
+    // A wrong key is refused as it is without the copy.
+    let src = EndAtHand::new(bytes, last_copy);
+    let err = Archive::open(&src, &Password::from("wrong")).expect_err("a wrong password opens nothing");
+    assert!(matches!(err, crate::error::Error::WrongPassword), "{err}");
+}

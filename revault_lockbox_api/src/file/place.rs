@@ -88,6 +88,14 @@ impl ReadAt for Source {
         }
         let _ = ranges;
     }
+
+    fn at_hand(&self, offset: u64, len: u64) -> bool {
+        match self {
+            #[cfg(feature = "s3")]
+            Source::Object(committed, None) => committed.at_hand(offset, len),
+            _ => false,
+        }
+    }
 }
 
 impl Place {

@@ -30,7 +30,7 @@ use super::lock::open_locked;
 use super::maintain::rewrite_archive;
 use super::UpdateOptions;
 use crate::archive::{
-    find_committed, header_copies, known_head, read_labeled_slots, read_prefix, Archive, Retention,
+    find_committed, header_copies, listed_head, read_labeled_slots, read_prefix, Archive, Retention,
 };
 use crate::crypto::{ContentKey, KdfParams, Password, DEFAULT_KDF_BUDGET};
 use crate::error::{Error, Result};
@@ -183,7 +183,7 @@ pub fn list(path: &Path) -> Result<Vec<SlotInfo>> {
 /// the end of the last session (FORMAT.md §3.11), as opening reads it.
 pub fn read(src: &dyn ReadAt) -> Result<Vec<SlotInfo>> {
     let file_len = src.len().map_err(Error::stream("finding the archive's length"))?;
-    let head = known_head(src, file_len)?;
+    let head = listed_head(src, file_len)?;
     let table = head.bytes[HEADER_PREFIX_LEN..].chunks(head.header.slot_len).map(decode_labeled_slot);
     let info =
         table.collect::<Result<Vec<_>, _>>()?.into_iter().enumerate().filter_map(|(index, (slot, label))| {

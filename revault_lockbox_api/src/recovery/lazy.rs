@@ -340,4 +340,7 @@ impl<S: ReadAt> ReadAt for LazyView<S> {
     fn will_read(&self, ranges: &[(u64, u32)]) {
         self.inner.will_read(ranges)
     }
+    fn at_hand(&self, offset: u64, len: u64) -> bool {
+        self.inner.at_hand(offset, len)
+    }
 }

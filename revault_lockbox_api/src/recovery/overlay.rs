@@ -107,6 +107,9 @@ impl<S: ReadAt> ReadAt for RepairedView<S> {
     fn will_read(&self, ranges: &[(u64, u32)]) {
         self.inner.will_read(ranges)
     }
+    fn at_hand(&self, offset: u64, len: u64) -> bool {
+        self.inner.at_hand(offset, len)
+    }
 }
 
 /// Checks every run of `runs` against its parity's checksums (reading each

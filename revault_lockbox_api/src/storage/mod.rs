@@ -28,6 +28,14 @@ pub trait ReadAt: Send + Sync {
     /// order. A remote source may start fetching them; the default ignores
     /// it (a local file has the kernel's read-ahead).
     fn will_read(&self, _ranges: &[(u64, u32)]) {}
+    /// Whether `len` bytes at `offset` are at hand: reading them sends no
+    /// request (a remote source fetched them already). A reader may then
+    /// prefer them to other bytes that hold the same (FORMAT.md §6.1 step
+    /// 4: the header's copy at the end). The default says no: on a local
+    /// file every read is as cheap, and readers keep their usual order.
+    fn at_hand(&self, _offset: u64, _len: u64) -> bool {
+        false
+    }
 }
 
 impl ReadAt for File {
@@ -72,6 +80,10 @@ macro_rules! read_at_through {
 
             fn will_read(&self, ranges: &[(u64, u32)]) {
                 (**self).will_read(ranges)
+            }
+
+            fn at_hand(&self, offset: u64, len: u64) -> bool {
+                (**self).at_hand(offset, len)
             }
         }
     )+};

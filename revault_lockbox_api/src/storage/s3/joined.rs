@@ -6,7 +6,8 @@
 //! (ten digits, so that a listing returns them in order), each holding
 //! exactly the bytes a local append would have written at that offset.
 //! Opening sends the GET of the base's last bytes and one LIST of
-//! `KEY.parts/` at once; reads then go to the object holding each byte, a
+//! `KEY.parts/` at once, then, when there are parts, the GET of the last
+//! part's last bytes; reads then go to the object holding each byte, a
 //! range that crosses a boundary being a GET on each side.
 //!
 //! Other names under the prefix are not the archive's: an upload being
@@ -104,6 +105,7 @@ impl S3Reader {
         let base_reader = ObjectReader::with_tail(store.clone(), base.clone(), tail, trace.clone());
         let mut len = base_reader.size();
         let mut objects = vec![(0, base_reader)];
+        let count = parts.len() as u64;
         for (expected, (number, meta)) in (1..).zip(parts) {
             let location = part_location(&base, number);
             if number != expected || meta.size == 0 {
@@ -114,10 +116,19 @@ impl S3Reader {
                     reason: format!("part {} is {what}", part.key),
                 });
             }
-            objects.push((
-                len,
-                ObjectReader::known(store.clone(), location, meta.size, meta.e_tag, trace.clone()),
-            ));
+            // The last part's tail, as the base's: the last trailer, the
+            // root, the header copy (FORMAT.md §6.1 step 4) in one GET
+            // rather than one GET for each read back from its end.
+            let reader = if expected == count {
+                let tail = store.block_on(fetch_tail(&store, &location))?;
+                if tail.0.size != meta.size || tail.0.e_tag != meta.e_tag {
+                    return Err(S3Error::Changed { location });
+                }
+                ObjectReader::with_tail(store.clone(), location, tail, trace.clone())
+            } else {
+                ObjectReader::known(store.clone(), location, meta.size, meta.e_tag, trace.clone())
+            };
+            objects.push((len, reader));
             len += meta.size;
         }
         Ok(S3Reader { store, objects, len, last_read: AtomicUsize::new(0), stale })
@@ -190,6 +201,11 @@ impl ReadAt for S3Reader {
 
     fn len(&self) -> io::Result<u64> {
         Ok(self.len)
+    }
+
+    fn at_hand(&self, offset: u64, len: u64) -> bool {
+        offset.checked_add(len).is_some_and(|end| end <= self.len)
+            && self.pieces(offset, len).all(|(_, object, at, len, _)| object.at_hand(at, len))
     }
 
     fn will_read(&self, ranges: &[(u64, u32)]) {

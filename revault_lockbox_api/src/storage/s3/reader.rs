@@ -248,6 +248,11 @@ impl ReadAt for ObjectReader {
         Ok(self.len)
     }
 
+    fn at_hand(&self, offset: u64, len: u64) -> bool {
+        let end = offset.saturating_add(len).min(self.len);
+        self.cache.lock().is_ok_and(|cache| cache.holds(offset..end))
+    }
+
     fn will_read(&self, ranges: &[(u64, u32)]) {
         if let Ok(mut cache) = self.cache.lock() {
             cache.hint(ranges.iter().map(|&(offset, len)| offset..offset.saturating_add(u64::from(len))));

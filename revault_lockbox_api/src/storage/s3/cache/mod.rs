@@ -75,6 +75,11 @@ struct Stream {
     /// so that a header followed by its slot table is not taken for a scan.
     hits: u32,
     next: u64,
+    /// The end of what its read-ahead fetched. A chunk found cached,
+    /// fetched for another read, does not count: the opening's GET of an
+    /// object's first 128 KiB would otherwise make every read within it,
+    /// a lookup's leaf there, continue the stream of the header's reads
+    /// and read ahead past it.
     ahead: u64,
     window: u64,
     last_used: u64,
@@ -164,6 +169,18 @@ impl RangeCache {
         self.tick += 1;
         self.cached += end - start;
         self.chunks.insert(start, Chunk { end, slot, last_used: self.tick, unread: false });
+    }
+
+    /// Whether every byte of `range` has arrived.
+    pub(super) fn holds(&self, range: Range<u64>) -> bool {
+        let mut pos = range.start;
+        while pos < range.end {
+            match self.chunks.range(..=pos).next_back() {
+                Some((_, chunk)) if chunk.end > pos && chunk.slot.state() == Some(true) => pos = chunk.end,
+                _ => return false,
+            }
+        }
+        true
     }
 
     /// Forgets a chunk whose fetch failed, so that a later read asks again.
@@ -343,6 +360,7 @@ impl RangeCache {
         // stopped: a chunk dropped before it was read is fetched again.
         let mut pos = s.next;
         let mut started = 0;
+        let mut fetched_to = s.ahead;
         while pos < target && started < room {
             if let Some((_, chunk)) = self.chunks.range(..=pos).next_back().filter(|(_, c)| c.end > pos) {
                 pos = chunk.end;
@@ -362,8 +380,9 @@ impl RangeCache {
             plan.fetches.push((pos..end, slot, Why::Ahead));
             started += 1;
             pos = end;
+            fetched_to = end;
         }
-        s.ahead = pos.max(s.ahead);
+        s.ahead = fetched_to;
         self.streams[i] = s;
         started
     }

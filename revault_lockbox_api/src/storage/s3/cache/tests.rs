@@ -76,6 +76,23 @@ fn a_header_then_its_slot_table_is_not_a_scan() {
     assert!(slots.fetches.is_empty(), "{:?}", fetched(&slots));
 }
 
+/// The reads of a `cat` on the tall archive of the CLI's request test
+/// (revault_cli/tests/s3/requests.rs): the header and slot table (twice),
+/// the session header, then a lookup's leaves, one of them further on in
+/// the first GET's bytes. That leaf read a 100 KiB read-ahead nobody used,
+/// the stream having taken the whole first GET as its window.
+#[test]
+fn a_lookups_leaf_in_the_first_get_does_not_continue_the_headers_reads() {
+    let mut cache = RangeCache::new(64 << 20, 8);
+    let first = cache.plan(0..32, 8);
+    assert_eq!(fetched(&first), [0..MIN_FETCH]);
+    arrive(&first);
+    for read in [0..4128, 0..32, 0..4128, 4128..4192, 4192..4255, 4255..7793, 100_133..103_757] {
+        let plan = cache.plan(read.clone(), 8);
+        assert!(plan.fetches.is_empty(), "{read:?} fetched {:?}", fetched(&plan));
+    }
+}
+
 #[test]
 fn random_reads_do_not_read_ahead() {
     let mut cache = RangeCache::new(1 << 30, 8);
