@@ -280,6 +280,16 @@ impl ReadAt for CountedReads {
     fn will_read(&self, ranges: &[(u64, u32)]) {
         self.inner.will_read(ranges);
     }
+
+    fn read_unit_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        self.inner.read_unit_at(buf, offset)?;
+        self.counters.bytes_in.fetch_add(buf.len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn recheck(&self, offset: u64, len: u64) -> std::io::Result<bool> {
+        self.inner.recheck(offset, len)
+    }
 }
 
 /// No total from the caller: the library sets it.
