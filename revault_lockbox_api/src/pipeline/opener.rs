@@ -213,7 +213,7 @@ impl PageOpener {
             }
             Opened::Failed { page, ticket, digests } => {
                 let PageToOpen { number, start, record, keys, archive_id, sealed, mut spans } = page;
-                let failed = sealed.err().expect("a failed page holds why");
+                let failed = sealed.expect_err("a failed page holds why");
                 let opened = panic::catch_unwind(AssertUnwindSafe(|| match reread(number, &record) {
                     Some(Ok(sealed)) => {
                         open_data_page_into(&keys, &archive_id, number, &record, sealed, spare)

@@ -322,11 +322,10 @@ fn a_lazy_view_reads_only_near_what_is_asked_and_rebuilds_the_group_of_a_damaged
     assert!(view.refused().is_empty());
 }
 
-#[test]
-fn a_lazy_view_refuses_lists_that_lie_and_reads_the_bytes_as_they_are() {
-    let mut file = Vec::new();
-    let (protected, footer) = add_session(&mut file, 1 << 20, 23, 5);
-    let (footer_at, _) = footer_at(&file);
+/// Group 0's checksum lists changed in both copies, each with a valid
+/// check: honest parity then rebuilds shards that do not match them.
+fn lists_that_lie(file: &mut [u8], footer: &Footer) {
+    let (footer_at, _) = footer_at(file);
     let record_at = footer.record_at(footer_at) as usize;
     let shape = footer.record_layout();
     let sums_len = shape.sums_len() as usize;
@@ -336,6 +335,13 @@ fn a_lazy_view_refuses_lists_that_lie_and_reads_the_bytes_as_they_are() {
         let check = sums_check(0, &file[list..list + sums_len - 8]);
         file[list + sums_len - 8..list + sums_len].copy_from_slice(&check);
     }
+}
+
+#[test]
+fn a_lazy_view_refuses_lists_that_lie_and_reads_the_bytes_as_they_are() {
+    let mut file = Vec::new();
+    let (protected, footer) = add_session(&mut file, 1 << 20, 23, 5);
+    lists_that_lie(&mut file, &footer);
     let view = lazy_records_view(Cursor::new(file.clone())).unwrap().unwrap();
     let at = protected.start as usize;
     assert_eq!(read_at(&view, at as u64, 4096), file[at..at + 4096]);
@@ -389,16 +395,7 @@ fn a_lazy_view_hands_units_through_and_checks_them_only_when_they_fail() {
 fn a_unit_that_passes_its_check_never_consults_lists_that_lie() {
     let mut file = Vec::new();
     let (protected, footer) = add_session(&mut file, 1 << 20, 25, 5);
-    let (footer_at, _) = footer_at(&file);
-    let record_at = footer.record_at(footer_at) as usize;
-    let shape = footer.record_layout();
-    let sums_len = shape.sums_len() as usize;
-    for list in [shape.first_sums(0), shape.second_sums(0)] {
-        let list = record_at + list as usize;
-        file[list] ^= 0xFF;
-        let check = sums_check(0, &file[list..list + sums_len - 8]);
-        file[list + sums_len - 8..list + sums_len].copy_from_slice(&check);
-    }
+    lists_that_lie(&mut file, &footer);
     let view = lazy_records_view(Cursor::new(file.clone())).unwrap().unwrap();
     let at = protected.start as usize;
     // Read as units whose checks pass: the lying list is never read, so
