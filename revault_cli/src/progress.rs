@@ -283,6 +283,16 @@ impl ReadAt for CountedReads {
     fn at_hand(&self, offset: u64, len: u64) -> bool {
         self.inner.at_hand(offset, len)
     }
+
+    fn read_unit_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        self.inner.read_unit_at(buf, offset)?;
+        self.counters.bytes_in.fetch_add(buf.len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn recheck(&self, offset: u64, len: u64) -> std::io::Result<bool> {
+        self.inner.recheck(offset, len)
+    }
 }
 
 /// No total from the caller: the library sets it.

@@ -57,8 +57,8 @@ fn archive_bytes(arg: &Path, s3: &ObjectStoreArgs) -> Result<(Box<dyn ReadAt>, S
 /// Whether a reader reads an archive with recovery records through them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Records {
-    /// Checks each protected shard the first time a read touches it and
-    /// reads the damaged ones as their parity rebuilds them, in memory,
+    /// Checks the protected shards under a unit that fails its own check
+    /// and reads the damaged ones as their parity rebuilds them, in memory,
     /// saying so when done (`list`, `cat`, `extract`, `export`, `mount`).
     Repair,
     /// Reads the bytes as they are (`verify` scans them only on damage).
@@ -66,8 +66,8 @@ enum Records {
 }
 
 /// `src` read through its recovery records (docs/RECOVERY.md) as `records`
-/// says, when it has any: each shard checked when first read, damaged
-/// ones rebuilt, one line on stderr for each damaged session once the
+/// says, when it has any: the shards under a unit that fails its check
+/// checked, damaged ones rebuilt, one line on stderr for each damaged session once the
 /// archive is closed. Records that lie are refused in one line and not
 /// used. An archive on object storage is read as it is.
 fn through_records(
@@ -111,6 +111,14 @@ impl ReadAt for SaidWhenClosed {
     }
     fn at_hand(&self, offset: u64, len: u64) -> bool {
         self.view.at_hand(offset, len)
+    }
+
+    fn read_unit_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.view.read_unit_at(buf, offset)
+    }
+
+    fn recheck(&self, offset: u64, len: u64) -> io::Result<bool> {
+        self.view.recheck(offset, len)
     }
 }
 

@@ -13,7 +13,7 @@ use crate::format::{
     chunking_allowed, decode_chunk_list, ChunkRef, Entry, Extent, PageRecord, PagesLeaf, DIGEST_LEN,
     MAX_PAGE_PLAIN_LEN,
 };
-use crate::index::read_sealed;
+use crate::index::open_unit;
 use crate::sparse::ContentHasher;
 use crate::storage::ReadAt;
 
@@ -178,8 +178,9 @@ impl<S: ReadAt> Archive<S> {
     /// Reads and opens data page `number`, leaving the cache alone.
     pub(crate) fn page_uncached(&self, number: u64, record: &PageRecord) -> Result<Arc<Vec<u8>>> {
         let what = || format!("page {number}");
-        let bytes = read_sealed(&self.src, record.offset, record.unit_len(), what)?;
-        Ok(Arc::new(open_data_page(self.keys_for(number)?, &self.archive_id, number, record, bytes)?))
+        let keys = self.keys_for(number)?;
+        let open = |bytes| open_data_page(keys, &self.archive_id, number, record, bytes);
+        Ok(Arc::new(open_unit(&self.src, record.offset, record.unit_len(), what, open)?))
     }
 }
 

@@ -13,24 +13,27 @@ use std::sync::Arc;
 
 use crate::archive::Archive;
 use crate::crypto::open_index_node;
+use crate::crypto::SessionKeys;
 use crate::error::{Error, Result};
+use crate::format::ARCHIVE_ID_LEN;
 use crate::format::{is_within, path_cmp, Child, EntriesLeaf, Entry, IndexNodeId, Record, TreeTop};
-use crate::index::{read_sealed, LeafCursor, NodeCache};
+use crate::index::{read_unit_into, reread_unit, LeafCursor, NodeCache};
 
 /// The archive's cache of opened entries leaves.
 type LeafCache = NodeCache<EntriesLeaf>;
 use crate::pipeline::OrderedWorkers;
 use crate::storage::ReadAt;
 
-type OpenedLeaf = (Child, Result<EntriesLeaf>);
+type OpenedLeaf = (IndexNodeId, Child, Result<EntriesLeaf>);
 /// A leaf to open: its id, where its parent says it lies, its sealed bytes.
 type LeafJob = (IndexNodeId, Child, Vec<u8>);
 
 /// How a run's leaves are opened: on worker threads with bounded
-/// read-ahead (a walk), or one at a time through the archive's leaf cache
-/// (a lookup, which reads a leaf or two, often the same ones again).
+/// read-ahead (a walk; with the run's reader, to open again on this
+/// thread a leaf that failed), or one at a time through the archive's leaf
+/// cache (a lookup, which reads a leaf or two, often the same ones again).
 enum Opener<'a> {
-    Workers(OrderedWorkers<LeafJob, OpenedLeaf>),
+    Workers(OrderedWorkers<LeafJob, OpenedLeaf>, crate::index::TreeReader<'a>),
     Cached(crate::index::TreeReader<'a>, &'a LeafCache),
 }
 
@@ -97,15 +100,24 @@ impl RunCursor<'_> {
     /// The next leaf of the run and the child naming it.
     fn next_leaf(&mut self) -> Result<Option<(Child, Current)>> {
         match &mut self.opener {
-            Opener::Workers(pool) => {
+            Opener::Workers(pool, tree) => {
                 while pool.has_room() {
                     let Some(next) = self.cursor.next() else { break };
                     let (id, child) = next?;
                     let what = || format!("index leaf {}", id.seq);
-                    let bytes = read_sealed(self.src, child.offset, child.unit_len(), what)?;
+                    let bytes = read_unit_into(self.src, child.offset, child.unit_len(), what, Vec::new())?;
                     pool.submit((id, child, bytes));
                 }
-                let Some((child, leaf)) = pool.pop() else { return Ok(None) };
+                let Some((id, child, leaf)) = pool.pop() else { return Ok(None) };
+                // A leaf that failed its check: once more with what a
+                // recovery view rebuilt under it, if anything.
+                let what = || format!("index leaf {}", id.seq);
+                let leaf = leaf.or_else(|failed| {
+                    match reread_unit(self.src, child.offset, child.unit_len(), what) {
+                        Some(bytes) => open_leaf(&tree.keys, &tree.archive_id, &id, &child, bytes?),
+                        None => Err(failed),
+                    }
+                });
                 Ok(Some((child, Current::Owned(leaf?.entries.into()))))
             }
             Opener::Cached(tree, leaves) => {
@@ -116,6 +128,18 @@ impl RunCursor<'_> {
             }
         }
     }
+}
+
+/// Opens and decodes the entries leaf `id` from its sealed `bytes`.
+fn open_leaf(
+    keys: &SessionKeys,
+    archive_id: &[u8; ARCHIVE_ID_LEN],
+    id: &IndexNodeId,
+    child: &Child,
+    bytes: Vec<u8>,
+) -> Result<EntriesLeaf> {
+    let plain = open_index_node(keys, archive_id, id, child, bytes)?;
+    Ok(EntriesLeaf::decode(&plain)?)
 }
 
 /// The merged view's entries, in index order.
@@ -270,11 +294,13 @@ impl<S: ReadAt> Archive<S> {
             } else {
                 let (keys, archive_id) = (Arc::clone(&tree.keys), self.archive_id);
                 let open = move |(id, child, bytes): LeafJob| {
-                    let leaf = open_index_node(&keys, &archive_id, &id, &child, bytes)
-                        .and_then(|plain| EntriesLeaf::decode(&plain).map_err(Error::from));
-                    (child, leaf)
+                    let leaf = open_leaf(&keys, &archive_id, &id, &child, bytes);
+                    (id, child, leaf)
                 };
-                Opener::Workers(OrderedWorkers::new("lockbox-index", threads, read_ahead, open)?)
+                Opener::Workers(
+                    OrderedWorkers::new("lockbox-index", threads, read_ahead, open)?,
+                    tree.clone(),
+                )
             };
             let mut run = RunCursor {
                 src: tree.src,

@@ -40,7 +40,7 @@ use crate::format::{
     chunking_allowed, EntriesLeaf, Hash, HeaderPrefix, Internal, KeySlot, PageRecord, PagesLeaf, Root,
     SessionInfo, Table, TreeTop, ARCHIVE_ID_LEN, FRAME_LEN, HEADER_PREFIX_LEN, TRAILER_LEN,
 };
-use crate::index::{page_key, read_sealed, NodeCache, TreeReader};
+use crate::index::{open_unit, page_key, NodeCache, TreeReader};
 use crate::keys::Unlock;
 use crate::profile::ReadTuning;
 use crate::progress::Progress;
@@ -190,8 +190,14 @@ impl<S: ReadAt> Archive<S> {
             find_committed(&src, file_len, &header, &content_key)?;
         let mut last = check_session(&src, &header, &trailer, &content_key, &last_keys)?;
         let root_len = FRAME_LEN as u32 + trailer.root_stored_len;
-        let framed = read_sealed(&src, trailer.root_offset, root_len, || "index root".into())?;
-        let root = Root::decode(&open_root(&last_keys, &header.archive_id, &trailer, framed)?)?;
+        let root = open_unit(
+            &src,
+            trailer.root_offset,
+            root_len,
+            || "index root".into(),
+            |framed| open_root(&last_keys, &header.archive_id, &trailer, framed),
+        )?;
+        let root = Root::decode(&root)?;
         if !chunking_allowed(header.version) && root.runs.iter().any(|run| run.chunks.height > 0) {
             return Err(Error::malformed("index root", "a chunk index in an archive of version 3"));
         }

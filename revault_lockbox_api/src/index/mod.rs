@@ -11,7 +11,7 @@ mod sessions;
 
 pub(crate) use build::{NodeSink, TreeBuilder};
 pub(crate) use cache::NodeCache;
-pub(crate) use read::{read_sealed, read_sealed_into, LeafCursor, TreeReader};
+pub(crate) use read::{open_unit, read_sealed, read_unit_into, reread_unit, LeafCursor, TreeReader};
 pub(crate) use sessions::{push_session, read_sessions};
 
 /// The key of the page record whose page starts at data-stream `offset`.

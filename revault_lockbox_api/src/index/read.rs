@@ -29,28 +29,55 @@ pub(crate) struct TreeReader<'a> {
     pub(crate) internals: Option<&'a NodeCache<Internal>>,
 }
 
-/// Reads the sealed bytes of `child`.
+/// Reads the sealed bytes at `offset`, as they are on a plain source;
+/// a recovery view checks them first ([`ReadAt::read_exact_at`]). For the
+/// small structures read once (header, trailers, footers); a unit the
+/// caller opens with its own tag goes through [`open_unit`].
 pub(crate) fn read_sealed(
     src: &dyn ReadAt,
     offset: u64,
     len: u32,
     what: impl Fn() -> String,
 ) -> Result<Vec<u8>> {
-    read_sealed_into(src, offset, len, what, Vec::new())
+    read_into(src, offset, len, what, Vec::new(), Checked::BySource)
 }
 
-/// [`read_sealed`] into `buffer` (a recycled one of any length: it grows
-/// only when its capacity is below `len`, and only bytes beyond its
-/// length are zeroed before the read overwrites them all).
-pub(crate) fn read_sealed_into(
+/// Whether the source checks the bytes it reads, or the caller does.
+#[derive(Clone, Copy)]
+enum Checked {
+    BySource,
+    ByUnit,
+}
+
+/// Reads the sealed unit at `offset` into `bytes` (a recycled buffer of
+/// any length: it grows only when its capacity is below `len`, and only
+/// bytes beyond its length are zeroed before the read overwrites them
+/// all), unchecked by a recovery view ([`ReadAt::read_unit_at`]): the
+/// caller opens it, and on failure asks [`reread_unit`].
+pub(crate) fn read_unit_into(
+    src: &dyn ReadAt,
+    offset: u64,
+    len: u32,
+    what: impl Fn() -> String,
+    bytes: Vec<u8>,
+) -> Result<Vec<u8>> {
+    read_into(src, offset, len, what, bytes, Checked::ByUnit)
+}
+
+fn read_into(
     src: &dyn ReadAt,
     offset: u64,
     len: u32,
     what: impl Fn() -> String,
     mut bytes: Vec<u8>,
+    checked: Checked,
 ) -> Result<Vec<u8>> {
     bytes.resize(len as usize, 0);
-    src.read_exact_at(&mut bytes, offset).map_err(|e| {
+    let read = match checked {
+        Checked::BySource => src.read_exact_at(&mut bytes, offset),
+        Checked::ByUnit => src.read_unit_at(&mut bytes, offset),
+    };
+    read.map_err(|e| {
         if e.kind() == std::io::ErrorKind::UnexpectedEof {
             Error::tampered(format!("{} (archive truncated)", what()))
         } else {
@@ -60,12 +87,50 @@ pub(crate) fn read_sealed_into(
     Ok(bytes)
 }
 
+/// After the unit at `offset` failed its own check: its bytes read again
+/// when the source rebuilt some of them from a recovery record
+/// ([`ReadAt::recheck`]); `None` when it rebuilt nothing (or could not
+/// check), and the failure stands.
+pub(crate) fn reread_unit(
+    src: &dyn ReadAt,
+    offset: u64,
+    len: u32,
+    what: impl Fn() -> String,
+) -> Option<Result<Vec<u8>>> {
+    match src.recheck(offset, len.into()) {
+        Ok(true) => Some(read_unit_into(src, offset, len, what, Vec::new())),
+        Ok(false) | Err(_) => None,
+    }
+}
+
+/// Reads the sealed unit at `offset` and opens it with `open` (which
+/// checks its tag); when that fails, once more with the bytes a recovery
+/// view rebuilt under it ([`reread_unit`]). Rebuilt bytes pass the same
+/// `open`, so parity only ever stands in for bytes the unit's check
+/// accepts.
+pub(crate) fn open_unit<T>(
+    src: &dyn ReadAt,
+    offset: u64,
+    len: u32,
+    what: impl Fn() -> String,
+    open: impl Fn(Vec<u8>) -> Result<T>,
+) -> Result<T> {
+    match open(read_unit_into(src, offset, len, &what, Vec::new())?) {
+        Ok(opened) => Ok(opened),
+        Err(failed) => match reread_unit(src, offset, len, &what) {
+            Some(again) => open(again?),
+            None => Err(failed),
+        },
+    }
+}
+
 impl<'a> TreeReader<'a> {
     /// Reads, opens and decompresses node `id`.
     pub(crate) fn node(&self, id: &IndexNodeId, child: &Child) -> Result<Vec<u8>> {
-        let bytes =
-            read_sealed(self.src, child.offset, child.unit_len(), || format!("index node {}", id.seq))?;
-        open_index_node(&self.keys, &self.archive_id, id, child, bytes)
+        let what = || format!("index node {}", id.seq);
+        open_unit(self.src, child.offset, child.unit_len(), what, |bytes| {
+            open_index_node(&self.keys, &self.archive_id, id, child, bytes)
+        })
     }
 
     fn internal(&self, id: &IndexNodeId, child: &Child) -> Result<Arc<Internal>> {

@@ -4,7 +4,9 @@
 //! ([`InTurn`]), so that the thread writing the files does not. In the
 //! steady state nothing is allocated per page: the buffers a page is read
 //! into and decompressed into are recycled, and jobs travel by value
-//! ([`OrderedWorkers`]).
+//! ([`OrderedWorkers`]). A page that fails to open is opened once more
+//! by the thread taking the pages ([`PageOpener::pop`]), through whatever
+//! its source rebuilt from recovery records, before its files are hashed.
 
 use std::collections::VecDeque;
 use std::panic::{self, AssertUnwindSafe};
@@ -85,7 +87,20 @@ pub(crate) struct OpenedPage {
 type Job = (PageToOpen, Vec<u8>, u64, Vec<SpanDigest>);
 /// What a worker gives back: the page, its spare buffer, and the emptied
 /// span list.
-type Done = (OpenedPage, Vec<u8>, Vec<HashedSpan>);
+type Done = (Opened, Vec<u8>, Vec<HashedSpan>);
+
+/// A worker's page: opened (or failed for good, its files hashed), or
+/// failed to open with its hashing turn left to [`PageOpener::pop`],
+/// which may open it again from bytes a recovery view rebuilt.
+enum Opened {
+    Page(OpenedPage),
+    Failed { page: PageToOpen, ticket: u64, digests: Vec<SpanDigest> },
+}
+
+/// Reads a page that failed to open again after its source rebuilt bytes
+/// under it ([`crate::index::reread_unit`]): `None` when nothing was
+/// rebuilt, and the failure stands.
+pub(crate) type Reread<'a> = &'a dyn Fn(u64, &PageRecord) -> Option<Result<Vec<u8>>>;
 
 /// Plaintext bytes a page in flight counts as at least: `capacity` pages
 /// of up to this size are in flight at once, larger ones fewer, so that
@@ -97,6 +112,8 @@ const PAGE_IN_FLIGHT_BYTES: u64 = 1 << 20;
 /// [`PAGE_IN_FLIGHT_BYTES`] unless only one is.
 pub(crate) struct PageOpener {
     workers: OrderedWorkers<Job, Done>,
+    /// The workers' hashing turns, for a failed page's taken in [`Self::pop`].
+    hashing: Arc<InTurn<Hashing>>,
     /// Plaintext bytes of the pages in flight, each counted as at least
     /// [`PAGE_IN_FLIGHT_BYTES`], and their bound.
     bytes_in_flight: u64,
@@ -119,13 +136,14 @@ impl PageOpener {
         // it is touches them.
         let hashing = Arc::new(InTurn::new(Hashing::default()));
         let cancelled = Arc::new(AtomicBool::new(false));
-        let skip = Arc::clone(&cancelled);
+        let (skip, turns) = (Arc::clone(&cancelled), Arc::clone(&hashing));
         let workers =
             OrderedWorkers::new("lockbox-opener", workers_for(threads, spare), capacity, move |job| {
-                open(job, &hashing, &skip)
+                open(job, &turns, &skip)
             })?;
         Ok(PageOpener {
             workers,
+            hashing,
             bytes_in_flight: 0,
             byte_budget: capacity as u64 * PAGE_IN_FLIGHT_BYTES,
             next_ticket: 0,
@@ -182,12 +200,36 @@ impl PageOpener {
     }
 
     /// The oldest page submitted, opened, waiting for it; `None` when no
-    /// page is in flight.
-    pub(crate) fn pop(&mut self) -> Option<OpenedPage> {
-        let (page, spare, spans) = self.workers.pop()?;
-        self.bytes_in_flight -= counted_bytes(page.end - page.start);
-        self.recycle(spare);
+    /// page is in flight. A page that failed to open is read again with
+    /// `reread` and opened here, then its files hashed: the workers behind
+    /// it wait for that turn.
+    pub(crate) fn pop(&mut self, reread: Reread<'_>) -> Option<OpenedPage> {
+        let (opened, spare, spans) = self.workers.pop()?;
         self.free_spans.push(spans);
+        let page = match opened {
+            Opened::Page(page) => {
+                self.recycle(spare);
+                page
+            }
+            Opened::Failed { page, ticket, digests } => {
+                let PageToOpen { number, start, record, keys, archive_id, sealed, mut spans } = page;
+                let failed = sealed.expect_err("a failed page holds why");
+                let opened = panic::catch_unwind(AssertUnwindSafe(|| match reread(number, &record) {
+                    Some(Ok(sealed)) => {
+                        open_data_page_into(&keys, &archive_id, number, &record, sealed, spare)
+                    }
+                    Some(Err(e)) => (Err(e), spare),
+                    None => (Err(failed), spare),
+                }));
+                let range = (start, start + u64::from(record.plain_len));
+                let (page, spare) =
+                    hash_in_turn(&self.hashing, (ticket, number), &mut spans, range, opened, digests);
+                self.recycle(spare);
+                self.free_spans.push(spans);
+                page
+            }
+        };
+        self.bytes_in_flight -= counted_bytes(page.end - page.start);
         Some(page)
     }
 }
@@ -195,9 +237,16 @@ impl PageOpener {
 impl Drop for PageOpener {
     /// A reader that stops in the middle of a file (a seek, an error,
     /// `cat | head`) waits for the workers to finish: only for the pages
-    /// they have started, not for every page in flight.
+    /// they have started, not for every page in flight. A failed page's
+    /// hashing turn is taken here, or the workers behind it would wait
+    /// for it forever.
     fn drop(&mut self) {
         self.cancelled.store(true, Ordering::Relaxed);
+        while let Some(done) = self.workers.pop_settled() {
+            if let Some((Opened::Failed { ticket, .. }, ..)) = done {
+                self.hashing.take_turn(ticket, |_| ());
+            }
+        }
     }
 }
 
@@ -227,22 +276,47 @@ fn counted_bytes(plain_len: u64) -> u64 {
 /// codec needs (returning the other), then, in its turn, hashes the spans'
 /// bytes the page holds. Once the opener is `cancelled` the page is handed
 /// back unopened, and its spans unhashed.
-fn open((page, spare, ticket, mut digests): Job, hashing: &InTurn<Hashing>, cancelled: &AtomicBool) -> Done {
+fn open((page, spare, ticket, digests): Job, hashing: &InTurn<Hashing>, cancelled: &AtomicBool) -> Done {
     let PageToOpen { number, start, record, keys, archive_id, sealed, mut spans } = page;
-    let end = start + u64::from(record.plain_len);
-    // The turn is taken whatever happens, or later pages would wait for it.
+    let (read, skip) = (sealed.is_ok(), cancelled.load(Ordering::Relaxed));
     let opened = panic::catch_unwind(AssertUnwindSafe(|| match sealed {
-        _ if cancelled.load(Ordering::Relaxed) => (Err(not_wanted()), spare),
+        _ if skip => (Err(not_wanted()), spare),
         Ok(sealed) => open_data_page_into(&keys, &archive_id, number, &record, sealed, spare),
         Err(e) => (Err(e), spare),
     }));
+    let opened = match opened {
+        // Read, and failed its check: [`PageOpener::pop`] takes it from
+        // here (its turn included), with what a recovery view rebuilds.
+        Ok((Err(failed), spare)) if read && !skip => {
+            let page = PageToOpen { number, start, record, keys, archive_id, sealed: Err(failed), spans };
+            return (Opened::Failed { page, ticket, digests }, spare, Vec::new());
+        }
+        opened => opened,
+    };
+    let range = (start, start + u64::from(record.plain_len));
+    let (page, spare) = hash_in_turn(hashing, (ticket, number), &mut spans, range, opened, digests);
+    (Opened::Page(page), spare, spans)
+}
+
+/// A page opened (or not: `opened` is the opening's outcome, a panic
+/// included) hashed in its turn `ticket` (page `number`): `spans` join the open ones and
+/// the page's bytes feed them. The turn is taken whatever happens, or
+/// later pages would wait for it; a panic goes on after it.
+fn hash_in_turn(
+    hashing: &InTurn<Hashing>,
+    (ticket, number): (u64, u64),
+    spans: &mut Vec<HashedSpan>,
+    (start, end): (u64, u64),
+    opened: std::thread::Result<(Result<Vec<u8>>, Vec<u8>)>,
+    mut digests: Vec<SpanDigest>,
+) -> (OpenedPage, Vec<u8>) {
     let plain = opened.as_ref().ok().and_then(|(plain, _)| plain.as_deref().ok());
     hashing.take_turn(ticket, |state| {
         state.open.extend(spans.drain(..));
         hash_page(state, (start, end), plain, &mut digests);
     });
     let (plain, spare) = opened.unwrap_or_else(|payload| panic::resume_unwind(payload));
-    (OpenedPage { number, start, end, plain, digests }, spare, spans)
+    (OpenedPage { number, start, end, plain, digests }, spare)
 }
 
 /// What a page handed back unopened holds instead of its plaintext.
@@ -326,7 +400,7 @@ mod tests {
             pool.submit(unreadable(admitted as u64, plain_len));
             admitted += 1;
         }
-        while let Some(page) = pool.pop() {
+        while let Some(page) = pool.pop(&|_, _| None) {
             assert!(page.plain.is_err());
         }
         assert!(pool.has_room());
@@ -351,7 +425,7 @@ mod tests {
         let mut page = sealed_page(&plain);
         page.spans.push(span());
         pool.submit(page);
-        let opened = pool.pop().unwrap();
+        let opened = pool.pop(&|_, _| None).unwrap();
         assert_eq!(opened.plain.unwrap(), plain);
         assert!(matches!(opened.digests[..], [(7, Some(_))]));
 
@@ -359,12 +433,64 @@ mod tests {
         let mut page = sealed_page(&plain);
         page.spans.push(span());
         pool.submit(page);
-        let skipped = pool.pop().unwrap();
+        let skipped = pool.pop(&|_, _| None).unwrap();
         match skipped.plain {
             Err(Error::Stream { source, .. }) => assert_eq!(source.kind(), std::io::ErrorKind::Interrupted),
             other => panic!("a page opened after the opener was cancelled: {:?}", other.map(|p| p.len())),
         }
         assert!(matches!(skipped.digests[..], [(7, None)]));
+    }
+
+    /// `page` with its sealed bytes changed in one place: it fails to open.
+    fn damaged(mut page: PageToOpen) -> PageToOpen {
+        if let Ok(sealed) = page.sealed.as_mut() {
+            let last = sealed.len() - 1;
+            sealed[last] ^= 1;
+        }
+        page
+    }
+
+    #[test]
+    fn a_page_that_fails_is_opened_again_from_what_reread_gives_and_its_files_hashed() {
+        let plain = b"recovered ".repeat(5000);
+        let good = sealed_page(&plain).sealed.unwrap();
+        let whole = || HashedSpan::whole(3, 0, plain.len() as u64, ContentHasher::new(None));
+        let mut pool = PageOpener::new(2, 4, false).unwrap();
+        for (reread, expect_plain) in [(Some(good.clone()), true), (None, false)] {
+            let mut page = damaged(sealed_page(&plain));
+            page.spans.push(whole());
+            pool.submit(page);
+            // A page behind it: its worker waits for the failed page's turn.
+            let mut next = sealed_page(&plain);
+            next.start = plain.len() as u64;
+            next.spans.push(HashedSpan::whole(4, next.start, plain.len() as u64, ContentHasher::new(None)));
+            pool.submit(next);
+            let asked = std::cell::Cell::new(0);
+            let again = |number: u64, _: &PageRecord| {
+                assert_eq!(number, 5);
+                asked.set(asked.get() + 1);
+                reread.clone().map(Ok)
+            };
+            let opened = pool.pop(&again).unwrap();
+            assert_eq!(asked.get(), 1);
+            assert_eq!(opened.plain.is_ok(), expect_plain);
+            assert_eq!(opened.digests.len(), 1);
+            assert_eq!(opened.digests[0].1.is_some(), expect_plain, "hashed only from bytes that opened");
+            let behind = pool.pop(&|_, _| panic!("the page behind opened")).unwrap();
+            assert!(behind.plain.is_ok() && matches!(behind.digests[..], [(4, Some(_))]));
+        }
+    }
+
+    #[test]
+    fn an_opener_dropped_with_a_failed_page_in_flight_does_not_wait_for_its_turn() {
+        let plain = b"x".repeat(10_000);
+        let mut pool = PageOpener::new(1, 4, false).unwrap();
+        pool.submit(damaged(sealed_page(&plain)));
+        pool.submit(sealed_page(&plain));
+        pool.submit(sealed_page(&plain));
+        // Dropping without popping: the failed page's turn is taken in
+        // `drop`, or its one worker would wait for it forever.
+        drop(pool);
     }
 
     #[test]

@@ -91,6 +91,12 @@ impl<J: Send + 'static, R: Send + 'static> OrderedWorkers<J, R> {
     /// The oldest job's result, waiting for it; `None` when nothing is in
     /// flight. Panics when that job panicked.
     pub(crate) fn pop(&mut self) -> Option<R> {
+        Some(self.pop_settled()?.expect("a pipeline worker panicked"))
+    }
+
+    /// [`Self::pop`], a job that panicked giving `Some(None)`: for a pool
+    /// being dropped, which must not panic again.
+    pub(crate) fn pop_settled(&mut self) -> Option<Option<R>> {
         if self.in_flight() == 0 {
             return None;
         }
@@ -107,7 +113,7 @@ impl<J: Send + 'static, R: Send + 'static> OrderedWorkers<J, R> {
             },
         };
         self.next_out += 1;
-        Some(result.expect("a pipeline worker panicked"))
+        Some(result)
     }
 }
 

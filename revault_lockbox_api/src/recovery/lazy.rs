@@ -1,18 +1,24 @@
-//! A lazily repaired view of an archive: reads pass through, and each
-//! protected shard a read touches is checked against its record's
-//! checksum the first time it is read. A shard that fails has its whole
-//! group rebuilt from the record (one pass over the group's originals,
-//! at most [`MAX_GROUP_SHARDS`] × 4 KiB), and the read is served with the
-//! rebuilt shards in place. Readers keep random access: `cat` of one file
-//! reads its index path and its pages, plus the checksums of the shards
-//! they fall in, never the whole archive ([`records_view`] checks every
-//! shard before the first read, which `verify` and `repair` want).
+//! A lazily repaired view of an archive. Units read with
+//! [`read_unit_at`](ReadAt::read_unit_at) (pages, index nodes, the root:
+//! each has its own tag) pass through unchecked; only when a unit fails
+//! its own check does the reader ask [`recheck`](ReadAt::recheck), which
+//! checks the shards under it against their record's checksums and
+//! rebuilds the group of each that fails (one pass over the group's
+//! originals, at most [`MAX_GROUP_SHARDS`] × 4 KiB); the reader then reads
+//! the unit again, the rebuilt shards in place. So an undamaged read costs
+//! what it costs without records, and parity is never consulted for a
+//! unit that passed its check. Other reads ([`read_exact_at`]: header,
+//! trailers, footers) are small and check each shard they touch the first
+//! time. Readers keep random access: `cat` of one file reads its index
+//! path and its pages, never the whole archive ([`records_view`] checks
+//! every shard before the first read, which `verify` and `repair` want).
 //!
 //! Memory: a bitmap of checked shards per record (1 bit per 4 KiB: 32 KiB
 //! per GiB protected), the checksum lists read, in a cache of at most
 //! [`SUMS_CACHE`] bytes, and the rebuilt shards (as [`RepairedView`]:
 //! at most a record's recovery shards' worth).
 //!
+//! [`read_exact_at`]: ReadAt::read_exact_at
 //! [`records_view`]: super::records_view
 //! [`RepairedView`]: super::RepairedView
 //! [`MAX_GROUP_SHARDS`]: super::MAX_GROUP_SHARDS
@@ -40,8 +46,8 @@ pub const SUMS_CACHE: usize = 16 << 20;
 /// adjacent groups.
 const LIST_RUN: u32 = 64;
 
-/// `inner` read through the recovery records at its end, each shard
-/// checked the first time a read touches it ([`lazy_records_view`]).
+/// `inner` read through the recovery records at its end, a unit's shards
+/// checked when the unit fails its own check ([`lazy_records_view`]).
 pub struct LazyView<S> {
     inner: S,
     records: Vec<LocatedRecord>,
@@ -83,8 +89,9 @@ impl RunState {
 }
 
 /// `inner` read through the recovery records found at its end
-/// ([`locate_records`](super::locate_records)), checking each shard only
-/// when a read first touches it; `None` when it has none. Refuses, as
+/// ([`locate_records`](super::locate_records)), checking shards only under
+/// a unit that failed its own check, or when a plain read first touches
+/// them (the module's doc); `None` when it has none. Refuses, as
 /// [`records_view`](super::records_view) does, records whose archive id is
 /// not the header's.
 pub fn lazy_records_view<S: ReadAt>(inner: S) -> io::Result<Option<LazyView<S>>> {
@@ -342,5 +349,40 @@ impl<S: ReadAt> ReadAt for LazyView<S> {
     }
     fn at_hand(&self, offset: u64, len: u64) -> bool {
         self.inner.at_hand(offset, len)
+    }
+
+    /// The bytes as they are, with the shards rebuilt so far in place:
+    /// the caller's check of the unit decides whether to [`recheck`].
+    ///
+    /// [`recheck`]: ReadAt::recheck
+    fn read_unit_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.inner.read_exact_at(buf, offset)?;
+        let state = self.lock();
+        if !state.shards.is_empty() {
+            patch(&state.shards, buf, offset, offset + buf.len() as u64);
+        }
+        Ok(())
+    }
+
+    /// Checks the shards under `offset..offset + len` not checked yet and
+    /// rebuilds the groups of those that fail; `true` when rebuilt shards
+    /// now lie under the range (a read again gives other bytes, unless
+    /// they were in place already: one read more, on a failure only).
+    fn recheck(&self, offset: u64, len: u64) -> io::Result<bool> {
+        let end = offset.saturating_add(len);
+        let mut buf = Vec::new();
+        for (r, record) in self.records.iter().enumerate() {
+            let start = record.footer.protected_start;
+            let (lo, hi) = (offset.max(start), end.min(start + record.footer.layout.len));
+            if lo >= hi {
+                continue;
+            }
+            buf.resize((hi - lo) as usize, 0);
+            self.inner.read_exact_at(&mut buf, lo)?;
+            self.check(r, &buf, lo)?;
+        }
+        let state = self.lock();
+        let from = offset.saturating_sub(SHARD_LEN as u64 - 1);
+        Ok(state.shards.range(from..end).any(|(&at, shard)| at + shard.len() as u64 > offset))
     }
 }

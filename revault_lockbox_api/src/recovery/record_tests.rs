@@ -1,5 +1,7 @@
 use std::io::{self, Cursor};
 
+use crate::storage::ReadAt;
+
 use super::*;
 use crate::format::{header_copy_len, TRAILER_LEN};
 use crate::test_data::random;
@@ -320,11 +322,10 @@ fn a_lazy_view_reads_only_near_what_is_asked_and_rebuilds_the_group_of_a_damaged
     assert!(view.refused().is_empty());
 }
 
-#[test]
-fn a_lazy_view_refuses_lists_that_lie_and_reads_the_bytes_as_they_are() {
-    let mut file = Vec::new();
-    let (protected, footer) = add_session(&mut file, 1 << 20, 23, 5);
-    let (footer_at, _) = footer_at(&file);
+/// Group 0's checksum lists changed in both copies, each with a valid
+/// check: honest parity then rebuilds shards that do not match them.
+fn lists_that_lie(file: &mut [u8], footer: &Footer) {
+    let (footer_at, _) = footer_at(file);
     let record_at = footer.record_at(footer_at) as usize;
     let shape = footer.record_layout();
     let sums_len = shape.sums_len() as usize;
@@ -334,10 +335,78 @@ fn a_lazy_view_refuses_lists_that_lie_and_reads_the_bytes_as_they_are() {
         let check = sums_check(0, &file[list..list + sums_len - 8]);
         file[list + sums_len - 8..list + sums_len].copy_from_slice(&check);
     }
+}
+
+#[test]
+fn a_lazy_view_refuses_lists_that_lie_and_reads_the_bytes_as_they_are() {
+    let mut file = Vec::new();
+    let (protected, footer) = add_session(&mut file, 1 << 20, 23, 5);
+    lists_that_lie(&mut file, &footer);
     let view = lazy_records_view(Cursor::new(file.clone())).unwrap().unwrap();
     let at = protected.start as usize;
     assert_eq!(read_at(&view, at as u64, 4096), file[at..at + 4096]);
     let refused = view.refused();
     assert!(refused.len() == 1 && refused[0].contains("the parity lies"), "{refused:?}");
     assert_eq!(view.runs()[0].found.rebuilt, 0);
+}
+
+fn read_unit(view: &dyn crate::storage::ReadAt, at: u64, len: usize) -> Vec<u8> {
+    let mut buf = vec![0u8; len];
+    view.read_unit_at(&mut buf, at).unwrap();
+    buf
+}
+
+#[test]
+fn a_lazy_view_hands_units_through_and_checks_them_only_when_they_fail() {
+    let mut file = Vec::new();
+    let (protected, _) = add_session(&mut file, (2 << 20) + 300, 24, 5);
+    let mut damaged = file.clone();
+    let bad = protected.start as usize + (1 << 20) + 77;
+    damaged[bad..bad + 5000].fill(0xA5);
+    let source = Counted { inner: Cursor::new(damaged.clone()), read: 0.into() };
+    let view = lazy_records_view(&source).unwrap().unwrap();
+    source.read.swap(0, std::sync::atomic::Ordering::Relaxed);
+
+    // A unit read is the bytes as they are, and only those: no shard
+    // checked, no list read, even over the damage.
+    let unit = (bad as u64 - 40_000, 100_000);
+    assert_eq!(read_unit(&view, unit.0, unit.1), damaged[unit.0 as usize..][..unit.1]);
+    assert_eq!(source.read.swap(0, std::sync::atomic::Ordering::Relaxed), unit.1 as u64);
+    assert!(view.runs().iter().all(|r| !r.is_damaged()), "{:?}", view.runs());
+
+    // A unit away from the damage that failed its check (as a wrong key
+    // would make it): nothing rebuilt, reading it again is pointless.
+    let away = protected.start + 4096 * 10;
+    assert!(!view.recheck(away, 50_000).unwrap());
+    assert!(view.runs().iter().all(|r| !r.is_damaged()), "{:?}", view.runs());
+
+    // The unit over the damage failed: its shards checked, their group
+    // rebuilt, and the unit read again as written.
+    assert!(view.recheck(unit.0, unit.1 as u64).unwrap());
+    assert_eq!(read_unit(&view, unit.0, unit.1), file[unit.0 as usize..][..unit.1]);
+    let runs = view.runs();
+    assert!(runs[0].is_damaged() && runs[0].is_repaired(), "{runs:?}");
+    assert!(runs[0].rebuilt.iter().any(|r| r.contains(&(bad as u64))), "{runs:?}");
+    // A unit read elsewhere under the rebuilt shards gets them too.
+    assert_eq!(read_unit(&view, bad as u64, 10), file[bad..bad + 10]);
+}
+
+#[test]
+fn a_unit_that_passes_its_check_never_consults_lists_that_lie() {
+    let mut file = Vec::new();
+    let (protected, footer) = add_session(&mut file, 1 << 20, 25, 5);
+    lists_that_lie(&mut file, &footer);
+    let view = lazy_records_view(Cursor::new(file.clone())).unwrap().unwrap();
+    let at = protected.start as usize;
+    // Read as units whose checks pass: the lying list is never read, so
+    // it can neither be refused nor turn good bytes into others.
+    assert_eq!(read_unit(&view, at as u64, 1 << 20), file[at..at + (1 << 20)]);
+    assert!(view.refused().is_empty(), "{:?}", view.refused());
+    assert!(view.runs().iter().all(|r| !r.is_damaged()), "{:?}", view.runs());
+    // Asked to recheck (a unit failed for another reason), the lie is
+    // found and refused, and nothing is rebuilt.
+    assert!(!view.recheck(at as u64, 4096).unwrap());
+    let refused = view.refused();
+    assert!(refused.len() == 1 && refused[0].contains("the parity lies"), "{refused:?}");
+    assert_eq!(read_unit(&view, at as u64, 4096), file[at..at + 4096]);
 }

@@ -36,6 +36,22 @@ pub trait ReadAt: Send + Sync {
     fn at_hand(&self, _offset: u64, _len: u64) -> bool {
         false
     }
+    /// [`read_exact_at`](ReadAt::read_exact_at) of a unit the caller
+    /// checks itself (a sealed page, node or root: its tag): a source that
+    /// would check the bytes on its own (a recovery view) may hand them
+    /// through unchecked, and checks them only when asked by
+    /// [`recheck`](ReadAt::recheck). The default reads as
+    /// `read_exact_at` does.
+    fn read_unit_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.read_exact_at(buf, offset)
+    }
+    /// The unit at `offset..offset + len` failed its own check: a source
+    /// that can rebuild damaged bytes (a recovery view) checks them and
+    /// rebuilds what it can. `true` when reading them again may give other
+    /// bytes; the default, a source that cannot, says `false`.
+    fn recheck(&self, _offset: u64, _len: u64) -> io::Result<bool> {
+        Ok(false)
+    }
 }
 
 impl ReadAt for File {
@@ -84,6 +100,14 @@ macro_rules! read_at_through {
 
             fn at_hand(&self, offset: u64, len: u64) -> bool {
                 (**self).at_hand(offset, len)
+            }
+
+            fn read_unit_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+                (**self).read_unit_at(buf, offset)
+            }
+
+            fn recheck(&self, offset: u64, len: u64) -> io::Result<bool> {
+                (**self).recheck(offset, len)
             }
         }
     )+};

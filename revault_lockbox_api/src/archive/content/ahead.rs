@@ -76,7 +76,9 @@ impl<'a, S: ReadAt> ReadAhead<'a, S> {
             .is_some_and(|(start, page)| (*start..*start + page.len() as u64).contains(&at))
         {
             self.fill()?;
-            let Some(opened) = self.pool.pop() else { return Err(super::no_page()) };
+            let archive = self.archive;
+            let reread = |number, record: &_| archive.reread_page(number, record);
+            let Some(opened) = self.pool.pop(&reread) else { return Err(super::no_page()) };
             if let Some((_, done)) = self.current.take() {
                 self.pool.recycle(done);
             }

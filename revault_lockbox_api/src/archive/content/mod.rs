@@ -24,7 +24,7 @@ use std::sync::Arc;
 use super::{no_page, Archive};
 use crate::error::{Error, Result};
 use crate::format::{ChunkRef, Extent, PageRecord, DIGEST_LEN};
-use crate::index::read_sealed_into;
+use crate::index::{read_unit_into, reread_unit};
 use crate::pipeline::{HashedSpan, OpenedPage, PageOpener, PageToOpen, SpanDigest};
 use crate::sparse::ContentHasher;
 use crate::storage::ReadAt;
@@ -292,7 +292,8 @@ impl<S: ReadAt> Archive<S> {
                 }
                 self.submit_page(pool, (number, record, start), spans)?;
             }
-            let Some(OpenedPage { number, start, end, plain, digests }) = pool.pop() else { break };
+            let reread = |number, record: &PageRecord| self.reread_page(number, record);
+            let Some(OpenedPage { number, start, end, plain, digests }) = pool.pop(&reread) else { break };
             match plain {
                 Ok(page) => {
                     deliver(visitor, &mut queue, number, (start, end), Ok(&page), &digests)?;
@@ -331,11 +332,20 @@ impl<S: ReadAt> Archive<S> {
         spans: Vec<HashedSpan>,
     ) -> Result<()> {
         let what = || format!("page {number}");
-        let sealed = read_sealed_into(&self.src, record.offset, record.unit_len(), what, pool.buffer());
+        let sealed = read_unit_into(&self.src, record.offset, record.unit_len(), what, pool.buffer());
         let keys = Arc::clone(self.keys_for(number)?);
         let archive_id = self.archive_id;
         pool.submit(PageToOpen { number, start, record, keys, archive_id, sealed, spans });
         Ok(())
+    }
+}
+
+impl<S: ReadAt> Archive<S> {
+    /// Data page `number`'s sealed bytes again after it failed to open,
+    /// when its source rebuilt some from recovery records
+    /// ([`reread_unit`]).
+    pub(crate) fn reread_page(&self, number: u64, record: &PageRecord) -> Option<Result<Vec<u8>>> {
+        reread_unit(&self.src, record.offset, record.unit_len(), || format!("page {number}"))
     }
 }
 
