@@ -32,6 +32,8 @@ pub(crate) struct DigestJob {
     pub(crate) ends: Vec<usize>,
     /// The bytes of `buf` the file's SHA-256 has not seen yet.
     pub(crate) new: Range<usize>,
+    /// Room for the ids (emptied first): a recycled list.
+    pub(crate) ids: Vec<[u8; CHUNK_ID_LEN]>,
     /// The file's first buffer: its SHA-256 starts afresh.
     pub(crate) first: bool,
     /// The file's last buffer: its SHA-256 is finished.
@@ -53,23 +55,23 @@ pub(crate) struct Digester {
     worker: OrderedWorkers<DigestJob, Digested>,
     keys: Arc<ChunkKeys>,
     free: Vec<Vec<u8>>,
+    /// Emptied lists of ends and ids, so that a buffer allocates nothing.
+    free_lists: Vec<(Vec<usize>, Vec<[u8; CHUNK_ID_LEN]>)>,
 }
 
 /// Names the chunks of `job` and runs its new bytes through `sha`, the
 /// file's SHA-256 (started afresh with its first buffer, finished with its
 /// last).
 fn digest(keys: &ChunkKeys, sha: &mut Sha256, job: DigestJob) -> Digested {
-    let mut ids = ChunkIdHasher::new(keys);
+    let mut hasher = ChunkIdHasher::new(keys);
     let mut start = 0;
-    let ids = job
-        .ends
-        .iter()
-        .map(|&end| {
-            ids.update(&job.buf[start..end]);
-            start = end;
-            *ids.finish_chunk().as_bytes()
-        })
-        .collect();
+    let mut ids = job.ids;
+    ids.clear();
+    ids.extend(job.ends.iter().map(|&end| {
+        hasher.update(&job.buf[start..end]);
+        start = end;
+        *hasher.finish_chunk().as_bytes()
+    }));
     if job.first {
         sha.reset();
     }
@@ -87,7 +89,7 @@ impl Digester {
         let worker = OrderedWorkers::new("lockbox-digest", 1, depth, move |job: DigestJob| {
             digest(&shared, &mut sha.lock().unwrap_or_else(PoisonError::into_inner), job)
         })?;
-        Ok(Digester { worker, keys, free: Vec::new() })
+        Ok(Digester { worker, keys, free: Vec::new(), free_lists: Vec::new() })
     }
 
     /// Digests a file shorter than one read, its one buffer, on this
@@ -106,9 +108,19 @@ impl Digester {
         buf
     }
 
-    /// Gives a buffer back for later reads.
-    pub(crate) fn recycle(&mut self, buf: Vec<u8>) {
+    /// Empty lists for a job's chunk ends and ids, recycled when some are
+    /// free.
+    pub(crate) fn lists(&mut self) -> (Vec<usize>, Vec<[u8; CHUNK_ID_LEN]>) {
+        self.free_lists.pop().unwrap_or_default()
+    }
+
+    /// Gives a digested buffer and its lists back for later reads.
+    pub(crate) fn recycle(&mut self, done: Digested) {
+        let Digested { buf, mut ends, mut ids, .. } = done;
         self.free.push(buf);
+        ends.clear();
+        ids.clear();
+        self.free_lists.push((ends, ids));
     }
 
     /// Whether another buffer fits in flight.
@@ -130,7 +142,7 @@ impl Digester {
     /// Takes back every buffer in flight, unread (a file that failed).
     pub(crate) fn discard(&mut self) {
         while let Some(done) = self.pop() {
-            self.recycle(done.buf);
+            self.recycle(done);
         }
     }
 }
@@ -158,13 +170,14 @@ mod tests {
             buf.copy_from_slice(&file[at - carry..at + new]);
             let last = new == 0;
             let whole = if last { buf.len() } else { buf.len() / chunk_len * chunk_len };
-            let ends = (1..=whole.div_ceil(chunk_len)).map(|k| (k * chunk_len).min(whole)).collect();
+            let (mut ends, room) = digester.lists();
+            ends.extend((1..=whole.div_ceil(chunk_len)).map(|k| (k * chunk_len).min(whole)));
             if !digester.has_room() {
                 let done = digester.pop().unwrap();
-                ids.extend(done.ids);
-                digester.recycle(done.buf);
+                ids.extend_from_slice(&done.ids);
+                digester.recycle(done);
             }
-            digester.submit(DigestJob { buf, ends, new: carry..carry + new, first, last });
+            digester.submit(DigestJob { buf, ends, new: carry..carry + new, ids: room, first, last });
             if abandon && at > file.len() / 2 {
                 digester.discard();
                 return None;
@@ -175,8 +188,9 @@ mod tests {
             (at, carry, first) = (at + new, carry + new - whole, false);
         }
         while let Some(done) = digester.pop() {
-            ids.extend(done.ids);
+            ids.extend_from_slice(&done.ids);
             sha = sha.or(done.sha256);
+            digester.recycle(done);
         }
         Some((ids, sha.expect("the last buffer's")))
     }

@@ -308,7 +308,8 @@ impl<W: Write> ArchiveWriter<W> {
     /// the bytes of the chunk still open. A whole file in one buffer is
     /// digested here.
     fn hand_to_digester(&mut self, cut: &mut Cut, file: &mut FileChunks, last: bool) -> Result<()> {
-        let ends: Vec<usize> = cut.ends.0.drain(..).map(|end| (end - cut.buf_start) as usize).collect();
+        let (mut ends, ids) = self.digester().lists();
+        ends.extend(cut.ends.0.drain(..).map(|end| (end - cut.buf_start) as usize));
         let whole = ends.last().copied().unwrap_or(0);
         // Room first, so that the next buffer is the one given back.
         while !self.digester().has_room() {
@@ -322,7 +323,7 @@ impl<W: Write> ArchiveWriter<W> {
             std::mem::replace(&mut cut.buf, next)
         };
         let (first, new) = (cut.buf_start == 0 && cut.carry == 0, cut.carry..cut.held);
-        let job = DigestJob { buf, ends, new, first, last };
+        let job = DigestJob { buf, ends, new, ids, first, last };
         if first && last {
             let done = self.digester().digest_here(job);
             self.store_done(file, done)?;
@@ -349,7 +350,7 @@ impl<W: Write> ArchiveWriter<W> {
     fn store_done(&mut self, file: &mut FileChunks, done: Digested) -> Result<()> {
         let stored = self.store_found(file, &done);
         file.sha256 = done.sha256;
-        self.digester().recycle(done.buf);
+        self.digester().recycle(done);
         stored
     }
 
