@@ -28,13 +28,15 @@ use crate::pipeline::{DigestJob, Digested, Digester};
 
 /// The least a read from a file asks for, so that small chunk sizes do
 /// not make small reads.
-const LEAST_READ_LEN: usize = 256 << 10;
+const LEAST_READ_LEN: usize = 64 << 10;
 
 /// Bytes read from a file at once: the largest chunk (1 MiB by default)
 /// and [`LEAST_READ_LEN`] more. The chunk still open at a read's end,
 /// shorter than the largest, moves to the next buffer's front, so each
-/// read has room for at least `LEAST_READ_LEN`; larger buffers would only
-/// hold more memory, three of them at once (below).
+/// read has room for at least `LEAST_READ_LEN` (and for the largest chunk
+/// less the open one's bytes, most of a buffer); larger buffers would only
+/// hold more memory, three of them at once (below), which the memory
+/// gate's create of a 256 MiB text file has little room for.
 fn read_len(params: &ChunkParams) -> usize {
     params.max() + LEAST_READ_LEN
 }
